@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs, idempotently, every Debian package the tests need (beyond the JDK, Maven and kubectl of the machine).
+# Run as root (or with password-less sudo) before the test command on a fresh machine. Safe to run again:
+# it only calls apt-get when something is missing.
+#   lua5.4  - runs the Argo CD health check (manifests/argocd/health.lua) in its table-driven tests
+#   tar     - hack/image-smoke.sh unpacks image layers (normally present)
+#   binutils, file - hack/images.sh uses objdump-free ldd (libc-bin) and `file`; kept minimal
+set -euo pipefail
+
+PKGS=(lua5.4 tar)
+need=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -eq 0 ]; then
+  echo "[test-deps] all present: ${PKGS[*]}" >&2
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO="sudo -n"
+  else echo "[test-deps] ERROR: not root; install these yourself: ${need[*]}" >&2; exit 1; fi
+fi
+echo "[test-deps] installing ${need[*]}" >&2
+$SUDO apt-get update -qq >&2
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+echo "[test-deps] installed ${need[*]}" >&2
