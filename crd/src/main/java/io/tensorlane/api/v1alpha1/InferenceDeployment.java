@@ -38,6 +38,7 @@ public class InferenceDeployment extends CustomResource<InferenceDeploymentSpec,
   }
 
   @Override
+  @io.fabric8.generator.annotation.Required
   @JsonPropertyDescription("Desired state, written by the user (kubectl or GitOps); the operator never modifies it.")
   public InferenceDeploymentSpec getSpec() {
     return super.getSpec();

@@ -25,6 +25,7 @@ public class MemorySpec {
   @JsonPropertyDescription("Extra MiB per GPU kept free for fragmentation and libraries. Default 512.")
   public Integer reserveMiB = 512;
 
+  @com.fasterxml.jackson.annotation.JsonIgnore
   public boolean isAuto() {
     return fraction == null || AUTO.equals(fraction);
   }
