@@ -1,0 +1,53 @@
+package io.tensorlane.operator.plan;
+
+import io.tensorlane.api.v1alpha1.AllreduceDecision;
+import io.tensorlane.api.v1alpha1.AllreduceDecision.AlgorithmRange;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The allreduce the pods use.
+ *
+ * @param mode Custom (our P2P kernels up to {@code maxMessageBytes}, NCCL above), NCCL, or None (tensor 1)
+ * @param table message size to algorithm, ascending; the last row's {@code upToBytes} is {@code maxMessageBytes};
+ *     empty unless Custom
+ * @param maxMessageBytes largest message the custom allreduce handles (sizes its IPC buffers); 0 unless Custom
+ * @param reason one line a person can read, e.g. "PCIe, full P2P, 8 GPUs in 2 NUMA islands → custom: OneStage ≤
+ *     64 KiB, Ring above"
+ * @param ncclEnv NCCL environment for the topology, each with its reason (empty for NVLink and tensor 1)
+ * @param measured the table came from the node's preflight measurement
+ */
+public record AllreduceChoice(Mode mode, List<AlgorithmRange> table, long maxMessageBytes, String reason,
+    List<NcclEnv> ncclEnv, boolean measured) {
+
+  /** Allreduce implementations. */
+  public enum Mode {
+    Custom, NCCL, None
+  }
+
+  /** One NCCL environment variable and why it is set. */
+  public record NcclEnv(String name, String value, String reason) {
+  }
+
+  public AllreduceChoice {
+    table = List.copyOf(table);
+    ncclEnv = List.copyOf(ncclEnv);
+  }
+
+  public boolean custom() {
+    return mode == Mode.Custom;
+  }
+
+  /** The status form ({@code status.allreduce}). */
+  public AllreduceDecision toStatus() {
+    AllreduceDecision d = new AllreduceDecision();
+    d.mode = mode.name();
+    d.table = new ArrayList<>();
+    for (AlgorithmRange r : table) {
+      d.table.add(new AlgorithmRange(r.upToBytes, r.algorithm));
+    }
+    d.maxMessageBytes = custom() ? maxMessageBytes : null;
+    d.reason = reason;
+    return d;
+  }
+}

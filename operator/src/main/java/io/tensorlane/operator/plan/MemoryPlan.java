@@ -1,0 +1,52 @@
+package io.tensorlane.operator.plan;
+
+import io.tensorlane.api.v1alpha1.MemoryPlanStatus;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Per-GPU memory plan. All byte figures are per GPU; see {@link MemoryPlanner} for how each is computed.
+ *
+ * @param gpuMemoryBytes total memory of one GPU
+ * @param staticFraction SGLang's mem_fraction_static: (weights + KV cache) / total, two decimals
+ * @param gpuMemoryUtilization vLLM's gpu_memory_utilization: everything but the user reserve / total, two decimals
+ * @param kvCacheTokens KV-cache capacity in tokens (per replica: every GPU holds its shard of the same tokens)
+ * @param fractionSource auto (planner) or user (spec.memory.fraction)
+ * @param nonStaticBytes activations + CUDA context + CUDA graphs + NCCL + allreduce IPC + reserve
+ * @param headroomBytes total − static − non-static; negative when the plan does not fit
+ * @param fractionTooHigh a user fraction leaves less than the non-static need (the seed's OOM); a warning, not an error
+ * @param warnings human-readable warnings
+ */
+public record MemoryPlan(long gpuMemoryBytes, double staticFraction, double gpuMemoryUtilization, long kvCacheTokens,
+    String fractionSource, long weightsBytes, long kvCacheBytes, long activationBytes, long cudaContextBytes,
+    long cudaGraphBytes, long ncclBytes, long allreduceIpcBytes, long reserveBytes, long nonStaticBytes,
+    long headroomBytes, boolean fractionTooHigh, List<String> warnings) {
+
+  public static final String AUTO = "auto";
+  public static final String USER = "user";
+
+  public MemoryPlan {
+    warnings = List.copyOf(warnings);
+  }
+
+  /** The status form ({@code status.memoryPlan}). */
+  public MemoryPlanStatus toStatus() {
+    MemoryPlanStatus s = new MemoryPlanStatus();
+    s.gpuMemoryBytes = gpuMemoryBytes;
+    s.staticFraction = staticFraction;
+    s.gpuMemoryUtilization = gpuMemoryUtilization;
+    s.kvCacheTokens = kvCacheTokens;
+    s.fractionSource = fractionSource;
+    s.weightsBytes = weightsBytes;
+    s.kvCacheBytes = kvCacheBytes;
+    s.activationBytes = activationBytes;
+    s.cudaContextBytes = cudaContextBytes;
+    s.cudaGraphBytes = cudaGraphBytes;
+    s.ncclBytes = ncclBytes;
+    s.allreduceIpcBytes = allreduceIpcBytes;
+    s.reserveBytes = reserveBytes;
+    s.headroomBytes = headroomBytes;
+    s.warnings = new ArrayList<>(warnings);
+    return s;
+  }
+}
