@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,6 +24,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class SerializationRoundTripTest {
   private static final ObjectMapper JSON = Serialization.jsonMapper();
+  private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
+  static {
+    SERIALIZATION.registerKubernetesResource(InferenceDeployment.class);
+    SERIALIZATION.registerKubernetesResource(GpuTopology.class);
+  }
 
   static Stream<Path> samples() throws IOException {
     List<Path> files = new ArrayList<>();
@@ -42,19 +49,19 @@ class SerializationRoundTripTest {
   @MethodSource("samples")
   void roundTripKeepsEveryField(Path file) throws IOException {
     String text = Files.readString(file);
-    Object loaded = Serialization.unmarshal(text);
+    Object loaded = SERIALIZATION.unmarshal(text);
     List<HasMetadata> objects = loaded instanceof List<?> l ? l.stream().map(HasMetadata.class::cast).toList()
         : List.of((HasMetadata) loaded);
     List<JsonNode> raw = readAllDocuments(text);
     assertThat(objects).hasSameSizeAs(raw);
     for (int i = 0; i < objects.size(); i++) {
       HasMetadata obj = objects.get(i);
-      assertThat(obj).as("%s document %d is typed", file, i)
+      assertThat((Object) obj).as("%s document %d is typed", file, i)
           .isInstanceOfAny(InferenceDeployment.class, GpuTopology.class);
       JsonNode typed = JSON.valueToTree(obj);
       assertContained(raw.get(i), typed, "");
-      HasMetadata again = Serialization.unmarshal(Serialization.asYaml(obj), obj.getClass());
-      assertThat(JSON.valueToTree(again)).as("second round trip of %s", file).isEqualTo(typed);
+      HasMetadata again = SERIALIZATION.unmarshal(SERIALIZATION.asYaml(obj), obj.getClass());
+      assertThat((JsonNode) JSON.valueToTree(again)).as("second round trip of %s", file).isEqualTo(typed);
     }
   }
 
