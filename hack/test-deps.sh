@@ -2,12 +2,12 @@
 # Installs, idempotently, every Debian package the tests need (beyond the JDK, Maven and kubectl of the machine).
 # Run as root (or with password-less sudo) before the test command on a fresh machine. Safe to run again:
 # it only calls apt-get when something is missing.
-#   lua5.4  - runs the Argo CD health check (manifests/argocd/health.lua) in its table-driven tests
-#   tar     - hack/image-smoke.sh unpacks image layers (normally present)
-#   binutils, file - hack/images.sh uses objdump-free ldd (libc-bin) and `file`; kept minimal
+#   lua5.4, lua5.1 - run the Argo CD health check (manifests/argocd/health.lua) in its table-driven tests
+#                    (Argo CD itself runs gopher-lua, a Lua 5.1 dialect: both interpreters must agree)
+#   tar            - hack/image-smoke.sh unpacks image layers (normally present)
 set -euo pipefail
 
-PKGS=(lua5.4 tar)
+PKGS=(lua5.4 lua5.1 tar)
 need=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
