@@ -1,0 +1,34 @@
+package io.tensorlane.api.v1alpha1;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The README's CRD field table names every leaf field of InferenceDeployment.spec, so it cannot drift silently. */
+class ReadmeFieldTableTest {
+  @Test
+  void readmeListsEverySpecField() throws IOException {
+    JSONSchemaProps spec = GeneratedCrds.generated(InferenceDeployment.class).getSpec().getVersions().get(0).getSchema()
+        .getOpenAPIV3Schema().getProperties().get("spec");
+    List<String> leaves = new ArrayList<>();
+    collect("spec", spec, leaves);
+    assertThat(leaves).hasSizeGreaterThan(30);
+    String readme = Files.readString(GeneratedCrds.repoRoot().resolve("README.md"));
+    List<String> missing = leaves.stream().filter(p -> !readme.contains("`" + p + "`")).toList();
+    assertThat(missing).as("spec fields missing from README.md's field table").isEmpty();
+  }
+
+  private static void collect(String path, JSONSchemaProps s, List<String> out) {
+    boolean embedded = path.endsWith(".env") || path.endsWith(".tolerations");
+    if (s.getProperties() != null && !s.getProperties().isEmpty() && !embedded) {
+      s.getProperties().forEach((k, v) -> collect(path + "." + k, v, out));
+    } else {
+      out.add(path);
+    }
+  }
+}
