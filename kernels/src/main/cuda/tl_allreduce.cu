@@ -1,0 +1,33 @@
+// Entry points of the Tensorlane custom allreduce (see tl_allreduce.cuh for the design and memory ordering).
+// Names are tl_allreduce_<algo>_<dtype>; the Java engine builds them from Algorithm and DType.
+//
+// Parameters (all ranks launch the same kernel with the same grid, one block count <= BufferLayout.blocks):
+//   in        device pointer to the rank-data slot holding every rank's input address (slot 0 = staging)
+//   rank_data device pointer to this rank's rank-data buffer (slot 1 = scratch, slot 2 = signal)
+//   out       this rank's output (16-byte aligned); never an input of any rank (peers may still read inputs)
+//   counters  this rank's state buffer (per-block epochs), err: the TlError record inside it
+#include "tl_allreduce.cuh"
+
+#define TL_ENTRY(NAME, T, ALGO)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(TL_THREADS, 2)                                                     \
+      NAME(const TlRankPtrs* in, const TlRankPtrs* rank_data, void* out, uint32_t* counters, TlError* err,       \
+           long long count, int rank, int world, unsigned long long timeout_ns) {                                  \
+    tl_allreduce<T, ALGO>(in, rank_data, out, counters, err, count, rank, world, timeout_ns);                      \
+  }
+
+TL_ENTRY(tl_allreduce_onestage_fp32, float, TL_ALGO_ONESTAGE)
+TL_ENTRY(tl_allreduce_onestage_bf16, __nv_bfloat16, TL_ALGO_ONESTAGE)
+TL_ENTRY(tl_allreduce_onestage_fp16, __half, TL_ALGO_ONESTAGE)
+TL_ENTRY(tl_allreduce_twostage_fp32, float, TL_ALGO_TWOSTAGE)
+TL_ENTRY(tl_allreduce_twostage_bf16, __nv_bfloat16, TL_ALGO_TWOSTAGE)
+TL_ENTRY(tl_allreduce_twostage_fp16, __half, TL_ALGO_TWOSTAGE)
+TL_ENTRY(tl_allreduce_ring_fp32, float, TL_ALGO_RING)
+TL_ENTRY(tl_allreduce_ring_bf16, __nv_bfloat16, TL_ALGO_RING)
+TL_ENTRY(tl_allreduce_ring_fp16, __half, TL_ALGO_RING)
+
+// A plain streaming copy, used by the bench as the "device copy ceiling" next to cuMemcpyDtoD: 16-byte
+// loads and stores, grid-stride, n16 = number of 16-byte units.
+extern "C" __global__ void __launch_bounds__(TL_THREADS) tl_copy16(const uint4* src, uint4* dst, long long n16) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) dst[i] = src[i];
+}
