@@ -1,0 +1,144 @@
+package io.tensorlane.operator.plan;
+
+import static io.tensorlane.operator.plan.Units.GiB;
+import static io.tensorlane.operator.plan.Units.MiB;
+
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.kernels.BufferLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Per-GPU memory plan (README, "Memory plan"). Static = weights/TP + KV cache (what SGLang's mem_fraction_static
+ * covers); non-static = activations + CUDA context + CUDA graphs + NCCL + custom-allreduce IPC buffers + reserve.
+ * The constants are estimates, each in one place with its reasoning; the IPC buffers are exact: they come from
+ * {@link BufferLayout}, the same description the engine allocates from.
+ */
+public final class MemoryPlanner {
+  /** CUDA context plus cuBLAS/cuBLASLt handles and workspaces of one process per GPU: 500–600 MiB on recent GPUs. */
+  public static final long CUDA_CONTEXT_BYTES = 560 * MiB;
+  /** Private memory pool of the captured CUDA graphs (decode batch sizes up to {@link #MAX_SEQUENCES}). */
+  public static final long CUDA_GRAPH_BYTES = GiB;
+  /**
+   * NCCL communicator buffers for world size > 1: 16 channels × 2 ring peers × 4 MiB (NCCL_BUFFSIZE default)
+   * plus 64 MiB of fixed state. The same for every world size > 1 (rings talk to two peers); 0 for world size 1.
+   */
+  public static final long NCCL_BYTES = 16 * 2 * 4 * MiB + 64 * MiB;
+  /** Attention-backend workspace (FlashInfer/FlashAttention split-KV buffers). */
+  public static final long ATTENTION_WORKSPACE_BYTES = 256 * MiB;
+  /**
+   * Live activation tensors are multiplied by this: the caching allocator's peak includes freed-but-cached blocks of
+   * other sizes and overlapping lifetimes. An estimate; to be tuned against engine logs.
+   */
+  public static final int ACTIVATION_PEAK_FACTOR = 2;
+  /** Logits rows: engines sample at most this many sequences per step (their default max running requests). */
+  public static final int MAX_SEQUENCES = 256;
+  /** Largest automatic fraction. */
+  public static final double MAX_AUTO_FRACTION = 0.99;
+
+  private MemoryPlanner() {
+  }
+
+  /**
+   * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × dtype bytes. KV
+   * heads are split by tensor parallelism; when TP exceeds them, each GPU keeps (a replica of) one head.
+   */
+  public static long kvBytesPerToken(InferenceDeploymentSpec spec, int tensor) {
+    ModelGeometry g = spec.model.geometry;
+    long kvHeadsPerGpu = Math.max(1, ceilDiv(g.kvHeads, tensor));
+    return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * spec.model.dtype.bytes();
+  }
+
+  /**
+   * Activation workspace on one GPU for a forward pass of maxBatchTokens:
+   * tokens × dtype × (4 × hidden [residual, normed input, attention out, MLP out] + (heads + 2 × kvHeads) / TP ×
+   * headDim [QKV] + 3 × intermediate / TP [gate, up, activation]) × {@link #ACTIVATION_PEAK_FACTOR}, plus fp32 logits
+   * and probabilities for {@link #MAX_SEQUENCES} rows of the full vocabulary (gathered on every rank), plus
+   * {@link #ATTENTION_WORKSPACE_BYTES}.
+   */
+  public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
+    ModelGeometry g = spec.model.geometry;
+    long tokens = spec.serving.maxBatchTokens;
+    long qkv = (ceilDiv(g.attentionHeads, tensor) + 2L * Math.max(1, ceilDiv(g.kvHeads, tensor))) * g.effectiveHeadDim();
+    long perToken = 4L * g.hiddenSize + qkv + 3L * ceilDiv(g.effectiveIntermediateSize(), tensor);
+    long live = tokens * spec.model.dtype.bytes() * perToken * ACTIVATION_PEAK_FACTOR;
+    long vocab = g.vocabSize == null ? 0 : g.vocabSize;
+    long logits = Math.min(tokens, MAX_SEQUENCES) * vocab * Float.BYTES * 2;
+    return live + logits + ATTENTION_WORKSPACE_BYTES;
+  }
+
+  /** Custom-allreduce device buffers per rank, from the kernels' layout; 0 unless the custom allreduce is used. */
+  public static long allreduceIpcBytes(AllreduceChoice allreduce, int tensor) {
+    return allreduce.custom() ? BufferLayout.of(tensor, allreduce.maxMessageBytes()).totalBytesPerRank() : 0;
+  }
+
+  /**
+   * The plan, or a DOES_NOT_FIT reason. {@code fraction} is null for auto, else the user's value in (0, 1).
+   *
+   * @return the plan and, when the model does not fit, the message (plan numbers are still filled in)
+   */
+  public static Result plan(InferenceDeploymentSpec spec, int tensor, long gpuMemoryBytes, AllreduceChoice allreduce,
+      Double fraction) {
+    long total = gpuMemoryBytes;
+    long weights = ceilDiv(spec.model.weightBytes, tensor);
+    long kvPerToken = kvBytesPerToken(spec, tensor);
+    long minKv = kvPerToken * spec.serving.maxModelLength;
+    long activations = activationBytes(spec, tensor);
+    long nccl = tensor > 1 ? NCCL_BYTES : 0;
+    long ipc = allreduceIpcBytes(allreduce, tensor);
+    long reserve = (long) spec.memory.reserveMiB * MiB;
+    long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
+    String breakdown = "activations " + Units.bytes(activations) + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
+        + ", CUDA context " + Units.bytes(CUDA_CONTEXT_BYTES) + ", reserve " + Units.bytes(reserve) + ", NCCL "
+        + Units.bytes(nccl) + ", custom-allreduce IPC buffers " + Units.bytes(ipc);
+
+    double autoFraction = Math.min(MAX_AUTO_FRACTION, floor2((double) (total - nonStatic) / total));
+    double f = fraction == null ? autoFraction : fraction;
+    long staticBytes = (long) Math.floor(f * total);
+    long kv = Math.max(0, staticBytes - weights);
+    long kvTokens = kvPerToken == 0 ? 0 : kv / kvPerToken;
+    long headroom = total - staticBytes - nonStatic;
+    double utilization = Math.min(MAX_AUTO_FRACTION, floor2((double) (staticBytes + nonStatic - reserve) / total));
+    List<String> warnings = new ArrayList<>();
+    String doesNotFit = null;
+    boolean tooHigh = false;
+
+    long need = weights + minKv + nonStatic;
+    if (need > total || fraction == null && kv < minKv) {
+      doesNotFit = "model does not fit: per GPU it needs weights " + Units.bytes(weights) + " + KV cache for "
+          + spec.serving.maxModelLength + " tokens " + Units.bytes(minKv) + " + non-static " + Units.bytes(nonStatic)
+          + " (" + breakdown + ") = " + Units.bytes(need) + " > " + Units.bytes(total)
+          + "; use more GPUs (parallelism.tensor) or lower serving.maxModelLength / maxBatchTokens";
+    } else if (kv < minKv) {
+      doesNotFit = "memory.fraction " + Units.fraction(f) + " gives " + Units.bytes(staticBytes)
+          + " static memory per GPU: weights take " + Units.bytes(weights) + ", leaving " + Units.bytes(kv)
+          + " for the KV cache but one " + spec.serving.maxModelLength + "-token sequence needs " + Units.bytes(minKv)
+          + "; auto would pick " + Units.fraction(autoFraction);
+    } else if (fraction != null && total - staticBytes < nonStatic) {
+      tooHigh = true;
+      warnings.add("memory.fraction " + Units.fraction(f) + " leaves " + Units.bytes(total - staticBytes)
+          + " per GPU for non-static use but " + Units.bytes(nonStatic) + " is needed (" + breakdown
+          + "); expect CUDA out of memory at start-up; auto would pick " + Units.fraction(autoFraction));
+    }
+    MemoryPlan plan = new MemoryPlan(total, f, utilization, kvTokens, fraction == null ? MemoryPlan.AUTO : MemoryPlan.USER,
+        weights, kv, activations, CUDA_CONTEXT_BYTES, CUDA_GRAPH_BYTES, nccl, ipc, reserve, nonStatic, headroom, tooHigh,
+        warnings);
+    return new Result(plan, doesNotFit, autoFraction);
+  }
+
+  /**
+   * @param doesNotFit the DoesNotFit message, or null when the plan fits
+   * @param autoFraction what auto would pick on this hardware (remediation lowers from it)
+   */
+  public record Result(MemoryPlan plan, String doesNotFit, double autoFraction) {
+  }
+
+  static double floor2(double x) {
+    return Math.floor(x * 100 + 1e-9) / 100;
+  }
+
+  static long ceilDiv(long a, long b) {
+    return (a + b - 1) / b;
+  }
+}

@@ -1,0 +1,184 @@
+package io.tensorlane.operator.plan;
+
+import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
+import io.tensorlane.api.v1alpha1.PlacementSpec.InterconnectRequirement;
+import io.tensorlane.api.v1alpha1.TopologySummary;
+import io.tensorlane.api.v1alpha1.TopologySummary.Interconnect;
+import io.tensorlane.api.v1alpha1.TopologySummary.P2p;
+import io.tensorlane.topology.TopologyClassifier;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Placement: which nodes can host one pod of {@code tensor} GPUs, grouped into classes of identical topology labels
+ * (what node affinity can select on), and the best class.
+ */
+public final class Placement {
+  /** At most this many nodes are named in an Unschedulable message. */
+  static final int MAX_NODES_IN_MESSAGE = 8;
+
+  /**
+   * One node's verdict.
+   *
+   * @param problem why the node cannot host a pod now (null when it can)
+   * @param fits whether it could host one if it had free GPUs (placement, selector, product, GPU count all satisfied)
+   * @param customBlocker why the custom allreduce cannot run there (null when it can)
+   */
+  public record Verdict(NodeInfo node, String problem, boolean fits, String customBlocker) {
+  }
+
+  /**
+   * Nodes sharing the same topology labels.
+   *
+   * @param members every node of the class that fits (with or without free GPUs): affinity selects all of them
+   * @param free the members with enough free GPUs now
+   */
+  public record NodeClass(Map<String, String> labels, List<Verdict> members, List<Verdict> free) {
+    /** First member by name: the topology decisions are made for. */
+    public NodeInfo representative() {
+      return members.get(0).node();
+    }
+
+    /** "node: reason" for the first member that cannot run the custom allreduce, or null. */
+    public String customBlocker() {
+      return members.stream().filter(v -> v.customBlocker() != null).findFirst()
+          .map(v -> v.node().name() + ": " + v.customBlocker()).orElse(null);
+    }
+
+    int freeGpus() {
+      return free.stream().mapToInt(v -> v.node().freeGpus()).sum();
+    }
+
+    long minGpuMemory() {
+      return members.stream().map(v -> v.node().topology().summary.gpuMemoryBytes)
+          .filter(java.util.Objects::nonNull).mapToLong(Long::longValue).min().orElse(0);
+    }
+  }
+
+  private Placement() {
+  }
+
+  /** Judges every node for {@code tensor} GPUs under the placement requirement and selector. */
+  public static List<Verdict> judge(List<NodeInfo> nodes, int tensor, InterconnectRequirement required,
+      Map<String, String> selector, boolean customForced, PlannerSettings settings) {
+    List<Verdict> out = new ArrayList<>();
+    for (NodeInfo n : nodes.stream().sorted(Comparator.comparing(NodeInfo::name)).toList()) {
+      String blocker = tensor > 1 ? AllreduceChooser.customBlocker(n, settings, customForced) : null;
+      String fitProblem = fitProblem(n, tensor, required, selector);
+      String problem = fitProblem;
+      if (problem == null && n.freeGpus() < tensor) {
+        TopologySummary s = n.topology().summary;
+        problem = s.gpuCount + " GPUs " + s.interconnect + " but " + n.freeGpus() + " free";
+      }
+      if (problem == null && customForced && blocker != null) {
+        problem = n.topology().summary.gpuCount + " GPUs, " + blocker;
+      }
+      out.add(new Verdict(n, problem, fitProblem == null, blocker));
+    }
+    return out;
+  }
+
+  private static String fitProblem(NodeInfo n, int tensor, InterconnectRequirement required,
+      Map<String, String> selector) {
+    GpuTopologyStatus t = n.topology();
+    if (t == null) {
+      return n.allocatableGpus() > 0 ? "no GpuTopology" : "no GPUs";
+    }
+    TopologySummary s = t.summary;
+    if (s == null || s.gpuCount == null || s.interconnect == null || s.p2p == null || s.product == null) {
+      return "GpuTopology not classified";
+    }
+    for (Map.Entry<String, String> e : selector.entrySet()) {
+      if (!e.getValue().equals(n.labels().get(e.getKey()))) {
+        return "label " + e.getKey() + "=" + e.getValue() + " missing";
+      }
+    }
+    if (s.gpuCount < tensor) {
+      String p2p = s.p2p == P2p.NotApplicable ? "" : ", P2P " + s.p2p;
+      return s.gpuCount + " GPUs" + p2p + " (needs " + tensor + ")";
+    }
+    if (tensor > 1 && TopologyClassifier.MIXED_PRODUCT.equals(s.product)) {
+      return s.gpuCount + " GPUs of mixed products";
+    }
+    if (required == InterconnectRequirement.NVLink && s.interconnect != Interconnect.NVLink
+        || required == InterconnectRequirement.PCIe && s.interconnect != Interconnect.PCIe) {
+      return s.gpuCount + " GPUs " + s.interconnect + " (needs " + required + ")";
+    }
+    return null;
+  }
+
+  /**
+   * Groups fitting nodes by the labels affinity selects on (product; plus interconnect and P2P for tensor > 1) and
+   * orders the classes best first: custom allreduce possible, NVLink before PCIe, most free GPUs, then by labels.
+   * Only classes with at least one node with free GPUs are returned.
+   */
+  public static List<NodeClass> classes(List<Verdict> verdicts, int tensor) {
+    Map<String, List<Verdict>> byKey = new TreeMap<>();
+    Map<String, Map<String, String>> labelsByKey = new LinkedHashMap<>();
+    for (Verdict v : verdicts) {
+      if (!v.fits()) {
+        continue;
+      }
+      Map<String, String> labels = classLabels(v.node().topology(), tensor);
+      String key = labels.toString();
+      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(v);
+      labelsByKey.put(key, labels);
+    }
+    List<NodeClass> out = new ArrayList<>();
+    byKey.forEach((key, members) -> {
+      List<Verdict> free = members.stream().filter(v -> v.problem() == null).toList();
+      if (!free.isEmpty()) {
+        out.add(new NodeClass(labelsByKey.get(key), members, free));
+      }
+    });
+    out.sort(Comparator.<NodeClass>comparingInt(c -> tensor > 1 && c.customBlocker() == null ? 0 : 1)
+        .thenComparingInt(c -> c.representative().topology().summary.interconnect.ordinal())
+        .thenComparing(Comparator.comparingInt(NodeClass::freeGpus).reversed())
+        .thenComparing(c -> c.labels().toString()));
+    return out;
+  }
+
+  /** The labels of a node's class, in affinity order: product, interconnect, P2P (the last two for tensor > 1). */
+  static Map<String, String> classLabels(GpuTopologyStatus t, int tensor) {
+    Map<String, String> all = TopologyLabels.forTopology(t);
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(TopologyLabels.GPU_PRODUCT, all.get(TopologyLabels.GPU_PRODUCT));
+    if (tensor > 1) {
+      labels.put(TopologyLabels.INTERCONNECT, all.get(TopologyLabels.INTERCONNECT));
+      labels.put(TopologyLabels.P2P, all.get(TopologyLabels.P2P));
+    }
+    return labels;
+  }
+
+  /** "no node with 8 free GPUs and full P2P; h200-0: 8 GPUs NVLink but 6 free; rtx4090-0: 4 GPUs, P2P None". */
+  public static String unschedulableMessage(List<Verdict> verdicts, int tensor, InterconnectRequirement required,
+      boolean customForced) {
+    StringBuilder sb = new StringBuilder("no node with ").append(tensor).append(" free GPU").append(tensor == 1 ? "" : "s");
+    if (required != null && required != InterconnectRequirement.Any) {
+      sb.append(" over ").append(required);
+    }
+    if (customForced) {
+      sb.append(" and full P2P (allreduce.mode Custom)");
+    }
+    if (verdicts.isEmpty()) {
+      return sb.append("; the cluster has no nodes").toString();
+    }
+    // nodes with a GpuTopology first: in a large cluster the CPU-only nodes say little
+    List<Verdict> listed = new ArrayList<>(verdicts.stream().filter(v -> v.node().topology() != null).toList());
+    listed.addAll(verdicts.stream().filter(v -> v.node().topology() == null).toList());
+    int shown = 0;
+    for (Verdict v : listed) {
+      if (shown == MAX_NODES_IN_MESSAGE) {
+        sb.append("; … and ").append(verdicts.size() - shown).append(" more");
+        break;
+      }
+      sb.append("; ").append(v.node().name()).append(": ").append(v.problem());
+      shown++;
+    }
+    return sb.toString();
+  }
+}
