@@ -1,0 +1,37 @@
+package io.tensorlane.runtime.probe;
+
+import io.tensorlane.api.v1alpha1.GpuLink;
+import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
+import io.tensorlane.api.v1alpha1.Measurement;
+import io.tensorlane.topology.TopologyClassifier;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The outcome of {@code --measure} for one GPU pair (NVML indices a < b): whether a real write/read-back over P2P
+ * returned the data in both directions, and the a -> b copy bandwidth (null when not measured), with a note.
+ */
+public record PairMeasurement(int a, int b, boolean verified, Double bandwidthGBps, String note) {
+
+  /**
+   * Writes the measurements into the status: each link's p2pVerified and bandwidthGBps, a Measurement (time, world
+   * size, P2P verified on every pair; absent when there are no pairs), and the summary recomputed (a failed check
+   * makes that pair not P2P-usable). Pure; returns the same status.
+   */
+  public static GpuTopologyStatus apply(GpuTopologyStatus status, List<PairMeasurement> results, String time) {
+    for (PairMeasurement m : results) {
+      for (GpuLink l : status.links) {
+        if (Objects.equals(l.a, Math.min(m.a, m.b)) && Objects.equals(l.b, Math.max(m.a, m.b))) {
+          l.p2pVerified = m.verified;
+          l.bandwidthGBps = m.bandwidthGBps;
+        }
+      }
+    }
+    Measurement measurement = new Measurement();
+    measurement.time = time;
+    measurement.worldSize = status.gpus.size();
+    measurement.p2pVerified = results.isEmpty() ? null : results.stream().allMatch(PairMeasurement::verified);
+    status.measurement = measurement;
+    return TopologyClassifier.withSummary(status);
+  }
+}

@@ -1,0 +1,54 @@
+package io.tensorlane.runtime.probe;
+
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.tensorlane.api.v1alpha1.GpuTopology;
+import io.tensorlane.api.v1alpha1.GpuTopologySpec;
+import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
+import java.util.Map;
+
+/**
+ * Writes {@code GpuTopology/<node>} with server-side apply: spec.nodeName on the object, then the status through the
+ * status subresource, both under the field manager {@value #FIELD_MANAGER} (forcing conflicts: the probe is the one
+ * owner of what it measured).
+ */
+public final class Publisher {
+  public static final String FIELD_MANAGER = "tensorlane-probe";
+  static final Map<String, String> LABELS = Map.of("app.kubernetes.io/managed-by", FIELD_MANAGER);
+
+  private final KubernetesClient client;
+
+  public Publisher(KubernetesClient client) {
+    this.client = client;
+  }
+
+  /** Applies the object and its status; returns the stored object. */
+  public GpuTopology publish(String nodeName, GpuTopologyStatus status) {
+    GpuTopology desired = object(nodeName);
+    try {
+      client.resource(desired).fieldManager(FIELD_MANAGER).forceConflicts().serverSideApply();
+      desired.setStatus(status);
+      PatchContext ssa = new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY)
+          .withFieldManager(FIELD_MANAGER).withForce(true).build();
+      return client.resource(desired).subresource("status").patch(ssa, desired);
+    } catch (KubernetesClientException e) {
+      throw new ProbeException(ProbeException.PUBLISH_FAILED, "cannot publish GpuTopology/" + nodeName + ": HTTP "
+          + e.getCode() + " " + (e.getStatus() != null && e.getStatus().getMessage() != null
+          ? e.getStatus().getMessage() : String.valueOf(e.getMessage()).lines().findFirst().orElse("")));
+    }
+  }
+
+  /** The object without status: name = node name, spec.nodeName, the managed-by label. */
+  static GpuTopology object(String nodeName) {
+    GpuTopology t = new GpuTopology();
+    t.setMetadata(new ObjectMetaBuilder().withName(nodeName).withLabels(LABELS).build());
+    GpuTopologySpec spec = new GpuTopologySpec();
+    spec.nodeName = nodeName;
+    t.setSpec(spec);
+    t.setStatus(null);
+    return t;
+  }
+}
