@@ -1,21 +1,173 @@
 package io.tensorlane.operator.render;
 
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.SpecValidator;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /** Renders the Deployment and Service of an InferenceDeployment from an effective spec and its (OK) plan. */
 public final class Renderer {
+  public static final String LABEL_NAME = "app.kubernetes.io/name";
+  public static final String LABEL_INSTANCE = "app.kubernetes.io/instance";
+  public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+  /** On the pod template: the revision (hash of the rendered template without this label). */
+  public static final String LABEL_REVISION = "tensorlane.io/revision";
+  public static final String APP_NAME = "tensorlane-inference";
+  public static final String MANAGED_BY = "tensorlane";
+  public static final String CONTAINER = "engine";
+  public static final String PORT_NAME = "http";
+  public static final String GPU_RESOURCE = "nvidia.com/gpu";
+  private static final int STARTUP_PERIOD_SECONDS = 10;
+
   private Renderer() {
+  }
+
+  /** Labels that select the pods of one InferenceDeployment (the Deployment's immutable selector, the Service's). */
+  public static Map<String, String> selectorLabels(String instance) {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(LABEL_NAME, APP_NAME);
+    m.put(LABEL_INSTANCE, instance);
+    return m;
+  }
+
+  /** Selector labels plus managed-by: on every object the operator creates. */
+  public static Map<String, String> commonLabels(String instance) {
+    Map<String, String> m = selectorLabels(instance);
+    m.put(LABEL_MANAGED_BY, MANAGED_BY);
+    return m;
   }
 
   /**
    * @param owner the primary (name, namespace, uid for the owner reference)
    * @param effective the effective spec that was planned (may differ from owner.getSpec() after rollback/remediation)
    * @param plan an OK plan for {@code effective}
+   * @throws IllegalArgumentException when the plan is not OK
    */
   public static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan,
       RenderSettings settings) {
-    throw new UnsupportedOperationException("in progress");
+    if (plan == null || !plan.ok()) {
+      throw new IllegalArgumentException("cannot render " + owner.getMetadata().getName() + ": the plan is not OK ("
+          + (plan == null ? "none" : plan.outcome() + ": " + plan.message()) + ")");
+    }
+    InferenceDeploymentSpec spec = SpecValidator.withDefaults(effective);
+    String name = owner.getMetadata().getName();
+    OwnerReference ownerRef = new OwnerReferenceBuilder().withApiVersion(owner.getApiVersion())
+        .withKind(owner.getKind()).withName(name).withUid(owner.getMetadata().getUid()).withController(true)
+        .withBlockOwnerDeletion(true).build();
+
+    PodTemplateSpec template = podTemplate(name, spec, plan, settings);
+    String revision = revision(template);
+    template.getMetadata().getLabels().put(LABEL_REVISION, revision);
+
+    Deployment deployment = new DeploymentBuilder()
+        .withNewMetadata().withName(name).withNamespace(owner.getMetadata().getNamespace())
+        .withLabels(commonLabels(name)).withOwnerReferences(ownerRef).endMetadata()
+        .withNewSpec()
+        .withReplicas(spec.replicas)
+        .withNewSelector().withMatchLabels(selectorLabels(name)).endSelector()
+        // maxSurge 0: GPUs are scarce, a surge pod would only wait for GPUs the old pod holds. The API rejects
+        // maxUnavailable 0 together with maxSurge 0, so at least one pod may be unavailable.
+        .withNewStrategy().withType("RollingUpdate").withNewRollingUpdate()
+        .withMaxSurge(new IntOrString(0)).withMaxUnavailable(new IntOrString(Math.max(1, spec.rollout.maxUnavailable)))
+        .endRollingUpdate().endStrategy()
+        .withProgressDeadlineSeconds(spec.rollout.progressDeadlineSeconds)
+        .withRevisionHistoryLimit(3)
+        .withTemplate(template)
+        .endSpec().build();
+
+    Service service = new ServiceBuilder()
+        .withNewMetadata().withName(name).withNamespace(owner.getMetadata().getNamespace())
+        .withLabels(commonLabels(name)).withOwnerReferences(ownerRef).endMetadata()
+        .withNewSpec().withType("ClusterIP").withSelector(selectorLabels(name))
+        .addNewPort().withName(PORT_NAME).withProtocol("TCP").withPort(spec.serving.port)
+        .withTargetPort(new IntOrString(PORT_NAME)).endPort()
+        .endSpec().build();
+    return new Rendered(deployment, service, revision);
+  }
+
+  private static PodTemplateSpec podTemplate(String name, InferenceDeploymentSpec spec, Plan plan,
+      RenderSettings settings) {
+    EngineCommands.Engine engine = EngineCommands.render(spec, plan);
+    String image = spec.engine.image != null && !spec.engine.image.isBlank() ? spec.engine.image : settings.runtimeImage();
+    Quantity gpus = new Quantity(Integer.toString(spec.parallelism.tensor));
+    int port = spec.serving.port;
+    int startupFailures = Math.max(1, (spec.rollout.progressDeadlineSeconds + STARTUP_PERIOD_SECONDS - 1)
+        / STARTUP_PERIOD_SECONDS);
+
+    Container container = new ContainerBuilder()
+        .withName(CONTAINER).withImage(image)
+        .withCommand(engine.command()).withArgs(engine.args()).withEnv(engine.env())
+        .addNewPort().withName(PORT_NAME).withContainerPort(port).withProtocol("TCP").endPort()
+        .withNewResources().addToRequests(GPU_RESOURCE, gpus).addToLimits(GPU_RESOURCE, gpus).endResources()
+        // model loading takes minutes: the startup probe allows the whole progress deadline
+        .withStartupProbe(probe(engine.readyPath(), STARTUP_PERIOD_SECONDS, startupFailures, 5))
+        .withReadinessProbe(probe(engine.readyPath(), 10, 3, 5))
+        .withLivenessProbe(probe(engine.livePath(), 20, 3, 10))
+        .withTerminationMessagePolicy("FallbackToLogsOnError")
+        .withNewSecurityContext().withAllowPrivilegeEscalation(false).withNewCapabilities().withDrop("ALL")
+        .endCapabilities().endSecurityContext()
+        .addNewVolumeMount().withName("dshm").withMountPath("/dev/shm").endVolumeMount()
+        .addNewVolumeMount().withName("tmp").withMountPath("/tmp").endVolumeMount()
+        .build();
+
+    List<Toleration> tolerations = spec.placement.tolerations.stream().map(t -> new TolerationBuilder(t).build()).toList();
+    Map<String, String> labels = commonLabels(name);
+    return new PodTemplateSpecBuilder()
+        .withNewMetadata().withLabels(labels).endMetadata()
+        .withNewSpec()
+        // service links would put FOO_PORT variables into the engine's environment (vLLM reads VLLM_PORT)
+        .withEnableServiceLinks(false)
+        .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(settings.runAsUser())
+        .withRunAsGroup(settings.runAsUser()).withFsGroup(settings.runAsUser())
+        .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
+        .withContainers(container)
+        .addNewVolume().withName("dshm").withNewEmptyDir().withMedium("Memory")
+        .withSizeLimit(new Quantity(settings.shmSizeLimit())).endEmptyDir().endVolume()
+        .addNewVolume().withName("tmp").withNewEmptyDir().endEmptyDir().endVolume()
+        .withTolerations(tolerations)
+        .withNewAffinity().withNewNodeAffinity().withNewRequiredDuringSchedulingIgnoredDuringExecution()
+        .addNewNodeSelectorTerm().withMatchExpressions(plan.placement().affinityRequirements()).endNodeSelectorTerm()
+        .endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().endAffinity()
+        .endSpec().build();
+  }
+
+  private static Probe probe(String path, int period, int failures, int timeout) {
+    return new ProbeBuilder().withNewHttpGet().withPath(path).withPort(new IntOrString(PORT_NAME)).endHttpGet()
+        .withPeriodSeconds(period).withFailureThreshold(failures).withTimeoutSeconds(timeout).build();
+  }
+
+  /** First 10 hex digits of the sha256 of the template's JSON (fabric8 serialization, fixed field order). */
+  public static String revision(PodTemplateSpec template) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256")
+          .digest(Serialization.asJson(template).getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest).substring(0, 10);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
+    }
   }
 }
