@@ -38,9 +38,17 @@ public interface Nvml extends Library {
   int PCI_INFO_BUS_ID_OFFSET = 36;
   int STRING_BUFFER = 96;
 
-  /** Loads the driver's NVML; throws {@link UnsatisfiedLinkError} when it is not there. */
+  /**
+   * Loads the driver's NVML: by name (JNA also finds versioned files on LD_LIBRARY_PATH), else the soname the NVIDIA
+   * container toolkit mounts ({@code libnvidia-ml.so.1}, through the loader cache); throws {@link UnsatisfiedLinkError}
+   * when neither is there.
+   */
   static Nvml load() {
-    return Native.load("nvidia-ml", Nvml.class);
+    try {
+      return Native.load("nvidia-ml", Nvml.class);
+    } catch (UnsatisfiedLinkError e) {
+      return Native.load("libnvidia-ml.so.1", Nvml.class);
+    }
   }
 
   int nvmlInit_v2();
