@@ -1,0 +1,57 @@
+package io.tensorlane.operator;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.support.DecisionMetrics;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.time.Duration;
+
+/** {@code tensorlane.*} configuration of the Quarkus application (application.properties / env). */
+@ConfigMapping(prefix = "tensorlane")
+public interface TensorlaneConfig {
+  /** A probe GpuTopology older than this is Stale. */
+  @WithDefault("7d")
+  Duration topologyMaxAge();
+
+  /** Re-check interval while rolling out or inside a stability window. */
+  @WithDefault("10s")
+  Duration requeueWhileRollingOut();
+
+  /** Preflight measurements older than this are ignored. */
+  @WithDefault("7d")
+  Duration measurementMaxAge();
+
+  /** Registry of the runtime image (the pom's tensorlane.image.registry). */
+  @WithDefault("tensorlane")
+  String imageRegistry();
+
+  /** Tag of the runtime image (the pom's tensorlane.image.tag). */
+  @WithDefault("0.1.0")
+  String imageTag();
+
+  /** CDI producer of the plain settings record. */
+  @Singleton
+  class Producer {
+    @Produces
+    @Singleton
+    OperatorSettings settings(TensorlaneConfig config) {
+      return new OperatorSettings(config.topologyMaxAge(), config.requeueWhileRollingOut(),
+          config.measurementMaxAge(), OperatorSettings.FIELD_MANAGER);
+    }
+
+    @Produces
+    @Singleton
+    RenderSettings renderSettings(TensorlaneConfig config) {
+      return RenderSettings.of(config.imageRegistry(), config.imageTag());
+    }
+
+    @Produces
+    @Singleton
+    DecisionMetrics decisionMetrics(MeterRegistry registry) {
+      return new DecisionMetrics(registry);
+    }
+  }
+}

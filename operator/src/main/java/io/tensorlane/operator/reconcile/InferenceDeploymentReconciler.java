@@ -1,0 +1,143 @@
+package io.tensorlane.operator.reconcile;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
+import io.tensorlane.api.v1alpha1.AppliedSpec;
+import io.tensorlane.api.v1alpha1.GpuTopology;
+import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.PlannerSettings;
+import io.tensorlane.operator.recovery.RecoveryCoordinator;
+import io.tensorlane.operator.recovery.RecoveryStep;
+import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.render.Rendered;
+import io.tensorlane.operator.rollback.RollbackInput;
+import io.tensorlane.operator.status.StatusAggregator;
+import io.tensorlane.operator.status.StatusInput;
+import io.tensorlane.operator.support.DecisionMetrics;
+import io.tensorlane.operator.support.EventRecorder;
+import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * observe → plan → act → report for one InferenceDeployment. Decisions are the pure planner, renderer, failure detector
+ * and rollback decider; {@link StatusAggregator} owns the status. Flink-style: the effective spec is written to
+ * status.lastAppliedSpec before the Deployment is applied; nothing is written when nothing changed.
+ */
+@ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
+public class InferenceDeploymentReconciler implements Reconciler<InferenceDeployment> {
+  public static final String NAME = "inferencedeployment";
+
+  private final OperatorSettings settings;
+  private final RenderSettings renderSettings;
+  private final DecisionMetrics metrics;
+  private volatile ClusterObserver observer;
+
+  public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics) {
+    this.settings = settings;
+    this.renderSettings = renderSettings;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public List<EventSource<?, InferenceDeployment>> prepareEventSources(EventSourceContext<InferenceDeployment> ctx) {
+    var deployments = new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class,
+        InferenceDeployment.class).withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
+        .build(), ctx);
+    var services = new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class,
+        InferenceDeployment.class).withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
+        .build(), ctx);
+    var pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, InferenceDeployment.class)
+        .withSecondaryToPrimaryMapper(p -> ClusterObserver.podOwner(p, deployments).map(Set::of).orElse(Set.of()))
+        .build(), ctx);
+    var nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, InferenceDeployment.class)
+        .withSecondaryToPrimaryMapper(n -> ClusterObserver.affectedBy(n.getMetadata().getName(),
+            ctx.getPrimaryCache().list()::iterator))
+        .withOnUpdateFilter(new GpuTopologyNodeLabeller.LabelsOrCapacityChanged()).build(), ctx);
+    var topologies = new InformerEventSource<>(InformerEventSourceConfiguration.from(GpuTopology.class,
+        InferenceDeployment.class).withSecondaryToPrimaryMapper(t -> ClusterObserver.affectedBy(
+            t.getMetadata().getName(), ctx.getPrimaryCache().list()::iterator)).build(), ctx);
+    observer = new ClusterObserver(nodes, topologies, pods, deployments, services);
+    return List.of(deployments, services, pods, nodes, topologies);
+  }
+
+  @Override
+  public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
+    Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+    long gen = primary.getMetadata().getGeneration();
+    InferenceDeploymentStatus prev = primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
+    EventRecorder events = new EventRecorder(ctx.getClient());
+    Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
+    RecoveryStep step = new RecoveryCoordinator(events, metrics, RollbackInput.DEFAULT_BACKOFF).step(primary, obs, now);
+
+    Plan plan = PlanAndRender.plan(step.effective(), obs.nodes(),
+        new PlannerSettings(now, settings.measurementMaxAge()));
+    Rendered rendered = plan.ok() ? PlanAndRender.render(primary, step.effective(), plan, renderSettings) : null;
+    AppliedSpec applied = prev.lastAppliedSpec;
+    boolean apply = rendered != null && !step.failed();
+    if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
+        || !Objects.equals(applied.generation, gen))) {
+      applied = new AppliedSpec();
+      applied.generation = gen;
+      applied.revision = rendered.revision();
+      applied.time = now.toString();
+      applied.spec = step.effective();
+      metrics.decision("allreduce", plan.allreduce().mode().name());
+    }
+    InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
+        rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
+        obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
+        now));
+    if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
+      // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
+      primary = writeStatus(primary, next, ctx);
+      StatusEvents.emit(events, metrics, primary, prev, next, plan);
+    }
+    if (apply) {
+      ChildApplier applier = new ChildApplier(ctx.getClient(), settings.fieldManager(), metrics);
+      if (applier.apply(rendered.deployment(), obs.deployment())) {
+        events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
+            + " revision " + rendered.revision() + " on " + PlanAndRender.describe(plan));
+      }
+      applier.apply(rendered.service(), obs.service());
+    }
+    UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
+    if (step.requeue() != null) {
+      return control.rescheduleAfter(step.requeue());
+    }
+    boolean settled = next.phase == Phase.Failed || next.phase == Phase.Invalid || (next.phase == Phase.Ready
+        || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null
+        && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
+    return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
+  }
+
+  private static InferenceDeployment writeStatus(InferenceDeployment primary, InferenceDeploymentStatus status,
+      Context<InferenceDeployment> ctx) {
+    InferenceDeployment fresh = new InferenceDeployment();
+    fresh.getMetadata().setName(primary.getMetadata().getName());
+    fresh.getMetadata().setNamespace(primary.getMetadata().getNamespace());
+    fresh.setSpec(null);
+    fresh.setStatus(status);
+    return PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(primary, fresh, ctx);
+  }
+}

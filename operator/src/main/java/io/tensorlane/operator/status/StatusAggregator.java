@@ -1,0 +1,179 @@
+package io.tensorlane.operator.status;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.operator.plan.Outcome;
+import io.tensorlane.operator.plan.Plan;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The one owner of InferenceDeployment conditions and phase. Pure: the same input gives an equal status, so the
+ * reconciler can skip the status write when nothing changed. Ready is never True while a pod of the deployment is in
+ * CrashLoopBackOff or terminated with an error.
+ */
+public final class StatusAggregator {
+  public static final String READY = "Ready";
+  public static final String PROGRESSING = "Progressing";
+  public static final String DEGRADED = "Degraded";
+  public static final String ROLLED_BACK = "RolledBack";
+  public static final String INVALID_SPEC = "InvalidSpec";
+  public static final String UNSCHEDULABLE = "Unschedulable";
+  public static final String DOES_NOT_FIT = "DoesNotFit";
+  public static final String MEMORY_FRACTION_TOO_HIGH = "MemoryFractionTooHigh";
+  public static final String ROLLBACK_FAILED = "RollbackFailed";
+  public static final String REVISION_LABEL = "tensorlane.io/revision";
+
+  private StatusAggregator() {
+  }
+
+  public static InferenceDeploymentStatus compute(StatusInput in) {
+    InferenceDeploymentStatus prev = in.previous() == null ? new InferenceDeploymentStatus() : in.previous();
+    InferenceDeploymentStatus s = new InferenceDeploymentStatus();
+    Plan plan = in.plan();
+    s.observedGeneration = in.generation();
+    s.lastAppliedSpec = in.lastApplied();
+    s.lastStableSpec = in.lastStable();
+    s.rollback = in.rollback();
+    s.lastFailure = in.lastFailure();
+    s.revision = in.lastApplied() == null ? null : in.lastApplied().revision;
+    if (plan != null) {
+      s.topology = plan.topologyStatus();
+      s.allreduce = plan.allreduceStatus();
+      s.memoryPlan = plan.memoryStatus();
+    }
+    String running = s.revision;
+    List<Pod> current = in.pods().stream().filter(p -> running != null && running.equals(revisionOf(p))).toList();
+    s.replicas = current.size();
+    s.readyReplicas = (int) current.stream().filter(StatusAggregator::podReady).count();
+    Optional<String> bad = in.pods().stream().map(StatusAggregator::badPod).flatMap(Optional::stream).findFirst();
+    boolean allReady = s.readyReplicas >= in.desiredReplicas() && s.replicas == in.desiredReplicas() && bad.isEmpty()
+        && running != null && running.equals(in.revision());
+    String lastAction = lastAction(in.rollback(), in.generation());
+    boolean rolledBack = "Rollback".equals(lastAction);
+    boolean remediating = lastAction != null && !rolledBack;
+    Outcome outcome = plan == null ? Outcome.OK : plan.outcome();
+
+    if (outcome != Outcome.OK) {
+      s.phase = switch (outcome) {
+        case INVALID_SPEC -> Phase.Invalid;
+        case UNSCHEDULABLE -> Phase.Unschedulable;
+        default -> Phase.DoesNotFit;
+      };
+    } else if (in.failed()) {
+      s.phase = Phase.Failed;
+    } else if (allReady) {
+      s.phase = rolledBack ? Phase.RolledBack : Phase.Ready;
+    } else if (in.failureActive() || bad.isPresent()) {
+      s.phase = Phase.Degraded;
+    } else if (rolledBack) {
+      s.phase = Phase.RolledBack;
+    } else if (remediating) {
+      s.phase = Phase.Remediating;
+    } else {
+      s.phase = running == null ? Phase.Pending : Phase.Progressing;
+    }
+
+    List<Condition> p = prev.conditions;
+    long g = in.generation();
+    var now = in.now();
+    List<Condition> c = new ArrayList<>();
+    boolean ready = outcome == Outcome.OK && !in.failed() && allReady;
+    c.add(Conditions.next(p, READY, ready, ready ? (rolledBack ? "RolledBackAndReady" : "AllReplicasReady")
+        : bad.isPresent() ? "PodFailing" : s.phase.name(),
+        ready ? s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready on revision " + running
+            : bad.orElse(s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready"
+                + (running == null ? "" : " on revision " + running)), g, now));
+    boolean progressing = outcome == Outcome.OK && !in.failed() && !allReady && running != null;
+    c.add(Conditions.next(p, PROGRESSING, progressing, progressing ? (remediating ? "Remediating" : "RollingOut")
+        : allReady ? "RolloutComplete" : s.phase.name(), progressing ? "rolling out revision " + running : "", g, now));
+    boolean degraded = in.failed() || (!allReady && (in.failureActive() || bad.isPresent()));
+    c.add(Conditions.next(p, DEGRADED, degraded, degraded ? (in.failed() ? "RemediationExhausted" : failureReason(in))
+        : "NoFailure", degraded ? failureMessage(in, bad) : "", g, now));
+    c.add(Conditions.next(p, ROLLED_BACK, rolledBack, rolledBack ? "RolledBackToStableSpec" : "NotRolledBack",
+        rolledBack ? lastReason(in.rollback()) : "", g, now));
+    c.add(outcomeCondition(p, INVALID_SPEC, Outcome.INVALID_SPEC, plan, g, now));
+    c.add(outcomeCondition(p, UNSCHEDULABLE, Outcome.UNSCHEDULABLE, plan, g, now));
+    c.add(outcomeCondition(p, DOES_NOT_FIT, Outcome.DOES_NOT_FIT, plan, g, now));
+    boolean tooHigh = plan != null && plan.memory() != null && plan.memory().fractionTooHigh();
+    c.add(Conditions.next(p, MEMORY_FRACTION_TOO_HIGH, tooHigh, tooHigh ? "UserFractionLeavesTooLittle" : "FractionFits",
+        tooHigh ? String.join("; ", plan.memory().warnings()) : "", g, now));
+    c.add(Conditions.next(p, ROLLBACK_FAILED, in.failed(), in.failed() ? "RemediationExhausted" : "NotFailed",
+        in.failed() ? failureMessage(in, bad) : "", g, now));
+    s.conditions = c;
+    return s;
+  }
+
+  /** A human line naming the first failing pod, or empty. */
+  public static Optional<String> badPod(Pod pod) {
+    if (pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
+      return Optional.empty();
+    }
+    for (ContainerStatus cs : pod.getStatus().getContainerStatuses()) {
+      var st = cs.getState();
+      if (st == null) {
+        continue;
+      }
+      if (st.getWaiting() != null && "CrashLoopBackOff".equals(st.getWaiting().getReason())) {
+        return Optional.of("pod " + pod.getMetadata().getName() + " container " + cs.getName() + " is in CrashLoopBackOff");
+      }
+      if (st.getTerminated() != null && st.getTerminated().getExitCode() != null
+          && st.getTerminated().getExitCode() != 0) {
+        return Optional.of("pod " + pod.getMetadata().getName() + " container " + cs.getName() + " terminated: "
+            + st.getTerminated().getReason() + " (exit " + st.getTerminated().getExitCode() + ")");
+      }
+    }
+    return Optional.empty();
+  }
+
+  public static boolean podReady(Pod pod) {
+    return pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
+        && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
+        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  public static String revisionOf(Pod pod) {
+    return pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(REVISION_LABEL);
+  }
+
+  private static Condition outcomeCondition(List<Condition> p, String type, Outcome o, Plan plan, long g,
+      java.time.Instant now) {
+    boolean on = plan != null && plan.outcome() == o;
+    return Conditions.next(p, type, on, on ? type : "No" + type, on ? plan.message() : "", g, now);
+  }
+
+  private static String lastAction(RollbackStatus rb, long generation) {
+    if (rb == null || rb.history == null || rb.history.isEmpty() || !Objects.equals(rb.generation, generation)) {
+      return null;
+    }
+    return rb.history.get(rb.history.size() - 1).action;
+  }
+
+  private static String lastReason(RollbackStatus rb) {
+    var a = rb.history.get(rb.history.size() - 1);
+    return "attempt " + a.attempt + ": " + a.reason + (a.change == null ? "" : " (" + a.change + ")");
+  }
+
+  private static String failureReason(StatusInput in) {
+    return in.lastFailure() != null && in.lastFailure().reason != null ? in.lastFailure().reason : "PodFailing";
+  }
+
+  private static String failureMessage(StatusInput in, Optional<String> bad) {
+    var f = in.lastFailure();
+    String base = f == null ? bad.orElse("") : f.reason + " on pod " + f.pod + " (revision " + f.revision + ")"
+        + (f.message == null ? "" : ": " + f.message);
+    if (in.failed() && in.rollback() != null && in.rollback().history != null && !in.rollback().history.isEmpty()) {
+      StringBuilder h = new StringBuilder(base).append("; attempts:");
+      in.rollback().history.forEach(a -> h.append(' ').append(a.attempt).append('=').append(a.action)
+          .append(a.change == null ? "" : "(" + a.change + ")"));
+      return h.toString();
+    }
+    return base;
+  }
+}

@@ -1,0 +1,68 @@
+package io.tensorlane.operator.support;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jboss.logging.Logger;
+
+/**
+ * Writes core/v1 Events about an object (what {@code kubectl describe} shows). Events are emitted only for decisions
+ * (a changed plan, a rollout, a condition that turned True), never on a no-op reconcile. A failed event write is logged
+ * and otherwise ignored: events are informative, the status is the record.
+ */
+public final class EventRecorder {
+  public static final String NORMAL = "Normal";
+  public static final String WARNING = "Warning";
+  private static final Logger LOG = Logger.getLogger(EventRecorder.class);
+  private static final String COMPONENT = "tensorlane-operator";
+
+  private final KubernetesClient client;
+
+  public EventRecorder(KubernetesClient client) {
+    this.client = client;
+  }
+
+  public void normal(HasMetadata about, String reason, String message) {
+    emit(about, NORMAL, reason, message);
+  }
+
+  public void warning(HasMetadata about, String reason, String message) {
+    emit(about, WARNING, reason, message);
+  }
+
+  public void emit(HasMetadata about, String type, String reason, String message) {
+    String ns = about instanceof Namespaced ? about.getMetadata().getNamespace() : "default";
+    String now = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+    String name = about.getMetadata().getName() + "."
+        + Long.toHexString(System.currentTimeMillis()) + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x1000));
+    Event event = new EventBuilder()
+        .withNewMetadata().withName(name).withNamespace(ns).endMetadata()
+        .withNewInvolvedObject()
+          .withApiVersion(about.getApiVersion()).withKind(about.getKind())
+          .withName(about.getMetadata().getName()).withNamespace(about instanceof Namespaced ? ns : null)
+          .withUid(about.getMetadata().getUid()).withResourceVersion(about.getMetadata().getResourceVersion())
+        .endInvolvedObject()
+        .withType(type).withReason(reason).withMessage(truncate(message))
+        .withNewSource().withComponent(COMPONENT).endSource()
+        .withReportingComponent(COMPONENT).withReportingInstance(COMPONENT)
+        .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
+        .build();
+    try {
+      client.v1().events().inNamespace(ns).resource(event).create();
+    } catch (KubernetesClientException e) {
+      LOG.warnf("could not record event %s on %s/%s: %s", reason, about.getKind(), about.getMetadata().getName(),
+          e.getMessage());
+    }
+    LOG.infof("%s %s/%s %s: %s", type, about.getKind(), about.getMetadata().getName(), reason, message);
+  }
+
+  private static String truncate(String message) {
+    return message == null ? "" : message.length() > 1000 ? message.substring(0, 997) + "..." : message;
+  }
+}
