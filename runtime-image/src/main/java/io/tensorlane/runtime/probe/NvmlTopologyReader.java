@@ -23,7 +23,7 @@ public final class NvmlTopologyReader {
     try {
       return new NvmlTopologyReader(Nvml.load());
     } catch (UnsatisfiedLinkError e) {
-      throw new ProbeException(ProbeException.NO_GPU, "NVML (libnvidia-ml.so.1) not found: no NVIDIA driver on this "
+      throw new ProbeException(ProbeException.Kind.NO_GPU, "NVML (libnvidia-ml.so.1) not found: no NVIDIA driver on this "
           + "machine, or its library folder is not on LD_LIBRARY_PATH");
     }
   }
@@ -32,16 +32,16 @@ public final class NvmlTopologyReader {
   public RawTopology read() {
     int rc = nvml.nvmlInit_v2();
     if (rc != Nvml.SUCCESS) {
-      throw new ProbeException(ProbeException.NO_GPU, "NVML init failed: " + error(rc));
+      throw new ProbeException(ProbeException.Kind.NO_GPU, "NVML init failed: " + error(rc));
     }
     try {
       IntByReference count = new IntByReference();
       rc = nvml.nvmlDeviceGetCount_v2(count);
       if (rc != Nvml.SUCCESS) {
-        throw new ProbeException(ProbeException.NO_GPU, "NVML cannot count GPUs: " + error(rc));
+        throw new ProbeException(ProbeException.Kind.NO_GPU, "NVML cannot count GPUs: " + error(rc));
       }
       if (count.getValue() == 0) {
-        throw new ProbeException(ProbeException.NO_GPU, "NVML sees no GPU on this machine");
+        throw new ProbeException(ProbeException.Kind.NO_GPU, "NVML sees no GPU on this machine");
       }
       List<Pointer> handles = new ArrayList<>();
       List<RawTopology.Gpu> gpus = new ArrayList<>();
@@ -49,7 +49,7 @@ public final class NvmlTopologyReader {
         PointerByReference h = new PointerByReference();
         rc = nvml.nvmlDeviceGetHandleByIndex_v2(i, h);
         if (rc != Nvml.SUCCESS) {
-          throw new ProbeException(ProbeException.NO_GPU, "NVML cannot open GPU " + i + ": " + error(rc));
+          throw new ProbeException(ProbeException.Kind.NO_GPU, "NVML cannot open GPU " + i + ": " + error(rc));
         }
         handles.add(h.getValue());
         gpus.add(gpu(i, h.getValue()));

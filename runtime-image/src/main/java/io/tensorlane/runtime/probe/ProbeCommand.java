@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
+import io.tensorlane.runtime.cli.ExitCodes;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,8 +22,8 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code probe}: reads this node's GPU topology (NVML, cross-checked with CUDA), prints the GpuTopology status as JSON
- * on stdout, and with {@code --publish} server-side-applies {@code GpuTopology/<node>}. Exit codes: 0 done, 3 no GPU or
- * no NVML, 4 publishing failed, 2 bad arguments.
+ * on stdout, and with {@code --publish} server-side-applies {@code GpuTopology/<node>}. Exit codes ({@link ExitCodes}):
+ * OK, USAGE for bad arguments, RUNTIME for no GPU / no NVML / a failed publish (one line on stderr, no stack trace).
  */
 @Command(name = "probe", mixinStandardHelpOptions = true, versionProvider = ProbeCommand.Version.class,
     description = "Probe the GPU topology of this node (NVML + CUDA P2P attributes) and print the GpuTopology status "
@@ -58,34 +59,38 @@ public class ProbeCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     if (measureBytes < (1 << 20) || measureBytes > (1 << 30)) {
       err.println("probe: --measure-bytes must be between 1048576 and 1073741824, got " + measureBytes);
-      return 2;
+      return ExitCodes.USAGE;
     }
     if (interval != null && !publish) {
       err.println("probe: --interval only makes sense with --publish");
-      return 2;
+      return ExitCodes.USAGE;
     }
     String nodeName = node != null ? node : env.apply("NODE_NAME");
     if (publish && (nodeName == null || nodeName.isBlank())) {
       err.println("probe: --publish needs the node name: pass --node or set NODE_NAME (downward API spec.nodeName)");
-      return 2;
+      return ExitCodes.USAGE;
     }
     if (!publish) {
-      return once(null, nodeName);
+      return exitCode(once(null, nodeName));
     }
     try (KubernetesClient client = new KubernetesClientBuilder().build()) {
       Publisher publisher = new Publisher(client);
       while (true) {
-        int rc = once(publisher, nodeName);
-        if (interval == null || rc == ProbeException.NO_GPU) {
-          return rc;
+        ProbeException.Kind failure = once(publisher, nodeName);
+        if (interval == null || failure == ProbeException.Kind.NO_GPU) {
+          return exitCode(failure);
         }
         Thread.sleep(interval.toMillis());
       }
     }
   }
 
-  /** One probe (and publish); expected failures end as one line on stderr and an exit code. */
-  int once(Publisher publisher, String nodeName) {
+  private static int exitCode(ProbeException.Kind failure) {
+    return failure == null ? ExitCodes.OK : ExitCodes.RUNTIME;
+  }
+
+  /** One probe (and publish); null on success, else the failure, already reported as one line on stderr. */
+  ProbeException.Kind once(Publisher publisher, String nodeName) {
     List<String> notes = new ArrayList<>();
     try {
       GpuTopologyStatus status = new TopologyProbe(version()).run(measure, measureBytes, notes);
@@ -96,11 +101,11 @@ public class ProbeCommand implements Callable<Integer> {
         err.println("probe: published GpuTopology/" + nodeName + " (" + status.summary.gpuCount + " GPUs, "
             + status.summary.interconnect + ", P2P " + status.summary.p2p + ")");
       }
-      return 0;
+      return null;
     } catch (ProbeException e) {
       notes.forEach(n -> err.println("probe: " + n));
       err.println("probe: " + e.getMessage());
-      return e.exitCode();
+      return e.kind();
     }
   }
 

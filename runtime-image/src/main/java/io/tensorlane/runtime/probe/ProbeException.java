@@ -1,20 +1,25 @@
 package io.tensorlane.runtime.probe;
 
-/** An expected failure of the probe (no GPU, no NVML, API server refused): one line for the user, an exit code. */
+import io.tensorlane.runtime.cli.ExitCodes;
+
+/** An expected failure of the probe (no GPU, no NVML, API server refused): one line for the user, no stack trace. */
 public class ProbeException extends RuntimeException {
-  /** No NVML / no GPU on this machine. */
-  public static final int NO_GPU = 3;
-  /** Publishing to the API server failed. */
-  public static final int PUBLISH_FAILED = 4;
-
-  private final int exitCode;
-
-  public ProbeException(int exitCode, String message) {
-    super(message);
-    this.exitCode = exitCode;
+  /** What went wrong; the CLI exits with {@link ExitCodes#RUNTIME} for both. */
+  public enum Kind {
+    /** No NVML / no GPU on this machine: probing again will not help. */
+    NO_GPU,
+    /** Publishing to the API server failed: the next round may succeed. */
+    PUBLISH_FAILED
   }
 
-  public int exitCode() {
-    return exitCode;
+  private final Kind kind;
+
+  public ProbeException(Kind kind, String message) {
+    super(message, null, false, false);
+    this.kind = kind;
+  }
+
+  public Kind kind() {
+    return kind;
   }
 }

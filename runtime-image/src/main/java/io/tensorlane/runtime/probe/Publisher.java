@@ -35,7 +35,7 @@ public final class Publisher {
           .withFieldManager(FIELD_MANAGER).withForce(true).build();
       return client.resource(desired).subresource("status").patch(ssa, desired);
     } catch (KubernetesClientException e) {
-      throw new ProbeException(ProbeException.PUBLISH_FAILED, "cannot publish GpuTopology/" + nodeName + ": HTTP "
+      throw new ProbeException(ProbeException.Kind.PUBLISH_FAILED, "cannot publish GpuTopology/" + nodeName + ": HTTP "
           + e.getCode() + " " + (e.getStatus() != null && e.getStatus().getMessage() != null
           ? e.getStatus().getMessage() : String.valueOf(e.getMessage()).lines().findFirst().orElse("")));
     }

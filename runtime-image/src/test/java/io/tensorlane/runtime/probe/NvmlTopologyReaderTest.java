@@ -53,7 +53,7 @@ class NvmlTopologyReaderTest {
     assertThatThrownBy(() -> new NvmlTopologyReader(nvml).read())
         .isInstanceOf(ProbeException.class)
         .hasMessage("NVML init failed: Driver Not Loaded (nvmlReturn 9)")
-        .extracting(e -> ((ProbeException) e).exitCode()).isEqualTo(ProbeException.NO_GPU);
+        .extracting(e -> ((ProbeException) e).kind()).isEqualTo(ProbeException.Kind.NO_GPU);
   }
 
   @Test
