@@ -23,6 +23,7 @@ import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.PlannerSettings;
+import io.tensorlane.operator.preflight.PreflightGate;
 import io.tensorlane.operator.recovery.RecoveryCoordinator;
 import io.tensorlane.operator.recovery.RecoveryStep;
 import io.tensorlane.operator.render.RenderSettings;
@@ -94,7 +95,11 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         new PlannerSettings(now, settings.measurementMaxAge()));
     Rendered rendered = plan.ok() ? PlanAndRender.render(primary, step.effective(), plan, renderSettings) : null;
     AppliedSpec applied = prev.lastAppliedSpec;
-    boolean apply = rendered != null && !step.failed();
+    // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
+    // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
+    String preflightHold = PreflightGate.holdReason(step.effective(), plan, obs.nodes(), prev.lastAppliedSpec == null,
+        now, settings.measurementMaxAge());
+    boolean apply = rendered != null && !step.failed() && preflightHold == null;
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
         || !Objects.equals(applied.generation, gen))) {
       applied = new AppliedSpec();
