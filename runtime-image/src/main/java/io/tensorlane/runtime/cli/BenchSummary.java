@@ -1,0 +1,50 @@
+package io.tensorlane.runtime.cli;
+
+import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.runtime.cli.BenchReport.Row;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/** Pure: the short table printed last (the performance items). */
+public final class BenchSummary {
+  private BenchSummary() {}
+
+  static Optional<Row> find(List<Row> rows, String algo, String mode, long bytes) {
+    return rows.stream().filter(r -> r.algorithm().equals(algo) && r.mode().equals(mode) && r.bytes() == bytes).findFirst();
+  }
+
+  public static List<String> lines(List<Row> rows, int world, String gpu, int driver, boolean virtual, List<String> notes, AlgorithmTable tuned) {
+    List<String> out = new ArrayList<>();
+    out.add("==== summary: " + gpu + ", CUDA driver " + driver + ", " + world + " ranks" + (virtual ? " (virtual, one GPU)" : ""));
+    double ceiling = rows.stream().filter(r -> r.algorithm().equals("copy")).mapToDouble(Row::kernelGBs).max().orElse(Double.NaN);
+    rows.stream().filter(r -> r.algorithm().equals("copy"))
+        .forEach(r -> out.add(String.format(Locale.ROOT, "copy ceiling  %-12s %8.1f GB/s (bytes read + written)", r.mode(), r.kernelGBs())));
+    long largest = rows.stream().filter(r -> !r.algorithm().equals("copy") && !r.algorithm().equals("NCCL")).mapToLong(Row::bytes).max().orElse(0);
+    for (String a : List.of("OneStage", "TwoStage", "Ring")) {
+      find(rows, a, "eager", largest).ifPresent(r -> out.add(String.format(Locale.ROOT,
+          "%-8s %s/rank: %9.1f us, kernel traffic %8.1f GB/s = %5.1f%% of copy ceiling, busbw %7.1f GB/s", a, Args.human(largest),
+          r.medianUs(), r.kernelGBs(), 100 * r.kernelGBs() / ceiling, r.busBwGBs())));
+    }
+    out.add("graph-replayed latency (us, median):   16 B (barrier floor)     8 KiB    42 KiB   256 KiB");
+    for (String a : List.of("OneStage", "TwoStage", "Ring")) {
+      StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "  %-36s", a));
+      for (long s : new long[] {16, 8192, 43008, 262144}) {
+        b.append(find(rows, a, "graph", s).map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs())).orElse("         -"));
+      }
+      out.add(b.toString());
+    }
+    StringBuilder n = new StringBuilder(String.format(Locale.ROOT, "  %-36s", "NCCL (eager, own rank count)"));
+    for (long s : new long[] {16, 8192, 43008, 262144}) {
+      n.append(find(rows, "NCCL", "eager", s).map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs())).orElse("         -"));
+    }
+    out.add(n.toString());
+    StringBuilder t = new StringBuilder("tuned table:");
+    tuned.ranges().forEach(r -> t.append(" [").append(Args.human(r.minBytes())).append(", ").append(Args.human(r.maxBytes())).append(")=")
+        .append(r.algorithm()));
+    out.add(t.toString());
+    notes.forEach(x -> out.add("note: " + x));
+    return out;
+  }
+}

@@ -1,0 +1,140 @@
+package io.tensorlane.runtime.cli;
+
+import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.kernels.DType;
+import io.tensorlane.kernels.Fatbin;
+import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.engine.AllreduceTimeoutException;
+import io.tensorlane.runtime.engine.Communicator;
+import io.tensorlane.runtime.engine.CommunicatorConfig;
+import io.tensorlane.runtime.engine.Cuda;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Correctness of the custom allreduce for every world size, dtype, algorithm and size; exits non-zero on failure. */
+@Command(name = "selftest", mixinStandardHelpOptions = true,
+    description = "Check the custom allreduce: world sizes x dtypes x algorithms x element counts (odd ones too), fresh random "
+        + "inputs, poisoned outputs, fp64 reference, all ranks bitwise equal. Ranks beyond the GPU count become virtual ranks.")
+public final class SelftestCommand implements Callable<Integer> {
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--world-sizes", defaultValue = "2..8", description = "World sizes, e.g. 2..8 or 2,4,8 (default ${DEFAULT-VALUE}).")
+  String worldSizes;
+
+  @Option(names = "--dtypes", split = ",", defaultValue = "bf16,fp16,fp32", description = "Element types (default ${DEFAULT-VALUE}).")
+  List<String> dtypes;
+
+  @Option(names = "--algorithms", split = ",", defaultValue = "OneStage,TwoStage,Ring", description = "Algorithms (default ${DEFAULT-VALUE}).")
+  List<String> algorithms;
+
+  @Option(names = "--counts", split = ",", description = "Element counts (default 1,3,8,9,1000,4097,65537,300007,2000003).")
+  List<Long> counts;
+
+  @Option(names = "--devices", split = ",", description = "Device of each rank (length = world size); default rank r on GPU r mod count.")
+  List<Integer> devices;
+
+  @Option(names = "--timeout-ms", defaultValue = "2000", description = "Watchdog timeout per wait (default ${DEFAULT-VALUE}).")
+  long timeoutMs;
+
+  @Option(names = "--seed", defaultValue = "20261129", description = "Base random seed (mixed with the clock: inputs are fresh each run).")
+  long seed;
+
+  @Option(names = "--dry-run", description = "Validate arguments, print the plan, buffers, table and kernel architectures; no GPU.")
+  boolean dryRun;
+
+  @Option(names = "--watchdog-check", description = "Also check the watchdog: rank 1 of 2 never arrives; rank 0 must fail with a clear error.")
+  boolean watchdogCheck;
+
+  @Option(names = "--occupy-fraction", description = "Before creating communicators, take this fraction of free memory on each GPU "
+      + "(emulates a static pool; with a high value the buffer allocation fails with the CUDA-OOM termination message).")
+  Double occupyFraction;
+
+  @Option(names = "--report", description = "Write the results as JSON here.")
+  Path report;
+
+  SelftestPlan plan() {
+    return new SelftestPlan(Args.intList(worldSizes), dtypes.stream().map(DType::parse).toList(),
+        algorithms.stream().map(Algorithm::parse).toList(), counts == null ? SelftestPlan.DEFAULT_COUNTS : counts);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    SelftestPlan plan = plan();
+    if (occupyFraction != null && (occupyFraction <= 0 || occupyFraction >= 1)) {
+      throw new IllegalArgumentException("--occupy-fraction must be in (0, 1), got " + occupyFraction);
+    }
+    plan.describe().forEach(out::println);
+    out.println("kernels: " + (Kernels.fatbinPresent() ? Fatbin.entries(Kernels.fatbin()) : "MISSING"));
+    if (dryRun) {
+      for (int w : plan.worldSizes()) {
+        List<Integer> devs = devices != null && devices.size() == w ? devices : java.util.Collections.nCopies(w, 0);
+        new CommunicatorConfig(devs, plan.layout(w), plan.table(w), timeoutMs);
+      }
+      out.println("dry run: arguments, layouts and tables are valid; no GPU used");
+      out.flush();
+      return Kernels.fatbinPresent() ? ExitCodes.OK : ExitCodes.RUNTIME;
+    }
+    Cuda.init();
+    int[] n = {0};
+    Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
+    List<SelftestRunner.Result> results = new ArrayList<>();
+    try (MemoryHog hog = occupyFraction == null ? null : MemoryHog.take(n[0], occupyFraction, out)) {
+      for (int w : plan.worldSizes()) {
+        List<Integer> devs = Args.devices(w, n[0], devices != null && devices.size() == w ? devices : null);
+        results.addAll(SelftestRunner.runWorld(w, devs, plan, timeoutMs, seed, out));
+      }
+    }
+    boolean watchdogOk = !watchdogCheck || watchdog(n[0], out);
+    long failed = results.stream().filter(r -> !r.ok()).count();
+    out.printf("selftest: %d checks, %d failed%s%n", results.size(), failed, watchdogCheck ? ", watchdog " + (watchdogOk ? "ok" : "FAILED") : "");
+    if (report != null) {
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(report.toFile(),
+          Map.of("results", results, "failed", failed, "watchdogOk", watchdogOk));
+    }
+    out.flush();
+    return failed == 0 && watchdogOk ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
+  }
+
+  /** Rank 1 never launches: rank 0 must come back within the timeout with "rank 1 did not arrive within ...". */
+  private boolean watchdog(int deviceCount, PrintWriter out) {
+    long timeout = 500;
+    List<Integer> devs = Args.devices(2, deviceCount, null);
+    try (Communicator comm = Communicator.create(CommunicatorConfig.of(devs, 1 << 20).withTimeout(timeout))) {
+      long t0 = System.nanoTime();
+      try {
+        comm.rank(0).call(() -> {
+          var r = comm.rank(0);
+          var output = SelftestRunner.alloc(1 << 20);
+          try {
+            r.allReduce(r.staging(), output, 1024, DType.fp32, r.stream(), Algorithm.OneStage);
+            r.synchronize();
+          } finally {
+            jcuda.driver.JCudaDriver.cuMemFree(output);
+          }
+          return null;
+        });
+        out.println("watchdog: FAILED, the call returned although rank 1 never arrived");
+        return false;
+      } catch (AllreduceTimeoutException e) {
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        boolean ok = e.getMessage().startsWith("rank 1 did not arrive within " + timeout + " ms") && ms < timeout + 5000 && comm.isBroken();
+        out.println("watchdog: " + (ok ? "ok" : "FAILED") + " after " + ms + " ms: " + e.getMessage());
+        return ok;
+      }
+    }
+  }
+}

@@ -1,0 +1,260 @@
+package io.tensorlane.runtime.engine;
+
+import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+
+import io.tensorlane.kernels.BufferLayout;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+import java.util.logging.Logger;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUresult;
+
+/**
+ * The custom allreduce between the GPUs of one pod, in one JVM: one worker thread per rank, the primary context
+ * of each device, peer access between distinct devices, buffers allocated from the {@link BufferLayout}, pointer
+ * tables uploaded. Work for a rank runs on that rank's thread: {@link #onEachRank} or {@link Rank#call}.
+ *
+ * <pre>
+ * try (Communicator comm = Communicator.create(CommunicatorConfig.of(List.of(0, 1, 2, 3), 8 << 20))) {
+ *   comm.onEachRank(r -> { r.allReduce(in[r.index()], out[r.index()], count, DType.bf16, r.stream()); return null; });
+ *   comm.synchronize();   // waits for every rank's stream and throws AllreduceTimeoutException if the watchdog fired
+ * }
+ * </pre>
+ */
+public final class Communicator implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(Communicator.class.getName());
+
+  private final CommunicatorConfig config;
+  private final Map<Integer, CUcontext> contexts = new LinkedHashMap<>();
+  private final Map<Integer, KernelModule> modules = new LinkedHashMap<>();
+  private final List<Rank> ranks = new ArrayList<>();
+  private int maxBlocks;
+  private int nextSlot = BufferLayout.FIXED_POINTER_SLOTS;
+  private volatile boolean broken;
+  private volatile Rank.Fallback fallback;
+  private boolean closed;
+
+  private Communicator(CommunicatorConfig config) {
+    this.config = config;
+  }
+
+  /**
+   * Builds the communicator. CUDA OOM while allocating the buffers ends in {@link CudaOutOfMemoryException}
+   * (everything allocated so far is freed).
+   */
+  public static Communicator create(CommunicatorConfig config) {
+    Communicator c = new Communicator(config);
+    try {
+      c.open();
+      return c;
+    } catch (RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private void open() {
+    Cuda.init();
+    BufferLayout layout = config.layout();
+    maxBlocks = layout.blocks();
+    for (int d : config.devices().stream().distinct().toList()) {
+      CUdevice dev = new CUdevice();
+      Cuda.check(cuDeviceGet(dev, d), "cuDeviceGet(" + d + ")");
+      CUcontext ctx = new CUcontext();
+      Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain(GPU " + d + ")");
+      contexts.put(d, ctx);
+      setCurrent(d);
+      KernelModule m = new KernelModule();
+      modules.put(d, m);
+      int[] sms = {0};
+      Cuda.check(cuDeviceGetAttribute(sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute(SM count)");
+      maxBlocks = Math.min(maxBlocks, LaunchPlan.maxBlocks(layout.blocks(), m.residentBlocksPerSm(), sms[0], config.ranksOn(d)));
+    }
+    enablePeerAccess();
+    for (int r = 0; r < config.devices().size(); r++) {
+      int d = config.devices().get(r);
+      setCurrent(d);
+      ranks.add(new Rank(this, r, d, contexts.get(d), modules.get(d)));
+    }
+    for (Rank r : ranks) {
+      setCurrent(r.device());
+      r.uploadFixedSlots(ranks);
+    }
+    LOG.info(() -> "communicator: " + config.devices().size() + " ranks on GPUs " + config.devices() + (config.virtual() ? " (virtual ranks)" : "")
+        + ", " + maxBlocks + " blocks max, " + layout.totalBytesPerRank() + " bytes of buffers per rank");
+  }
+
+  private void enablePeerAccess() {
+    List<Integer> devs = new ArrayList<>(contexts.keySet());
+    for (int a : devs) {
+      for (int b : devs) {
+        if (a == b) {
+          continue;
+        }
+        CUdevice da = new CUdevice();
+        CUdevice db = new CUdevice();
+        cuDeviceGet(da, a);
+        cuDeviceGet(db, b);
+        int[] can = {0};
+        Cuda.check(cuDeviceCanAccessPeer(can, da, db), "cuDeviceCanAccessPeer(" + a + ", " + b + ")");
+        if (can[0] == 0) {
+          throw new IllegalStateException("GPU " + a + " cannot access GPU " + b + " peer-to-peer: the custom allreduce needs P2P "
+              + "between every pair of the pod's GPUs; use NCCL on this node");
+        }
+        setCurrent(a);
+        int rc = cuCtxEnablePeerAccess(contexts.get(b), 0);
+        if (rc != CUresult.CUDA_SUCCESS && rc != CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+          Cuda.check(rc, "cuCtxEnablePeerAccess(" + a + " -> " + b + ")");
+        }
+      }
+    }
+  }
+
+  void setCurrent(int device) {
+    Cuda.check(cuCtxSetCurrent(contexts.get(device)), "cuCtxSetCurrent(GPU " + device + ")");
+  }
+
+  public CommunicatorConfig config() {
+    return config;
+  }
+
+  public BufferLayout layout() {
+    return config.layout();
+  }
+
+  public int worldSize() {
+    return ranks.size();
+  }
+
+  public Rank rank(int r) {
+    return ranks.get(r);
+  }
+
+  public List<Rank> ranks() {
+    return List.copyOf(ranks);
+  }
+
+  /** The most blocks one kernel launch uses (co-residency of virtual ranks taken into account). */
+  public int maxBlocks() {
+    return maxBlocks;
+  }
+
+  public boolean isBroken() {
+    return broken;
+  }
+
+  void markBroken() {
+    broken = true;
+  }
+
+  /** Where messages go when the table says NCCL or they are larger than the buffers (optional). */
+  public void setFallback(Rank.Fallback fallback) {
+    this.fallback = fallback;
+  }
+
+  Rank.Fallback fallback() {
+    return fallback;
+  }
+
+  /** Runs {@code fn} on every rank's worker thread at once; returns results by rank; rethrows the first failure. */
+  public <T> List<T> onEachRank(Function<Rank, T> fn) {
+    List<Future<T>> futures = new ArrayList<>();
+    for (Rank r : ranks) {
+      futures.add(r.submit(() -> fn.apply(r)));
+    }
+    List<T> out = new ArrayList<>();
+    RuntimeException first = null;
+    for (Future<T> f : futures) {
+      try {
+        out.add(f.get());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for ranks", e);
+      } catch (ExecutionException e) {
+        Throwable c = e.getCause();
+        RuntimeException re = c instanceof RuntimeException rt ? rt : new IllegalStateException(c);
+        if (first == null || (re instanceof AllreduceTimeoutException && !(first instanceof AllreduceTimeoutException))) {
+          first = re;
+        }
+        out.add(null);
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return out;
+  }
+
+  /** Synchronizes every rank's own stream and checks every rank's watchdog record. */
+  public void synchronize() {
+    onEachRank(r -> {
+      r.synchronize();
+      return null;
+    });
+  }
+
+  /**
+   * Registers one input buffer per rank (e.g. a tensor a CUDA graph will reduce) so calls on it need no copy
+   * into staging. Collective: pass every rank's address, index = rank. Returns the pointer-table slot.
+   */
+  public synchronized int registerInputs(List<jcuda.driver.CUdeviceptr> perRank) {
+    if (perRank.size() != ranks.size()) {
+      throw new IllegalArgumentException("registerInputs needs one buffer per rank (" + ranks.size() + "), got " + perRank.size());
+    }
+    if (nextSlot >= layout().pointerSlots()) {
+      throw new IllegalStateException("all " + layout().graphBufferSlots() + " graph buffer slots are registered");
+    }
+    int slot = nextSlot++;
+    long[] addrs = new long[BufferLayout.MAX_RANKS];
+    for (int i = 0; i < perRank.size(); i++) {
+      addrs[i] = Cuda.address(perRank.get(i));
+      if (addrs[i] % BufferLayout.VECTOR_BYTES != 0) {
+        throw new IllegalArgumentException("registered buffer of rank " + i + " is not 16-byte aligned");
+      }
+    }
+    for (Rank r : ranks) {
+      setCurrent(r.device());
+      r.writeSlot(slot, addrs);
+    }
+    return slot;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (Rank r : ranks) {
+      try {
+        setCurrent(r.device());
+        r.close();
+      } catch (RuntimeException e) {
+        LOG.warning("closing rank " + r.index() + ": " + e.getMessage());
+      }
+    }
+    for (Map.Entry<Integer, KernelModule> e : modules.entrySet()) {
+      setCurrent(e.getKey());
+      e.getValue().close();
+    }
+    for (int d : contexts.keySet()) {
+      CUdevice dev = new CUdevice();
+      cuDeviceGet(dev, d);
+      cuDevicePrimaryCtxRelease(dev);
+    }
+    contexts.clear();
+  }
+}

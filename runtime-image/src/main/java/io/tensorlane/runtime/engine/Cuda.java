@@ -1,0 +1,55 @@
+package io.tensorlane.runtime.engine;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import jcuda.NativePointerObject;
+import jcuda.Pointer;
+import jcuda.driver.CUresult;
+import jcuda.driver.JCudaDriver;
+
+/** Small helpers over the JCuda driver API: checked calls and raw addresses. */
+public final class Cuda {
+  private static final Method NATIVE_POINTER;
+  private static final Field BYTE_OFFSET;
+  private static volatile boolean initialized;
+
+  static {
+    try {
+      NATIVE_POINTER = NativePointerObject.class.getDeclaredMethod("getNativePointer");
+      NATIVE_POINTER.setAccessible(true);
+      BYTE_OFFSET = Pointer.class.getDeclaredField("byteOffset");
+      BYTE_OFFSET.setAccessible(true);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private Cuda() {}
+
+  /** Throws {@link CudaException} naming {@code what} unless {@code result} is CUDA_SUCCESS. */
+  public static void check(int result, String what) {
+    if (result != CUresult.CUDA_SUCCESS) {
+      throw new CudaException(what, result);
+    }
+  }
+
+  /** cuInit once; JCuda exceptions off (we check every return code ourselves). */
+  public static synchronized void init() {
+    if (!initialized) {
+      JCudaDriver.setExceptionsEnabled(false);
+      check(JCudaDriver.cuInit(0), "cuInit");
+      initialized = true;
+    }
+  }
+
+  /** The raw address a JCuda pointer object stands for (device pointers: the device virtual address). */
+  public static long address(NativePointerObject p) {
+    try {
+      long base = (long) NATIVE_POINTER.invoke(p);
+      long offset = p instanceof Pointer ? (long) BYTE_OFFSET.get(p) : 0L;
+      return base + offset;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot read JCuda pointer address", e);
+    }
+  }
+}
