@@ -1,0 +1,416 @@
+package io.tensorlane.testkit.sim;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.tensorlane.api.v1alpha1.GpuTopology;
+import io.tensorlane.topology.TopologyFixtures;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A kwok-like GPU node simulator against a real API server.
+ *
+ * <ul>
+ *   <li>{@link #addNode} registers a Ready {@code Node} with {@code nvidia.com/gpu} capacity and GFD labels from a
+ *       topology fixture ({@link TopologyFixtures}), removes the {@code node.kubernetes.io/not-ready} taint admission
+ *       puts on new nodes, and publishes the node's {@code GpuTopology} as the probe would (spec.nodeName, status
+ *       through the status subresource, {@code source: probe}).
+ *   <li>It plays the kubelet for pods the real scheduler binds to its nodes (a pod informer, no polling): after a
+ *       delay it writes the status a kubelet would — Running/Ready by default, or what the first matching
+ *       {@link SimRule} says (OOMKilled, CUDA OOM with a JSON termination message, CrashLoopBackOff, Hang, Succeed,
+ *       Fail). Pods that do not restart (Jobs) Succeed by default.
+ *   <li>Rules come from {@link #addRule}/{@link #setRules} and from the ConfigMap {@value #RULES_CONFIGMAP} (key
+ *       {@value #RULES_KEY}, a YAML list of {@link SimRule}) in the simulator's namespace; in-process rules come first.
+ *   <li>Pods being deleted on its nodes are finalized at once (grace period 0): there is no kubelet to do it.
+ * </ul>
+ *
+ * There is no node heartbeat: the local control plane runs without the node-lifecycle controller.
+ */
+public final class GpuNodeSimulator implements AutoCloseable {
+  public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
+  public static final String RULES_KEY = "rules.yaml";
+  private static final ObjectMapper YAML =
+      new ObjectMapper(new YAMLFactory()).configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+
+  /**
+   * @param namespace      where the rules ConfigMap lives (created if missing)
+   * @param namePrefix     prefix of generated node names
+   * @param startDelay     default delay from binding to the kubelet's first status
+   * @param crashLoopAfter delay from a termination to CrashLoopBackOff (restartPolicy Always)
+   */
+  public record Options(String namespace, String namePrefix, Duration startDelay, Duration crashLoopAfter) {
+    public static Options defaults() {
+      return new Options("tensorlane-sim", "", Duration.ofMillis(300), Duration.ofSeconds(1));
+    }
+
+    public Options withNamespace(String ns) {
+      return new Options(ns, namePrefix, startDelay, crashLoopAfter);
+    }
+
+    public Options withNamePrefix(String p) {
+      return new Options(namespace, p, startDelay, crashLoopAfter);
+    }
+
+    public Options withStartDelay(Duration d) {
+      return new Options(namespace, namePrefix, d, crashLoopAfter);
+    }
+
+    public Options withCrashLoopAfter(Duration d) {
+      return new Options(namespace, namePrefix, startDelay, d);
+    }
+  }
+
+  private final KubernetesClient client;
+  private final Options options;
+  private final Map<String, String> nodeIps = new ConcurrentHashMap<>(); // simulated node name -> InternalIP
+  private final List<SimRule> rules = new CopyOnWriteArrayList<>();
+  private volatile List<SimRule> configMapRules = List.of();
+  private final Set<String> seen = ConcurrentHashMap.newKeySet(); // pod UIDs already planned
+  private final Set<String> finalizing = ConcurrentHashMap.newKeySet();
+  private final Map<String, List<ScheduledFuture<?>>> pending = new ConcurrentHashMap<>();
+  private final AtomicInteger nodeCounter = new AtomicInteger();
+  private final AtomicInteger nodeIpCounter = new AtomicInteger();
+  private final AtomicInteger podIpCounter = new AtomicInteger();
+  private SharedIndexInformer<Pod> podInformer;
+  private final ScheduledExecutorService kubelet;
+  private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+  private final Map<String, SimAction.Type> applied = new ConcurrentHashMap<>(); // pod UID -> action, for tests/logs
+
+  public GpuNodeSimulator(KubernetesClient client, Options options) {
+    this.client = client;
+    this.options = options;
+    this.kubelet = Executors.newScheduledThreadPool(2, r -> {
+      Thread t = new Thread(r, "gpu-sim-kubelet");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Creates the namespace if needed and starts the pod and rules informers; returns when they are synced. */
+  public GpuNodeSimulator start() {
+    if (client.namespaces().withName(options.namespace()).get() == null) {
+      try {
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(options.namespace())
+            .endMetadata().build()).create();
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409) {
+          throw e;
+        }
+      }
+    }
+    informers.add(client.configMaps().inNamespace(options.namespace()).withName(RULES_CONFIGMAP)
+        .inform(handler(this::onRulesConfigMap, cm -> configMapRules = List.of()), 0));
+    podInformer = client.pods().inAnyNamespace().inform(handler(this::onPod, this::onPodGone), 0);
+    informers.add(podInformer);
+    return this;
+  }
+
+  // ---- nodes ------------------------------------------------------------------------------------------------
+
+  /** Adds a node built from {@code fixture} with a generated unique name; returns the name once it is schedulable. */
+  public String addNode(String fixture) {
+    return addNode(options.namePrefix() + fixture + "-" + nodeCounter.getAndIncrement(), fixture, Map.of());
+  }
+
+  /** Adds (or re-asserts) node {@code name} from {@code fixture} with extra labels; returns when it is schedulable. */
+  public String addNode(String name, String fixture, Map<String, String> extraLabels) {
+    var topo = TopologyFixtures.load(fixture);
+    String ip = nodeIps.computeIfAbsent(name, n -> {
+      int i = nodeIpCounter.getAndIncrement();
+      return "10.99." + (i / 250 % 250) + "." + (i % 250 + 1);
+    });
+    Instant now = Instant.now();
+    Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now);
+    Node node = client.nodes().withName(name).get();
+    if (node == null) {
+      node = client.nodes().resource(desired).create();
+    } else {
+      node = retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
+        n.getMetadata().getLabels().putAll(desired.getMetadata().getLabels());
+        return n;
+      }));
+      patchNodeStatus(desired);
+    }
+    // admission (TaintNodesByCondition) taints every new node not-ready; there is no node controller to lift it.
+    // Controllers (e.g. the TTL annotator) touch new nodes too, hence the retry on 409.
+    if (hasLifecycleTaint(node)) {
+      node = retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
+        n.getSpec().getTaints().removeIf(t -> t.getKey().startsWith("node.kubernetes.io/"));
+        return n;
+      }));
+    }
+    GpuTopology topology = SimNodes.topology(node);
+    GpuTopology existing = client.resources(GpuTopology.class).withName(name).get();
+    if (existing == null) {
+      existing = client.resources(GpuTopology.class).resource(topology).create();
+    }
+    existing.getMetadata().setResourceVersion(null);
+    existing.setStatus(SimNodes.probeStatus(topo, now));
+    client.resources(GpuTopology.class).resource(existing).patchStatus();
+    if (podInformer != null) { // pods bound before this simulator (re)started
+      podInformer.getStore().list().stream().filter(p -> name.equals(p.getSpec().getNodeName())).forEach(this::onPod);
+    }
+    return name;
+  }
+
+  private static boolean hasLifecycleTaint(Node node) {
+    return node.getSpec().getTaints() != null
+        && node.getSpec().getTaints().stream().anyMatch(t -> t.getKey().startsWith("node.kubernetes.io/"));
+  }
+
+  private static <T> T retryOnConflict(java.util.function.Supplier<T> write) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return write.get();
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt >= 10) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private void patchNodeStatus(Node desired) {
+    Node patch = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata()
+        .withName(desired.getMetadata().getName()).endMetadata().withStatus(desired.getStatus()).build();
+    client.nodes().resource(patch).patchStatus();
+  }
+
+  /** Removes a simulated node, its GpuTopology and (force) the pods bound to it. */
+  public void removeNode(String name) {
+    nodeIps.remove(name);
+    client.nodes().withName(name).withGracePeriod(0).delete();
+    client.resources(GpuTopology.class).withName(name).delete();
+    for (Pod p : client.pods().inAnyNamespace().withField("spec.nodeName", name).list().getItems()) {
+      client.pods().inNamespace(p.getMetadata().getNamespace()).withName(p.getMetadata().getName())
+          .withGracePeriod(0).delete();
+    }
+  }
+
+  /** Names of the nodes this simulator plays. */
+  public Set<String> nodes() {
+    return Set.copyOf(nodeIps.keySet());
+  }
+
+  // ---- rules ------------------------------------------------------------------------------------------------
+
+  public void addRule(SimRule rule) {
+    rules.add(rule);
+  }
+
+  public void setRules(List<SimRule> newRules) {
+    rules.clear();
+    rules.addAll(newRules);
+  }
+
+  public void clearRules() {
+    rules.clear();
+  }
+
+  /** In-process rules followed by the ConfigMap's. */
+  public List<SimRule> rules() {
+    List<SimRule> all = new ArrayList<>(rules);
+    all.addAll(configMapRules);
+    return all;
+  }
+
+  /** Parses the YAML list of rules of the ConfigMap; a clear message on bad input. */
+  public static List<SimRule> parseRules(String yaml) {
+    try {
+      List<SimRule> parsed = YAML.readValue(yaml, new TypeReference<List<SimRule>>() {});
+      return parsed == null ? List.of() : List.copyOf(parsed);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalArgumentException("invalid simulator rules: " + e.getOriginalMessage()
+          + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ")" : ""), e);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("invalid simulator rules: " + e.getMessage(), e);
+    }
+  }
+
+  private void onRulesConfigMap(ConfigMap cm) {
+    String yaml = cm.getData() == null ? null : cm.getData().get(RULES_KEY);
+    try {
+      configMapRules = yaml == null ? List.of() : parseRules(yaml);
+      log("rules from ConfigMap " + options.namespace() + "/" + RULES_CONFIGMAP + ": " + configMapRules.size());
+    } catch (IllegalArgumentException e) {
+      log("ignoring ConfigMap " + options.namespace() + "/" + RULES_CONFIGMAP + " (keeping "
+          + configMapRules.size() + " previous rules): " + e.getMessage());
+    }
+  }
+
+  /** The action the simulator applied to a pod (by UID), if any yet. */
+  public SimAction.Type appliedAction(String podUid) {
+    return applied.get(podUid);
+  }
+
+  // ---- the kubelet ------------------------------------------------------------------------------------------
+
+  private void onPod(Pod pod) {
+    String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+    if (nodeName == null || !nodeIps.containsKey(nodeName)) {
+      return;
+    }
+    String uid = pod.getMetadata().getUid();
+    if (pod.getMetadata().getDeletionTimestamp() != null) {
+      if (finalizing.add(uid)) {
+        cancel(uid);
+        kubelet.execute(() -> forceDelete(pod));
+      }
+      return;
+    }
+    if (!seen.add(uid)) {
+      return;
+    }
+    PodStatus st = pod.getStatus();
+    if (st != null && st.getContainerStatuses() != null && !st.getContainerStatuses().isEmpty()) {
+      return; // already played (this simulator restarted): leave it as it is
+    }
+    SimRule rule = rules().stream().filter(r -> r.matches(pod)).findFirst().orElse(null);
+    SimAction action = rule != null ? rule.action()
+        : PodStatuses.restarts(pod) ? SimAction.run() : SimAction.succeed();
+    long delay = rule != null && rule.delayMillis() != null ? rule.delayMillis() : options.startDelay().toMillis();
+    var at = new PodStatuses.Placement(nodeIps.get(nodeName), nextPodIp(), Instant.now().plusMillis(delay));
+    if (rule != null) {
+      log("pod " + ref(pod) + " on " + nodeName + ": rule '" + rule.name() + "' -> " + action.type() + " in " + delay + " ms");
+    }
+    schedule(uid, delay, () -> act(pod, at, action));
+  }
+
+  private void act(Pod pod, PodStatuses.Placement at, SimAction action) {
+    Instant now = Instant.now();
+    applied.put(pod.getMetadata().getUid(), action.type());
+    switch (action.type()) {
+      case Run -> write(pod, PodStatuses.running(pod, at, true));
+      case Hang -> write(pod, PodStatuses.running(pod, at, false));
+      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, null, now));
+      case CrashLoopBackOff -> write(pod, PodStatuses.crashLoop(pod, at, action,
+          action.restarts() == null ? 3 : action.restarts(), now));
+      case OOMKilled, CudaOom, Fail -> {
+        if (action.type() == SimAction.Type.Fail && !PodStatuses.restarts(pod)) {
+          write(pod, PodStatuses.completed(pod, at, 1, action.message(), now));
+          return;
+        }
+        write(pod, PodStatuses.terminated(pod, at, action, now));
+        if (PodStatuses.restarts(pod)) {
+          schedule(pod.getMetadata().getUid(), options.crashLoopAfter().toMillis(),
+              () -> write(pod, PodStatuses.crashLoop(pod, at, action, 1, now)));
+        }
+      }
+    }
+  }
+
+  private void write(Pod pod, PodStatus status) {
+    Pod patch = new PodBuilder().withNewMetadata()
+        .withName(pod.getMetadata().getName())
+        .withNamespace(pod.getMetadata().getNamespace())
+        .withUid(pod.getMetadata().getUid()) // never write onto a newer pod of the same name
+        .endMetadata().withStatus(status).build();
+    try {
+      client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(patch).patchStatus();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404 && e.getCode() != 409) {
+        log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
+      }
+    }
+  }
+
+  private void forceDelete(Pod pod) {
+    try {
+      client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+          .withGracePeriod(0).delete();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        log("cannot finalize pod " + ref(pod) + ": " + e.getMessage());
+      }
+    }
+  }
+
+  private void onPodGone(Pod pod) {
+    String uid = pod.getMetadata().getUid();
+    cancel(uid);
+    seen.remove(uid);
+    finalizing.remove(uid);
+    applied.remove(uid);
+  }
+
+  private void schedule(String uid, long delayMillis, Runnable task) {
+    Runnable safe = () -> {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        log("simulated kubelet task failed: " + e);
+      }
+    };
+    pending.computeIfAbsent(uid, k -> new CopyOnWriteArrayList<>())
+        .add(kubelet.schedule(safe, Math.max(0, delayMillis), TimeUnit.MILLISECONDS));
+  }
+
+  private void cancel(String uid) {
+    List<ScheduledFuture<?>> tasks = pending.remove(uid);
+    if (tasks != null) {
+      tasks.forEach(f -> f.cancel(false));
+    }
+  }
+
+  private String nextPodIp() {
+    int n = podIpCounter.getAndIncrement();
+    return "10.244." + (n / 250 % 250) + "." + (n % 250 + 1);
+  }
+
+  private static String ref(Pod pod) {
+    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+  }
+
+  private static void log(String msg) {
+    System.err.println("[gpu-sim] " + msg);
+  }
+
+  private static <T> ResourceEventHandler<T> handler(java.util.function.Consumer<T> upsert, java.util.function.Consumer<T> gone) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        upsert.accept(obj);
+      }
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        upsert.accept(newObj);
+      }
+
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        gone.accept(obj);
+      }
+    };
+  }
+
+  /** Stops the informers and the simulated kubelet; the nodes stay (remove them with {@link #removeNode}). */
+  @Override
+  public void close() {
+    informers.forEach(SharedIndexInformer::close);
+    kubelet.shutdownNow();
+  }
+}

@@ -1,0 +1,76 @@
+package io.tensorlane.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec;
+import io.tensorlane.api.v1alpha1.ParallelismSpec;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The real API server enforces the CRD schema at apply time, with the schema's message. */
+@WithLocalCluster
+class InferenceDeploymentSchemaTest {
+
+  static InferenceDeployment valid(String name) {
+    var d = new InferenceDeployment();
+    d.getMetadata().setName(name);
+    var spec = new InferenceDeploymentSpec();
+    spec.model = new ModelSpec();
+    spec.model.name = "meta-llama/Llama-3.1-8B-Instruct";
+    spec.model.weightBytes = 16_060_000_000L;
+    spec.model.geometry = new ModelGeometry();
+    spec.model.geometry.layers = 32;
+    spec.model.geometry.hiddenSize = 4096;
+    spec.model.geometry.attentionHeads = 32;
+    spec.model.geometry.kvHeads = 8;
+    spec.parallelism = new ParallelismSpec();
+    spec.parallelism.tensor = 2;
+    d.setSpec(spec);
+    return d;
+  }
+
+  static Stream<Arguments> invalid() {
+    return Stream.of(
+        Arguments.of("tensor-zero", (Consumer<InferenceDeploymentSpec>) s -> s.parallelism.tensor = 0,
+            "spec.parallelism.tensor in body should be greater than or equal to 1"),
+        Arguments.of("tensor-sixteen", (Consumer<InferenceDeploymentSpec>) s -> s.parallelism.tensor = 16,
+            "spec.parallelism.tensor in body should be less than or equal to 8"),
+        Arguments.of("fraction-too-big", (Consumer<InferenceDeploymentSpec>) s -> s.memory.fraction = "1.5",
+            "spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'"),
+        Arguments.of("no-model-geometry", (Consumer<InferenceDeploymentSpec>) s -> s.model.geometry = null,
+            "spec.model.geometry: Required value"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("invalid")
+  void rejectsInvalidSpecWithSchemaMessage(String name, Consumer<InferenceDeploymentSpec> breakIt, String message,
+      KubernetesClient client, TestNamespace ns) {
+    InferenceDeployment d = valid(name);
+    breakIt.accept(d.getSpec());
+    assertThatThrownBy(() -> client.resources(InferenceDeployment.class).inNamespace(ns.name()).resource(d).create())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(422);
+          assertThat(e.getMessage()).contains(message);
+        });
+    assertThat(client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName(name).get()).isNull();
+  }
+
+  @Test
+  void acceptsValidSpecAndAppliesDefaults(KubernetesClient client, TestNamespace ns) {
+    var created = client.resources(InferenceDeployment.class).inNamespace(ns.name()).resource(valid("ok")).create();
+    assertThat(created.getMetadata().getUid()).isNotBlank();
+    var read = client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName("ok").get();
+    assertThat(read.getSpec().parallelism.tensor).isEqualTo(2);
+    assertThat(read.getSpec().memory.fraction).isEqualTo("auto");
+  }
+}
