@@ -19,7 +19,8 @@ import picocli.CommandLine.Command;
         VersionCommand.class,
         SelftestCommand.class,
         BenchCommand.class,
-        // add here: io.tensorlane.runtime.probe.ProbeCommand.class, ServeCommand.class
+        io.tensorlane.runtime.probe.ProbeCommand.class,
+        // add here: ServeCommand.class
         CommandLine.HelpCommand.class})
 public final class Main {
   public static void main(String[] args) {
