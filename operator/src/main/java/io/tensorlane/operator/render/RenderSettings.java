@@ -17,4 +17,12 @@ public record RenderSettings(String runtimeImage, long runAsUser, String shmSize
   public static RenderSettings of(String registry, String tag) {
     return new RenderSettings(registry + "/" + RUNTIME_IMAGE_NAME + ":" + tag, 1000L, "16Gi");
   }
+
+  /**
+   * The same settings with another runtime image, e.g. the operator's {@code TENSORLANE_RUNTIME_IMAGE} (kustomize
+   * copies the deployed probe image there); blank keeps this one.
+   */
+  public RenderSettings withRuntimeImage(String image) {
+    return image == null || image.isBlank() ? this : new RenderSettings(image, runAsUser, shmSizeLimit);
+  }
 }
