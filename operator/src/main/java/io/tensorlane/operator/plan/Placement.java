@@ -49,6 +49,11 @@ public final class Placement {
           .map(v -> v.node().name() + ": " + v.customBlocker()).orElse(null);
     }
 
+    /** Pods of {@code tensor} GPUs that fit into the free GPUs of the class now. */
+    public int podSlots(int tensor) {
+      return free.stream().mapToInt(v -> v.node().freeGpus() / tensor).sum();
+    }
+
     int freeGpus() {
       return free.stream().mapToInt(v -> v.node().freeGpus()).sum();
     }
@@ -116,14 +121,14 @@ public final class Placement {
    * orders the classes best first: custom allreduce possible, NVLink before PCIe, most free GPUs, then by labels.
    * Only classes with at least one node with free GPUs are returned.
    */
-  public static List<NodeClass> classes(List<Verdict> verdicts, int tensor) {
+  public static List<NodeClass> classes(List<Verdict> verdicts, int tensor, InterconnectRequirement required) {
     Map<String, List<Verdict>> byKey = new TreeMap<>();
     Map<String, Map<String, String>> labelsByKey = new LinkedHashMap<>();
     for (Verdict v : verdicts) {
       if (!v.fits()) {
         continue;
       }
-      Map<String, String> labels = classLabels(v.node().topology(), tensor);
+      Map<String, String> labels = classLabels(v.node().topology(), tensor, required);
       String key = labels.toString();
       byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(v);
       labelsByKey.put(key, labels);
@@ -142,13 +147,18 @@ public final class Placement {
     return out;
   }
 
-  /** The labels of a node's class, in affinity order: product, interconnect, P2P (the last two for tensor > 1). */
-  static Map<String, String> classLabels(GpuTopologyStatus t, int tensor) {
+  /**
+   * The labels of a node's class, in affinity order: product, interconnect, P2P. Interconnect and P2P only matter
+   * for tensor > 1, except that a required interconnect is always selected on.
+   */
+  static Map<String, String> classLabels(GpuTopologyStatus t, int tensor, InterconnectRequirement required) {
     Map<String, String> all = TopologyLabels.forTopology(t);
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(TopologyLabels.GPU_PRODUCT, all.get(TopologyLabels.GPU_PRODUCT));
-    if (tensor > 1) {
+    if (tensor > 1 || required != null && required != InterconnectRequirement.Any) {
       labels.put(TopologyLabels.INTERCONNECT, all.get(TopologyLabels.INTERCONNECT));
+    }
+    if (tensor > 1) {
       labels.put(TopologyLabels.P2P, all.get(TopologyLabels.P2P));
     }
     return labels;

@@ -33,7 +33,7 @@ public final class Planner {
 
     List<Placement.Verdict> verdicts = Placement.judge(nodes, tensor, required, spec.placement.nodeSelector,
         customForced, settings);
-    List<Placement.NodeClass> classes = Placement.classes(verdicts, tensor);
+    List<Placement.NodeClass> classes = Placement.classes(verdicts, tensor, required);
     if (classes.isEmpty()) {
       String message = Placement.unschedulableMessage(verdicts, tensor, required, customForced);
       boolean anyFits = verdicts.stream().anyMatch(Placement.Verdict::fits);
@@ -52,6 +52,11 @@ public final class Planner {
     List<String> warnings = new ArrayList<>();
     if (customForced && blocker != null) {
       warnings.add("allreduce.mode Custom: a node the pods may land on cannot run it (" + blocker + ")");
+    }
+    int slots = chosen.podSlots(tensor);
+    if (slots < spec.replicas) {
+      warnings.add(spec.replicas + " replicas but GPUs for only " + slots + " pod(s) of " + tensor
+          + " are free on matching nodes now; the rest stay Pending until GPUs free up");
     }
     AllreduceChoice allreduce = AllreduceChooser.choose(spec.allreduce, tensor, rep.topology(), blocker, settings);
     var s = rep.topology().summary;

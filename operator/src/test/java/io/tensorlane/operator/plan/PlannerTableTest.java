@@ -152,6 +152,30 @@ class PlannerTableTest {
   }
 
   @org.junit.jupiter.api.Test
+  void tensorOneSelectsOnProductAndOnARequiredInterconnect() {
+    List<NodeInfo> nodes = List.of(node("pro-0", PRO, 0), node("h200-0", H200, 0));
+    Plan any = Planner.plan(llama8b(1), nodes, SETTINGS);
+    Plan nvlink = Planner.plan(with(llama8b(1), s -> s.placement.interconnect = InterconnectRequirement.NVLink), nodes,
+        SETTINGS);
+
+    assertThat(any.placement().affinityRequirements()).extracting(r -> r.getKey())
+        .containsExactly("tensorlane.io/gpu-product", "tensorlane.io/gpu-count");
+    assertThat(nvlink.placement().affinityRequirements()).extracting(r -> r.getKey() + " " + r.getValues())
+        .containsExactly("tensorlane.io/gpu-product [NVIDIA-H200]", "tensorlane.io/gpu-interconnect [NVLink]",
+            "tensorlane.io/gpu-count [0]");
+  }
+
+  @org.junit.jupiter.api.Test
+  void moreReplicasThanFreeSlotsIsAWarningNotAFailure() {
+    Plan plan = Planner.plan(with(llama8b(4), s -> s.replicas = 3), List.of(node("pro-0", PRO, 0)), SETTINGS);
+
+    assertThat(plan.outcome()).isEqualTo(Outcome.OK);
+    assertThat(plan.warnings()).containsExactly(
+        "3 replicas but GPUs for only 2 pod(s) of 4 are free on matching nodes now; the rest stay Pending until GPUs "
+            + "free up");
+  }
+
+  @org.junit.jupiter.api.Test
   void affinityIsOnTopologyLabelsNotHostNames() {
     Plan plan = Planner.plan(with(llama70b(8), s -> s.placement.nodeSelector = Map.of("pool", "gpu")),
         List.of(new NodeInfo("pro-0", Map.of("pool", "gpu"), 8, 0, TopologyFixtures.load(PRO), false)), SETTINGS);
