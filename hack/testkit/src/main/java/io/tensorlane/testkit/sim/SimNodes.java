@@ -27,9 +27,10 @@ public final class SimNodes {
 
   private SimNodes() {}
 
-  /** GPU Feature Discovery labels for a topology: product ('-' for spaces), count, memory in MiB. */
+  /** GPU Feature Discovery labels for a topology: present, product ('-' for spaces), count, memory in MiB. */
   public static Map<String, String> gfdLabels(GpuTopologyStatus topo) {
     Map<String, String> l = new LinkedHashMap<>();
+    l.put("nvidia.com/gpu.present", "true");
     GpuInfo first = topo.gpus.get(0);
     String product = first.product == null ? "unknown" : first.product.trim().replaceAll("[^A-Za-z0-9_.-]+", "-");
     l.put(GfdHeuristic.PRODUCT, product.length() > 63 ? product.substring(0, 63) : product);
