@@ -54,10 +54,6 @@ public final class Placement {
       return free.stream().mapToInt(v -> v.node().freeGpus() / tensor).sum();
     }
 
-    int freeGpus() {
-      return free.stream().mapToInt(v -> v.node().freeGpus()).sum();
-    }
-
     long minGpuMemory() {
       return members.stream().map(v -> v.node().topology().summary.gpuMemoryBytes)
           .filter(java.util.Objects::nonNull).mapToLong(Long::longValue).min().orElse(0);
@@ -118,8 +114,9 @@ public final class Placement {
 
   /**
    * Groups fitting nodes by the labels affinity selects on (product; plus interconnect and P2P for tensor > 1) and
-   * orders the classes best first: custom allreduce possible, NVLink before PCIe, most free GPUs, then by labels.
-   * Only classes with at least one node with free GPUs are returned.
+   * orders the classes best first: custom allreduce possible, NVLink before PCIe, larger GPU memory, then by labels.
+   * The order does not depend on how many GPUs are free (that changes as other pods come and go and would move a
+   * running deployment between classes); only classes with at least one node with free GPUs are returned.
    */
   public static List<NodeClass> classes(List<Verdict> verdicts, int tensor, InterconnectRequirement required) {
     Map<String, List<Verdict>> byKey = new TreeMap<>();
@@ -142,7 +139,7 @@ public final class Placement {
     });
     out.sort(Comparator.<NodeClass>comparingInt(c -> tensor > 1 && c.customBlocker() == null ? 0 : 1)
         .thenComparingInt(c -> c.representative().topology().summary.interconnect.ordinal())
-        .thenComparing(Comparator.comparingInt(NodeClass::freeGpus).reversed())
+        .thenComparing(Comparator.comparingLong(NodeClass::minGpuMemory).reversed())
         .thenComparing(c -> c.labels().toString()));
     return out;
   }
