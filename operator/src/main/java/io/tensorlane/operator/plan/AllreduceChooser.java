@@ -39,8 +39,10 @@ public final class AllreduceChooser {
     if (s.p2p != P2p.Full) {
       return "P2P " + s.p2p;
     }
-    if (node.topologyStale()) {
-      return "topology stale (custom allreduce needs a fresh probe)";
+    if (forced && node.topologyStale()) {
+      // a stale topology is not trusted to force the custom allreduce; in Auto it keeps its last-seen choice, so a
+      // late probe does not roll a running deployment over to NCCL (the Planner adds a warning)
+      return "topology stale (forcing the custom allreduce needs a fresh probe)";
     }
     Measurement m = recentMeasurement(t, settings);
     if (m != null && m.failure != null && !m.failure.isBlank()) {

@@ -53,6 +53,8 @@ public final class Planner {
     if (customForced && blocker != null) {
       warnings.add("allreduce.mode Custom: a node the pods may land on cannot run it (" + blocker + ")");
     }
+    chosen.members().stream().filter(v -> v.node().topologyStale()).findFirst().ifPresent(v -> warnings.add(
+        "GpuTopology of " + v.node().name() + " is stale (older than the operator's limit); the plan uses it as last seen"));
     int slots = chosen.podSlots(tensor);
     if (slots < spec.replicas) {
       warnings.add(spec.replicas + " replicas but GPUs for only " + slots + " pod(s) of " + tensor

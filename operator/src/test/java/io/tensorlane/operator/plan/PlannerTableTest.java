@@ -92,9 +92,9 @@ class PlannerTableTest {
         new Case("class order does not follow free GPUs: larger GPUs first", llama8b(4),
             List.of(node("a100-0", TopologyFixtures.A100_PCIE_4, 0), node("pro-0", PRO, 4)), Outcome.OK, "Custom",
             List.of("65536:OneStage", "8388608:Ring"), List.of("pro-0"), "PCIe, full P2P, 8 GPUs", null),
-        new Case("stale topology is not trusted for the custom allreduce", llama70b(8),
-            List.of(node("pro-0", PRO, 0, t -> { }, true)), Outcome.OK, "NCCL", List.of(), List.of("pro-0"),
-            "→ NCCL: pro-0: topology stale", Map.of("NCCL_P2P_LEVEL", "SYS", "NCCL_PROTO", "^LL128")),
+        new Case("stale topology keeps its last-seen choice in Auto (with a warning)", llama70b(8),
+            List.of(node("pro-0", PRO, 0, t -> { }, true)), Outcome.OK, "Custom", List.of("65536:OneStage", "8388608:Ring"),
+            List.of("pro-0"), "custom", Map.of("NCCL_P2P_LEVEL", "SYS", "NCCL_PROTO", "^LL128")),
         new Case("stale topology and mode Custom → Unschedulable",
             with(llama70b(8), s -> s.allreduce.mode = AllreduceSpec.AllreduceMode.Custom),
             List.of(node("pro-0", PRO, 0, t -> { }, true)), Outcome.UNSCHEDULABLE, null, null, null,
@@ -152,6 +152,14 @@ class PlannerTableTest {
           .containsExactlyInAnyOrderElementsOf(c.ncclEnv().entrySet().stream()
               .map(e -> org.assertj.core.groups.Tuple.tuple(e.getKey(), e.getValue())).toList());
     }
+  }
+
+  @org.junit.jupiter.api.Test
+  void staleTopologyIsWarnedAbout() {
+    Plan plan = Planner.plan(llama70b(8), List.of(node("pro-0", PRO, 0, t -> { }, true)), SETTINGS);
+
+    assertThat(plan.warnings()).containsExactly(
+        "GpuTopology of pro-0 is stale (older than the operator's limit); the plan uses it as last seen");
   }
 
   @org.junit.jupiter.api.Test
