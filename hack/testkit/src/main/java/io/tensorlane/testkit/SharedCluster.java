@@ -16,6 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class SharedCluster implements AutoCloseable {
   private static SharedCluster instance;
+  private static RuntimeException startFailure; // fail every later test class fast, with the first cause
 
   private final LocalControlPlane plane; // null when attached to an existing cluster
   private final LocalCluster cluster;
@@ -31,6 +32,19 @@ public final class SharedCluster implements AutoCloseable {
 
   /** The JVM's shared cluster, started (and the CRDs installed) on first use. */
   public static synchronized SharedCluster get() {
+    if (startFailure != null) {
+      throw new IllegalStateException("the local control plane failed to start earlier in this JVM: "
+          + startFailure.getMessage(), startFailure);
+    }
+    try {
+      return getOrStart();
+    } catch (RuntimeException e) {
+      startFailure = e;
+      throw e;
+    }
+  }
+
+  private static SharedCluster getOrStart() {
     if (instance == null || instance.closed) {
       String env = System.getenv("TENSORLANE_KUBECONFIG");
       SharedCluster s;

@@ -190,6 +190,31 @@ class SimulatedClusterTest {
   }
 
   @Test
+  void hangingPodIsNeverReadyUntilTheTestFinishesItOnDemand(KubernetesClient client, TestNamespace ns,
+      GpuNodeSimulator sim) {
+    sim.addNode(TopologyFixtures.L40S_2);
+    sim.addRule(SimRule.forAllPods("preflight-hangs", SimAction.hang()).inNamespace(ns.name()));
+    client.batch().v1().jobs().inNamespace(ns.name()).resource(new JobBuilder()
+        .withNewMetadata().withName("preflight").endMetadata()
+        .withNewSpec().withBackoffLimit(0).withNewTemplate().withNewMetadata().addToLabels("app", "preflight").endMetadata()
+        .withNewSpec().withRestartPolicy("Never").addNewContainer().withName("preflight").withImage("tensorlane/runtime:test")
+        .endContainer().endSpec().endTemplate().endSpec().build()).create();
+    Pod hanging = awaitPods(client, ns, "preflight", 1, p -> "Running".equals(p.getStatus().getPhase())).get(0);
+    assertThat(ready(hanging)).isFalse();
+    assertThat(hanging.getStatus().getContainerStatuses().get(0).getState().getRunning()).isNotNull();
+
+    sim.act(hanging, SimAction.succeed("{\"p2pVerified\":true}"));
+    var job = client.batch().v1().jobs().inNamespace(ns.name()).withName("preflight").waitUntilCondition(j -> j != null
+        && j.getStatus() != null && j.getStatus().getSucceeded() != null && j.getStatus().getSucceeded() == 1,
+        WAIT_S, TimeUnit.SECONDS);
+    assertThat(job.getStatus().getSucceeded()).isEqualTo(1);
+    Pod done = client.pods().inNamespace(ns.name()).withName(hanging.getMetadata().getName()).get();
+    assertThat(done.getStatus().getPhase()).isEqualTo("Succeeded");
+    assertThat(done.getStatus().getContainerStatuses().get(0).getState().getTerminated().getMessage())
+        .isEqualTo("{\"p2pVerified\":true}");
+  }
+
+  @Test
   void deletingTheDeploymentRemovesItsPodsThroughGarbageCollection(KubernetesClient client, TestNamespace ns,
       GpuNodeSimulator sim) {
     sim.addNode(TopologyFixtures.RTX_4090_4);

@@ -1,10 +1,5 @@
 package io.tensorlane.testkit.sim;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -52,8 +47,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GpuNodeSimulator implements AutoCloseable {
   public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
   public static final String RULES_KEY = "rules.yaml";
-  private static final ObjectMapper YAML =
-      new ObjectMapper(new YAMLFactory()).configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
 
   /**
    * @param namespace      where the rules ConfigMap lives (created if missing)
@@ -86,8 +79,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private final KubernetesClient client;
   private final Options options;
   private final Map<String, String> nodeIps = new ConcurrentHashMap<>(); // simulated node name -> InternalIP
-  private final List<SimRule> rules = new CopyOnWriteArrayList<>();
-  private volatile List<SimRule> configMapRules = List.of();
+  private final SimRules rules;
   private final Set<String> seen = ConcurrentHashMap.newKeySet(); // pod UIDs already planned
   private final Set<String> finalizing = ConcurrentHashMap.newKeySet();
   private final Map<String, List<ScheduledFuture<?>>> pending = new ConcurrentHashMap<>();
@@ -102,6 +94,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
   public GpuNodeSimulator(KubernetesClient client, Options options) {
     this.client = client;
     this.options = options;
+    this.rules = new SimRules(options.namespace() + "/" + RULES_CONFIGMAP);
     this.kubelet = Executors.newScheduledThreadPool(2, r -> {
       Thread t = new Thread(r, "gpu-sim-kubelet");
       t.setDaemon(true);
@@ -122,7 +115,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
       }
     }
     informers.add(client.configMaps().inNamespace(options.namespace()).withName(RULES_CONFIGMAP)
-        .inform(handler(this::onRulesConfigMap, cm -> configMapRules = List.of()), 0));
+        .inform(handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
     podInformer = client.pods().inAnyNamespace().inform(handler(this::onPod, this::onPodGone), 0);
     informers.add(podInformer);
     return this;
@@ -215,15 +208,15 @@ public final class GpuNodeSimulator implements AutoCloseable {
     return Set.copyOf(nodeIps.keySet());
   }
 
-  // ---- rules ------------------------------------------------------------------------------------------------
+  // ---- rules (see SimRules) ---------------------------------------------------------------------------------
 
+  /** Appends an in-process rule (checked before the ConfigMap's; first match wins). */
   public void addRule(SimRule rule) {
     rules.add(rule);
   }
 
   public void setRules(List<SimRule> newRules) {
-    rules.clear();
-    rules.addAll(newRules);
+    rules.set(newRules);
   }
 
   public void clearRules() {
@@ -232,33 +225,12 @@ public final class GpuNodeSimulator implements AutoCloseable {
 
   /** In-process rules followed by the ConfigMap's. */
   public List<SimRule> rules() {
-    List<SimRule> all = new ArrayList<>(rules);
-    all.addAll(configMapRules);
-    return all;
+    return rules.all();
   }
 
-  /** Parses the YAML list of rules of the ConfigMap; a clear message on bad input. */
+  /** Parses the ConfigMap's YAML list of rules; {@link IllegalArgumentException} with a clear message on bad input. */
   public static List<SimRule> parseRules(String yaml) {
-    try {
-      List<SimRule> parsed = YAML.readValue(yaml, new TypeReference<List<SimRule>>() {});
-      return parsed == null ? List.of() : List.copyOf(parsed);
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalArgumentException("invalid simulator rules: " + e.getOriginalMessage()
-          + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ")" : ""), e);
-    } catch (RuntimeException e) {
-      throw new IllegalArgumentException("invalid simulator rules: " + e.getMessage(), e);
-    }
-  }
-
-  private void onRulesConfigMap(ConfigMap cm) {
-    String yaml = cm.getData() == null ? null : cm.getData().get(RULES_KEY);
-    try {
-      configMapRules = yaml == null ? List.of() : parseRules(yaml);
-      log("rules from ConfigMap " + options.namespace() + "/" + RULES_CONFIGMAP + ": " + configMapRules.size());
-    } catch (IllegalArgumentException e) {
-      log("ignoring ConfigMap " + options.namespace() + "/" + RULES_CONFIGMAP + " (keeping "
-          + configMapRules.size() + " previous rules): " + e.getMessage());
-    }
+    return SimRules.parse(yaml);
   }
 
   /** The action the simulator applied to a pod (by UID), if any yet. */
@@ -288,7 +260,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
     if (st != null && st.getContainerStatuses() != null && !st.getContainerStatuses().isEmpty()) {
       return; // already played (this simulator restarted): leave it as it is
     }
-    SimRule rule = rules().stream().filter(r -> r.matches(pod)).findFirst().orElse(null);
+    SimRule rule = rules.firstMatch(pod);
     SimAction action = rule != null ? rule.action()
         : PodStatuses.restarts(pod) ? SimAction.run() : SimAction.succeed();
     long delay = rule != null && rule.delayMillis() != null ? rule.delayMillis() : options.startDelay().toMillis();
@@ -296,16 +268,29 @@ public final class GpuNodeSimulator implements AutoCloseable {
     if (rule != null) {
       log("pod " + ref(pod) + " on " + nodeName + ": rule '" + rule.name() + "' -> " + action.type() + " in " + delay + " ms");
     }
-    schedule(uid, delay, () -> act(pod, at, action));
+    schedule(uid, delay, () -> play(pod, at, action));
   }
 
-  private void act(Pod pod, PodStatuses.Placement at, SimAction action) {
+  /**
+   * Plays {@code action} on a pod of a simulated node now, cancelling what was scheduled for it; e.g. finish a
+   * preflight pod that a {@link SimAction#hang()} rule kept running with {@code SimAction.succeed(resultJson)}.
+   */
+  public void act(Pod pod, SimAction action) {
+    cancel(pod.getMetadata().getUid());
+    PodStatus st = pod.getStatus();
+    String hostIp = st != null && st.getHostIP() != null ? st.getHostIP() : nodeIps.get(pod.getSpec().getNodeName());
+    String podIp = st != null && st.getPodIP() != null ? st.getPodIP() : nextPodIp();
+    Instant started = st != null && st.getStartTime() != null ? Instant.parse(st.getStartTime()) : Instant.now();
+    play(pod, new PodStatuses.Placement(hostIp, podIp, started), action);
+  }
+
+  private void play(Pod pod, PodStatuses.Placement at, SimAction action) {
     Instant now = Instant.now();
     applied.put(pod.getMetadata().getUid(), action.type());
     switch (action.type()) {
       case Run -> write(pod, PodStatuses.running(pod, at, true));
       case Hang -> write(pod, PodStatuses.running(pod, at, false));
-      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, null, now));
+      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, action.message(), now));
       case CrashLoopBackOff -> write(pod, PodStatuses.crashLoop(pod, at, action,
           action.restarts() == null ? 3 : action.restarts(), now));
       case OOMKilled, CudaOom, Fail -> {

@@ -11,7 +11,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param requestedBytes CudaOom: bytes the failed allocation asked for
  * @param freeBytes      CudaOom: bytes free on the GPU at the time
  * @param restarts       CrashLoopBackOff: the restart count shown
- * @param message        Fail / Error: the termination message
+ * @param message        Succeed / Fail: the termination message
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record SimAction(Type type, String container, String phase, Long requestedBytes, Long freeBytes,
@@ -73,6 +73,11 @@ public record SimAction(Type type, String container, String phase, Long requeste
 
   public static SimAction succeed() {
     return of(Type.Succeed);
+  }
+
+  /** Exit 0 with a termination message (e.g. a preflight result as JSON). */
+  public static SimAction succeed(String message) {
+    return new SimAction(Type.Succeed, null, null, null, null, null, message);
   }
 
   public static SimAction fail(String message) {
