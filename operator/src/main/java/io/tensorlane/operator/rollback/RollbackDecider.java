@@ -58,10 +58,6 @@ public final class RollbackDecider {
       return new RollbackDecision.Report(f, "ProgressDeadlineExceeded does not trigger rollback "
           + "(autoRollback.onProgressDeadline false)", handled(in, sameGen, f));
     }
-    if (attempts >= auto.maxAttempts) {
-      return new RollbackDecision.GiveUp(attempts + " of " + auto.maxAttempts + " attempts for generation "
-          + in.generation() + " used; last failure " + f.kind() + ": " + f.message(), f, handled(in, sameGen, f));
-    }
     Instant notBefore = sameGen ? parseOrNull(rb.notBefore) : null;
     if (notBefore != null && in.now().isBefore(notBefore)) {
       return new RollbackDecision.Wait(notBefore, "backoff before attempt " + (attempts + 1));
@@ -76,6 +72,10 @@ public final class RollbackDecider {
     if (stable != null && !f.kind().oom()) {
       return new RollbackDecision.Report(f, "the failing spec is the last stable one and the failure is not an OOM; "
           + "nothing to roll back to", handled(in, sameGen, f));
+    }
+    if (attempts >= auto.maxAttempts) {
+      return new RollbackDecision.GiveUp(attempts + " of " + auto.maxAttempts + " attempts for generation "
+          + in.generation() + " used; last failure " + reason, f, handled(in, sameGen, f));
     }
     if (!auto.remediate) {
       return new RollbackDecision.GiveUp("no other stable spec to roll back to and autoRollback.remediate is false; "

@@ -136,6 +136,15 @@ class RollbackDeciderTest {
           b.rollback = status(GEN, 3, "r3", null, "a", "b", "c");
           b.failure = failure(CUDA, "bad");
         }), RollbackDecision.GiveUp.class, "3 of 3 attempts for generation 4 used"),
+        new Case("maxAttempts 0 bounds remediation, not the rollback to a stable spec", in(b -> {
+          b.user = with(llama70b(8), s -> s.rollout.autoRollback.maxAttempts = 0);
+          b.stable = applied(GOOD, GEN - 1, "good");
+          b.failure = failure(CUDA, "bad");
+        }), RollbackDecision.Rollback.class, "revision bad -> good"),
+        new Case("maxAttempts 0 and no stable spec → give up", in(b -> {
+          b.user = with(llama70b(8), s -> s.rollout.autoRollback.maxAttempts = 0);
+          b.failure = failure(CUDA, "bad");
+        }), RollbackDecision.GiveUp.class, "0 of 0 attempts"),
         new Case("failure of the handled revision → nothing (restart-safe)", in(b -> {
           b.rollback = status(GEN, 1, "bad", null, Remediation.LOWER_MEMORY_FRACTION);
           b.failure = failure(CUDA, "bad");
