@@ -26,12 +26,12 @@ public final class TopologyFixtures {
   public static final String A100_PCIE_4 = "a100-pcie-4";
   /** 4x H100 NVL: NVLink bridges on pairs 0-1 and 2-3, SYS across without P2P. */
   public static final String MIXED_4 = "mixed-4";
-  /** The one-H200 machine of the device tool, as the runtime's probe recorded it. */
+  /** The one-H200 machine of the device tool, as the runtime's probe recorded it there (2026-11-29). */
   public static final String H200_1 = "h200-1";
 
   /** Every fixture, for table-driven tests. */
   public static final List<String> ALL =
-      List.of(H200_SXM_8, RTX_PRO_6000_PCIE_8, RTX_4090_4, L40S_2, A100_PCIE_4, MIXED_4);
+      List.of(H200_SXM_8, RTX_PRO_6000_PCIE_8, RTX_4090_4, L40S_2, A100_PCIE_4, MIXED_4, H200_1);
 
   private static final String ROOT = "/io/tensorlane/topology/fixtures/";
 

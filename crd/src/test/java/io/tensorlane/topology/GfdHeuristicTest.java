@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class GfdHeuristicTest {
 
   static Stream<String> probedFixtures() {
-    return TopologyFixtures.ALL.stream().filter(n -> !n.equals(TopologyFixtures.H200_1));
+    return TopologyFixtures.ALL.stream();
   }
 
   /** The labels GFD would put on the fixture's node, fed to the heuristic, give the probe's interconnect and P2P. */
