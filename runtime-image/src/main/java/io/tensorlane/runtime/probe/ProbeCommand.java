@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
 import io.tensorlane.runtime.cli.ExitCodes;
@@ -73,7 +74,14 @@ public class ProbeCommand implements Callable<Integer> {
     if (!publish) {
       return exitCode(once(null, nodeName));
     }
-    try (KubernetesClient client = new KubernetesClientBuilder().build()) {
+    KubernetesClient client;
+    try {
+      client = new KubernetesClientBuilder().build();
+    } catch (KubernetesClientException e) {
+      err.println("probe: cannot configure the Kubernetes client: " + Publisher.oneLine(e));
+      return ExitCodes.RUNTIME;
+    }
+    try (client) {
       Publisher publisher = new Publisher(client);
       while (true) {
         ProbeException.Kind failure = once(publisher, nodeName);

@@ -35,10 +35,26 @@ public final class Publisher {
           .withFieldManager(FIELD_MANAGER).withForce(true).build();
       return client.resource(desired).subresource("status").patch(ssa, desired);
     } catch (KubernetesClientException e) {
-      throw new ProbeException(ProbeException.Kind.PUBLISH_FAILED, "cannot publish GpuTopology/" + nodeName + ": HTTP "
-          + e.getCode() + " " + (e.getStatus() != null && e.getStatus().getMessage() != null
-          ? e.getStatus().getMessage() : String.valueOf(e.getMessage()).lines().findFirst().orElse("")));
+      throw new ProbeException(ProbeException.Kind.PUBLISH_FAILED, "cannot publish GpuTopology/" + nodeName + ": "
+          + oneLine(e));
     }
+  }
+
+  /** "HTTP 403 <server message>" for a refusal; the innermost cause for a connection failure. One line. */
+  static String oneLine(KubernetesClientException e) {
+    if (e.getCode() > 0) {
+      String msg = e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : e.getMessage();
+      return "HTTP " + e.getCode() + " " + firstLine(msg);
+    }
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return firstLine(root == e ? e.getMessage() : root.getClass().getSimpleName() + ": " + root.getMessage());
+  }
+
+  private static String firstLine(String s) {
+    return String.valueOf(s).lines().findFirst().orElse("");
   }
 
   /** The object without status: name = node name, spec.nodeName, the managed-by label. */
