@@ -382,7 +382,8 @@ __device__ void tl_ring(const TlCtx& c, uint32_t epoch, int* s_ok) {
   if (threadIdx.x == 0) {
     *s_ok = 1;
     tl_st_release_sys(tl_flag(c.sig->ptr[left], blockIdx.x, TL_SLOT_START, r), epoch);
-    if (!tl_wait(c, tl_flag(right_sig, blockIdx.x, TL_SLOT_START, right), right, TL_SLOT_START, epoch)) *s_ok = 0;
+    // right wrote its START into *our* signal (slot START, writer = right), exactly as we wrote ours into left's.
+    if (!tl_wait(c, tl_flag(own_sig, blockIdx.x, TL_SLOT_START, right), right, TL_SLOT_START, epoch)) *s_ok = 0;
   }
   __syncthreads();
   if (!*s_ok) return;

@@ -107,6 +107,10 @@ public final class BenchCommand implements Callable<Integer> {
     long max = Args.bytes(maxBytes);
     List<Long> sizes = sizes(Args.bytes(minBytes), max, extraSizes.stream().map(Args::bytes).toList());
     long graphMax = Args.bytes(graphMaxBytes);
+    BufferLayout.of(world, max); // validates world size and size before touching the GPU
+    if (samples < 3) {
+      throw new IllegalArgumentException("--samples must be >= 3, got " + samples);
+    }
     Cuda.init();
     int[] n = {0};
     Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
@@ -127,6 +131,9 @@ public final class BenchCommand implements Callable<Integer> {
       try {
         rows.addAll(runner.copyCeiling(Args.bytes(copyBytes)));
         rows.forEach(r -> out.printf("copy ceiling %-12s %8.1f GB/s (read+write)%n", r.mode(), r.kernelGBs()));
+        if (!noNccl) {
+          ncclRows(runner, devs, sizes, out, notes, rows);
+        }
         for (Algorithm a : algos) {
           for (long b : sizes) {
             if (b % (dt.bytes()) != 0) {
@@ -141,9 +148,6 @@ public final class BenchCommand implements Callable<Integer> {
               print(out, g);
             }
           }
-        }
-        if (!noNccl) {
-          ncclRows(runner, devs, sizes, out, notes, rows);
         }
       } finally {
         runner.close();

@@ -15,6 +15,9 @@ public final class BenchReport {
   public record Row(String algorithm, String mode, int world, String dtype, long bytes, double medianUs, double minUs, double maxUs,
       double algBwGBs, double busBwGBs, double kernelGBs, int samples) {}
 
+  /** A size keeps the previous size's algorithm when that one is at most this much slower than the fastest. */
+  public static final double HYSTERESIS = 0.03;
+
   private BenchReport() {}
 
   public static String csv(List<Row> rows) {
@@ -45,11 +48,20 @@ public final class BenchReport {
     }
     List<Long> sizes = new ArrayList<>();
     List<Algorithm> algos = new ArrayList<>();
+    String previous = null;
     for (Map.Entry<Long, Map<String, Double>> e : best.entrySet()) {
       if (e.getKey() > maxBytes) {
         continue;
       }
-      String a = e.getValue().entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
+      Map.Entry<String, Double> fastest = e.getValue().entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow();
+      String a = fastest.getKey();
+      // Hysteresis: keep the previous size's algorithm while it is within HYSTERESIS of the fastest, so that
+      // timing noise does not make the table flip back and forth.
+      Double prevTime = previous == null ? null : e.getValue().get(previous);
+      if (prevTime != null && prevTime <= fastest.getValue() * (1 + HYSTERESIS)) {
+        a = previous;
+      }
+      previous = a;
       sizes.add(e.getKey());
       algos.add(Algorithm.parse(a));
     }

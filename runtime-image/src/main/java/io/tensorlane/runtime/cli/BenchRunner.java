@@ -191,7 +191,7 @@ final class BenchRunner {
         cuDeviceGetAttribute(sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
         cuOccupancyMaxActiveBlocksPerMultiprocessor(per, r0.module().copyKernel(), BufferLayout.THREADS_PER_BLOCK, 0);
         int grid = sms[0] * Math.max(1, per[0]);
-        Pointer params = Pointer.to(Pointer.to(a), Pointer.to(b), Pointer.to(new long[] {bytes / 16}));
+        Pointer params = Pointer.to(Pointer.to(new long[] {Cuda.address(a)}), Pointer.to(new long[] {Cuda.address(b)}), Pointer.to(new long[] {bytes / 16}));
         List<Row> rows = new ArrayList<>();
         rows.add(copyRow("memcpyDtoD", bytes, () -> Cuda.check(cuMemcpyDtoDAsync(b, a, bytes, r0.stream()), "cuMemcpyDtoDAsync")));
         rows.add(copyRow("copy-kernel", bytes, () -> Cuda.check(cuLaunchKernel(r0.module().copyKernel(), grid, 1, 1,

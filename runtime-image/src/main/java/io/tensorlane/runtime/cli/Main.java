@@ -55,6 +55,10 @@ public final class Main {
       cmd.getErr().println("allreduce watchdog: " + w.getMessage());
       return ExitCodes.WATCHDOG;
     }
+    if (ex instanceof io.tensorlane.runtime.engine.CudaUnavailableException) {
+      cmd.getErr().println("error: " + ex.getMessage());
+      return ExitCodes.RUNTIME;
+    }
     if (ex instanceof IllegalArgumentException) {
       cmd.getErr().println("error: " + ex.getMessage());
       return ExitCodes.USAGE;

@@ -95,7 +95,13 @@ public final class SelftestCommand implements Callable<Integer> {
     try (MemoryHog hog = occupyFraction == null ? null : MemoryHog.take(n[0], occupyFraction, out)) {
       for (int w : plan.worldSizes()) {
         List<Integer> devs = Args.devices(w, n[0], devices != null && devices.size() == w ? devices : null);
-        results.addAll(SelftestRunner.runWorld(w, devs, plan, timeoutMs, seed, out));
+        try {
+          results.addAll(SelftestRunner.runWorld(w, devs, plan, timeoutMs, seed, out));
+        } catch (AllreduceTimeoutException e) {
+          // The communicator of this world size is broken; record the failure and go on with the next world size.
+          out.println("FAIL ws=" + w + " watchdog: " + e.getMessage());
+          results.add(new SelftestRunner.Result(w, "-", e.record().algorithm().name(), "watchdog", 0, Double.NaN, 0, false, false, false));
+        }
       }
     }
     boolean watchdogOk = !watchdogCheck || watchdog(n[0], out);

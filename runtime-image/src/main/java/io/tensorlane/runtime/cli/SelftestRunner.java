@@ -112,11 +112,9 @@ final class SelftestRunner {
   private Result check(DType dtype, long count, Algorithm algorithm, String mode, List<CapturedGraph> graphs) {
     int world = comm.worldSize();
     long bytes = count * dtype.bytes();
-    List<byte[]> inputs = new ArrayList<>();
     long caseSeed = seed ^ (count * 0x9E3779B97F4A7C15L) ^ ((long) dtype.ordinal() << 40) ^ System.nanoTime();
-    for (int r = 0; r < world; r++) {
-      inputs.add(HostTensors.random(dtype, count, caseSeed + r * 7919L));
-    }
+    List<byte[]> inputs = java.util.stream.IntStream.range(0, world).parallel()
+        .mapToObj(r -> HostTensors.random(dtype, count, caseSeed + r * 7919L)).toList();
     comm.onEachRank(r -> {
       int i = r.index();
       Cuda.check(cuMemcpyHtoD(ins.get(i), Pointer.to(inputs.get(i)), bytes), "upload input");

@@ -36,8 +36,16 @@ public final class Cuda {
   /** cuInit once; JCuda exceptions off (we check every return code ourselves). */
   public static synchronized void init() {
     if (!initialized) {
-      JCudaDriver.setExceptionsEnabled(false);
-      check(JCudaDriver.cuInit(0), "cuInit");
+      try {
+        JCudaDriver.setExceptionsEnabled(false);
+      } catch (UnsatisfiedLinkError e) {
+        throw new CudaUnavailableException("cannot load the CUDA driver through JCuda (is the NVIDIA driver's libcuda.so.1 on the "
+            + "library path?): " + e.getMessage().lines().filter(l -> l.contains("libcuda")).findFirst().orElse(e.getMessage().lines().findFirst().orElse("")));
+      }
+      int rc = JCudaDriver.cuInit(0);
+      if (rc != CUresult.CUDA_SUCCESS) {
+        throw new CudaUnavailableException("cuInit failed: " + CUresult.stringFor(rc) + " (no usable GPU?)");
+      }
       initialized = true;
     }
   }

@@ -214,13 +214,14 @@ public final class Rank implements AutoCloseable {
   }
 
   private void launch(Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {
-    CUdeviceptr rankData = buffers.get("rank-data");
-    CUdeviceptr inTable = rankData.withByteOffset(slot * BufferLayout.pointerSlotBytes());
-    CUdeviceptr state = buffers.get("state");
-    CUdeviceptr err = state.withByteOffset(comm.layout().errorRecordOffset());
-    Pointer params = Pointer.to(Pointer.to(inTable), Pointer.to(rankData), Pointer.to(output), Pointer.to(state), Pointer.to(err),
-        Pointer.to(new long[] {count}), Pointer.to(new int[] {index}), Pointer.to(new int[] {comm.worldSize()}),
-        Pointer.to(new long[] {timeoutNanos}));
+    // Every pointer parameter is passed as its 64-bit device address (no reliance on JCuda's pointer offsets).
+    long rankData = Cuda.address(buffers.get("rank-data"));
+    long inTable = rankData + slot * BufferLayout.pointerSlotBytes();
+    long state = Cuda.address(buffers.get("state"));
+    long err = state + comm.layout().errorRecordOffset();
+    Pointer params = Pointer.to(Pointer.to(new long[] {inTable}), Pointer.to(new long[] {rankData}), Pointer.to(new long[] {Cuda.address(output)}),
+        Pointer.to(new long[] {state}), Pointer.to(new long[] {err}), Pointer.to(new long[] {count}), Pointer.to(new int[] {index}),
+        Pointer.to(new int[] {comm.worldSize()}), Pointer.to(new long[] {timeoutNanos}));
     Cuda.check(cuLaunchKernel(module.allreduce(algorithm, dtype), blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, 0, stream, params, null),
         "cuLaunchKernel(" + algorithm + ", " + dtype + ", " + blocks + " blocks)");
   }
