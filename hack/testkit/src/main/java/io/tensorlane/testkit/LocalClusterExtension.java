@@ -43,6 +43,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *   <li><b>Parameters</b>: {@link KubernetesClient} (admin, shared: do not close), {@link TestNamespace},
  *       {@link GpuNodeSimulator} (shared per JVM, started on first request), {@link LocalCluster} (kubeconfig,
  *       URL, token; {@link LocalCluster#clientAs} for a ServiceAccount client).
+ *   <li><b>Isolation within a class is the test's job</b>: methods share the namespace and the simulator. A
+ *       Deployment left behind re-creates its pods on the next method's nodes (taking their GPUs); delete
+ *       workloads, {@code sim.clearRules()} and remove the method's nodes in {@code @AfterEach} when methods assert
+ *       on scheduling (see {@code SimulatedClusterTest}).
  *   <li>Code that cannot take parameters (e.g. a Quarkus test resource) uses {@link #shared()}. The system property
  *       {@code kubeconfig} is set to the cluster's kubeconfig, so a fabric8 client built with defaults in this JVM
  *       talks to it.

@@ -34,6 +34,8 @@ public final class LocalControlPlane implements AutoCloseable {
   public static final String ADMIN_USER = "admin";
   public static final String SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+  private static final String TEMP_PREFIX = "tensorlane-cp-";
+  private static final String OWNER_FILE = "owner.pid";
 
   private final Path stateDir;
   private final Path etcdData;
@@ -52,7 +54,10 @@ public final class LocalControlPlane implements AutoCloseable {
   /** Starts an attached control plane in a fresh temporary state directory (deleted on stop unless TENSORLANE_KEEP_STATE=1). */
   public static LocalControlPlane start() {
     try {
-      return start(Files.createTempDirectory("tensorlane-cp-"), false);
+      sweepStaleTempState();
+      Path dir = Files.createTempDirectory(TEMP_PREFIX);
+      Files.writeString(dir.resolve(OWNER_FILE), Long.toString(ProcessHandle.current().pid()));
+      return start(dir, false);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -82,6 +87,37 @@ public final class LocalControlPlane implements AutoCloseable {
     }
     plane.startupTime = Duration.ofNanos(System.nanoTime() - t0);
     return plane;
+  }
+
+  /**
+   * A test JVM killed with SIGKILL takes its control plane with it (parent-death signal) but cannot delete its
+   * temporary state; the next start removes state (and in-memory etcd data) whose owning JVM is gone.
+   */
+  private static void sweepStaleTempState() {
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    try (Stream<Path> dirs = Files.list(tmp)) {
+      for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(TEMP_PREFIX)).toList()) {
+        Path owner = dir.resolve(OWNER_FILE);
+        long pid;
+        try {
+          pid = Long.parseLong(Files.readString(owner).trim());
+        } catch (IOException | NumberFormatException e) {
+          continue; // not ours to judge (being created, or an older layout)
+        }
+        if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+          continue;
+        }
+        try (Stream<Path> shm = Files.list(Path.of("/dev/shm"))) {
+          shm.filter(p -> p.getFileName().toString().startsWith("tensorlane-etcd-" + dir.getFileName() + "-"))
+              .forEach(LocalControlPlane::deleteTree);
+        } catch (IOException ignored) {
+          // no /dev/shm
+        }
+        deleteTree(dir);
+      }
+    } catch (IOException e) {
+      System.err.println("[tensorlane] cannot sweep " + tmp + ": " + e.getMessage());
+    }
   }
 
   private void launch(KubeBinaries bin, boolean detached) throws IOException {

@@ -16,7 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class SharedCluster implements AutoCloseable {
   private static SharedCluster instance;
-  private static RuntimeException startFailure; // fail every later test class fast, with the first cause
+  private static Throwable startFailure; // fail every later test class fast, with the first cause
 
   private final LocalControlPlane plane; // null when attached to an existing cluster
   private final LocalCluster cluster;
@@ -38,7 +38,7 @@ public final class SharedCluster implements AutoCloseable {
     }
     try {
       return getOrStart();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       startFailure = e;
       throw e;
     }
@@ -61,11 +61,16 @@ public final class SharedCluster implements AutoCloseable {
         log(String.format("control plane up in %.1f s at %s (state %s)", p.startupTime().toMillis() / 1000.0,
             s.cluster.masterUrl(), p.stateDir()));
       }
-      // any fabric8 client built later in this JVM without explicit config (e.g. an operator under test) finds it
-      System.setProperty("kubeconfig", s.cluster.kubeconfig().toString());
-      long t0 = System.nanoTime();
-      List<String> crds = Crds.install(s.client);
-      log("CRDs installed in " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + crds);
+      try {
+        // any fabric8 client built later in this JVM without explicit config (e.g. an operator under test) finds it
+        System.setProperty("kubeconfig", s.cluster.kubeconfig().toString());
+        long t0 = System.nanoTime();
+        List<String> crds = Crds.install(s.client);
+        log("CRDs installed in " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + crds);
+      } catch (RuntimeException | Error e) {
+        s.close();
+        throw e;
+      }
       instance = s;
     }
     return instance;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -32,10 +33,17 @@ import org.junit.jupiter.api.Test;
 class SimulatedClusterTest {
   private static final long WAIT_S = 60;
 
-  /** Each test sees only its own nodes: scheduling assertions depend on which GPUs are free. */
+  /**
+   * Each test sees only its own workloads and nodes: scheduling assertions depend on which GPUs are free, and a
+   * Deployment left in the class's namespace would re-create its pods on the next test's nodes.
+   */
   @AfterEach
-  void cleanUp(GpuNodeSimulator sim) {
+  void cleanUp(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
     sim.clearRules();
+    client.apps().deployments().inNamespace(ns.name()).delete();
+    client.batch().v1().jobs().inNamespace(ns.name()).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
+    client.apps().replicaSets().inNamespace(ns.name()).informOnCondition(List::isEmpty)
+        .orTimeout(WAIT_S, TimeUnit.SECONDS).join();
     sim.nodes().forEach(sim::removeNode);
   }
 
