@@ -108,8 +108,9 @@ say "6/7 operator"
 OP_JAR="$ROOT/operator/target/quarkus-app/quarkus-run.jar"
 stop_pidfile "$DEMO/operator.pid" quarkus-run.jar
 if [ "${TENSORLANE_DEMO_BUILD:-1}" != 0 ] && { [ ! -f "$OP_JAR" ] || [ -n "$(find "$ROOT/operator/src/main" "$ROOT/crd/src/main" "$ROOT/kernels/src/main" -newer "$OP_JAR" -print -quit 2>/dev/null)" ]; }; then
-  log "building the operator (mvn install -pl operator -am; log $DEMO/build-operator.log)"
-  (cd "$ROOT" && mvn -B -q -o -pl operator -am install -DskipTests >"$DEMO/build-operator.log" 2>&1) \
+  log "building the operator (mvn package -pl operator -am; log $DEMO/build-operator.log)"
+  (cd "$ROOT" && { mvn -B -q -o -pl operator -am package -DskipTests >"$DEMO/build-operator.log" 2>&1 \
+      || mvn -B -q -pl operator -am package -DskipTests >>"$DEMO/build-operator.log" 2>&1; }) \
     || log "operator build failed (tail of $DEMO/build-operator.log):$(echo; tail -5 "$DEMO/build-operator.log")"
 fi
 if [ -f "$OP_JAR" ]; then

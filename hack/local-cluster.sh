@@ -31,9 +31,9 @@ testkit_jar() {
   jar=$(ls "$TESTKIT"/target/tensorlane-testkit-*-cli.jar 2>/dev/null | head -1 || true)
   if [ -z "$jar" ] || [ -n "$(find "$TESTKIT/src/main" "$TESTKIT/pom.xml" "$ROOT/crd/src/main" "$ROOT/pom.xml" -newer "$jar" -print -quit 2>/dev/null)" ]; then
     need mvn "apt-get install maven (and a JDK 17: apt-get install openjdk-17-jdk-headless)"
-    log "building the testkit launcher (mvn install -pl crd,hack/testkit)"
-    (cd "$ROOT" && { mvn -B -q -o -pl crd,hack/testkit -am install -DskipTests >&2 2>/dev/null \
-        || mvn -B -q -pl crd,hack/testkit -am install -DskipTests >&2; }) || die "building hack/testkit failed"
+    log "building the testkit launcher (mvn package -pl crd,hack/testkit -am)"
+    (cd "$ROOT" && { mvn -B -q -o -pl crd,hack/testkit -am package -DskipTests >/dev/null 2>&1 \
+        || mvn -B -q -pl crd,hack/testkit -am package -DskipTests >&2; }) || die "building hack/testkit failed"
     jar=$(ls "$TESTKIT"/target/tensorlane-testkit-*-cli.jar | head -1)
   fi
   echo "$jar"
