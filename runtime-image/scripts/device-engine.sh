@@ -12,6 +12,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# NVLink multicast stays off on the multi-GPU machines (NCCL NVLS, symmetric memory, NVSHMEM).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+BENCH_WORLD=${BENCH_WORLD:-8}   # 8 virtual ranks on one GPU; on a 2/4/8-GPU machine: the GPU count (real P2P ranks)
 JAVA=".device/jre/bin/java -Xmx16g -XX:+UseParallelGC"
 APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
 run() { $JAVA -jar "$APP" "$@"; }
@@ -22,6 +25,7 @@ NCCL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl._
 {
   echo "== date: $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+  nvidia-smi topo -m 2>&1 | head -12
   echo "== nccl: ${NCCL:-not found}"
   run version
   echo "== cuobjdump of the bundled fatbin"
@@ -38,7 +42,7 @@ timeout 330 $JAVA -jar "$APP" selftest --world-sizes 2..8 --watchdog-check $SELF
 selftest_rc=${PIPESTATUS[0]}
 
 echo "== bench"
-timeout 200 $JAVA -jar "$APP" bench --world-size 8 --dtype bf16 --out-dir "$OUT" ${NCCL:+--nccl-lib "$NCCL"} $BENCH_ARGS 2>&1 | tee "$OUT/bench.log" | tail -3
+timeout 200 $JAVA -jar "$APP" bench --world-size $BENCH_WORLD --dtype bf16 --out-dir "$OUT" ${NCCL:+--nccl-lib "$NCCL"} $BENCH_ARGS 2>&1 | tee "$OUT/bench.log" | tail -3
 bench_rc=${PIPESTATUS[0]}
 
 echo "== CUDA OOM at buffer allocation"

@@ -22,10 +22,17 @@ public final class BenchSummary {
     rows.stream().filter(r -> r.algorithm().equals("copy"))
         .forEach(r -> out.add(String.format(Locale.ROOT, "copy ceiling  %-12s %8.1f GB/s (bytes read + written)", r.mode(), r.kernelGBs())));
     long largest = rows.stream().filter(r -> !r.algorithm().equals("copy") && !r.algorithm().equals("NCCL")).mapToLong(Row::bytes).max().orElse(0);
+    Optional<Row> ncclLargest = find(rows, "NCCL", "eager", largest).filter(r -> r.world() == world);
     for (String a : List.of("OneStage", "TwoStage", "Ring")) {
-      find(rows, a, "eager", largest).ifPresent(r -> out.add(String.format(Locale.ROOT,
-          "%-8s %s/rank: %9.1f us, kernel traffic %8.1f GB/s = %5.1f%% of copy ceiling, busbw %7.1f GB/s", a, Args.human(largest),
-          r.medianUs(), r.kernelGBs(), 100 * r.kernelGBs() / ceiling, r.busBwGBs())));
+      find(rows, a, "eager", largest).ifPresent(r -> out.add(virtual
+          ? String.format(Locale.ROOT, "%-8s %s/rank: %9.1f us, kernel traffic %8.1f GB/s = %5.1f%% of copy ceiling, busbw %7.1f GB/s", a,
+              Args.human(largest), r.medianUs(), r.kernelGBs(), 100 * r.kernelGBs() / ceiling, r.busBwGBs())
+          : String.format(Locale.ROOT, "%-8s %s/rank: %9.1f us, busbw %7.1f GB/s%s", a, Args.human(largest), r.medianUs(), r.busBwGBs(),
+              ncclLargest.map(n -> String.format(Locale.ROOT, " = %.0f%% of NCCL's %.1f GB/s", 100 * r.busBwGBs() / n.busBwGBs(), n.busBwGBs()))
+                  .orElse(""))));
+    }
+    if (!virtual) {
+      out.add("  (real ranks: the traffic crosses the GPU interconnect, so the local copy ceiling does not bound it)");
     }
     out.add("graph-replayed latency (us, median):   16 B (barrier floor)     8 KiB    42 KiB   256 KiB");
     for (String a : List.of("OneStage", "TwoStage", "Ring")) {

@@ -100,7 +100,7 @@ public final class SelftestCommand implements Callable<Integer> {
         } catch (AllreduceTimeoutException e) {
           // The communicator of this world size is broken; record the failure and go on with the next world size.
           out.println("FAIL ws=" + w + " watchdog: " + e.getMessage());
-          results.add(new SelftestRunner.Result(w, "-", e.record().algorithm().name(), "watchdog", 0, Double.NaN, 0, false, false, false));
+          results.add(new SelftestRunner.Result(w, "-", e.record().algorithm().name(), "watchdog", 0, Double.NaN, 0, -1, false, false, false));
         }
       }
     }

@@ -87,6 +87,42 @@ public final class HostTensors {
     };
   }
 
+  /** Unit roundoff of the storage type (half the distance from 1 to the next value). */
+  public static double unitRoundoff(DType dtype) {
+    return switch (dtype) {
+      case fp32 -> 0x1p-24;
+      case bf16 -> 0x1p-8;
+      case fp16 -> 0x1p-11;
+    };
+  }
+
+  /**
+   * Elements whose error breaks the forward-error bound of the kernels' summation: fp32 accumulation of
+   * {@code inputs.size()} terms plus {@code dtypeRoundings} roundings of partial sums to the storage type, each at
+   * most one unit roundoff of Σ_r |x_r,i| (OneStage/TwoStage round once; Ring rounds at every hop). Unlike
+   * ‖out − ref‖/‖ref‖, this bound holds element by element even when the inputs cancel.
+   */
+  public static long boundViolations(double[] out, List<byte[]> inputs, DType dtype, int dtypeRoundings) {
+    double perAbs = dtypeRoundings * unitRoundoff(dtype) + inputs.size() * 0x1p-24;
+    double slack = dtype == DType.fp16 ? 0x1p-25 : 0; // fp16 subnormal spacing
+    double[] abs = new double[out.length];
+    double[] ref = new double[out.length];
+    for (byte[] in : inputs) {
+      double[] x = decode(in, dtype);
+      for (int i = 0; i < out.length; i++) {
+        abs[i] += Math.abs(x[i]);
+        ref[i] += x[i];
+      }
+    }
+    long bad = 0;
+    for (int i = 0; i < out.length; i++) {
+      if (!(Math.abs(out[i] - ref[i]) <= perAbs * abs[i] * 1.0001 + slack)) {
+        bad++;
+      }
+    }
+    return bad;
+  }
+
   /** Round-to-nearest-even float → bfloat16 bits. */
   public static short floatToBf16(float f) {
     int bits = Float.floatToRawIntBits(f);

@@ -77,4 +77,21 @@ class HostTensorsTest {
     assertThat(HostTensors.relativeError(scaled, ref)).isCloseTo(0.01, org.assertj.core.data.Offset.offset(1e-9));
     assertThatThrownBy(() -> HostTensors.relativeError(new double[1], ref)).hasMessageContaining("length mismatch");
   }
+
+  @Test
+  void elementwiseBoundCatchesWrongSumsButToleratesRoundingUnderCancellation() {
+    // two ranks: 1.0 + (-0.99609375) in bf16; exact 0.00390625. A result one bf16 ulp of the inputs away is within the bound.
+    byte[] a = bf16(1.0f);
+    byte[] b = bf16(-0.99609375f);
+    assertThat(HostTensors.boundViolations(new double[] {0.00390625}, List.of(a, b), DType.bf16, 1)).isZero();
+    assertThat(HostTensors.boundViolations(new double[] {0.00390625 + 0.0039}, List.of(a, b), DType.bf16, 1)).isZero(); // half a bf16 ulp at 1.0
+    assertThat(HostTensors.boundViolations(new double[] {0.00390625 + 0.03}, List.of(a, b), DType.bf16, 1)).isOne();
+    assertThat(HostTensors.boundViolations(new double[] {Double.NaN}, List.of(a, b), DType.bf16, 2)).isOne();
+    assertThat(HostTensors.unitRoundoff(DType.fp16)).isEqualTo(0x1p-11);
+  }
+
+  private static byte[] bf16(float f) {
+    short s = HostTensors.floatToBf16(f);
+    return new byte[] {(byte) s, (byte) (s >> 8)};
+  }
 }
