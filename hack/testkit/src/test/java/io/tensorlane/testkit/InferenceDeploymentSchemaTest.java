@@ -65,6 +65,23 @@ class InferenceDeploymentSchemaTest {
     assertThat(client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName(name).get()).isNull();
   }
 
+  /** What a user sees: the machine's kubectl (1.32 client) against the 1.20 server. */
+  @Test
+  void kubectlApplyOfAnInvalidSpecFailsWithTheSchemaMessage(LocalCluster cluster, TestNamespace ns) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/kubectl")),
+        "no /usr/bin/kubectl");
+    InferenceDeployment d = valid("via-kubectl");
+    d.getSpec().memory.fraction = "1.5";
+    Process p = new ProcessBuilder("/usr/bin/kubectl", "--kubeconfig", cluster.kubeconfig().toString(),
+        "-n", ns.name(), "apply", "-f", "-").redirectErrorStream(true).start();
+    try (var in = p.getOutputStream()) {
+      in.write(io.fabric8.kubernetes.client.utils.Serialization.asYaml(d).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(out).isNotZero();
+    assertThat(out).contains("spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'");
+  }
+
   @Test
   void acceptsValidSpecAndAppliesDefaults(KubernetesClient client, TestNamespace ns) {
     var created = client.resources(InferenceDeployment.class).inNamespace(ns.name()).resource(valid("ok")).create();

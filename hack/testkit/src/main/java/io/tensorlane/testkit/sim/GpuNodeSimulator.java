@@ -89,7 +89,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private SharedIndexInformer<Pod> podInformer;
   private final ScheduledExecutorService kubelet;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
-  private final Map<String, SimAction.Type> applied = new ConcurrentHashMap<>(); // pod UID -> action, for tests/logs
+  private final Map<String, Applied> applied = new ConcurrentHashMap<>(); // pod UID -> what was played, when
 
   public GpuNodeSimulator(KubernetesClient client, Options options) {
     this.client = client;
@@ -233,8 +233,11 @@ public final class GpuNodeSimulator implements AutoCloseable {
     return SimRules.parse(yaml);
   }
 
-  /** The action the simulator applied to a pod (by UID), if any yet. */
-  public SimAction.Type appliedAction(String podUid) {
+  /** What the simulated kubelet last did to a pod, and when it wrote that status (for latency benchmarks). */
+  public record Applied(SimAction.Type type, Instant at) {}
+
+  /** What was last played on a pod (by UID), or null; forgotten when the pod is deleted. */
+  public Applied applied(String podUid) {
     return applied.get(podUid);
   }
 
@@ -286,28 +289,27 @@ public final class GpuNodeSimulator implements AutoCloseable {
 
   private void play(Pod pod, PodStatuses.Placement at, SimAction action) {
     Instant now = Instant.now();
-    applied.put(pod.getMetadata().getUid(), action.type());
     switch (action.type()) {
-      case Run -> write(pod, PodStatuses.running(pod, at, true));
-      case Hang -> write(pod, PodStatuses.running(pod, at, false));
-      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, action.message(), now));
+      case Run -> write(pod, PodStatuses.running(pod, at, true), action.type());
+      case Hang -> write(pod, PodStatuses.running(pod, at, false), action.type());
+      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, action.message(), now), action.type());
       case CrashLoopBackOff -> write(pod, PodStatuses.crashLoop(pod, at, action,
-          action.restarts() == null ? 3 : action.restarts(), now));
+          action.restarts() == null ? 3 : action.restarts(), now), action.type());
       case OOMKilled, CudaOom, Fail -> {
         if (action.type() == SimAction.Type.Fail && !PodStatuses.restarts(pod)) {
-          write(pod, PodStatuses.completed(pod, at, 1, action.message(), now));
+          write(pod, PodStatuses.completed(pod, at, 1, action.message(), now), action.type());
           return;
         }
-        write(pod, PodStatuses.terminated(pod, at, action, now));
+        write(pod, PodStatuses.terminated(pod, at, action, now), action.type());
         if (PodStatuses.restarts(pod)) {
           schedule(pod.getMetadata().getUid(), options.crashLoopAfter().toMillis(),
-              () -> write(pod, PodStatuses.crashLoop(pod, at, action, 1, now)));
+              () -> write(pod, PodStatuses.crashLoop(pod, at, action, 1, now), SimAction.Type.CrashLoopBackOff));
         }
       }
     }
   }
 
-  private void write(Pod pod, PodStatus status) {
+  private void write(Pod pod, PodStatus status, SimAction.Type type) {
     Pod patch = new PodBuilder().withNewMetadata()
         .withName(pod.getMetadata().getName())
         .withNamespace(pod.getMetadata().getNamespace())
@@ -315,6 +317,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
         .endMetadata().withStatus(status).build();
     try {
       client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(patch).patchStatus();
+      applied.put(pod.getMetadata().getUid(), new Applied(type, Instant.now()));
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404 && e.getCode() != 409) {
         log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
