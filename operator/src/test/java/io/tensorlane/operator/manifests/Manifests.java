@@ -42,12 +42,18 @@ final class Manifests {
 
   /** Runs a command in the repository root with an optional stdin text; fails after the timeout. */
   static Result run(List<String> command, String stdin, long timeoutSeconds) {
+    return run(command, stdin, timeoutSeconds, Map.of());
+  }
+
+  /** As {@link #run(List, String, long)}, with extra environment variables (e.g. KUBECONFIG). */
+  static Result run(List<String> command, String stdin, long timeoutSeconds, Map<String, String> env) {
     try {
       Path out = Files.createTempFile("tl-out", ".txt");
       Path err = Files.createTempFile("tl-err", ".txt");
       try {
         ProcessBuilder pb = new ProcessBuilder(command).directory(repo().toFile())
             .redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().putAll(env);
         Process p = pb.start();
         if (stdin != null) {
           p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
@@ -73,6 +79,14 @@ final class Manifests {
   /** `kubectl kustomize <dir>` (the machine's kubectl, kustomize v5), as YAML text. */
   static String kustomizeYaml(String dir) {
     return run(List.of("kubectl", "kustomize", dir), null, 120).requireSuccess("kubectl kustomize " + dir).stdout();
+  }
+
+  /** `kubectl <args>` against the cluster of the given kubeconfig; fails on a non-zero exit. */
+  static String kubectl(java.nio.file.Path kubeconfig, String... args) {
+    List<String> cmd = new ArrayList<>(List.of("kubectl"));
+    cmd.addAll(List.of(args));
+    return run(cmd, null, 180, Map.of("KUBECONFIG", kubeconfig.toString()))
+        .requireSuccess(String.join(" ", cmd)).stdout();
   }
 
   /** `kubectl kustomize <dir>`, parsed with fabric8 (typed where fabric8 knows the kind, generic otherwise). */
