@@ -28,12 +28,16 @@ log() { echo "[images] $*" >&2; }
 die() { echo "[images] ERROR: $*" >&2; exit 1; }
 
 find_jdk() {
-  local jdk="${TENSORLANE_JDK:-}"
-  if [ -z "$jdk" ]; then
-    local javac; javac=$(command -v javac) || die "no javac on PATH; set TENSORLANE_JDK to a JDK 17 home"
+  local jdk="${TENSORLANE_JDK:-}" javac
+  if [ -z "$jdk" ] && javac=$(command -v javac); then
     jdk=$(dirname "$(dirname "$(readlink -f "$javac")")")
+    [ -d "$jdk/jmods" ] || jdk=""
   fi
-  [ -d "$jdk/jmods" ] || die "$jdk has no jmods/ (Debian: apt-get install openjdk-17-jmods, or run hack/test-deps.sh)"
+  if [ -z "$jdk" ]; then
+    for cand in /usr/lib/jvm/java-17-openjdk-*; do [ -d "$cand/jmods" ] && { jdk=$cand; break; }; done
+  fi
+  [ -n "$jdk" ] && [ -d "$jdk/jmods" ] || die "no JDK with jmods/ found (Debian: apt-get install openjdk-17-jdk-headless, \
+or run hack/test-deps.sh; or set TENSORLANE_JDK to a JDK 17 home)"
   echo "$jdk"
 }
 

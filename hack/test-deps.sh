@@ -4,10 +4,12 @@
 # it only calls apt-get when something is missing.
 #   lua5.4, lua5.1 - run the Argo CD health check (manifests/argocd/health.lua) in its table-driven tests
 #                    (Argo CD itself runs gopher-lua, a Lua 5.1 dialect: both interpreters must agree)
+#   jq             - hack/images.sh writes the CI base image's config, hack/image-smoke.sh reads image manifests
+#   openjdk-17-jdk-headless - jlink and jmods (Debian ships them there): hack/images.sh jlinks the Java runtime that goes into both images
 #   tar            - hack/image-smoke.sh unpacks image layers (normally present)
 set -euo pipefail
 
-PKGS=(lua5.4 lua5.1 tar)
+PKGS=(lua5.4 lua5.1 jq openjdk-17-jdk-headless tar)
 need=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
