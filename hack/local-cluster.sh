@@ -41,7 +41,9 @@ testkit_jar() {
 
 launcher() {
   need java "apt-get install openjdk-17-jdk-headless"
-  java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar "$(testkit_jar)" "$@" --state-dir "$STATE"
+  local jar
+  jar=$(testkit_jar) || exit 1
+  java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar "$jar" "$@" --state-dir "$STATE"
 }
 
 cmd="${1:-}"

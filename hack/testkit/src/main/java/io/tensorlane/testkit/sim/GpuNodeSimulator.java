@@ -104,6 +104,11 @@ public final class GpuNodeSimulator implements AutoCloseable {
 
   /** Creates the namespace if needed and starts the pod and rules informers; returns when they are synced. */
   public GpuNodeSimulator start() {
+    String crd = io.fabric8.kubernetes.client.CustomResource.getCRDName(GpuTopology.class);
+    if (client.apiextensions().v1().customResourceDefinitions().withName(crd).get() == null) {
+      throw new IllegalStateException("the GpuTopology CRD (" + crd + ") is not installed in " + client.getMasterUrl()
+          + ": kubectl apply -k manifests/crds (or Crds.install(client)) first");
+    }
     if (client.namespaces().withName(options.namespace()).get() == null) {
       try {
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(options.namespace())
