@@ -1,7 +1,5 @@
 package io.tensorlane.testkit.sim;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerState;
 import io.fabric8.kubernetes.api.model.ContainerStateBuilder;
@@ -13,6 +11,7 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.tensorlane.kernels.TerminationMessage;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,11 +21,6 @@ import java.util.List;
  * simulator writes them through the status subresource.
  */
 public final class PodStatuses {
-  /** The JSON the Tensorlane runtime writes to /dev/termination-log when CUDA runs out of memory. */
-  public record CudaOomMessage(String reason, String phase, long requestedBytes, long freeBytes) {}
-
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private PodStatuses() {}
 
   /** Where the pod runs and when its containers started. */
@@ -98,14 +92,14 @@ public final class PodStatuses {
     return status(pod, at, exitCode == 0 ? "Succeeded" : "Failed", false, cs);
   }
 
-  /** The JSON termination message of a CUDA OOM, built with Jackson. */
+  /**
+   * The termination message of a CUDA OOM: the runtime's own {@link TerminationMessage} (kernels module), so the
+   * simulator writes exactly what the runtime writes and the operator parses.
+   */
   public static String cudaOomMessage(SimAction a) {
-    try {
-      return JSON.writeValueAsString(new CudaOomMessage("CudaOutOfMemory", a.phase() == null ? "ipc-buffers" : a.phase(),
-          a.requestedBytes() == null ? 0 : a.requestedBytes(), a.freeBytes() == null ? 0 : a.freeBytes()));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    return TerminationMessage.cudaOom(a.phase() == null ? TerminationMessage.PHASE_IPC_BUFFERS : a.phase(),
+        a.requestedBytes() == null ? 0 : a.requestedBytes(), a.freeBytes() == null ? 0 : a.freeBytes(),
+        null, null, null, null).toJson();
   }
 
   /** True when the kubelet would restart failed containers of this pod (restartPolicy Always, the default). */
