@@ -2,6 +2,7 @@ package io.tensorlane.operator;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
@@ -24,6 +25,19 @@ public interface TensorlaneConfig {
   @WithDefault("7d")
   Duration measurementMaxAge();
 
+  /** How long a new GPU node may go without a probe result before a heuristic GpuTopology is derived. */
+  @WithDefault("2m")
+  Duration heuristicGrace();
+
+  /** Hold first rollouts of custom-allreduce deployments until the preflight measured their nodes. */
+  @WithName("preflight.enabled")
+  @WithDefault("true")
+  boolean preflightEnabled();
+
+  /** Base of the backoff between rollback/remediation attempts. */
+  @WithDefault("10s")
+  Duration rollbackBackoff();
+
   /** Registry of the runtime image (the pom's tensorlane.image.registry). */
   @WithDefault("tensorlane")
   String imageRegistry();
@@ -39,7 +53,8 @@ public interface TensorlaneConfig {
     @Singleton
     OperatorSettings settings(TensorlaneConfig config) {
       return new OperatorSettings(config.topologyMaxAge(), config.requeueWhileRollingOut(),
-          config.measurementMaxAge(), OperatorSettings.FIELD_MANAGER);
+          config.measurementMaxAge(), OperatorSettings.FIELD_MANAGER, config.heuristicGrace(),
+          config.preflightEnabled(), config.rollbackBackoff());
     }
 
     @Produces

@@ -4,12 +4,14 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
-import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
@@ -28,7 +30,6 @@ import io.tensorlane.operator.recovery.RecoveryCoordinator;
 import io.tensorlane.operator.recovery.RecoveryStep;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Rendered;
-import io.tensorlane.operator.rollback.RollbackInput;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.status.StatusInput;
 import io.tensorlane.operator.support.DecisionMetrics;
@@ -89,7 +90,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     InferenceDeploymentStatus prev = primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
     EventRecorder events = new EventRecorder(ctx.getClient());
     Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
-    RecoveryStep step = new RecoveryCoordinator(events, metrics, RollbackInput.DEFAULT_BACKOFF).step(primary, obs, now);
+    RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff()).step(primary, obs, now);
 
     Plan plan = PlanAndRender.plan(step.effective(), obs.nodes(),
         new PlannerSettings(now, settings.measurementMaxAge()));
@@ -97,7 +98,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     AppliedSpec applied = prev.lastAppliedSpec;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
     // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
-    String preflightHold = PreflightGate.holdReason(step.effective(), plan, obs.nodes(), prev.lastAppliedSpec == null,
+    String preflightHold = !settings.preflightGate() ? null : PreflightGate.holdReason(step.effective(), plan, obs.nodes(), prev.lastAppliedSpec == null,
         now, settings.measurementMaxAge());
     boolean apply = rendered != null && !step.failed() && preflightHold == null;
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
@@ -112,7 +113,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
-        now));
+        preflightHold, now));
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
       primary = writeStatus(primary, next, ctx);
@@ -143,6 +144,13 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     fresh.getMetadata().setNamespace(primary.getMetadata().getNamespace());
     fresh.setSpec(null);
     fresh.setStatus(status);
-    return PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(primary, fresh, ctx);
+    // server-side apply of the status alone, forced (the operator is its only writer), then into JOSDK's cache so the
+    // next reconcile sees it even before the watch event arrives
+    InferenceDeployment updated = ctx.getClient().resource(fresh).subresource("status").patch(
+        new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY).withFieldManager(OperatorSettings.FIELD_MANAGER)
+            .withForce(true).build(), fresh);
+    ctx.eventSourceRetriever().getControllerEventSource()
+        .handleRecentResourceUpdate(ResourceID.fromResource(primary), updated, primary);
+    return updated;
   }
 }

@@ -29,6 +29,8 @@ public final class Conditions {
   }
 
   /**
+   * The message is never empty: a 1.20 API server turns an empty string in a
+   * server-side-applied custom resource into null and rejects it.
    * A condition for the new list: keeps the previous lastTransitionTime when the status did not change, so an
    * unchanged world yields an equal status (and no write).
    */
@@ -39,7 +41,7 @@ public final class Conditions {
         .map(Condition::getLastTransitionTime)
         .orElse(now.truncatedTo(ChronoUnit.SECONDS).toString());
     return new ConditionBuilder().withType(type).withStatus(value).withReason(reason)
-        .withMessage(message == null ? "" : message).withObservedGeneration(generation)
+        .withMessage(message == null || message.isBlank() ? type + " is " + value : message).withObservedGeneration(generation)
         .withLastTransitionTime(time).build();
   }
 

@@ -91,8 +91,10 @@ public final class StatusAggregator {
             : bad.orElse(s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready"
                 + (running == null ? "" : " on revision " + running)), g, now));
     boolean progressing = outcome == Outcome.OK && !in.failed() && !allReady && running != null;
+    boolean held = outcome == Outcome.OK && in.hold() != null;
     c.add(Conditions.next(p, PROGRESSING, progressing, progressing ? (remediating ? "Remediating" : "RollingOut")
-        : allReady ? "RolloutComplete" : s.phase.name(), progressing ? "rolling out revision " + running : "", g, now));
+        : allReady ? "RolloutComplete" : held ? "WaitingForPreflight" : s.phase.name(),
+        progressing ? "rolling out revision " + running : held ? in.hold() : "", g, now));
     boolean degraded = in.failed() || (!allReady && (in.failureActive() || bad.isPresent()));
     c.add(Conditions.next(p, DEGRADED, degraded, degraded ? (in.failed() ? "RemediationExhausted" : failureReason(in))
         : "NoFailure", degraded ? failureMessage(in, bad) : "", g, now));

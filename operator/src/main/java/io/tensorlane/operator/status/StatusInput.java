@@ -24,8 +24,9 @@ import java.util.List;
  * @param lastFailure status.lastFailure after this reconcile
  * @param failureActive a failure is observed on pods of the running revision now
  * @param failed remediation/rollback gave up for this generation (phase Failed)
+ * @param hold why the rollout waits (e.g. for the preflight), or null
  */
 public record StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
     int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-    FailureRecord lastFailure, boolean failureActive, boolean failed, Instant now) {
+    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
 }

@@ -69,7 +69,11 @@ public class GpuTopologyNodeLabeller implements Reconciler<Node> {
     NodeLabelDecision d = NodeLabelDecision.decide(node.getMetadata().getLabels(), node.getStatus() == null ? null
         : node.getStatus().getCapacity(), topology, now, settings.topologyMaxAge());
     String name = node.getMetadata().getName();
-    if (d.heuristic() != null) {
+    UpdateControl<Node> control = UpdateControl.noUpdate();
+    if (d.heuristic() != null && topology == null && youngerThanGrace(node, now)) {
+      LOG.debugf("Node %s: waiting %s for a probe result before deriving a heuristic", name, settings.heuristicGrace());
+      return control.rescheduleAfter(settings.heuristicGrace());
+    } else if (d.heuristic() != null) {
       writeHeuristic(client, node, topology, d.heuristic());
       LOG.infof("Node %s: heuristic GpuTopology written: %s", name, d.reason());
       metrics.nodeLabels("heuristic");
@@ -85,7 +89,12 @@ public class GpuTopologyNodeLabeller implements Reconciler<Node> {
         && topology.getStatus().source != GpuTopologyStatus.Source.heuristic) {
       markStale(client, topology, d.stale(), now);
     }
-    return UpdateControl.noUpdate();
+    return control;
+  }
+
+  private boolean youngerThanGrace(Node node, Instant now) {
+    String created = node.getMetadata().getCreationTimestamp();
+    return created != null && Instant.parse(created).plus(settings.heuristicGrace()).isAfter(now);
   }
 
   private void writeHeuristic(KubernetesClient client, Node node, GpuTopology existing, GpuTopologyStatus status) {
