@@ -38,7 +38,7 @@ PY
 } > "$OUT/misc.log" 2>&1
 
 echo "== selftest"
-timeout 330 $JAVA -jar "$APP" selftest --world-sizes 2..8 --watchdog-check $SELFTEST_ARGS 2>&1 | tee "$OUT/selftest.log" | grep -E "FAIL|watchdog|selftest:|world|Exception|error" | head -60
+timeout 330 $JAVA -jar "$APP" selftest --world-sizes 2..8 --watchdog-check ${NCCL:+--nccl-lib "$NCCL"} $SELFTEST_ARGS 2>&1 | tee "$OUT/selftest.log" | grep -E "FAIL|watchdog|selftest:|world|Exception|error" | head -60
 selftest_rc=${PIPESTATUS[0]}
 
 echo "== bench"
@@ -57,7 +57,7 @@ echo "== CUDA OOM at buffer allocation"
 
 echo "================ short table ================"
 grep -E "^== date|NVIDIA|^tensorlane-runtime|^kernels" "$OUT/misc.log" | head -5
-grep -E "selftest:|^watchdog" "$OUT/selftest.log"
+grep -E "selftest:|^watchdog|^leak check|nccl-fallback|^NCCL" "$OUT/selftest.log"
 echo "selftest exit code: $selftest_rc   bench exit code: $bench_rc"
 grep -E "oom exit code|termination-log" "$OUT/misc.log"
 cat "$OUT/summary.txt" 2>/dev/null

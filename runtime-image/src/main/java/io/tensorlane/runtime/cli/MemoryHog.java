@@ -50,5 +50,6 @@ final class MemoryHog implements AutoCloseable {
       cuMemFree(x.ptr());
       cuDevicePrimaryCtxRelease(x.dev());
     }
+    held.clear(); // idempotent: selftest closes it before the leak check, try-with-resources again
   }
 }

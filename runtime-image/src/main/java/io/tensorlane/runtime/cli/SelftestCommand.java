@@ -12,6 +12,7 @@ import io.tensorlane.runtime.engine.AllreduceTimeoutException;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.nccl.Nccl;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -65,6 +66,26 @@ public final class SelftestCommand implements Callable<Integer> {
   @Option(names = "--report", description = "Write the results as JSON here.")
   Path report;
 
+  @Option(names = "--nccl-lib", description = "libnccl.so.2 for the NCCL-fallback check on world sizes whose ranks are on distinct GPUs "
+      + "(else $" + Nccl.ENV + ", else the library search path; skipped when not found).")
+  String ncclLib;
+
+  /** NCCL is only usable when some world size maps its ranks onto distinct GPUs. */
+  private Nccl loadNcclIfUseful(SelftestPlan plan, int deviceCount, PrintWriter out) {
+    boolean useful = plan.worldSizes().stream().anyMatch(w -> w <= deviceCount);
+    if (!useful) {
+      return null;
+    }
+    try {
+      Nccl nccl = Nccl.load(ncclLib);
+      out.println("NCCL " + nccl.version() + " from " + nccl.source() + ": the fallback is checked where ranks are on distinct GPUs");
+      return nccl;
+    } catch (RuntimeException | UnsatisfiedLinkError e) {
+      out.println("NCCL fallback not checked: " + e.getMessage());
+      return null;
+    }
+  }
+
   SelftestPlan plan() {
     return new SelftestPlan(Args.intList(worldSizes), dtypes.stream().map(DType::parse).toList(),
         algorithms.stream().map(Algorithm::parse).toList(), counts == null ? SelftestPlan.DEFAULT_COUNTS : counts);
@@ -92,27 +113,44 @@ public final class SelftestCommand implements Callable<Integer> {
     int[] n = {0};
     Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
     List<SelftestRunner.Result> results = new ArrayList<>();
-    try (MemoryHog hog = occupyFraction == null ? null : MemoryHog.take(n[0], occupyFraction, out)) {
+    boolean leakOk;
+    Nccl nccl = loadNcclIfUseful(plan, n[0], out);
+    try (LeakCheck leak = new LeakCheck(n[0]); MemoryHog hog = occupyFraction == null ? null : MemoryHog.take(n[0], occupyFraction, out)) {
       for (int w : plan.worldSizes()) {
         List<Integer> devs = Args.devices(w, n[0], devices != null && devices.size() == w ? devices : null);
         try {
-          results.addAll(SelftestRunner.runWorld(w, devs, plan, timeoutMs, seed, out));
+          results.addAll(SelftestRunner.runWorld(w, devs, plan, timeoutMs, seed, null, out));
         } catch (AllreduceTimeoutException e) {
           // The communicator of this world size is broken; record the failure and go on with the next world size.
           out.println("FAIL ws=" + w + " watchdog: " + e.getMessage());
           results.add(new SelftestRunner.Result(w, "-", e.record().algorithm().name(), "watchdog", 0, Double.NaN, 0, -1, false, false, false));
         }
       }
+      if (hog != null) {
+        hog.close();
+      }
+      leakOk = leak.finish(out);
+    }
+    // After the leak check: NCCL keeps process-wide CUDA state (its kernels, runtime resources) after
+    // ncclCommDestroy, which would be counted as our leak.
+    if (nccl != null && occupyFraction == null) {
+      for (int w : plan.worldSizes()) {
+        List<Integer> devs = Args.devices(w, n[0], devices != null && devices.size() == w ? devices : null);
+        if (devs.stream().distinct().count() == devs.size()) {
+          results.addAll(SelftestRunner.ncclFallback(w, devs, plan, timeoutMs, seed, nccl, out));
+        }
+      }
     }
     boolean watchdogOk = !watchdogCheck || watchdog(n[0], out);
     long failed = results.stream().filter(r -> !r.ok()).count();
-    out.printf("selftest: %d checks, %d failed%s%n", results.size(), failed, watchdogCheck ? ", watchdog " + (watchdogOk ? "ok" : "FAILED") : "");
+    out.printf("selftest: %d checks, %d failed, leak check %s%s%n", results.size(), failed, leakOk ? "ok" : "FAILED",
+        watchdogCheck ? ", watchdog " + (watchdogOk ? "ok" : "FAILED") : "");
     if (report != null) {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(report.toFile(),
-          Map.of("results", results, "failed", failed, "watchdogOk", watchdogOk));
+          Map.of("results", results, "failed", failed, "watchdogOk", watchdogOk, "leakOk", leakOk));
     }
     out.flush();
-    return failed == 0 && watchdogOk ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
+    return failed == 0 && watchdogOk && leakOk ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
   }
 
   /** Rank 1 never launches: rank 0 must come back within the timeout with "rank 1 did not arrive within ...". */
