@@ -94,7 +94,7 @@ kubectl -n "$SIM_NS" create configmap tensorlane-sim-rules --from-file=rules.yam
   --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 java -XX:+UseSerialGC -Xmx256m -jar "$JAR" sim --kubeconfig "$KUBECONFIG" --namespace "$SIM_NS" \
   --node gpu-pcie-0=rtx-pro-6000-pcie-8 --node gpu-nvlink-0=h200-sxm-8 \
-  --node gpu-l40s-0=l40s-2 --node gpu-l40s-1=l40s-2 --node gpu-4090-0=rtx-4090-4 \
+  --node gpu-l40s-0=l40s-2 --node gpu-l40s-1=l40s-2 --node gpu-l40s-2=l40s-2 --node gpu-4090-0=rtx-4090-4 \
   >"$DEMO/sim.log" 2>&1 &
 echo $! >"$DEMO/sim.pid"
 for _ in $(seq 1 120); do

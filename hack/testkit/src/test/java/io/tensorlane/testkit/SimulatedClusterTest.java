@@ -222,6 +222,33 @@ class SimulatedClusterTest {
         .isEqualTo("{\"p2pVerified\":true}");
   }
 
+  /**
+   * A preflight-like Job holds every GPU of the node; a server pod waits for them. When the Job's pod finishes, the
+   * server is scheduled without the 1.20 scheduler's one-minute retry (the simulator nudges it).
+   */
+  @Test
+  void gpusFreedByAFinishedJobPodAreReusedPromptly(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+    String node = sim.addNode(TopologyFixtures.L40S_2);
+    sim.addRule(SimRule.forAllPods("job-holds-gpus", SimAction.hang()).inNamespace(ns.name())
+        .withLabels(Map.of("app", "holder")));
+    client.batch().v1().jobs().inNamespace(ns.name()).resource(new JobBuilder()
+        .withNewMetadata().withName("holder").endMetadata()
+        .withNewSpec().withBackoffLimit(0).withNewTemplate().withNewMetadata().addToLabels("app", "holder").endMetadata()
+        .withNewSpec().withRestartPolicy("Never").addNewContainer().withName("preflight").withImage("tensorlane/runtime:test")
+        .withNewResources().addToLimits("nvidia.com/gpu", new Quantity("2")).endResources().endContainer()
+        .endSpec().endTemplate().endSpec().build()).create();
+    Pod holder = awaitPods(client, ns, "holder", 1, p -> "Running".equals(p.getStatus().getPhase())).get(0);
+    client.apps().deployments().inNamespace(ns.name()).resource(gpuDeployment("server", 1, 2)).create();
+    client.pods().inNamespace(ns.name()).withLabel("app", "server").informOnCondition(l -> l.size() == 1
+        && l.get(0).getStatus().getConditions().stream().anyMatch(c -> "Unschedulable".equals(c.getReason())))
+        .orTimeout(WAIT_S, TimeUnit.SECONDS).join();
+
+    sim.act(holder, SimAction.succeed());
+    Pod server = client.pods().inNamespace(ns.name()).withLabel("app", "server")
+        .informOnCondition(l -> l.size() == 1 && ready(l.get(0))).orTimeout(30, TimeUnit.SECONDS).join().get(0);
+    assertThat(server.getSpec().getNodeName()).isEqualTo(node);
+  }
+
   @Test
   void deletingTheDeploymentRemovesItsPodsThroughGarbageCollection(KubernetesClient client, TestNamespace ns,
       GpuNodeSimulator sim) {

@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.topology.TopologyFixtures;
@@ -47,6 +46,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GpuNodeSimulator implements AutoCloseable {
   public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
   public static final String RULES_KEY = "rules.yaml";
+  /** Node label the simulator bumps when a pod on the node finished (see {@code nudgeScheduler}). */
+  public static final String FREED_LABEL = "tensorlane.io/sim-freed";
 
   /**
    * @param namespace      where the rules ConfigMap lives (created if missing)
@@ -90,6 +91,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private final ScheduledExecutorService kubelet;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
   private final Map<String, Applied> applied = new ConcurrentHashMap<>(); // pod UID -> what was played, when
+  private final Set<String> nudging = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger nudges = new AtomicInteger();
 
   public GpuNodeSimulator(KubernetesClient client, Options options) {
     this.client = client;
@@ -120,8 +123,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
       }
     }
     informers.add(client.configMaps().inNamespace(options.namespace()).withName(RULES_CONFIGMAP)
-        .inform(handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
-    podInformer = client.pods().inAnyNamespace().inform(handler(this::onPod, this::onPodGone), 0);
+        .inform(SimSupport.handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
+    podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(this::onPod, this::onPodGone), 0);
     informers.add(podInformer);
     return this;
   }
@@ -146,7 +149,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
     if (node == null) {
       node = client.nodes().resource(desired).create();
     } else {
-      node = retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
+      node = SimSupport.retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
         n.getMetadata().getLabels().putAll(desired.getMetadata().getLabels());
         return n;
       }));
@@ -155,7 +158,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
     // admission (TaintNodesByCondition) taints every new node not-ready; there is no node controller to lift it.
     // Controllers (e.g. the TTL annotator) touch new nodes too, hence the retry on 409.
     if (hasLifecycleTaint(node)) {
-      node = retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
+      node = SimSupport.retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
         n.getSpec().getTaints().removeIf(t -> t.getKey().startsWith("node.kubernetes.io/"));
         return n;
       }));
@@ -177,18 +180,6 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private static boolean hasLifecycleTaint(Node node) {
     return node.getSpec().getTaints() != null
         && node.getSpec().getTaints().stream().anyMatch(t -> t.getKey().startsWith("node.kubernetes.io/"));
-  }
-
-  private static <T> T retryOnConflict(java.util.function.Supplier<T> write) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return write.get();
-      } catch (KubernetesClientException e) {
-        if (e.getCode() != 409 || attempt >= 10) {
-          throw e;
-        }
-      }
-    }
   }
 
   private void patchNodeStatus(Node desired) {
@@ -323,11 +314,38 @@ public final class GpuNodeSimulator implements AutoCloseable {
     try {
       client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(patch).patchStatus();
       applied.put(pod.getMetadata().getUid(), new Applied(type, Instant.now()));
+      if ("Succeeded".equals(status.getPhase()) || "Failed".equals(status.getPhase())) {
+        nudgeScheduler(pod.getSpec().getNodeName());
+      }
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404 && e.getCode() != 409) {
         log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
       }
     }
+  }
+
+  /**
+   * A finished pod frees its GPUs, but the 1.20 scheduler re-examines unschedulable pods only on pod deletion and
+   * node changes (else once a minute); bumping a label on the node ({@value #FREED_LABEL}) makes it look at once, as
+   * newer schedulers do by themselves. At most one bump per node in flight.
+   */
+  private void nudgeScheduler(String node) {
+    if (node == null || !nudging.add(node)) {
+      return;
+    }
+    kubelet.schedule(() -> {
+      nudging.remove(node);
+      try {
+        SimSupport.retryOnConflict(() -> client.nodes().withName(node).edit(n -> {
+          n.getMetadata().getLabels().put(FREED_LABEL, Integer.toString(nudges.incrementAndGet()));
+          return n;
+        }));
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 404) {
+          log("cannot nudge the scheduler on node " + node + ": " + e.getMessage());
+        }
+      }
+    }, 100, TimeUnit.MILLISECONDS);
   }
 
   private void forceDelete(Pod pod) {
@@ -379,25 +397,6 @@ public final class GpuNodeSimulator implements AutoCloseable {
 
   private static void log(String msg) {
     System.err.println("[gpu-sim] " + msg);
-  }
-
-  private static <T> ResourceEventHandler<T> handler(java.util.function.Consumer<T> upsert, java.util.function.Consumer<T> gone) {
-    return new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(T obj) {
-        upsert.accept(obj);
-      }
-
-      @Override
-      public void onUpdate(T oldObj, T newObj) {
-        upsert.accept(newObj);
-      }
-
-      @Override
-      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-        gone.accept(obj);
-      }
-    };
   }
 
   /** Stops the informers and the simulated kubelet; the nodes stay (remove them with {@link #removeNode}). */
