@@ -81,7 +81,19 @@ class SimRuleTest {
   @Test
   void theDemoRulesParse() throws Exception {
     String yaml = Files.readString(RepoRoot.require().resolve("hack/demo/sim-rules.yaml"));
-    assertThat(GpuNodeSimulator.parseRules(yaml)).extracting(r -> r.action().type()).containsExactly(SimAction.Type.CudaOom);
+    List<SimRule> rules = GpuNodeSimulator.parseRules(yaml);
+    assertThat(rules).extracting(r -> r.action().type())
+        .containsExactly(SimAction.Type.CudaOom, SimAction.Type.Succeed, SimAction.Type.Succeed);
+    var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+    for (SimRule r : rules.subList(1, 3)) { // the canned preflight results are JSON with the rule's world size
+      var result = mapper.readTree(r.action().message());
+      assertThat(result.get("worldSize").asDouble()).isEqualTo(r.arg().min());
+      assertThat(result.get("p2pVerified").asBoolean()).isTrue();
+    }
+    Pod preflight8 = pod("demo", Map.of("app.kubernetes.io/component", "preflight"), List.of("selftest", "--world-size", "8"), Map.of());
+    Pod preflight2 = pod("demo", Map.of("app.kubernetes.io/component", "preflight"), List.of("selftest", "--world-size", "2"), Map.of());
+    assertThat(rules.stream().filter(r -> r.matches(preflight8)).findFirst().orElseThrow().name()).isEqualTo("preflight-8-gpus");
+    assertThat(rules.stream().filter(r -> r.matches(preflight2)).findFirst().orElseThrow().name()).isEqualTo("preflight-2-gpus");
   }
 
   static Stream<Arguments> badRules() {
