@@ -3,6 +3,9 @@
 # chroot, as the image's user, with the image's environment, for each given argument list.
 #
 #   hack/image-smoke.sh <image.tar> [--expect REGEX] -- <args...> [-- <args...>]...
+#   hack/image-smoke.sh <image.tar> --until REGEX --timeout S --env K=V -- [args...]
+#        long-running entrypoints (the operator): passes as soon as the output matches REGEX, whatever happens
+#        after (the run is then killed); fails when the process ends or S seconds pass without a match
 #   hack/image-smoke.sh runtime-image/target/jib-image.tar          # the runtime image's default checks:
 #                                                                    #   --help, version, selftest --dry-run
 # The entrypoint runs with cwd / (chroot(1) changes into the new root); Jib's entrypoints use absolute paths.
@@ -23,22 +26,29 @@ for t in tar jq unshare chroot mount; do command -v "$t" >/dev/null || die "$t i
 UNSHARE=$(command -v unshare); CHROOT=$(command -v chroot); MOUNT=$(command -v mount); SH=/bin/sh
 
 # Runs: each "--" starts an argument list; --expect applies to the next run. Default: the runtime CLI checks.
-RUN_ARGS=(); RUN_EXPECT=()
+RUN_ARGS=(); RUN_EXPECT=(); RUN_UNTIL=(); RUN_TIMEOUT=(); EXTRA_ENV=()
 if [ $# -eq 0 ]; then
   RUN_ARGS=("--help" "version" "selftest --dry-run")
   RUN_EXPECT=("Usage:" "tensorlane-runtime [0-9]+\.[0-9]+" "dry run")
+  RUN_UNTIL=("" "" ""); RUN_TIMEOUT=(300 300 300)
 else
-  expect="."
+  expect="."; until_re=""; timeout_s=300
   current=""; started=0
+  flush() { RUN_ARGS+=("$current"); RUN_EXPECT+=("$last_expect"); RUN_UNTIL+=("$last_until"); RUN_TIMEOUT+=("$last_timeout"); }
   while [ $# -gt 0 ]; do
     case "$1" in
       --expect) expect=$2; shift 2 ;;
-      --) if [ $started -eq 1 ]; then RUN_ARGS+=("$current"); RUN_EXPECT+=("$last_expect"); fi
-          current=""; started=1; last_expect=$expect; expect="."; shift ;;
+      --until) until_re=$2; shift 2 ;;
+      --timeout) timeout_s=$2; shift 2 ;;
+      --env) EXTRA_ENV+=("$2"); shift 2 ;;
+      --) if [ $started -eq 1 ]; then flush; fi
+          current=""; started=1; last_expect=$expect; last_until=$until_re; last_timeout=$timeout_s
+          expect="."; until_re=""; timeout_s=300; shift ;;
       *) current="${current:+$current }$1"; shift ;;
     esac
   done
-  [ $started -eq 1 ] && { RUN_ARGS+=("$current"); RUN_EXPECT+=("$last_expect"); }
+  [ $started -eq 1 ] && flush
+  [ ${#RUN_ARGS[@]} -gt 0 ] || die "no run given: put -- before the arguments (an empty list runs the bare entrypoint)"
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/image-smoke.XXXXXX")
@@ -60,7 +70,8 @@ fi
 log "$(basename "$IMAGE"): ${#layers[@]} layers"
 for l in "${layers[@]}"; do
   # gzip or plain; Jib writes no whiteouts, but honour them anyway
-  tar -xf "$l" -C "$WORK/rootfs" --no-same-owner 2>/dev/null || tar -xzf "$l" -C "$WORK/rootfs" --no-same-owner
+  tar --warning=no-unknown-keyword -xzf "$l" -C "$WORK/rootfs" --no-same-owner 2>/dev/null \
+    || tar --warning=no-unknown-keyword -xf "$l" -C "$WORK/rootfs" --no-same-owner
   find "$WORK/rootfs" -name '.wh.*' | while read -r wh; do
     rm -rf "$(dirname "$wh")/$(basename "$wh" | sed 's/^\.wh\.//')" "$wh"; done
 done
@@ -87,23 +98,51 @@ else
   NS=(unshare --user --map-root-user --mount --pid --fork); USERSPEC=""
 fi
 
-failed=0
-for i in "${!RUN_ARGS[@]}"; do
-  read -r -a args <<< "${RUN_ARGS[$i]}"
-  log "run: ${entrypoint[*]} ${args[*]}"
-  set +e
-  out=$(env -i "${envs[@]}" "$UNSHARE" "${NS[@]:1}" "$SH" -c '
+# One run: the entrypoint with the image's environment (plus --env) in fresh mount and PID namespaces; the
+# namespaces die with the run (--kill-child), and with them every mount made for it.
+run_in_image() { # <out-file> <args...>
+  local out=$1; shift
+  exec env -i "${envs[@]}" "${EXTRA_ENV[@]}" "$UNSHARE" "${NS[@]:1}" --kill-child "$SH" -c '
       root=$1; userspec=$2; mount=$3; chroot=$4; shift 4
       "$mount" -t proc proc "$root/proc" || exit 97
       for d in null zero random urandom; do "$mount" --bind "/dev/$d" "$root/dev/$d" || exit 97; done
       exec "$chroot" $userspec "$root" "$@"' \
-      smoke "$WORK/rootfs" "$USERSPEC" "$MOUNT" "$CHROOT" "${entrypoint[@]}" "${args[@]}" 2>&1)
-  rc=$?
-  set -e
-  printf '%s\n' "$out" | sed 's/^/    | /' >&2
-  if [ $rc -ne 0 ]; then
+      smoke "$WORK/rootfs" "$USERSPEC" "$MOUNT" "$CHROOT" "${entrypoint[@]}" "$@" >"$out" 2>&1
+}
+
+failed=0
+for i in "${!RUN_ARGS[@]}"; do
+  read -r -a args <<< "${RUN_ARGS[$i]}"
+  log "run: ${entrypoint[*]} ${args[*]}"
+  out="$WORK/run-$i.log"; : > "$out"
+  run_in_image "$out" "${args[@]}" &
+  pid=$!
+  deadline=$(( $(date +%s) + ${RUN_TIMEOUT[$i]} )); matched=0; timed_out=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ -n "${RUN_UNTIL[$i]}" ] && grep -Eq -- "${RUN_UNTIL[$i]}" "$out"; then matched=1; break; fi
+    [ "$(date +%s)" -lt "$deadline" ] || { timed_out=1; break; }
+    sleep 0.5
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    # unshare forwards SIGTERM to the entrypoint (PID 1 of its namespace); --kill-child does not survive chroot's
+    # change of user, so whatever is left after 15 s is killed by its PID
+    children=$(pgrep -P "$pid" || true)
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    for c in $children; do kill -9 "$c" 2>/dev/null || true; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  set +e; wait "$pid"; rc=$?; set -e
+  grep -v '^\s*at ' "$out" | sed 's/^/    | /' >&2
+  if [ -n "${RUN_UNTIL[$i]}" ]; then
+    grep -Eq -- "${RUN_UNTIL[$i]}" "$out" && matched=1
+    if [ $matched -eq 1 ]; then log "ok: output matched /${RUN_UNTIL[$i]}/ (then stopped)"
+    else log "FAILED: /${RUN_UNTIL[$i]}/ did not appear (exit $rc, timed out: $timed_out)"; failed=1; fi
+  elif [ $timed_out -eq 1 ]; then
+    log "FAILED: '${args[*]}' still running after ${RUN_TIMEOUT[$i]} s"; failed=1
+  elif [ $rc -ne 0 ]; then
     log "FAILED (exit $rc): ${args[*]}"; failed=1
-  elif ! printf '%s\n' "$out" | grep -Eq -- "${RUN_EXPECT[$i]}"; then
+  elif ! grep -Eq -- "${RUN_EXPECT[$i]}" "$out"; then
     log "FAILED: output of '${args[*]}' does not match /${RUN_EXPECT[$i]}/"; failed=1
   else
     log "ok: ${args[*]}"
