@@ -93,7 +93,7 @@ kubectl create namespace "$SIM_NS" --dry-run=client -o yaml | kubectl apply -f -
 kubectl -n "$SIM_NS" create configmap tensorlane-sim-rules --from-file=rules.yaml="$ROOT/hack/demo/sim-rules.yaml" \
   --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 java -XX:+UseSerialGC -Xmx256m -jar "$JAR" sim --kubeconfig "$KUBECONFIG" --namespace "$SIM_NS" \
-  --node gpu-pcie-0=rtx-pro-6000-pcie-8 --node gpu-nvlink-0=h200-sxm-8 \
+  --node gpu-pcie-0=rtx-pro-6000-pcie-8 --node gpu-nvlink-0=h200-sxm-8 --node gpu-nvlink-1=h200-sxm-8 \
   --node gpu-l40s-0=l40s-2 --node gpu-l40s-1=l40s-2 --node gpu-l40s-2=l40s-2 --node gpu-4090-0=rtx-4090-4 \
   >"$DEMO/sim.log" 2>&1 &
 echo $! >"$DEMO/sim.pid"
@@ -126,8 +126,10 @@ if [ -f "$OP_JAR" ]; then
   else
     log "operator runs with the admin kubeconfig (no ServiceAccount installed yet)"
   fi
+  # run a copy: a rebuild of operator/ while the demo runs must not pull the jars from under it
+  rm -rf "$DEMO/operator-app" && cp -r "$(dirname "$OP_JAR")" "$DEMO/operator-app"
   KUBECONFIG="$OP_KUBECONFIG" POD_NAMESPACE="$OP_NS" TENSORLANE_RUNTIME_IMAGE="tensorlane/tensorlane-runtime:0.1.0" \
-    java -Xmx256m -jar "$OP_JAR" >"$DEMO/operator.log" 2>&1 &
+    java -Xmx256m -jar "$DEMO/operator-app/quarkus-run.jar" >"$DEMO/operator.log" 2>&1 &
   echo $! >"$DEMO/operator.pid"
   log "operator pid $(cat "$DEMO/operator.pid"), log $DEMO/operator.log"
 else
