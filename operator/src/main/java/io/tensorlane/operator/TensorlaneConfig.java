@@ -3,6 +3,7 @@ package io.tensorlane.operator;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
@@ -49,6 +50,8 @@ public interface TensorlaneConfig {
   /** CDI producer of the plain settings record. */
   @Singleton
   class Producer {
+    public static final String LEASE_NAME = "tensorlane-operator-lease";
+
     @Produces
     @Singleton
     OperatorSettings settings(TensorlaneConfig config) {
@@ -61,6 +64,13 @@ public interface TensorlaneConfig {
     @Singleton
     RenderSettings renderSettings(TensorlaneConfig config) {
       return RenderSettings.of(config.imageRegistry(), config.imageTag());
+    }
+
+    /** Leader election (activated in the prod profile only, quarkus.operator-sdk.activate-leader-election-for-profiles). */
+    @Produces
+    @Singleton
+    LeaderElectionConfiguration leaderElection() {
+      return new LeaderElectionConfiguration(LEASE_NAME);
     }
 
     @Produces

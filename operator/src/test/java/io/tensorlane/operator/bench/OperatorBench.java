@@ -1,0 +1,300 @@
+package io.tensorlane.operator.bench;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
+import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.status.StatusAggregator;
+import io.tensorlane.operator.support.DecisionMetrics;
+import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
+import io.tensorlane.testkit.RepoRoot;
+import io.tensorlane.testkit.SharedCluster;
+import io.tensorlane.testkit.sim.GpuNodeSimulator;
+import io.tensorlane.testkit.sim.SimAction;
+import io.tensorlane.testkit.sim.SimRule;
+import io.tensorlane.topology.TopologyFixtures;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The operator benchmarks of issues 4 and 5, against the local control plane with simulated GPU nodes (not part of
+ * the test run; {@code hack/bench-operator.sh}). Prints figures only.
+ *
+ * <ul>
+ *   <li>scale: N InferenceDeployments (TP 1) over M simulated 8-GPU PCIe nodes — time until all Ready, reconciles/s,
+ *       API writes (resourceVersion changes of every InferenceDeployment, Deployment and Service, plus Events) during a
+ *       no-op period, heap after GC.
+ *   <li>oom: R deployments start with a fraction the simulator answers with a CUDA OOM; the time from the simulator
+ *       terminating the pod (seen by an informer in this JVM) to the Deployment carrying the remediated template.
+ * </ul>
+ * Arguments: {@code scale|oom|all}; system properties {@code bench.deployments} (1000), {@code bench.nodes} (200),
+ * {@code bench.noop-seconds} (60), {@code bench.oom-runs} (50).
+ */
+public final class OperatorBench {
+  static final AtomicLong RECONCILES = new AtomicLong();
+
+  /** The real reconciler, counting its calls. */
+  @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
+  static final class Counting extends InferenceDeploymentReconciler {
+    Counting(OperatorSettings s, DecisionMetrics m) {
+      super(s, RenderSettings.of("tensorlane", "bench"), m);
+    }
+
+    @Override
+    public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment p, Context<InferenceDeployment> c) {
+      RECONCILES.incrementAndGet();
+      return super.reconcile(p, c);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    String what = args.length == 0 ? "all" : args[0];
+    SharedCluster shared = SharedCluster.get();
+    KubernetesClient client = shared.client();
+    GpuNodeSimulator sim = shared.simulator();
+    int code = 0;
+    try {
+      if (what.equals("scale") || what.equals("all")) {
+        scale(client, sim, Integer.getInteger("bench.deployments", 1000), Integer.getInteger("bench.nodes", 200),
+            Integer.getInteger("bench.noop-seconds", 60));
+      }
+      if (what.equals("oom") || what.equals("all")) {
+        oom(client, sim, Integer.getInteger("bench.oom-runs", 50));
+      }
+    } catch (Exception e) {
+      e.printStackTrace();
+      code = 1;
+    } finally {
+      sim.nodes().forEach(sim::removeNode);
+      shared.close();
+    }
+    System.exit(code);
+  }
+
+  static Operator operator(KubernetesClient client, String ns, OperatorSettings settings, DecisionMetrics metrics) {
+    Operator op = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
+        .withConcurrentReconciliationThreads(10));
+    op.register(new Counting(settings, metrics), o -> o.settingNamespace(ns));
+    op.register(new GpuTopologyNodeLabeller(settings, metrics));
+    op.start();
+    return op;
+  }
+
+  static String namespace(KubernetesClient client, String prefix) {
+    String ns = prefix + "-" + Long.toString(System.currentTimeMillis() % 1_000_000, 36);
+    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+    client.serviceAccounts().inNamespace(ns).withName("default").waitUntilCondition(
+        sa -> sa != null && sa.getSecrets() != null && !sa.getSecrets().isEmpty(), 60, TimeUnit.SECONDS);
+    return ns;
+  }
+
+  static InferenceDeployment small(String ns, String name, String fraction) throws Exception {
+    try (InputStream in = Files.newInputStream(RepoRoot.require().resolve("manifests/samples/llama-3.1-8b-2gpu.yaml"))) {
+      InferenceDeployment d = Serialization.unmarshal(in, InferenceDeployment.class);
+      d.getMetadata().setName(name);
+      d.getMetadata().setNamespace(ns);
+      d.getSpec().parallelism.tensor = 1;
+      d.getSpec().replicas = 1;
+      d.getSpec().memory.fraction = fraction;
+      d.getSpec().rollout.stabilityWindowSeconds = 0;
+      return d;
+    }
+  }
+
+  static void scale(KubernetesClient client, GpuNodeSimulator sim, int n, int nodes, int noopSeconds) throws Exception {
+    log("scale: %d InferenceDeployments over %d simulated nodes (%s)", n, nodes, TopologyFixtures.RTX_PRO_6000_PCIE_8);
+    long t0 = System.nanoTime();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
+    for (int i = 0; i < nodes; i++) {
+      fs.add(pool.submit(() -> sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8)));
+    }
+    for (var f : fs) {
+      f.get();
+    }
+    log("  %d nodes registered in %.1f s", nodes, secs(t0));
+    String ns = namespace(client, "bench-scale");
+    DecisionMetrics metrics = DecisionMetrics.inMemory();
+    OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false).withRequeue(Duration.ofSeconds(5));
+    Operator op = operator(client, ns, settings, metrics);
+    try {
+      long c0 = System.nanoTime();
+      fs.clear();
+      for (int i = 0; i < n; i++) {
+        InferenceDeployment d = small(ns, "d" + i, "0.80");
+        fs.add(pool.submit(() -> client.resource(d).create()));
+      }
+      for (var f : fs) {
+        f.get();
+      }
+      log("  %d created in %.1f s", n, secs(c0));
+      long lastReport = 0;
+      while (true) {
+        var list = client.resources(InferenceDeployment.class).inNamespace(ns).list().getItems();
+        long ready = list.stream().filter(d -> d.getStatus() != null && d.getStatus().phase == Phase.Ready).count();
+        long stable = list.stream().filter(d -> d.getStatus() != null && d.getStatus().lastStableSpec != null
+            && d.getStatus().lastStableSpec.revision.equals(d.getStatus().revision)).count();
+        if (secs(c0) - lastReport >= 10) {
+          lastReport = (long) secs(c0);
+          log("  t=%.0f s: %d Ready, %d stable, %d reconciles", secs(c0), ready, stable, RECONCILES.get());
+        }
+        if (ready == n && stable == n) {
+          break;
+        }
+        if (secs(c0) > 900) {
+          throw new IllegalStateException("not all Ready after 900 s: " + ready + "/" + n);
+        }
+        Thread.sleep(500);
+      }
+      double allReady = secs(c0);
+      log("RESULT scale: all %d Ready (and stable) %.1f s after the first create; %d reconciles = %.1f reconciles/s",
+          n, allReady, RECONCILES.get(), RECONCILES.get() / allReady);
+      Thread.sleep(3000);
+      Map<String, String> before = versions(client, ns);
+      int eventsBefore = client.v1().events().inNamespace(ns).list().getItems().size();
+      long r0 = RECONCILES.get();
+      double applies0 = metrics.count("tensorlane.applies");
+      Thread.sleep(noopSeconds * 1000L);
+      Map<String, String> after = versions(client, ns);
+      long changed = after.entrySet().stream().filter(e -> !e.getValue().equals(before.get(e.getKey()))).count();
+      int events = client.v1().events().inNamespace(ns).list().getItems().size() - eventsBefore;
+      log("RESULT scale: no-op period %d s: %d objects changed resourceVersion (of %d InferenceDeployments, "
+          + "Deployments, Services), %d new operator events, %.0f applies, %d reconciles", noopSeconds, changed,
+          after.size(), events, metrics.count("tensorlane.applies") - applies0, RECONCILES.get() - r0);
+      for (int i = 0; i < 3; i++) {
+        System.gc();
+        Thread.sleep(300);
+      }
+      long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+      log("RESULT scale: heap after GC %.1f MiB (operator, simulator and bench client in one JVM; max %d MiB)",
+          heap / 1048576.0, Runtime.getRuntime().maxMemory() / 1048576);
+    } finally {
+      op.stop();
+      client.resources(InferenceDeployment.class).inNamespace(ns).delete();
+      client.namespaces().withName(ns).delete();
+      pool.shutdownNow();
+    }
+  }
+
+  static Map<String, String> versions(KubernetesClient client, String ns) {
+    Map<String, String> m = new ConcurrentHashMap<>();
+    List<HasMetadata> all = new ArrayList<>();
+    all.addAll(client.resources(InferenceDeployment.class).inNamespace(ns).list().getItems());
+    all.addAll(client.apps().deployments().inNamespace(ns).list().getItems());
+    all.addAll(client.services().inNamespace(ns).list().getItems());
+    all.forEach(o -> m.put(o.getKind() + "/" + o.getMetadata().getName(), o.getMetadata().getResourceVersion()));
+    return m;
+  }
+
+  static void oom(KubernetesClient client, GpuNodeSimulator sim, int runs) throws Exception {
+    int nodes = Math.max(1, (runs + 7) / 8);
+    log("oom: %d runs (batches of 10) on %d simulated nodes", runs, nodes);
+    for (int i = 0; i < nodes; i++) {
+      sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
+    }
+    String ns = namespace(client, "bench-oom");
+    sim.addRule(SimRule.forAllPods("bench-oom", SimAction.cudaOom()).inNamespace(ns).withMemoryFractionAtLeast(0.93)
+        .withDelayMillis(500));
+    Map<String, Long> oomAt = new ConcurrentHashMap<>();
+    Map<String, Long> patchedAt = new ConcurrentHashMap<>();
+    Map<String, String> firstRevision = new ConcurrentHashMap<>();
+    SharedIndexInformer<Pod> pods = client.pods().inNamespace(ns).inform(new Handler<>(p -> {
+      String owner = p.getMetadata().getLabels().get("app.kubernetes.io/instance");
+      if (owner != null && StatusAggregator.badPod(p).isPresent()) {
+        oomAt.putIfAbsent(owner, System.nanoTime());
+      }
+    }), 0);
+    SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform(new Handler<>(d -> {
+      String rev = d.getSpec().getTemplate().getMetadata().getLabels().get(StatusAggregator.REVISION_LABEL);
+      String first = firstRevision.putIfAbsent(d.getMetadata().getName(), rev);
+      if (first != null && !first.equals(rev)) {
+        patchedAt.putIfAbsent(d.getMetadata().getName(), System.nanoTime());
+      }
+    }), 0);
+    OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false)
+        .withRequeue(Duration.ofSeconds(5));
+    Operator op = operator(client, ns, settings, DecisionMetrics.inMemory());
+    try {
+      for (int b = 0; b < runs; b += 10) {
+        for (int i = b; i < Math.min(runs, b + 10); i++) {
+          client.resource(small(ns, "oom" + i, "0.95")).create();
+        }
+        long t0 = System.nanoTime();
+        int end = Math.min(runs, b + 10);
+        while (patchedAt.size() < end && secs(t0) < 120) {
+          Thread.sleep(200);
+        }
+        for (int i = b; i < end; i++) { // free the GPUs for the next batch
+          client.resources(InferenceDeployment.class).inNamespace(ns).withName("oom" + i).delete();
+        }
+      }
+      List<Double> ms = new ArrayList<>();
+      patchedAt.forEach((name, t) -> {
+        Long o = oomAt.get(name);
+        if (o != null) {
+          ms.add((t - o) / 1e6);
+        }
+      });
+      ms.sort(Double::compare);
+      if (ms.isEmpty()) {
+        throw new IllegalStateException("no run completed");
+      }
+      log("RESULT oom: %d of %d runs measured; OOM seen -> Deployment patched: p50 %.0f ms, p95 %.0f ms, max %.0f ms",
+          ms.size(), runs, ms.get(ms.size() / 2), ms.get((int) Math.min(ms.size() - 1, Math.ceil(ms.size() * 0.95) - 1)),
+          ms.get(ms.size() - 1));
+    } finally {
+      op.stop();
+      pods.close();
+      deps.close();
+      sim.clearRules();
+      client.namespaces().withName(ns).delete();
+    }
+  }
+
+  record Handler<T>(java.util.function.Consumer<T> on) implements ResourceEventHandler<T> {
+    @Override
+    public void onAdd(T obj) {
+      on.accept(obj);
+    }
+
+    @Override
+    public void onUpdate(T oldObj, T newObj) {
+      on.accept(newObj);
+    }
+
+    @Override
+    public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+    }
+  }
+
+  static double secs(long t0) {
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  static void log(String fmt, Object... a) {
+    System.out.println("[bench] " + String.format(fmt, a));
+  }
+}

@@ -1,0 +1,129 @@
+package io.tensorlane.operator.status;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.tensorlane.api.v1alpha1.AppliedSpec;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.operator.plan.Outcome;
+import io.tensorlane.operator.plan.Plan;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class StatusAggregatorTest {
+  static final Instant NOW = Instant.parse("2026-11-29T12:00:00Z");
+  static final Plan OK = new Plan(Outcome.OK, null, null, null, null, List.of());
+
+  static Pod pod(String name, String revision, String state) {
+    var b = new PodBuilder().withNewMetadata().withName(name).addToLabels(StatusAggregator.REVISION_LABEL, revision)
+        .endMetadata().withNewStatus();
+    switch (state) {
+      case "ready" -> b.addNewCondition().withType("Ready").withStatus("True").endCondition()
+          .addNewContainerStatus().withName("engine").withNewState().withNewRunning().endRunning().endState()
+          .endContainerStatus();
+      case "crashloop" -> b.addNewContainerStatus().withName("engine").withNewState().withNewWaiting()
+          .withReason("CrashLoopBackOff").endWaiting().endState().endContainerStatus();
+      case "error" -> b.addNewContainerStatus().withName("engine").withNewState().withNewTerminated()
+          .withReason("Error").withExitCode(1).endTerminated().endState().endContainerStatus();
+      default -> b.addNewCondition().withType("Ready").withStatus("False").endCondition();
+    }
+    return b.endStatus().build();
+  }
+
+  static AppliedSpec applied(String revision) {
+    AppliedSpec a = new AppliedSpec();
+    a.generation = 2L;
+    a.revision = revision;
+    return a;
+  }
+
+  static RollbackStatus rb(String action) {
+    RollbackStatus r = new RollbackStatus();
+    r.generation = 2L;
+    r.attempts = 1;
+    RollbackStatus.Attempt a = new RollbackStatus.Attempt();
+    a.attempt = 1;
+    a.action = action;
+    a.reason = "CudaOutOfMemory on p";
+    r.history.add(a);
+    return r;
+  }
+
+  static StatusInput in(Plan plan, List<Pod> pods, AppliedSpec applied, RollbackStatus rb, boolean active,
+      boolean failed) {
+    return new StatusInput(2, new InferenceDeploymentStatus(), plan, "r1", 1, pods, applied, null, rb, null, active,
+        failed, null, NOW);
+  }
+
+  static Stream<Arguments> cases() {
+    return Stream.of(
+        Arguments.of("nothing applied yet", in(OK, List.of(), null, null, false, false), Phase.Pending, false),
+        Arguments.of("rolling out", in(OK, List.of(pod("p", "r1", "starting")), applied("r1"), null, false, false),
+            Phase.Progressing, false),
+        Arguments.of("all ready", in(OK, List.of(pod("p", "r1", "ready")), applied("r1"), null, false, false),
+            Phase.Ready, true),
+        Arguments.of("ready but an old pod crash-loops", in(OK, List.of(pod("p", "r1", "ready"),
+            pod("q", "r0", "crashloop")), applied("r1"), null, false, false), Phase.Degraded, false),
+        Arguments.of("terminated with error", in(OK, List.of(pod("p", "r1", "error")), applied("r1"), null, true,
+            false), Phase.Degraded, false),
+        Arguments.of("old revision ready, new applied", in(OK, List.of(pod("p", "r0", "ready")), applied("r1"),
+            null, false, false), Phase.Progressing, false),
+        Arguments.of("rolled back and ready", in(OK, List.of(pod("p", "r1", "ready")), applied("r1"),
+            rb("Rollback"), false, false), Phase.RolledBack, true),
+        Arguments.of("remediation rolling out", in(OK, List.of(pod("p", "r1", "starting")), applied("r1"),
+            rb("LowerMemoryFraction"), false, false), Phase.Remediating, false),
+        Arguments.of("gave up", in(OK, List.of(pod("p", "r1", "error")), applied("r1"), rb("LowerMemoryFraction"),
+            true, true), Phase.Failed, false),
+        Arguments.of("unschedulable", in(new Plan(Outcome.UNSCHEDULABLE, "no node", null, null, null, List.of()),
+            List.of(), null, null, false, false), Phase.Unschedulable, false),
+        Arguments.of("does not fit", in(new Plan(Outcome.DOES_NOT_FIT, "too big", null, null, null, List.of()),
+            List.of(), null, null, false, false), Phase.DoesNotFit, false),
+        Arguments.of("invalid", in(new Plan(Outcome.INVALID_SPEC, "custom without P2P", null, null, null, List.of()),
+            List.of(), null, null, false, false), Phase.Invalid, false));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void phaseAndReady(String name, StatusInput input, Phase phase, boolean ready) {
+    InferenceDeploymentStatus s = StatusAggregator.compute(input);
+    assertThat(s.phase).isEqualTo(phase);
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.READY)).isEqualTo(ready);
+    assertThat(s.conditions).extracting(c -> c.getType()).containsExactly(StatusAggregator.READY,
+        StatusAggregator.PROGRESSING, StatusAggregator.DEGRADED, StatusAggregator.ROLLED_BACK,
+        StatusAggregator.INVALID_SPEC, StatusAggregator.UNSCHEDULABLE, StatusAggregator.DOES_NOT_FIT,
+        StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.ROLLBACK_FAILED);
+    assertThat(s.conditions).allSatisfy(c -> {
+      assertThat(c.getMessage()).isNotBlank(); // a 1.20 API server rejects "" in applied custom resources
+      assertThat(c.getObservedGeneration()).isEqualTo(2L);
+    });
+    String outcomeCondition = switch (phase) {
+      case Unschedulable -> StatusAggregator.UNSCHEDULABLE;
+      case DoesNotFit -> StatusAggregator.DOES_NOT_FIT;
+      case Invalid -> StatusAggregator.INVALID_SPEC;
+      default -> null;
+    };
+    if (outcomeCondition != null) {
+      assertThat(Conditions.find(s.conditions, outcomeCondition).orElseThrow().getMessage())
+          .isEqualTo(input.plan().message());
+    }
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.ROLLBACK_FAILED)).isEqualTo(phase == Phase.Failed);
+  }
+
+  @Test
+  void sameInputLaterGivesAnEqualStatusSoNothingIsWritten() {
+    StatusInput first = in(OK, List.of(pod("p", "r1", "ready")), applied("r1"), null, false, false);
+    InferenceDeploymentStatus s1 = StatusAggregator.compute(first);
+    InferenceDeploymentStatus s2 = StatusAggregator.compute(new StatusInput(2, s1, OK, "r1", 1, first.pods(),
+        applied("r1"), null, null, null, false, false, null, NOW.plusSeconds(3600)));
+    assertThat(Serialization.asJson(s2)).isEqualTo(Serialization.asJson(s1));
+  }
+}
