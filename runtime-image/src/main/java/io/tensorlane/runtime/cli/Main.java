@@ -20,7 +20,7 @@ import picocli.CommandLine.Command;
         SelftestCommand.class,
         BenchCommand.class,
         io.tensorlane.runtime.probe.ProbeCommand.class,
-        // add here: ServeCommand.class
+        io.tensorlane.runtime.serve.ServeCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main {
   public static void main(String[] args) {

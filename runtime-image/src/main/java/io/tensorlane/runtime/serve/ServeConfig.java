@@ -1,0 +1,166 @@
+package io.tensorlane.runtime.serve;
+
+import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.kernels.BufferLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The plan {@code serve} runs: read from the environment the operator renders ({@link ServeEnv}), with command-line
+ * overrides. Every bad value ends in an {@link IllegalArgumentException} naming the variable and what is expected.
+ *
+ * @param worldSize tensor-parallel ranks (GPUs of the pod, or virtual ranks on one GPU)
+ * @param allreduce Custom (our P2P kernels up to {@code maxMessageBytes}, NCCL above), NCCL, or None (world size 1)
+ * @param table message size → algorithm for Custom (null otherwise)
+ * @param maxMessageBytes largest custom-allreduce message; sizes the IPC buffers (0 unless Custom)
+ * @param memoryFraction static pool (weights + KV cache) as a fraction of each GPU's total memory, in (0, 1)
+ * @param port HTTP port of /health/ready, /health/live and /metrics
+ */
+public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable table, long maxMessageBytes,
+    double memoryFraction, int port) {
+
+  /** Allreduce implementations (the operator's AllreduceChoice.Mode names). */
+  public enum Allreduce {
+    Custom, NCCL, None
+  }
+
+  public static final int DEFAULT_PORT = 8080;
+
+  public ServeConfig {
+    if (worldSize < 1 || worldSize > BufferLayout.MAX_RANKS) {
+      throw new IllegalArgumentException(ServeEnv.WORLD_SIZE + " must be 1.." + BufferLayout.MAX_RANKS + ", got " + worldSize);
+    }
+    if (allreduce == null) {
+      throw new IllegalArgumentException(ServeEnv.ALLREDUCE + " is required (Custom, NCCL or None)");
+    }
+    if (allreduce == Allreduce.None && worldSize != 1) {
+      throw new IllegalArgumentException(ServeEnv.ALLREDUCE + "=None is only valid with world size 1, got " + worldSize);
+    }
+    if (allreduce != Allreduce.None && worldSize == 1) {
+      allreduce = Allreduce.None; // one rank: nothing to reduce
+    }
+    if (allreduce == Allreduce.Custom) {
+      if (maxMessageBytes < BufferLayout.VECTOR_BYTES || maxMessageBytes > BufferLayout.MAX_MESSAGE_BYTES) {
+        throw new IllegalArgumentException(ServeEnv.MAX_MESSAGE_BYTES + " must be " + BufferLayout.VECTOR_BYTES + ".."
+            + BufferLayout.MAX_MESSAGE_BYTES + " bytes with " + ServeEnv.ALLREDUCE + "=Custom, got " + maxMessageBytes);
+      }
+      if (table == null) {
+        table = AlgorithmTable.defaults(worldSize, BufferLayout.of(worldSize, maxMessageBytes).maxMessageBytes());
+      }
+      if (table.worldSize() != worldSize) {
+        throw new IllegalArgumentException(ServeEnv.ALGORITHM_TABLE + " is for world size " + table.worldSize() + " but "
+            + ServeEnv.WORLD_SIZE + " is " + worldSize);
+      }
+      long layoutMax = BufferLayout.of(worldSize, maxMessageBytes).maxMessageBytes();
+      if (table.maxBytes() - 1 > layoutMax) {
+        throw new IllegalArgumentException(ServeEnv.ALGORITHM_TABLE + " covers messages up to " + (table.maxBytes() - 1)
+            + " bytes but " + ServeEnv.MAX_MESSAGE_BYTES + " is " + maxMessageBytes);
+      }
+    } else {
+      table = null;
+      maxMessageBytes = 0;
+    }
+    if (!(memoryFraction > 0 && memoryFraction < 1)) {
+      throw new IllegalArgumentException(ServeEnv.MEMORY_FRACTION + " must be a number in (0, 1), got " + memoryFraction);
+    }
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException(ServeEnv.PORT + " must be 1..65535, got " + port);
+    }
+  }
+
+  /** Command-line values that replace the environment's (null: not given). */
+  public record Overrides(Integer worldSize, String allreduce, Long maxMessageBytes, Double memoryFraction, Integer port) {
+    public static final Overrides NONE = new Overrides(null, null, null, null, null);
+  }
+
+  /**
+   * Reads the plan from {@code env} with {@code o} on top. Without any world size the plan is one rank; without an
+   * allreduce mode it is Custom for more than one rank (the default max message size is 8 MiB). The memory fraction
+   * has no default: the operator always sets it, and a forgotten value should not silently take a GPU.
+   */
+  public static ServeConfig from(Map<String, String> env, Overrides o) {
+    List<String> problems = new ArrayList<>();
+    int world = o.worldSize() != null ? o.worldSize() : intOf(env, ServeEnv.WORLD_SIZE, 1, problems);
+    String modeText = o.allreduce() != null ? o.allreduce() : env.get(ServeEnv.ALLREDUCE);
+    Allreduce mode = null;
+    if (modeText == null || modeText.isBlank()) {
+      mode = world > 1 ? Allreduce.Custom : Allreduce.None;
+    } else {
+      for (Allreduce a : Allreduce.values()) {
+        if (a.name().toLowerCase(Locale.ROOT).equals(modeText.trim().toLowerCase(Locale.ROOT))) {
+          mode = a;
+        }
+      }
+      if (mode == null) {
+        problems.add(ServeEnv.ALLREDUCE + " must be Custom, NCCL or None, got '" + modeText + "'");
+      }
+    }
+    long maxBytes = o.maxMessageBytes() != null ? o.maxMessageBytes()
+        : longOf(env, ServeEnv.MAX_MESSAGE_BYTES, 8L << 20, problems);
+    AlgorithmTable table = null;
+    String tableJson = env.get(ServeEnv.ALGORITHM_TABLE);
+    if (tableJson != null && !tableJson.isBlank() && mode == Allreduce.Custom && o.worldSize() == null) {
+      try {
+        table = AlgorithmTable.fromJson(tableJson);
+      } catch (IllegalArgumentException e) {
+        problems.add(ServeEnv.ALGORITHM_TABLE + ": " + e.getMessage());
+      }
+    }
+    Double fraction = o.memoryFraction();
+    if (fraction == null) {
+      String f = env.get(ServeEnv.MEMORY_FRACTION);
+      if (f == null || f.isBlank()) {
+        problems.add(ServeEnv.MEMORY_FRACTION + " is not set (the operator sets it; pass --memory-fraction to run by hand)");
+      } else {
+        fraction = doubleOf(ServeEnv.MEMORY_FRACTION, f, problems);
+      }
+    }
+    int port = o.port() != null ? o.port() : intOf(env, ServeEnv.PORT, DEFAULT_PORT, problems);
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", problems));
+    }
+    return new ServeConfig(world, mode, table, maxBytes, fraction, port);
+  }
+
+  /** The buffer layout of one rank (Custom only). */
+  public BufferLayout layout() {
+    return allreduce == Allreduce.Custom ? BufferLayout.of(worldSize, maxMessageBytes) : null;
+  }
+
+  private static int intOf(Map<String, String> env, String name, int dflt, List<String> problems) {
+    String v = env.get(name);
+    if (v == null || v.isBlank()) {
+      return dflt;
+    }
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      problems.add(name + " must be an integer, got '" + v + "'");
+      return dflt;
+    }
+  }
+
+  private static long longOf(Map<String, String> env, String name, long dflt, List<String> problems) {
+    String v = env.get(name);
+    if (v == null || v.isBlank()) {
+      return dflt;
+    }
+    try {
+      return Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      problems.add(name + " must be an integer number of bytes, got '" + v + "'");
+      return dflt;
+    }
+  }
+
+  private static Double doubleOf(String name, String v, List<String> problems) {
+    try {
+      return Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      problems.add(name + " must be a number in (0, 1), got '" + v + "'");
+      return null;
+    }
+  }
+}
