@@ -71,6 +71,20 @@ class ManifestsBuildTest {
   }
 
   @Test
+  void operatorsBuiltInImageDefaultsAreThePomValues() throws java.io.IOException {
+    // the operator's compiled-in defaults must not drift from the one place image names are set
+    var props = new java.util.Properties();
+    try (var in = java.nio.file.Files.newInputStream(
+        Manifests.repo().resolve("operator/src/main/resources/application.properties"))) {
+      props.load(in);
+    }
+    assertThat(props.getProperty("tensorlane.image-registry", Manifests.pomProperty("tensorlane.image.registry")))
+        .isEqualTo(Manifests.pomProperty("tensorlane.image.registry"));
+    assertThat(props.getProperty("tensorlane.image-tag", Manifests.pomProperty("tensorlane.image.tag")))
+        .isEqualTo(Manifests.pomProperty("tensorlane.image.tag"));
+  }
+
+  @Test
   void operatorRuntimeImageDefaultIsTheDeployedRuntimeImage() {
     List<HasMetadata> base = Manifests.kustomize("manifests/base");
     String expected = Manifests.pomProperty("tensorlane.image.registry") + "/tensorlane-runtime:"
