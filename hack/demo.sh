@@ -71,7 +71,14 @@ trap 'log "a step failed; what is running stays up for inspection: hack/demo.sh 
 
 say "4/7 CRDs and install manifests"
 kubectl apply --server-side --force-conflicts -k "$ROOT/manifests/crds" >&2
-kubectl wait --for=condition=Established --timeout=60s crd/inferencedeployments.tensorlane.io crd/gputopologies.tensorlane.io >&2
+# kubectl wait errors out (instead of waiting) while a fresh CRD has no conditions yet: retry for up to 60 s
+for i in $(seq 1 120); do
+  kubectl wait --for=condition=Established --timeout=30s crd/inferencedeployments.tensorlane.io \
+    crd/gputopologies.tensorlane.io >/dev/null 2>&1 && break
+  [ "$i" = 120 ] && die "the CRDs did not become Established"
+  sleep 0.5
+done
+log "CRDs Established"
 OPERATOR_SA=""
 if [ -f "$ROOT/manifests/overlays/dev/kustomization.yaml" ]; then
   if kubectl apply --server-side --force-conflicts -k "$ROOT/manifests/overlays/dev" >"$DEMO/install.log" 2>&1; then
