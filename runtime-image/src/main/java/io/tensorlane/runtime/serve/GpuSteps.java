@@ -48,6 +48,7 @@ final class GpuSteps implements StepSource {
   private final String ncclLib;
   private final boolean gemm;
   private final PrintWriter out;
+  private long poolLeaveFreeBytes;
   private StaticPool pool;
   private Communicator comm;
   private NcclComm nccl;
@@ -79,9 +80,15 @@ final class GpuSteps implements StepSource {
     }
   }
 
+  /** Size the static pool to leave this many bytes free instead of by the fraction (testing the ipc-buffers OOM). */
+  GpuSteps leavingFree(long bytes) {
+    this.poolLeaveFreeBytes = bytes;
+    return this;
+  }
+
   @Override
   public void start() {
-    pool = StaticPool.take(devices, config.memoryFraction());
+    pool = StaticPool.take(devices, config.memoryFraction(), poolLeaveFreeBytes);
     out.printf("serve: static pool %d bytes (fraction %.4f of each GPU's memory)%n", pool.bytes(), config.memoryFraction());
     boolean custom = config.allreduce() == ServeConfig.Allreduce.Custom;
     BufferLayout layout = custom ? config.layout() : BufferLayout.of(devices.size(), BufferLayout.VECTOR_BYTES);

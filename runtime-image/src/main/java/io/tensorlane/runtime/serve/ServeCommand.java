@@ -66,6 +66,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--gemm", defaultValue = "cublas", description = "cublas (default) or none (allreduces only).")
   String gemm;
 
+  @Option(names = "--static-pool-leave-bytes", defaultValue = "0", paramLabel = "BYTES",
+      description = "Testing: size the static pool to leave BYTES free on each GPU instead of by the fraction, so the "
+          + "allreduce buffers themselves run out of memory (phase ipc-buffers) as in the seed's incident.")
+  long poolLeaveBytes;
+
   @Option(names = "--nccl-lib", description = "libnccl.so.2 for the NCCL fallback (default: TENSORLANE_NCCL_LIB or the loader path).")
   String ncclLib;
 
@@ -87,7 +92,8 @@ public final class ServeCommand implements Callable<Integer> {
         virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port(),
         shape.layers(), shape.tokens(), shape.hidden(), shape.tokens().stream().map(shape::messageBytes).toList());
     out.flush();
-    return run(config, new GpuSteps(config, shape, devices, ncclLib, "cublas".equals(gemm), out), steps, duration, out);
+    return run(config, new GpuSteps(config, shape, devices, ncclLib, "cublas".equals(gemm), out)
+        .leavingFree(poolLeaveBytes), steps, duration, out);
   }
 
   /** Serves HTTP while the loop runs (tests call this with a fake source). */

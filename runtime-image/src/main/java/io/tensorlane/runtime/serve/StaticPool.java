@@ -29,7 +29,11 @@ final class StaticPool implements AutoCloseable {
 
   private final List<Held> held = new ArrayList<>();
 
-  static StaticPool take(List<Integer> devices, double fraction) {
+  /**
+   * Takes {@code fraction x total} of each device, or, when {@code leaveFreeBytes > 0}, all free memory but that many
+   * bytes (a test of the allreduce buffers' own OOM, phase ipc-buffers, as in the seed's incident).
+   */
+  static StaticPool take(List<Integer> devices, double fraction, long leaveFreeBytes) {
     Cuda.init();
     StaticPool pool = new StaticPool();
     try {
@@ -42,7 +46,9 @@ final class StaticPool implements AutoCloseable {
         long[] free = {0};
         long[] total = {0};
         Cuda.check(cuMemGetInfo(free, total), "cuMemGetInfo(GPU " + d + ")");
-        long want = bytesFor(fraction, total[0]);
+        long want = leaveFreeBytes > 0
+            ? Math.max(0, free[0] - leaveFreeBytes) / BufferLayout.PEER_GRANULE * BufferLayout.PEER_GRANULE
+            : bytesFor(fraction, total[0]);
         CUdeviceptr p = new CUdeviceptr();
         int rc = want > free[0] ? CUresult.CUDA_ERROR_OUT_OF_MEMORY : cuMemAlloc(p, want);
         if (rc == CUresult.CUDA_ERROR_OUT_OF_MEMORY) {
