@@ -75,7 +75,8 @@ public final class AllreduceChooser {
     }
     if (customBlocker != null && mode == AllreduceMode.Auto) {
       // P2P and interconnect are the same on every node of a class and already in desc
-      boolean classWide = customBlocker.contains(": P2P ") || customBlocker.contains(": interconnect ");
+      // (matched exactly: a preflight failure such as "n1: preflight failed: P2P read-back wrong" keeps its reason)
+      boolean classWide = customBlocker.matches("[^:]*: (P2P|interconnect) [A-Za-z]+");
       String why = classWide ? "the custom allreduce needs full P2P" : customBlocker;
       return nccl(desc + " → NCCL: " + why + envNote, env);
     }

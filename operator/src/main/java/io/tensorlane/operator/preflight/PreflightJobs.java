@@ -110,6 +110,16 @@ public final class PreflightJobs {
         .build();
   }
 
+  /**
+   * True when {@code pod} is a preflight pod of InferenceDeployment {@code namespace/deployment}: its GPUs are that
+   * deployment's own for the planner (it measures the node the deployment is about to use), not another workload's.
+   */
+  public static boolean isPreflightPodOf(io.fabric8.kubernetes.api.model.Pod pod, String namespace, String deployment) {
+    Map<String, String> l = pod.getMetadata().getLabels();
+    return l != null && namespace.equals(pod.getMetadata().getNamespace()) && COMPONENT.equals(l.get(COMPONENT_LABEL))
+        && deployment.equals(l.get(INSTANCE_LABEL));
+  }
+
   static String hash(String s) {
     try {
       byte[] d = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));

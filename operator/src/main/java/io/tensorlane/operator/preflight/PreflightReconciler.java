@@ -71,7 +71,14 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
     boolean custom = "Custom".equals(status.allreduce.mode);
     boolean firstRollout = status.lastAppliedSpec == null;
     Duration recheck = null;
-    for (String node : status.topology.nodes) {
+    // the planned nodes, plus the nodes of this deployment's preflight Jobs: a running Job is followed to its end even
+    // when the plan changes meanwhile (e.g. Unschedulable while the Job's own pod holds the GPUs)
+    java.util.Set<String> nodes = new java.util.LinkedHashSet<>(status.topology.nodes);
+    jobs.list(primary.getMetadata().getNamespace(), j -> j.getMetadata().getOwnerReferences().stream()
+        .anyMatch(o -> o.getUid().equals(primary.getMetadata().getUid())))
+        .map(j -> j.getMetadata().getAnnotations().get(PreflightJobs.NODE_ANNOTATION))
+        .filter(n -> n != null).forEach(nodes::add);
+    for (String node : nodes) {
       GpuTopology topo = topologies.get(new ResourceID(node)).orElse(null);
       int world = primary.getSpec().parallelism.tensor == null ? 1 : primary.getSpec().parallelism.tensor;
       String jobName = PreflightJobs.name(primary.getMetadata().getName(), node, world);

@@ -11,6 +11,7 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEven
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.operator.plan.NodeInfo;
+import io.tensorlane.operator.preflight.PreflightJobs;
 import io.tensorlane.operator.topology.NodeLabelDecision;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,7 +55,9 @@ public final class ClusterObserver {
     pods.list().forEach(p -> {
       if (deployment != null && ownedBy(p, deployment)) {
         own.add(p);
-      } else if (p.getSpec().getNodeName() != null && !terminated(p)) {
+      } else if (p.getSpec().getNodeName() != null && !terminated(p)
+          // preflight hook: this deployment's own preflight pod does not take the GPUs away from its plan
+          && !PreflightJobs.isPreflightPodOf(p, primary.getMetadata().getNamespace(), primary.getMetadata().getName())) {
         used.merge(p.getSpec().getNodeName(), gpuRequest(p), Integer::sum);
       }
     });
