@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
         BenchCommand.class,
         io.tensorlane.runtime.probe.ProbeCommand.class,
         io.tensorlane.runtime.serve.ServeCommand.class,
+        io.tensorlane.runtime.serve.PreflightCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main {
   public static void main(String[] args) {
