@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.api.v1alpha1.Measurement;
+import io.tensorlane.kernels.TerminationMessage;
 
 /**
  * The preflight pod's termination message: the JSON of {@link Measurement} (the same type the operator writes to
@@ -44,10 +45,11 @@ public final class PreflightMessage {
     if (tree == null || !tree.isObject()) {
       throw new IllegalArgumentException("the preflight termination message is not a JSON object: " + abbreviate(message));
     }
-    if ("CudaOutOfMemory".equals(tree.path("reason").asText(null))) {
+    if (TerminationMessage.CUDA_OUT_OF_MEMORY.equals(tree.path("reason").asText(null))) {
+      TerminationMessage oom = TerminationMessage.parse(message.trim());
       Measurement m = new Measurement();
-      m.failure = "CUDA out of memory while allocating " + tree.path("phase").asText("?") + " ("
-          + tree.path("requestedBytes").asLong() + " bytes requested, " + tree.path("freeBytes").asLong() + " free)";
+      m.failure = "CUDA out of memory while allocating " + oom.phase() + " (" + oom.requestedBytes()
+          + " bytes requested, " + oom.freeBytes() + " free)";
       return m;
     }
     try {
