@@ -17,6 +17,6 @@ trap 'rm -f "$CP_FILE"' EXIT
 mvn -B -q -o -pl operator dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$CP_FILE" >&2
 # shellcheck disable=SC2086
 exec java -Xmx1g ${BENCH_OPTS:-} -Dtensorlane.repo.root="$ROOT" \
-  -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dorg.jboss.logging.provider=jboss \
+  '-Djava.util.logging.SimpleFormatter.format=%1$tT.%1$tL %4$s %3$s %5$s%6$s%n' \
   -cp "operator/target/test-classes:operator/target/classes:$(cat "$CP_FILE")" \
   io.tensorlane.operator.bench.OperatorBench "${1:-all}"

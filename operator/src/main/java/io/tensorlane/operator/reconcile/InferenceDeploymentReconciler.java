@@ -85,10 +85,19 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
 
   @Override
   public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
+    EventRecorder events = new EventRecorder(ctx.getClient(), true);
+    try {
+      return reconcile(primary, ctx, events);
+    } finally {
+      events.flush();
+    }
+  }
+
+  private UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx,
+      EventRecorder events) {
     Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
     long gen = primary.getMetadata().getGeneration();
     InferenceDeploymentStatus prev = primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
-    EventRecorder events = new EventRecorder(ctx.getClient());
     Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
     RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff()).step(primary, obs, now);
 
@@ -98,7 +107,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     AppliedSpec applied = prev.lastAppliedSpec;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
     // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
-    String preflightHold = !settings.preflightGate() ? null : PreflightGate.holdReason(step.effective(), plan, obs.nodes(), prev.lastAppliedSpec == null,
+    String preflightHold = !settings.preflightGate() ? null : PreflightGate.holdReason(step.effective(), plan,
+        obs.nodes(), prev.lastAppliedSpec == null,
         now, settings.measurementMaxAge());
     boolean apply = rendered != null && !step.failed() && preflightHold == null;
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())

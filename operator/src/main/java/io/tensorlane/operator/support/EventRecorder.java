@@ -23,9 +23,27 @@ public final class EventRecorder {
   private static final String COMPONENT = "tensorlane-operator";
 
   private final KubernetesClient client;
+  private final java.util.List<Event> pending = new java.util.ArrayList<>();
+  private final boolean deferred;
 
+  /** Writes each event at once. */
   public EventRecorder(KubernetesClient client) {
+    this(client, false);
+  }
+
+  /**
+   * @param deferred hold events until {@link #flush()}: a reconcile writes status and children first (what matters
+   *     for recovery time) and its events after them
+   */
+  public EventRecorder(KubernetesClient client, boolean deferred) {
     this.client = client;
+    this.deferred = deferred;
+  }
+
+  /** Writes the held events, oldest first. */
+  public void flush() {
+    pending.forEach(this::write);
+    pending.clear();
   }
 
   public void normal(HasMetadata about, String reason, String message) {
@@ -53,13 +71,21 @@ public final class EventRecorder {
         .withReportingComponent(COMPONENT).withReportingInstance(COMPONENT)
         .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
         .build();
-    try {
-      client.v1().events().inNamespace(ns).resource(event).create();
-    } catch (KubernetesClientException e) {
-      LOG.warnf("could not record event %s on %s/%s: %s", reason, about.getKind(), about.getMetadata().getName(),
-          e.getMessage());
-    }
     LOG.infof("%s %s/%s %s: %s", type, about.getKind(), about.getMetadata().getName(), reason, message);
+    if (deferred) {
+      pending.add(event);
+    } else {
+      write(event);
+    }
+  }
+
+  private void write(Event event) {
+    try {
+      client.v1().events().inNamespace(event.getMetadata().getNamespace()).resource(event).create();
+    } catch (KubernetesClientException e) {
+      LOG.warnf("could not record event %s on %s/%s: %s", event.getReason(), event.getInvolvedObject().getKind(),
+          event.getInvolvedObject().getName(), e.getMessage());
+    }
   }
 
   private static String truncate(String message) {
