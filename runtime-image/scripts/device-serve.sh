@@ -66,6 +66,18 @@ NCCL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl._
 note "date $(date -u +%FT%TZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); gemm=$GEMM"
 
 serve() { $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$PORT" "$@"; }
+# status code of GET $1 (curl, or Python where curl is missing); "000" when nothing answers
+http_code() {
+  if command -v curl > /dev/null; then curl -s -o /dev/null -w '%{http_code}' "$1" || true
+  else python3 -c 'import sys, urllib.request, urllib.error
+try: print(urllib.request.urlopen(sys.argv[1], timeout=5).status)
+except urllib.error.HTTPError as e: print(e.code)
+except Exception: print("000")' "$1"; fi
+}
+http_body() {
+  if command -v curl > /dev/null; then curl -s "$1"
+  else python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"; fi
+}
 
 # ---- 1. ready + metrics ------------------------------------------------------------------------------------------
 start_serve() {
@@ -74,8 +86,9 @@ start_serve() {
   T0=$(date +%s.%N)
   READY=no
   for _ in $(seq 1 900); do
-    if ! kill -0 "$SERVE_PID" 2>/dev/null; then break; fi
-    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/ready" || true)
+    state=$(awk '{print $3}' "/proc/$SERVE_PID/stat" 2>/dev/null)
+    if [ -z "$state" ] || [ "$state" = Z ]; then break; fi   # exited (a zombie until waited for)
+    code=$(http_code "http://127.0.0.1:$PORT/health/ready")
     if [ "$code" = "200" ]; then READY=yes; break; fi
     sleep 0.2
   done
@@ -90,11 +103,11 @@ if [ "$READY" != yes ] && [ "$GEMM" = cublas ] && grep -q "cuBLAS is not availab
 fi
 note "serve --virtual-ranks 8 --memory-fraction 0.85 --gemm $GEMM: ready=$READY after $(awk "BEGIN {printf \"%.1f\", $T1 - $T0}") s"
 if [ "$READY" = yes ]; then
-  note "/health/live: $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/live")"
+  note "/health/live: $(http_code "http://127.0.0.1:$PORT/health/live")"
   sleep 5
-  curl -s "http://127.0.0.1:$PORT/metrics" > "$OUT/metrics-1.txt"
+  http_body "http://127.0.0.1:$PORT/metrics" > "$OUT/metrics-1.txt"
   sleep 10
-  curl -s "http://127.0.0.1:$PORT/metrics" > "$OUT/metrics-2.txt"
+  http_body "http://127.0.0.1:$PORT/metrics" > "$OUT/metrics-2.txt"
 fi
 kill -TERM "$SERVE_PID" 2>/dev/null
 wait "$SERVE_PID"
