@@ -15,7 +15,7 @@ import java.util.TreeMap;
 
 /**
  * Placement: which nodes can host one pod of {@code tensor} GPUs, grouped into classes of identical topology labels
- * (what node affinity can select on), and the best class.
+ * (what node affinity can select on), ordered best fit first ({@link #fittingClasses}).
  */
 public final class Placement {
   /** At most this many nodes are named in an Unschedulable message. */
@@ -52,6 +52,16 @@ public final class Placement {
     /** Pods of {@code tensor} GPUs that fit into the free GPUs of the class now. */
     public int podSlots(int tensor) {
       return free.stream().mapToInt(v -> v.node().freeGpus() / tensor).sum();
+    }
+
+    /** Fewest GPUs of a member (every member has at least tensor). */
+    int minGpuCount() {
+      return members.stream().mapToInt(v -> v.node().topology().summary.gpuCount).min().orElse(0);
+    }
+
+    /** The label values, e.g. "NVIDIA-L40S/PCIe/Full" (for messages). */
+    public String describe() {
+      return String.join("/", labels.values());
     }
 
     long minGpuMemory() {
@@ -114,11 +124,29 @@ public final class Placement {
 
   /**
    * Groups fitting nodes by the labels affinity selects on (product; plus interconnect and P2P for tensor > 1) and
-   * orders the classes best first: custom allreduce possible, NVLink before PCIe, larger GPU memory, then by labels.
-   * The order does not depend on how many GPUs are free (that changes as other pods come and go and would move a
-   * running deployment between classes); only classes with at least one node with free GPUs are returned.
+   * orders the classes best first; only classes with at least one node with free GPUs are returned (see
+   * {@link #fittingClasses} for the order).
    */
   public static List<NodeClass> classes(List<Verdict> verdicts, int tensor, InterconnectRequirement required) {
+    return fittingClasses(verdicts, tensor, required).stream().filter(c -> !c.free().isEmpty()).toList();
+  }
+
+  /**
+   * Every class of fitting nodes (with or without free GPUs now), best fit first:
+   * <ol>
+   *   <li>the custom allreduce can run on every member (tensor > 1 only): it is the faster path;</li>
+   *   <li>fewest GPUs per node that still hold {@code tensor} (smallest member): a 2-GPU model goes to the 2-GPU
+   *       boxes and leaves the 8-GPU boxes whole for the models that need all 8 — taking the biggest box first is
+   *       what left an 8-GPU model Unschedulable next to idle 2-GPU nodes;</li>
+   *   <li>NVLink before PCIe (before Mixed / NotApplicable);</li>
+   *   <li>larger GPU memory (smallest member): more KV cache;</li>
+   *   <li>the labels as text, so the order is total and deterministic.</li>
+   * </ol>
+   * The order depends only on the hardware, never on how many GPUs are free: free GPUs change as other pods come
+   * and go, and following them would move a running deployment between classes (a rollout each time). Whether the
+   * model fits into a class's GPU memory is the {@link Planner}'s next step: it takes the first class that fits.
+   */
+  public static List<NodeClass> fittingClasses(List<Verdict> verdicts, int tensor, InterconnectRequirement required) {
     Map<String, List<Verdict>> byKey = new TreeMap<>();
     Map<String, Map<String, String>> labelsByKey = new LinkedHashMap<>();
     for (Verdict v : verdicts) {
@@ -131,17 +159,19 @@ public final class Placement {
       labelsByKey.put(key, labels);
     }
     List<NodeClass> out = new ArrayList<>();
-    byKey.forEach((key, members) -> {
-      List<Verdict> free = members.stream().filter(v -> v.problem() == null).toList();
-      if (!free.isEmpty()) {
-        out.add(new NodeClass(labelsByKey.get(key), members, free));
-      }
-    });
-    out.sort(Comparator.<NodeClass>comparingInt(c -> tensor > 1 && c.customBlocker() == null ? 0 : 1)
+    byKey.forEach((key, members) -> out.add(new NodeClass(labelsByKey.get(key), members,
+        members.stream().filter(v -> v.problem() == null).toList())));
+    out.sort(bestFirst(tensor));
+    return out;
+  }
+
+  /** The order of {@link #fittingClasses}. */
+  static Comparator<NodeClass> bestFirst(int tensor) {
+    return Comparator.<NodeClass>comparingInt(c -> tensor > 1 && c.customBlocker() == null ? 0 : 1)
+        .thenComparingInt(NodeClass::minGpuCount)
         .thenComparingInt(c -> c.representative().topology().summary.interconnect.ordinal())
         .thenComparing(Comparator.comparingLong(NodeClass::minGpuMemory).reversed())
-        .thenComparing(c -> c.labels().toString()));
-    return out;
+        .thenComparing(c -> c.labels().toString());
   }
 
   /**

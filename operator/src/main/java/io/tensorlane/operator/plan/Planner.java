@@ -9,6 +9,12 @@ import java.util.List;
 
 /**
  * Entry point of the pure planner: validate → placement → allreduce → memory. No I/O; same input, same plan.
+ *
+ * <p>Placement is best fit: the node classes come in {@link Placement#fittingClasses} order (custom allreduce
+ * possible, fewest GPUs per node that hold the model's tensor parallelism, NVLink before PCIe, larger GPU memory,
+ * labels) and the plan takes the first class with free GPUs whose memory plan fits. DOES_NOT_FIT only when no class
+ * holds the model; its numbers are the best class's. When the model fits only on a class without free GPUs now, the
+ * answer is UNSCHEDULABLE (it waits for GPUs there) rather than DOES_NOT_FIT.
  */
 public final class Planner {
   private Planner() {
@@ -33,7 +39,8 @@ public final class Planner {
 
     List<Placement.Verdict> verdicts = Placement.judge(nodes, tensor, required, spec.placement.nodeSelector,
         customForced, settings);
-    List<Placement.NodeClass> classes = Placement.classes(verdicts, tensor, required);
+    List<Placement.NodeClass> fitting = Placement.fittingClasses(verdicts, tensor, required);
+    List<Placement.NodeClass> classes = fitting.stream().filter(c -> !c.free().isEmpty()).toList();
     if (classes.isEmpty()) {
       String message = Placement.unschedulableMessage(verdicts, tensor, required, customForced);
       boolean anyFits = verdicts.stream().anyMatch(Placement.Verdict::fits);
@@ -46,7 +53,38 @@ public final class Planner {
       return Plan.failed(Outcome.UNSCHEDULABLE, message);
     }
 
-    Placement.NodeClass chosen = classes.get(0);
+    // best fit first (Placement.fittingClasses); the first class whose memory plan fits wins
+    Plan best = null;
+    List<String> tooSmall = new ArrayList<>();
+    for (Placement.NodeClass c : classes) {
+      Plan p = planOn(c, spec, tensor, customForced, settings, tooSmall);
+      if (p.outcome() == Outcome.OK) {
+        return p;
+      }
+      best = best == null ? p : best;
+      tooSmall.add(c.describe());
+    }
+    // none of the classes with free GPUs holds the model: one without free GPUs now may (wait for it)
+    for (Placement.NodeClass c : fitting) {
+      if (c.free().isEmpty() && planOn(c, spec, tensor, customForced, settings, tooSmall).ok()) {
+        return Plan.failed(Outcome.UNSCHEDULABLE, "no node with " + tensor + " free GPU" + (tensor == 1 ? "" : "s")
+            + " in a class the model fits on (" + c.describe() + "; " + nodeProblems(c) + "); it does not fit on "
+            + String.join(", ", tooSmall) + ": " + best.message());
+      }
+    }
+    List<String> tried = fitting.stream().map(c -> c.describe() + (c.free().isEmpty() ? " (no free GPUs)" : ""))
+        .toList();
+    return new Plan(Outcome.DOES_NOT_FIT, best.message() + " (node classes tried, best first: "
+        + String.join(", ", tried) + ")", best.placement(), best.allreduce(), best.memory(), best.warnings());
+  }
+
+  /**
+   * Placement, allreduce and memory plan on one class: OK, or DOES_NOT_FIT with the memory numbers.
+   *
+   * @param skipped classes tried before this one whose memory the model did not fit (named in the OK message)
+   */
+  private static Plan planOn(Placement.NodeClass chosen, InferenceDeploymentSpec spec, int tensor,
+      boolean customForced, PlannerSettings settings, List<String> skipped) {
     NodeInfo rep = chosen.representative();
     String blocker = chosen.customBlocker();
     List<String> warnings = new ArrayList<>();
@@ -74,8 +112,17 @@ public final class Planner {
     if (memory.doesNotFit() != null) {
       return new Plan(Outcome.DOES_NOT_FIT, memory.doesNotFit(), placement, allreduce, memory.plan(), warnings);
     }
+    String skippedNote = skipped.isEmpty() ? "" : " (the model does not fit on " + String.join(", ", skipped) + ")";
     return new Plan(Outcome.OK, "placed on " + placement.nodes().size() + " node(s) of class " + placement.labels()
-        + "; " + allreduce.reason(), placement, allreduce, memory.plan(), warnings);
+        + skippedNote + "; " + allreduce.reason(), placement, allreduce, memory.plan(), warnings);
+  }
+
+  /** "gpu-nvlink-0: 8 GPUs NVLink but 6 free; …" for the members of a class, at most the message limit. */
+  private static String nodeProblems(Placement.NodeClass c) {
+    List<String> shown = c.members().stream().limit(Placement.MAX_NODES_IN_MESSAGE)
+        .map(v -> v.node().name() + ": " + v.problem()).toList();
+    int more = c.members().size() - shown.size();
+    return String.join("; ", shown) + (more > 0 ? "; … and " + more + " more" : "");
   }
 
   /** What auto would pick for this spec on the plan's hardware (remediation lowers from it). */

@@ -50,6 +50,29 @@ public final class Fixtures {
     return s;
   }
 
+  /**
+   * Llama-3.1-405B-Instruct-FP8 as in manifests/samples (126 layers, hidden 16384, 128 heads, 8 KV heads; weights
+   * approximately 410 GB, the sample's figure), without the sample's NVLink requirement.
+   */
+  public static InferenceDeploymentSpec llama405bFp8(int tensor) {
+    InferenceDeploymentSpec s = llama70b(tensor);
+    s.model.name = "meta-llama/Llama-3.1-405B-Instruct-FP8";
+    s.model.dtype = io.tensorlane.api.v1alpha1.ModelSpec.DType.fp8;
+    s.model.weightBytes = 410_000_000_000L;
+    s.model.geometry.layers = 126;
+    s.model.geometry.hiddenSize = 16384;
+    s.model.geometry.attentionHeads = 128;
+    s.model.geometry.intermediateSize = 53248;
+    return s;
+  }
+
+  /** The demo's GPU nodes for a best-fit test: 2 × H200 8-GPU NVLink and 3 × L40S 2-GPU, all GPUs free. */
+  public static java.util.List<NodeInfo> h200AndL40s() {
+    return java.util.List.of(node("h200-0", TopologyFixtures.H200_SXM_8, 0), node("h200-1", TopologyFixtures.H200_SXM_8, 0),
+        node("l40s-0", TopologyFixtures.L40S_2, 0), node("l40s-1", TopologyFixtures.L40S_2, 0),
+        node("l40s-2", TopologyFixtures.L40S_2, 0));
+  }
+
   public static InferenceDeploymentSpec with(InferenceDeploymentSpec s, Consumer<InferenceDeploymentSpec> change) {
     change.accept(s);
     return s;
