@@ -117,7 +117,10 @@ public final class PreflightGate {
     if (m != null && m.failure != null && !m.failure.isBlank()) {
       return "a recent preflight failed (" + m.failure + "): NCCL is used";
     }
-    if (m != null && m.worldSize != null && m.worldSize == tensor) {
+    // a preflight's success: the selftest passed and a table was measured (the probe's own P2P check also fills
+    // status.measurement, with neither: that is not a preflight)
+    if (m != null && m.worldSize != null && m.worldSize == tensor && Boolean.TRUE.equals(m.selftestPassed)
+        && m.algorithmTable != null && !m.algorithmTable.isEmpty()) {
       return "measured" + (m.time == null ? "" : " at " + m.time) + " for " + tensor + " GPUs";
     }
     return null;

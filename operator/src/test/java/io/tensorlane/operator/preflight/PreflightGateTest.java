@@ -59,6 +59,8 @@ class PreflightGateTest {
             new Expect(PreflightDecision.StartJob.class, "no recent measurement")),
         row("measurement 8 days old", spec(s -> { }), true, true, topo(measured(8, null, NOW.minus(Duration.ofDays(8)))),
             JobState.ABSENT, new Expect(PreflightDecision.StartJob.class, "no recent measurement")),
+        row("only the probe's P2P check (no selftest, no table)", spec(s -> { }), true, true, topo(probeOnly(8)),
+            JobState.ABSENT, new Expect(PreflightDecision.StartJob.class, "no recent measurement")),
         row("old failure is retried", spec(s -> { }), true, true,
             topo(measured(8, "P2P broken", NOW.minus(Duration.ofDays(8)))), JobState.ABSENT,
             new Expect(PreflightDecision.StartJob.class, "no recent measurement")),
@@ -140,6 +142,15 @@ class PreflightGateTest {
     GpuTopologyStatus t = TopologyFixtures.load("rtx-pro-6000-pcie-8");
     t.measurement = m;
     return t;
+  }
+
+  /** What the probe's --measure writes: time, GPU count, P2P verified; no selftest, no table. */
+  static Measurement probeOnly(int world) {
+    Measurement m = new Measurement();
+    m.worldSize = world;
+    m.time = NOW.toString();
+    m.p2pVerified = true;
+    return m;
   }
 
   static Measurement measured(int world, String failure, Instant at) {
