@@ -18,7 +18,8 @@ import java.util.List;
 /**
  * The CRDs as the build generates them (fabric8 CRD generator, run by the crd module's build) and as they are
  * committed under manifests/crds. The generator sorts printer columns by JSON path; this puts them back in the
- * order the classes declare them, which is the order `kubectl get` shows.
+ * order the classes declare them, which is the order `kubectl get` shows, and omits zero priorities as the apiserver
+ * does.
  */
 final class GeneratedCrds {
   static final List<Class<? extends CustomResource<?, ?>>> KINDS = List.of(InferenceDeployment.class, GpuTopology.class);
@@ -45,6 +46,8 @@ final class GeneratedCrds {
       for (CustomResourceDefinitionVersion v : crd.getSpec().getVersions()) {
         List<CustomResourceColumnDefinition> cols = new ArrayList<>(v.getAdditionalPrinterColumns());
         cols.sort((a, b) -> Integer.compare(order.indexOf(a.getName()), order.indexOf(b.getName())));
+        // The apiserver drops a zero priority; keeping it would make every re-apply (kubectl, Argo CD, Flux) a change.
+        cols.stream().filter(c -> c.getPriority() != null && c.getPriority() == 0).forEach(c -> c.setPriority(null));
         v.setAdditionalPrinterColumns(cols);
       }
       return crd;
