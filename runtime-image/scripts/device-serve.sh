@@ -13,7 +13,7 @@
 #      and says so)
 #   2. forced fraction 0.999: must exit 3 with the CUDA-OOM termination message, phase static-pool
 #   3. static pool leaving 64 MiB free: the allreduce buffers (8 x ~18 MiB) must OOM, phase ipc-buffers (the seed's case)
-# Results under $OUT: serve.log metrics-1.txt metrics-2.txt oom-pool.log oom-pool.json oom-ipc.log oom-ipc.json
+# Results under $OUT/serve/: serve.log metrics-1.txt metrics-2.txt oom-pool.log oom-pool.json oom-ipc.log oom-ipc.json
 # summary.txt. The short table is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,7 +35,8 @@ if [ "${1:-}" = "--prepare" ]; then
   exit 0
 fi
 
-OUT=${OUT:-/tmp/tensorlane-out}
+# results in $OUT/serve/ (device-engine.sh writes its own files, e.g. summary.txt, to $OUT in the same call)
+OUT=${OUT:-/tmp/tensorlane-out}/serve
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
