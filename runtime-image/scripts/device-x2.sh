@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on a multi-GPU machine (device tool, kind nvidia-h200-x2), from the carried .device/ (device-prepare.sh,
+# One call on the GPU machine (device tool; any kind, made for nvidia-h200-x2), from the carried .device/ (device-prepare.sh,
 # then device-serve.sh --prepare, here). Builds nothing there. Runs, in order:
 #   1. probe and probe --measure on the real GPUs (topology of a real pair; nvidia-smi topo -m beside it)
 #   2. preflight --world-size <GPUs>: selftest + short bench on real ranks, the Measurement JSON the Job would report
@@ -15,12 +15,14 @@ JAVA=".device/jre/bin/java -Xmx8g"
 APP=.device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar
 NCCL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
 GPUS=$(nvidia-smi -L | wc -l)
+# one GPU: the preflight still runs 2 ranks (virtual ranks on that GPU; its timings are not interconnect timings)
+WS=$(( GPUS < 2 ? 2 : GPUS ))
 mkdir -p "$W/probe" "$W/preflight"
 nvidia-smi topo -m > "$W/probe/nvidia-smi-topo.txt" 2>&1
 $JAVA -jar "$APP" probe > "$W/probe/probe.json" 2> "$W/probe/probe.err"; echo "probe rc=$?" | tee "$W/probe/rc.txt"
 $JAVA -jar "$APP" probe --measure > "$W/probe/probe-measure.json" 2> "$W/probe/probe-measure.err"
 echo "probe --measure rc=$?" | tee -a "$W/probe/rc.txt"
-TENSORLANE_TERMINATION_LOG="$W/preflight/termination.json" timeout 400 $JAVA -jar "$APP" preflight --world-size "$GPUS" \
+TENSORLANE_TERMINATION_LOG="$W/preflight/termination.json" timeout 400 $JAVA -jar "$APP" preflight --world-size "$WS" \
   ${NCCL:+--nccl-lib "$NCCL"} --work-dir "$W/preflight/work" > "$W/preflight/preflight.log" 2>&1
 echo "preflight rc=$?" | tee "$W/preflight/rc.txt"
 OUT="$W" bash runtime-image/scripts/device-serve.sh > "$W/serve-run.log" 2>&1; echo "serve script rc=$?"
