@@ -4,7 +4,9 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -73,7 +75,11 @@ public final class OperatorBench {
   public static void main(String[] args) throws Exception {
     String what = args.length == 0 ? "all" : args[0];
     SharedCluster shared = SharedCluster.get();
-    KubernetesClient client = shared.client();
+    // a client of its own with generous timeouts: 1,000 objects on a 2-core control plane make big lists slow
+    Config config = Config.fromKubeconfig(null, Files.readString(shared.cluster().kubeconfig()), null);
+    config.setRequestTimeout(120_000);
+    config.setConnectionTimeout(30_000);
+    KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
     GpuNodeSimulator sim = shared.simulator();
     int code = 0;
     try {
@@ -89,6 +95,7 @@ public final class OperatorBench {
       code = 1;
     } finally {
       sim.nodes().forEach(sim::removeNode);
+      client.close();
       shared.close();
     }
     System.exit(code);
@@ -140,6 +147,11 @@ public final class OperatorBench {
     DecisionMetrics metrics = DecisionMetrics.inMemory();
     OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false).withRequeue(Duration.ofSeconds(5));
     Operator op = operator(client, ns, settings, metrics);
+    SharedIndexInformer<InferenceDeployment> infds = client.resources(InferenceDeployment.class).inNamespace(ns)
+        .inform(new Handler<>(x -> { }), 0);
+    SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform(new Handler<>(x -> { }), 0);
+    SharedIndexInformer<io.fabric8.kubernetes.api.model.Service> svcs = client.services().inNamespace(ns)
+        .inform(new Handler<>(x -> { }), 0);
     try {
       long c0 = System.nanoTime();
       fs.clear();
@@ -153,7 +165,7 @@ public final class OperatorBench {
       log("  %d created in %.1f s", n, secs(c0));
       long lastReport = 0;
       while (true) {
-        var list = client.resources(InferenceDeployment.class).inNamespace(ns).list().getItems();
+        var list = infds.getStore().list();
         long ready = list.stream().filter(d -> d.getStatus() != null && d.getStatus().phase == Phase.Ready).count();
         long stable = list.stream().filter(d -> d.getStatus() != null && d.getStatus().lastStableSpec != null
             && d.getStatus().lastStableSpec.revision.equals(d.getStatus().revision)).count();
@@ -173,38 +185,46 @@ public final class OperatorBench {
       log("RESULT scale: all %d Ready (and stable) %.1f s after the first create; %d reconciles = %.1f reconciles/s",
           n, allReady, RECONCILES.get(), RECONCILES.get() / allReady);
       Thread.sleep(3000);
-      Map<String, String> before = versions(client, ns);
+      Map<String, String> before = versions(infds, deps, svcs);
       int eventsBefore = client.v1().events().inNamespace(ns).list().getItems().size();
       long r0 = RECONCILES.get();
       double applies0 = metrics.count("tensorlane.applies");
       Thread.sleep(noopSeconds * 1000L);
-      Map<String, String> after = versions(client, ns);
+      Map<String, String> after = versions(infds, deps, svcs);
       long changed = after.entrySet().stream().filter(e -> !e.getValue().equals(before.get(e.getKey()))).count();
       int events = client.v1().events().inNamespace(ns).list().getItems().size() - eventsBefore;
       log("RESULT scale: no-op period %d s: %d objects changed resourceVersion (of %d InferenceDeployments, "
           + "Deployments, Services), %d new operator events, %.0f applies, %d reconciles", noopSeconds, changed,
           after.size(), events, metrics.count("tensorlane.applies") - applies0, RECONCILES.get() - r0);
-      for (int i = 0; i < 3; i++) {
+      for (int i = 0; i < 3; i++) { // the bench's own informers are part of this JVM's heap too
         System.gc();
         Thread.sleep(300);
       }
       long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-      log("RESULT scale: heap after GC %.1f MiB (operator, simulator and bench client in one JVM; max %d MiB)",
+      log("RESULT scale: heap after GC %.1f MiB (operator + simulator + the bench's own informers in one JVM; max %d MiB)",
           heap / 1048576.0, Runtime.getRuntime().maxMemory() / 1048576);
     } finally {
       op.stop();
-      client.resources(InferenceDeployment.class).inNamespace(ns).delete();
-      client.namespaces().withName(ns).delete();
+      infds.close();
+      deps.close();
+      svcs.close();
+      try {
+        client.namespaces().withName(ns).delete();
+      } catch (RuntimeException e) {
+        log("  could not delete namespace %s: %s", ns, e.getMessage());
+      }
       pool.shutdownNow();
     }
   }
 
-  static Map<String, String> versions(KubernetesClient client, String ns) {
+  /** resourceVersions as the watch caches see them (every write to these objects shows up here). */
+  @SafeVarargs
+  static Map<String, String> versions(SharedIndexInformer<? extends HasMetadata>... informers) {
     Map<String, String> m = new ConcurrentHashMap<>();
     List<HasMetadata> all = new ArrayList<>();
-    all.addAll(client.resources(InferenceDeployment.class).inNamespace(ns).list().getItems());
-    all.addAll(client.apps().deployments().inNamespace(ns).list().getItems());
-    all.addAll(client.services().inNamespace(ns).list().getItems());
+    for (var i : informers) {
+      all.addAll(i.getStore().list());
+    }
     all.forEach(o -> m.put(o.getKind() + "/" + o.getMetadata().getName(), o.getMetadata().getResourceVersion()));
     return m;
   }

@@ -189,6 +189,17 @@ class RolloutE2ETest {
     Samples.await(client, ns.name(), "small", TIMEOUT, Samples.phase(Phase.Ready));
   }
 
+  @Test
+  @Order(5)
+  void aNewNodeRetriggersTheDeploymentThatWaitedForIt(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+    // wants-nvlink (test 4) is Unschedulable; an NVLink node appears: its Node/GpuTopology events re-trigger it
+    String h200 = sim.addNode(TopologyFixtures.H200_SXM_8);
+    InferenceDeployment d = Samples.await(client, ns.name(), "wants-nvlink", TIMEOUT, Samples.phase(Phase.Ready));
+    assertThat(d.getStatus().topology.interconnect).isEqualTo("NVLink");
+    assertThat(d.getStatus().topology.nodes).containsExactly(h200);
+    assertThat(Conditions.isTrue(d.getStatus().conditions, StatusAggregator.UNSCHEDULABLE)).isFalse();
+  }
+
   static Deployment deployment(KubernetesClient client, TestNamespace ns, InferenceDeployment d) {
     return client.apps().deployments().inNamespace(ns.name()).list().getItems().stream()
         .filter(x -> x.getMetadata().getOwnerReferences().stream()
