@@ -116,12 +116,13 @@ note "serve exit code after SIGTERM: $? (0 or 143 expected)"
 grep -E "^serve" "$OUT/serve.log" | head -12 | tee -a "$SUMMARY"
 
 # ---- 2. forced fraction 0.999: static pool OOM --------------------------------------------------------------------
-TENSORLANE_TERMINATION_LOG="$OUT/oom-pool.json" timeout 120 $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$PORT" \
+# a fresh port for each run: the first server's port can still be held by closing connections (TIME_WAIT)
+TENSORLANE_TERMINATION_LOG="$OUT/oom-pool.json" timeout 120 $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$((PORT + 1))" \
   --memory-fraction 0.999 --gemm "$GEMM" --steps 1 > "$OUT/oom-pool.log" 2>&1
 note "fraction 0.999: exit code $? (3 expected); termination message: $(cat "$OUT/oom-pool.json" 2>/dev/null || echo none)"
 
 # ---- 3. pool leaves 64 MiB: the allreduce buffers OOM ---------------------------------------------------------------
-TENSORLANE_TERMINATION_LOG="$OUT/oom-ipc.json" timeout 120 $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$PORT" \
+TENSORLANE_TERMINATION_LOG="$OUT/oom-ipc.json" timeout 120 $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$((PORT + 2))" \
   --memory-fraction 0.5 --static-pool-leave-bytes 67108864 --gemm "$GEMM" --steps 1 > "$OUT/oom-ipc.log" 2>&1
 note "pool leaving 64 MiB free: exit code $? (3 expected); termination message: $(cat "$OUT/oom-ipc.json" 2>/dev/null || echo none)"
 
