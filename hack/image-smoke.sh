@@ -28,9 +28,9 @@ UNSHARE=$(command -v unshare); CHROOT=$(command -v chroot); MOUNT=$(command -v m
 # Runs: each "--" starts an argument list; --expect applies to the next run. Default: the runtime CLI checks.
 RUN_ARGS=(); RUN_EXPECT=(); RUN_UNTIL=(); RUN_TIMEOUT=(); EXTRA_ENV=()
 if [ $# -eq 0 ]; then
-  RUN_ARGS=("--help" "version" "selftest --dry-run")
-  RUN_EXPECT=("Usage:" "tensorlane-runtime [0-9]+\.[0-9]+" "dry run")
-  RUN_UNTIL=("" "" ""); RUN_TIMEOUT=(300 300 300)
+  RUN_ARGS=("--help" "version" "selftest --dry-run" "serve --help" "probe --help")
+  RUN_EXPECT=("Usage:" "tensorlane-runtime [0-9]+\.[0-9]+" "dry run" "Usage: tensorlane-runtime serve" "Usage: tensorlane-runtime probe")
+  RUN_UNTIL=("" "" "" "" ""); RUN_TIMEOUT=(300 300 300 300 300)
 else
   expect="."; until_re=""; timeout_s=300
   current=""; started=0

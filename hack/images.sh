@@ -15,10 +15,10 @@
 set -euo pipefail
 
 # Modules of the jlinked runtime. Everything the runtime (fabric8 client, JNA, JCuda, picocli, Micrometer) and
-# the Quarkus operator load; no java.desktop (it would drag X11 libraries in).
+# the Quarkus operator load (jdk.httpserver: serve's health and metrics endpoints); no java.desktop (it would drag X11 libraries in).
 MODULES=java.base,java.logging,java.management,java.naming,java.net.http,java.sql,java.xml,java.scripting,\
 java.security.jgss,java.security.sasl,java.instrument,java.compiler,java.prefs,jdk.crypto.ec,jdk.crypto.cryptoki,\
-jdk.management,jdk.net,jdk.unsupported,jdk.zipfs,jdk.naming.dns
+jdk.management,jdk.net,jdk.unsupported,jdk.zipfs,jdk.naming.dns,jdk.httpserver
 IMAGE_UID=1000
 IMAGE_GID=1000
 
