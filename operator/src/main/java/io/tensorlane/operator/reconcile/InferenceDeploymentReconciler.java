@@ -127,6 +127,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
       primary = writeStatus(primary, next, ctx);
+      metrics.applied("InferenceDeployment/status");
       StatusEvents.emit(events, metrics, primary, prev, next, plan);
     }
     if (apply) {
