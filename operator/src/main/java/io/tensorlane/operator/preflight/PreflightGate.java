@@ -117,8 +117,8 @@ public final class PreflightGate {
     if (m != null && m.failure != null && !m.failure.isBlank()) {
       return "a recent preflight failed (" + m.failure + "): NCCL is used";
     }
-    // a preflight's success: the selftest passed and a table was measured (the probe's own P2P check also fills
-    // status.measurement, with neither: that is not a preflight)
+    // a preflight's success: the selftest passed and a table was measured (a measurement with neither, e.g. one an
+    // older probe wrote, is not a preflight; the probe now keeps its P2P results in the links)
     if (m != null && m.worldSize != null && m.worldSize == tensor && Boolean.TRUE.equals(m.selftestPassed)
         && m.algorithmTable != null && !m.algorithmTable.isEmpty()) {
       return "measured" + (m.time == null ? "" : " at " + m.time) + " for " + tensor + " GPUs";

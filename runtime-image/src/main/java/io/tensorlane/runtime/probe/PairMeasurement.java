@@ -2,7 +2,6 @@ package io.tensorlane.runtime.probe;
 
 import io.tensorlane.api.v1alpha1.GpuLink;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
-import io.tensorlane.api.v1alpha1.Measurement;
 import io.tensorlane.topology.TopologyClassifier;
 import java.util.List;
 import java.util.Objects;
@@ -14,11 +13,12 @@ import java.util.Objects;
 public record PairMeasurement(int a, int b, boolean verified, Double bandwidthGBps, String note) {
 
   /**
-   * Writes the measurements into the status: each link's p2pVerified and bandwidthGBps, a Measurement (time, world
-   * size, P2P verified on every pair; absent when there are no pairs), and the summary recomputed (a failed check
-   * makes that pair not P2P-usable). Pure; returns the same status.
+   * Writes the measurements into the links (each pair's p2pVerified and bandwidthGBps) and recomputes the summary (a
+   * failed check makes that pair not P2P-usable). Leaves {@code status.measurement} alone: that field belongs to the
+   * operator's preflight (time, world size, selftest, tuned table), which a periodic {@code probe --measure} must not
+   * overwrite. Pure; returns the same status.
    */
-  public static GpuTopologyStatus apply(GpuTopologyStatus status, List<PairMeasurement> results, String time) {
+  public static GpuTopologyStatus apply(GpuTopologyStatus status, List<PairMeasurement> results) {
     for (PairMeasurement m : results) {
       for (GpuLink l : status.links) {
         if (Objects.equals(l.a, Math.min(m.a, m.b)) && Objects.equals(l.b, Math.max(m.a, m.b))) {
@@ -27,11 +27,6 @@ public record PairMeasurement(int a, int b, boolean verified, Double bandwidthGB
         }
       }
     }
-    Measurement measurement = new Measurement();
-    measurement.time = time;
-    measurement.worldSize = status.gpus.size();
-    measurement.p2pVerified = results.isEmpty() ? null : results.stream().allMatch(PairMeasurement::verified);
-    status.measurement = measurement;
     return TopologyClassifier.withSummary(status);
   }
 }

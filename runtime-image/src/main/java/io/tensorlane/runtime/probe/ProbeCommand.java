@@ -38,7 +38,8 @@ public class ProbeCommand implements Callable<Integer> {
   String node;
 
   @Option(names = "--measure", description = "Also verify every GPU pair with a real P2P write/read-back and time a "
-      + "P2P copy (a pair that fails is reported p2pVerified=false).")
+      + "P2P copy; the results go into each link (p2pVerified, bandwidthGBps; a pair that fails is reported "
+      + "p2pVerified=false), never into status.measurement, which is the operator's preflight's.")
   boolean measure;
 
   @Option(names = "--measure-bytes", defaultValue = "67108864", paramLabel = "BYTES",

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.GpuTopologySpec;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
@@ -13,11 +14,13 @@ import java.util.Map;
 /**
  * Writes {@code GpuTopology/<node>} with server-side apply: spec.nodeName on the object, then the status through the
  * status subresource, both under the field manager {@value #FIELD_MANAGER} (forcing conflicts: the probe is the one
- * owner of what it measured).
+ * owner of what it measured). The applied status never carries {@code measurement}: the operator's preflight owns that
+ * field under its own manager, and an apply only takes the fields it sends, so the preflight's value survives.
  */
 public final class Publisher {
   public static final String FIELD_MANAGER = "tensorlane-probe";
   static final Map<String, String> LABELS = Map.of("app.kubernetes.io/managed-by", FIELD_MANAGER);
+  private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
   private final KubernetesClient client;
 
@@ -30,7 +33,7 @@ public final class Publisher {
     GpuTopology desired = object(nodeName);
     try {
       client.resource(desired).fieldManager(FIELD_MANAGER).forceConflicts().serverSideApply();
-      desired.setStatus(status);
+      desired.setStatus(applied(status));
       PatchContext ssa = new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY)
           .withFieldManager(FIELD_MANAGER).withForce(true).build();
       return client.resource(desired).subresource("status").patch(ssa, desired);
@@ -38,6 +41,13 @@ public final class Publisher {
       throw new ProbeException(ProbeException.Kind.PUBLISH_FAILED, "cannot publish GpuTopology/" + nodeName + ": "
           + oneLine(e));
     }
+  }
+
+  /** The status the probe applies: a copy of {@code status} without {@code measurement} (the preflight's field). */
+  static GpuTopologyStatus applied(GpuTopologyStatus status) {
+    GpuTopologyStatus copy = SERIALIZATION.clone(status);
+    copy.measurement = null;
+    return copy;
   }
 
   /** "HTTP 403 <server message>" for a refusal; the innermost cause for a connection failure. One line. */

@@ -59,7 +59,7 @@ public final class TopologyProbe {
       notes.add("one GPU, no pair to measure; local copy check on GPU " + status.gpus.get(0).index + ": "
           + (local.verified() ? "ok, " + local.gbps() + " GB/s (device-local, not an interconnect figure)" : "FAILED: " + local.note()));
     }
-    PairMeasurement.apply(status, results, now());
+    PairMeasurement.apply(status, results);
   }
 
   static String now() {

@@ -5,13 +5,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
+import io.tensorlane.api.v1alpha1.Measurement;
 import io.tensorlane.api.v1alpha1.TopologySummary.Interconnect;
 import io.tensorlane.testkit.LocalCluster;
 import io.tensorlane.testkit.RepoRoot;
@@ -32,6 +36,8 @@ import org.junit.jupiter.api.Test;
 @WithLocalCluster
 class PublisherClusterTest {
   static final String SA = "tensorlane-probe";
+  /** io.tensorlane.operator.preflight.PreflightRecorder.FIELD_MANAGER (the operator is not a dependency here). */
+  static final String PREFLIGHT_MANAGER = "tensorlane-preflight";
   static String node;
   static String binding;
 
@@ -76,6 +82,47 @@ class PublisherClusterTest {
       assertThat(updated.getStatus().summary.interconnect).isEqualTo(Interconnect.NVLink);
       assertThat(updated.getStatus().gpus).extracting(g -> g.product).containsOnly("NVIDIA H200");
       assertThat(updated.getStatus().summary.islands).hasSize(1);
+    }
+  }
+
+  @Test
+  void aMeasurementOfAnotherManagerSurvivesAProbePublish(KubernetesClient admin, LocalCluster cluster, TestNamespace ns) {
+    String name = "gpu-m-" + ns.name();
+    try (KubernetesClient probe = cluster.clientAs(admin, ns.name(), SA)) {
+      new Publisher(probe).publish(name, TopologyFixtures.load(TopologyFixtures.L40S_2));
+      // the operator's preflight (PreflightRecorder) applies status.measurement alone under its own field manager
+      Measurement preflight = new Measurement();
+      preflight.time = "2026-11-29T10:00:00Z";
+      preflight.worldSize = 2;
+      preflight.selftestPassed = true;
+      GpuTopology patch = new GpuTopology();
+      patch.setMetadata(new ObjectMetaBuilder().withName(name).build());
+      patch.setSpec(null);
+      patch.setStatus(new GpuTopologyStatus());
+      patch.getStatus().measurement = preflight;
+      admin.resource(patch).subresource("status").patch(new PatchContext.Builder()
+          .withPatchType(PatchType.SERVER_SIDE_APPLY).withFieldManager(PREFLIGHT_MANAGER).withForce(true).build(), patch);
+
+      // a periodic probe --publish --measure: links carry the measured results; a stray measurement is not sent
+      GpuTopologyStatus next = PairMeasurement.apply(TopologyFixtures.load(TopologyFixtures.L40S_2),
+          List.of(new PairMeasurement(0, 1, true, 25.1, null)));
+      next.measurement = new Measurement();
+      next.measurement.time = "2026-11-29T11:00:00Z";
+      next.measurement.worldSize = 1;
+      new Publisher(probe).publish(name, next);
+
+      GpuTopology stored = admin.resources(GpuTopology.class).withName(name).get();
+      assertThat(stored.getStatus().measurement).isNotNull();
+      assertThat(stored.getStatus().measurement.time).isEqualTo("2026-11-29T10:00:00Z");
+      assertThat(stored.getStatus().measurement.worldSize).isEqualTo(2);
+      assertThat(stored.getStatus().measurement.selftestPassed).isTrue();
+      assertThat(stored.getStatus().links.get(0).p2pVerified).isTrue();
+      assertThat(stored.getStatus().links.get(0).bandwidthGBps).isEqualTo(25.1);
+      // (managedFields.subresource only exists from Kubernetes 1.22; the test control plane is 1.20)
+      assertThat(stored.getMetadata().getManagedFields()).extracting(ManagedFieldsEntry::getManager)
+          .contains(Publisher.FIELD_MANAGER, PREFLIGHT_MANAGER);
+    } finally {
+      admin.resources(GpuTopology.class).withName(name).delete();
     }
   }
 

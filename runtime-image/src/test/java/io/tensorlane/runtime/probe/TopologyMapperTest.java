@@ -39,6 +39,7 @@ class TopologyMapperTest {
     GpuTopologyStatus expected = TopologyFixtures.load(fixture);
     TopologySummary s = r.status().summary;
     assertThat(r.notes()).isEmpty();
+    assertThat(r.status().measurement).as("status.measurement is the preflight's").isNull();
     assertThat(s.gpuCount).isEqualTo(expected.summary.gpuCount);
     assertThat(s.interconnect).isEqualTo(expected.summary.interconnect);
     assertThat(s.p2p).isEqualTo(expected.summary.p2p);
