@@ -20,6 +20,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.kernels.Algorithm;
 import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.kernels.EngineEnv;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;

@@ -15,6 +15,7 @@ import io.tensorlane.kernels.AlgorithmTable;
 import io.tensorlane.kernels.BufferLayout;
 import io.tensorlane.kernels.DType;
 import io.tensorlane.kernels.DeviceBuffer;
+import io.tensorlane.kernels.EngineEnv;
 import io.tensorlane.kernels.TerminationMessage;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
@@ -75,7 +76,7 @@ final class GpuSteps implements StepSource {
       long largest = shape.largestMessageBytes();
       if (largest > config.maxMessageBytes() && devices.stream().distinct().count() < devices.size()) {
         throw new IllegalArgumentException("the largest step message (" + largest + " bytes) exceeds "
-            + ServeEnv.MAX_MESSAGE_BYTES + " (" + config.maxMessageBytes() + ") and virtual ranks have no NCCL fallback");
+            + EngineEnv.MAX_MESSAGE_BYTES + " (" + config.maxMessageBytes() + ") and virtual ranks have no NCCL fallback");
       }
     }
   }

@@ -2,13 +2,14 @@ package io.tensorlane.runtime.serve;
 
 import io.tensorlane.kernels.AlgorithmTable;
 import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.kernels.EngineEnv;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * The plan {@code serve} runs: read from the environment the operator renders ({@link ServeEnv}), with command-line
+ * The plan {@code serve} runs: read from the environment the operator renders ({@link EngineEnv}), with command-line
  * overrides. Every bad value ends in an {@link IllegalArgumentException} naming the variable and what is expected.
  *
  * @param worldSize tensor-parallel ranks (GPUs of the pod, or virtual ranks on one GPU)
@@ -30,43 +31,43 @@ public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable tab
 
   public ServeConfig {
     if (worldSize < 1 || worldSize > BufferLayout.MAX_RANKS) {
-      throw new IllegalArgumentException(ServeEnv.WORLD_SIZE + " must be 1.." + BufferLayout.MAX_RANKS + ", got " + worldSize);
+      throw new IllegalArgumentException(EngineEnv.WORLD_SIZE + " must be 1.." + BufferLayout.MAX_RANKS + ", got " + worldSize);
     }
     if (allreduce == null) {
-      throw new IllegalArgumentException(ServeEnv.ALLREDUCE + " is required (Custom, NCCL or None)");
+      throw new IllegalArgumentException(EngineEnv.ALLREDUCE + " is required (Custom, NCCL or None)");
     }
     if (allreduce == Allreduce.None && worldSize != 1) {
-      throw new IllegalArgumentException(ServeEnv.ALLREDUCE + "=None is only valid with world size 1, got " + worldSize);
+      throw new IllegalArgumentException(EngineEnv.ALLREDUCE + "=None is only valid with world size 1, got " + worldSize);
     }
     if (allreduce != Allreduce.None && worldSize == 1) {
       allreduce = Allreduce.None; // one rank: nothing to reduce
     }
     if (allreduce == Allreduce.Custom) {
       if (maxMessageBytes < BufferLayout.VECTOR_BYTES || maxMessageBytes > BufferLayout.MAX_MESSAGE_BYTES) {
-        throw new IllegalArgumentException(ServeEnv.MAX_MESSAGE_BYTES + " must be " + BufferLayout.VECTOR_BYTES + ".."
-            + BufferLayout.MAX_MESSAGE_BYTES + " bytes with " + ServeEnv.ALLREDUCE + "=Custom, got " + maxMessageBytes);
+        throw new IllegalArgumentException(EngineEnv.MAX_MESSAGE_BYTES + " must be " + BufferLayout.VECTOR_BYTES + ".."
+            + BufferLayout.MAX_MESSAGE_BYTES + " bytes with " + EngineEnv.ALLREDUCE + "=Custom, got " + maxMessageBytes);
       }
       if (table == null) {
         table = AlgorithmTable.defaults(worldSize, BufferLayout.of(worldSize, maxMessageBytes).maxMessageBytes());
       }
       if (table.worldSize() != worldSize) {
-        throw new IllegalArgumentException(ServeEnv.ALGORITHM_TABLE + " is for world size " + table.worldSize() + " but "
-            + ServeEnv.WORLD_SIZE + " is " + worldSize);
+        throw new IllegalArgumentException(EngineEnv.ALGORITHM_TABLE + " is for world size " + table.worldSize() + " but "
+            + EngineEnv.WORLD_SIZE + " is " + worldSize);
       }
       long layoutMax = BufferLayout.of(worldSize, maxMessageBytes).maxMessageBytes();
       if (table.maxBytes() - 1 > layoutMax) {
-        throw new IllegalArgumentException(ServeEnv.ALGORITHM_TABLE + " covers messages up to " + (table.maxBytes() - 1)
-            + " bytes but " + ServeEnv.MAX_MESSAGE_BYTES + " is " + maxMessageBytes);
+        throw new IllegalArgumentException(EngineEnv.ALGORITHM_TABLE + " covers messages up to " + (table.maxBytes() - 1)
+            + " bytes but " + EngineEnv.MAX_MESSAGE_BYTES + " is " + maxMessageBytes);
       }
     } else {
       table = null;
       maxMessageBytes = 0;
     }
     if (!(memoryFraction > 0 && memoryFraction < 1)) {
-      throw new IllegalArgumentException(ServeEnv.MEMORY_FRACTION + " must be a number in (0, 1), got " + memoryFraction);
+      throw new IllegalArgumentException(EngineEnv.MEMORY_FRACTION + " must be a number in (0, 1), got " + memoryFraction);
     }
     if (port < 1 || port > 65535) {
-      throw new IllegalArgumentException(ServeEnv.PORT + " must be 1..65535, got " + port);
+      throw new IllegalArgumentException(EngineEnv.PORT + " must be 1..65535, got " + port);
     }
   }
 
@@ -82,8 +83,8 @@ public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable tab
    */
   public static ServeConfig from(Map<String, String> env, Overrides o) {
     List<String> problems = new ArrayList<>();
-    int world = o.worldSize() != null ? o.worldSize() : intOf(env, ServeEnv.WORLD_SIZE, 1, problems);
-    String modeText = o.allreduce() != null ? o.allreduce() : env.get(ServeEnv.ALLREDUCE);
+    int world = o.worldSize() != null ? o.worldSize() : intOf(env, EngineEnv.WORLD_SIZE, 1, problems);
+    String modeText = o.allreduce() != null ? o.allreduce() : env.get(EngineEnv.ALLREDUCE);
     Allreduce mode = null;
     if (modeText == null || modeText.isBlank()) {
       mode = world > 1 ? Allreduce.Custom : Allreduce.None;
@@ -94,30 +95,30 @@ public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable tab
         }
       }
       if (mode == null) {
-        problems.add(ServeEnv.ALLREDUCE + " must be Custom, NCCL or None, got '" + modeText + "'");
+        problems.add(EngineEnv.ALLREDUCE + " must be Custom, NCCL or None, got '" + modeText + "'");
       }
     }
     long maxBytes = o.maxMessageBytes() != null ? o.maxMessageBytes()
-        : longOf(env, ServeEnv.MAX_MESSAGE_BYTES, 8L << 20, problems);
+        : longOf(env, EngineEnv.MAX_MESSAGE_BYTES, 8L << 20, problems);
     AlgorithmTable table = null;
-    String tableJson = env.get(ServeEnv.ALGORITHM_TABLE);
+    String tableJson = env.get(EngineEnv.ALGORITHM_TABLE);
     if (tableJson != null && !tableJson.isBlank() && mode == Allreduce.Custom && o.worldSize() == null) {
       try {
         table = AlgorithmTable.fromJson(tableJson);
       } catch (IllegalArgumentException e) {
-        problems.add(ServeEnv.ALGORITHM_TABLE + ": " + e.getMessage());
+        problems.add(EngineEnv.ALGORITHM_TABLE + ": " + e.getMessage());
       }
     }
     Double fraction = o.memoryFraction();
     if (fraction == null) {
-      String f = env.get(ServeEnv.MEMORY_FRACTION);
+      String f = env.get(EngineEnv.MEMORY_FRACTION);
       if (f == null || f.isBlank()) {
-        problems.add(ServeEnv.MEMORY_FRACTION + " is not set (the operator sets it; pass --memory-fraction to run by hand)");
+        problems.add(EngineEnv.MEMORY_FRACTION + " is not set (the operator sets it; pass --memory-fraction to run by hand)");
       } else {
-        fraction = doubleOf(ServeEnv.MEMORY_FRACTION, f, problems);
+        fraction = doubleOf(EngineEnv.MEMORY_FRACTION, f, problems);
       }
     }
-    int port = o.port() != null ? o.port() : intOf(env, ServeEnv.PORT, DEFAULT_PORT, problems);
+    int port = o.port() != null ? o.port() : intOf(env, EngineEnv.PORT, DEFAULT_PORT, problems);
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tensorlane.kernels.Algorithm;
 import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.kernels.EngineEnv;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -18,9 +19,9 @@ class ServeConfigTest {
   static final String TABLE = AlgorithmTable.defaults(8, 8L << 20).toJson();
 
   static Map<String, String> planned(String... kv) {
-    Map<String, String> env = new HashMap<>(Map.of(ServeEnv.WORLD_SIZE, "8", ServeEnv.ALLREDUCE, "Custom",
-        ServeEnv.ALGORITHM_TABLE, TABLE, ServeEnv.MAX_MESSAGE_BYTES, "8388608", ServeEnv.MEMORY_FRACTION, "0.83",
-        ServeEnv.PORT, "8000"));
+    Map<String, String> env = new HashMap<>(Map.of(EngineEnv.WORLD_SIZE, "8", EngineEnv.ALLREDUCE, "Custom",
+        EngineEnv.ALGORITHM_TABLE, TABLE, EngineEnv.MAX_MESSAGE_BYTES, "8388608", EngineEnv.MEMORY_FRACTION, "0.83",
+        EngineEnv.PORT, "8000"));
     for (int i = 0; i < kv.length; i += 2) {
       if (kv[i + 1] == null) {
         env.remove(kv[i]);
@@ -53,32 +54,32 @@ class ServeConfigTest {
 
   @Test
   void ncclAndNoneCarryNoBuffers() {
-    ServeConfig nccl = ServeConfig.from(planned(ServeEnv.ALLREDUCE, "NCCL", ServeEnv.ALGORITHM_TABLE, null),
+    ServeConfig nccl = ServeConfig.from(planned(EngineEnv.ALLREDUCE, "NCCL", EngineEnv.ALGORITHM_TABLE, null),
         ServeConfig.Overrides.NONE);
     assertThat(nccl.table()).isNull();
     assertThat(nccl.layout()).isNull();
-    ServeConfig one = ServeConfig.from(planned(ServeEnv.WORLD_SIZE, "1", ServeEnv.ALLREDUCE, "None"),
+    ServeConfig one = ServeConfig.from(planned(EngineEnv.WORLD_SIZE, "1", EngineEnv.ALLREDUCE, "None"),
         ServeConfig.Overrides.NONE);
     assertThat(one.allreduce()).isEqualTo(ServeConfig.Allreduce.None);
   }
 
   static Stream<Arguments> bad() {
     return Stream.of(
-        Arguments.of(planned(ServeEnv.MEMORY_FRACTION, null), "TENSORLANE_MEMORY_FRACTION is not set"),
-        Arguments.of(planned(ServeEnv.MEMORY_FRACTION, "1.2"), "TENSORLANE_MEMORY_FRACTION must be a number in (0, 1), got 1.2"),
-        Arguments.of(planned(ServeEnv.MEMORY_FRACTION, "lots"), "TENSORLANE_MEMORY_FRACTION must be a number in (0, 1), got 'lots'"),
-        Arguments.of(planned(ServeEnv.WORLD_SIZE, "9"), "TENSORLANE_WORLD_SIZE must be 1..8, got 9"),
-        Arguments.of(planned(ServeEnv.WORLD_SIZE, "eight"), "TENSORLANE_WORLD_SIZE must be an integer, got 'eight'"),
-        Arguments.of(planned(ServeEnv.ALLREDUCE, "Fast"), "TENSORLANE_ALLREDUCE must be Custom, NCCL or None, got 'Fast'"),
-        Arguments.of(planned(ServeEnv.ALLREDUCE, "None"), "TENSORLANE_ALLREDUCE=None is only valid with world size 1"),
-        Arguments.of(planned(ServeEnv.ALGORITHM_TABLE, "{not json"), "TENSORLANE_ALGORITHM_TABLE: invalid algorithm table JSON"),
-        Arguments.of(planned(ServeEnv.ALGORITHM_TABLE, AlgorithmTable.defaults(4, 8L << 20).toJson()),
+        Arguments.of(planned(EngineEnv.MEMORY_FRACTION, null), "TENSORLANE_MEMORY_FRACTION is not set"),
+        Arguments.of(planned(EngineEnv.MEMORY_FRACTION, "1.2"), "TENSORLANE_MEMORY_FRACTION must be a number in (0, 1), got 1.2"),
+        Arguments.of(planned(EngineEnv.MEMORY_FRACTION, "lots"), "TENSORLANE_MEMORY_FRACTION must be a number in (0, 1), got 'lots'"),
+        Arguments.of(planned(EngineEnv.WORLD_SIZE, "9"), "TENSORLANE_WORLD_SIZE must be 1..8, got 9"),
+        Arguments.of(planned(EngineEnv.WORLD_SIZE, "eight"), "TENSORLANE_WORLD_SIZE must be an integer, got 'eight'"),
+        Arguments.of(planned(EngineEnv.ALLREDUCE, "Fast"), "TENSORLANE_ALLREDUCE must be Custom, NCCL or None, got 'Fast'"),
+        Arguments.of(planned(EngineEnv.ALLREDUCE, "None"), "TENSORLANE_ALLREDUCE=None is only valid with world size 1"),
+        Arguments.of(planned(EngineEnv.ALGORITHM_TABLE, "{not json"), "TENSORLANE_ALGORITHM_TABLE: invalid algorithm table JSON"),
+        Arguments.of(planned(EngineEnv.ALGORITHM_TABLE, AlgorithmTable.defaults(4, 8L << 20).toJson()),
             "TENSORLANE_ALGORITHM_TABLE is for world size 4 but TENSORLANE_WORLD_SIZE is 8"),
-        Arguments.of(planned(ServeEnv.MAX_MESSAGE_BYTES, "1048576"),
+        Arguments.of(planned(EngineEnv.MAX_MESSAGE_BYTES, "1048576"),
             "TENSORLANE_ALGORITHM_TABLE covers messages up to 8388608 bytes but TENSORLANE_MAX_MESSAGE_BYTES is 1048576"),
-        Arguments.of(planned(ServeEnv.MAX_MESSAGE_BYTES, "8"), "TENSORLANE_MAX_MESSAGE_BYTES must be 16..1073741824"),
-        Arguments.of(planned(ServeEnv.PORT, "70000"), "TENSORLANE_PORT must be 1..65535, got 70000"),
-        Arguments.of(planned(ServeEnv.PORT, "http", ServeEnv.WORLD_SIZE, "x"),
+        Arguments.of(planned(EngineEnv.MAX_MESSAGE_BYTES, "8"), "TENSORLANE_MAX_MESSAGE_BYTES must be 16..1073741824"),
+        Arguments.of(planned(EngineEnv.PORT, "70000"), "TENSORLANE_PORT must be 1..65535, got 70000"),
+        Arguments.of(planned(EngineEnv.PORT, "http", EngineEnv.WORLD_SIZE, "x"),
             "TENSORLANE_WORLD_SIZE must be an integer, got 'x'; TENSORLANE_PORT must be an integer, got 'http'"));
   }
 
@@ -87,14 +88,6 @@ class ServeConfigTest {
   void badPlansGetClearMessages(Map<String, String> env, String message) {
     assertThatThrownBy(() -> ServeConfig.from(env, ServeConfig.Overrides.NONE))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
-  }
-
-  @Test
-  void namesMatchTheOperatorsRenderer() {
-    // the operator's io.tensorlane.operator.render.EngineEnv (not a dependency of the runtime) uses these names
-    assertThat(new String[] {ServeEnv.WORLD_SIZE, ServeEnv.ALLREDUCE, ServeEnv.ALGORITHM_TABLE, ServeEnv.MAX_MESSAGE_BYTES,
-        ServeEnv.MEMORY_FRACTION, ServeEnv.PORT}).containsExactly("TENSORLANE_WORLD_SIZE", "TENSORLANE_ALLREDUCE",
-        "TENSORLANE_ALGORITHM_TABLE", "TENSORLANE_MAX_MESSAGE_BYTES", "TENSORLANE_MEMORY_FRACTION", "TENSORLANE_PORT");
   }
 
   @Test

@@ -1,8 +1,9 @@
-package io.tensorlane.operator.render;
+package io.tensorlane.kernels;
 
 /**
  * Environment variables through which the operator hands the plan to the Tensorlane runtime's {@code serve}
- * command. The runtime reads exactly these names (one contract, defined here).
+ * command: the operator's renderer writes these names and {@code serve} reads them. This is the one definition of the
+ * contract; it lives in the kernels module because both the operator and the runtime depend on it.
  */
 public final class EngineEnv {
   /** Model name as the engine knows it (spec.model.name). */
@@ -17,7 +18,7 @@ public final class EngineEnv {
   public static final String WORLD_SIZE = "TENSORLANE_WORLD_SIZE";
   /** Custom, NCCL or None. */
   public static final String ALLREDUCE = "TENSORLANE_ALLREDUCE";
-  /** io.tensorlane.kernels.AlgorithmTable JSON (only with Custom). */
+  /** {@link AlgorithmTable} JSON (only with Custom). */
   public static final String ALGORITHM_TABLE = "TENSORLANE_ALGORITHM_TABLE";
   /** Largest custom-allreduce message in bytes; sizes the IPC buffers (only with Custom). */
   public static final String MAX_MESSAGE_BYTES = "TENSORLANE_MAX_MESSAGE_BYTES";
