@@ -3,6 +3,7 @@ package io.tensorlane.testkit.sim;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.tensorlane.kernels.EngineEnv;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalDouble;
@@ -12,8 +13,8 @@ public final class PodFacts {
   /** Flags that carry the static memory fraction: SGLang, vLLM, the Tensorlane runtime. */
   public static final List<String> MEMORY_FRACTION_FLAGS =
       List.of("--mem-fraction-static", "--gpu-memory-utilization", "--memory-fraction");
-  /** Environment variables that carry it. */
-  public static final List<String> MEMORY_FRACTION_ENV = List.of("TENSORLANE_MEMORY_FRACTION");
+  /** Environment variables that carry it (the engine env contract's name). */
+  public static final List<String> MEMORY_FRACTION_ENV = List.of(EngineEnv.MEMORY_FRACTION);
 
   private PodFacts() {}
 
