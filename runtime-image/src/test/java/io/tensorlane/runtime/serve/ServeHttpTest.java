@@ -26,6 +26,8 @@ class ServeHttpTest {
   /** Starts when released; each step reports the 42 KiB allreduce twice (OneStage) and one 2.6 MiB (TwoStage). */
   static final class FakeSteps implements StepSource {
     final CountDownLatch release = new CountDownLatch(1);
+    /** Step 6 waits for this, so the server is still up while the test reads its metrics. */
+    final CountDownLatch finish = new CountDownLatch(1);
     final AtomicInteger steps = new AtomicInteger();
     volatile boolean closed;
     final RuntimeException failStart;
@@ -63,8 +65,11 @@ class ServeHttpTest {
 
     @Override
     public List<AllreduceSample> step() {
-      steps.incrementAndGet();
+      int n = steps.incrementAndGet();
       try {
+        if (n == 6) {
+          finish.await(30, TimeUnit.SECONDS);
+        }
         Thread.sleep(5);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -136,6 +141,7 @@ class ServeHttpTest {
         .contains("tensorlane_static_pool_bytes 1.073741824E11")
         .contains("tensorlane_serve_info{allreduce=\"Custom\",mode=\"synthetic\",world_size=\"8\"} 1")
         .contains("tensorlane_steps_total");
+    steps.finish.countDown();
     assertThat(serve.get(30, TimeUnit.SECONDS)).isZero();
     assertThat(steps.steps.get()).isEqualTo(20);
     assertThat(steps.closed).isTrue();
