@@ -18,7 +18,8 @@ public class GpuTopologyStatus {
   @JsonPropertyDescription("Classification of the node: interconnect, P2P state and islands.")
   public TopologySummary summary;
 
-  @JsonPropertyDescription("Results of the last preflight / measurement run on this node, when one ran.")
+  @JsonPropertyDescription("Results of the last preflight Job on this node (selftest + short bench), written by the operator; "
+      + "the probe never writes it.")
   public Measurement measurement;
 
   @JsonPropertyDescription("Where this came from: probe (measured on the node) or heuristic (derived from GPU Feature "
