@@ -50,6 +50,13 @@ public final class StatusAggregator {
     }
     String running = s.revision;
     List<Pod> current = in.pods().stream().filter(p -> running != null && running.equals(revisionOf(p))).toList();
+    List<String> hosts = current.stream().map(p -> p.getSpec() == null ? null : p.getSpec().getNodeName())
+        .filter(Objects::nonNull).distinct().sorted().toList();
+    if (s.topology != null && !hosts.isEmpty()) {
+      // once pods run, the nodes they run on (stable); the planner's candidates (nodes with enough free GPUs right
+      // now) change with every pod scheduled anywhere and would rewrite every status in a busy cluster
+      s.topology.nodes = new ArrayList<>(hosts);
+    }
     s.replicas = current.size();
     s.readyReplicas = (int) current.stream().filter(StatusAggregator::podReady).count();
     Optional<String> bad = in.pods().stream().map(StatusAggregator::badPod).flatMap(Optional::stream).findFirst();

@@ -41,8 +41,8 @@ public final class DecisionMetrics {
     registry.counter("tensorlane.node.labels", "op", op).increment();
   }
 
+  /** Sum of every counter {@code name} carrying {@code tags} (all of them when no tags are given). */
   public double count(String name, String... tags) {
-    var c = registry.find(name).tags(tags).counter();
-    return c == null ? 0 : c.count();
+    return registry.find(name).tags(tags).counters().stream().mapToDouble(c -> c.count()).sum();
   }
 }
