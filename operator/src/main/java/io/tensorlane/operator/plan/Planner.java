@@ -5,7 +5,9 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.PlacementSpec.InterconnectRequirement;
 import io.tensorlane.api.v1alpha1.TopologySummary.P2p;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Entry point of the pure planner: validate → placement → allreduce → memory. No I/O; same input, same plan.
@@ -18,6 +20,20 @@ import java.util.List;
  */
 public final class Planner {
   private Planner() {
+  }
+
+  /**
+   * The class the deployment's pods run on now goes first (when it still fits): best fit decides where a deployment
+   * starts, not where a running one goes, so it never moves because GPUs freed up in a better-fitting class.
+   */
+  static List<Placement.NodeClass> stickToCurrent(List<Placement.NodeClass> classes, Set<String> current) {
+    if (current.isEmpty()) {
+      return classes;
+    }
+    List<Placement.NodeClass> out = new ArrayList<>(classes);
+    out.sort(Comparator.comparingInt(
+        c -> c.members().stream().anyMatch(v -> current.contains(v.node().name())) ? 0 : 1));
+    return out;
   }
 
   /**
@@ -40,7 +56,8 @@ public final class Planner {
     List<Placement.Verdict> verdicts = Placement.judge(nodes, tensor, required, spec.placement.nodeSelector,
         customForced, settings);
     List<Placement.NodeClass> fitting = Placement.fittingClasses(verdicts, tensor, required);
-    List<Placement.NodeClass> classes = fitting.stream().filter(c -> !c.free().isEmpty()).toList();
+    List<Placement.NodeClass> classes = stickToCurrent(
+        fitting.stream().filter(c -> !c.free().isEmpty()).toList(), settings.currentNodes());
     if (classes.isEmpty()) {
       String message = Placement.unschedulableMessage(verdicts, tensor, required, customForced);
       boolean anyFits = verdicts.stream().anyMatch(Placement.Verdict::fits);

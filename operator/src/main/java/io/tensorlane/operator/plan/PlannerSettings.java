@@ -2,6 +2,7 @@ package io.tensorlane.operator.plan;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Set;
 
 /**
  * Operator-level knobs of the planner.
@@ -9,11 +10,26 @@ import java.time.Instant;
  * @param now the planning time (measurement age is judged against it)
  * @param measurementMaxAge a preflight measurement older than this is ignored (its table and its failure);
  *     {@code null} means measurements never expire
+ * @param currentNodes nodes the deployment's pods run on now: their class is kept while the spec still fits there,
+ *     so a running deployment does not move when a better-fitting class frees up (empty for a new deployment)
  */
-public record PlannerSettings(Instant now, Duration measurementMaxAge) {
+public record PlannerSettings(Instant now, Duration measurementMaxAge, Set<String> currentNodes) {
 
-  /** Defaults: measurements are trusted for 7 days. */
+  public PlannerSettings {
+    currentNodes = currentNodes == null ? Set.of() : Set.copyOf(currentNodes);
+  }
+
+  public PlannerSettings(Instant now, Duration measurementMaxAge) {
+    this(now, measurementMaxAge, Set.of());
+  }
+
+  /** Defaults: measurements are trusted for 7 days; no pods running yet. */
   public static PlannerSettings defaults(Instant now) {
     return new PlannerSettings(now, Duration.ofDays(7));
+  }
+
+  /** The same settings for a deployment whose pods run on {@code nodes}. */
+  public PlannerSettings withCurrentNodes(Set<String> nodes) {
+    return new PlannerSettings(now, measurementMaxAge, nodes);
   }
 }

@@ -102,7 +102,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff()).step(primary, obs, now);
 
     Plan plan = PlanAndRender.plan(step.effective(), obs.nodes(),
-        new PlannerSettings(now, settings.measurementMaxAge()));
+        new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes()));
     Rendered rendered = plan.ok() ? PlanAndRender.render(primary, step.effective(), plan, renderSettings) : null;
     AppliedSpec applied = prev.lastAppliedSpec;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout

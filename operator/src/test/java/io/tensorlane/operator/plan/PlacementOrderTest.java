@@ -90,6 +90,30 @@ class PlacementOrderTest {
   }
 
   @Test
+  void aRunningDeploymentStaysInItsClassWhenABetterFittingOneFreesUp() {
+    // placed on an H200 box while every L40S pair was taken; then the L40S pairs free up
+    Map<String, Integer> lateL40sFree = Map.of();
+    PlannerSettings running = SETTINGS.withCurrentNodes(java.util.Set.of("gpu-nvlink-0"));
+
+    Plan stays = Planner.plan(llama8b(2), demo(lateL40sFree), running);
+    Plan fresh = Planner.plan(llama8b(2), demo(lateL40sFree), SETTINGS);
+
+    assertThat(stays.placement().labels()).containsEntry(TopologyLabels.GPU_PRODUCT, "NVIDIA-H200");
+    assertThat(fresh.placement().labels()).containsEntry(TopologyLabels.GPU_PRODUCT, "NVIDIA-L40S");
+  }
+
+  @Test
+  void aRunningDeploymentLeavesItsClassWhenTheSpecNoLongerFitsThere() {
+    // running on L40S pairs; the user now asks for NVLink: the current class no longer satisfies the placement
+    var spec = llama8b(2);
+    spec.placement.interconnect = InterconnectRequirement.NVLink;
+    Plan moved = Planner.plan(spec, demo(Map.of()), SETTINGS.withCurrentNodes(java.util.Set.of("gpu-l40s-0")));
+
+    assertThat(moved.outcome()).isEqualTo(Outcome.OK);
+    assertThat(moved.placement().labels()).containsEntry(TopologyLabels.GPU_PRODUCT, "NVIDIA-H200");
+  }
+
+  @Test
   void okMessageNamesTheClassesTheModelDidNotFit() {
     Plan plan = Planner.plan(llama70b(2), Fixtures.h200AndL40s(), SETTINGS);
 
