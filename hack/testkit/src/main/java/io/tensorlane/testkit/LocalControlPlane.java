@@ -177,12 +177,17 @@ public final class LocalControlPlane implements AutoCloseable {
         "--use-service-account-credentials=true",
         "--service-account-private-key-file=" + saKey,
         "--root-ca-file=" + serving,
+        // the default client limit (20 QPS) paces Deployment -> ReplicaSet -> Pod creation far below what a real
+        // control plane of a large cluster runs with; benchmarks of the operator must not measure that limit
+        "--kube-api-qps=300", "--kube-api-burst=600",
+        "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
         "--profiling=false",
         "--logtostderr=true", "--v=1"));
     ManagedProcess sched = spawn("kube-scheduler", logs, detached, List.of(bin.scheduler().toString(),
         "--kubeconfig=" + kubeconfig,
         "--port=0", "--bind-address=127.0.0.1", "--secure-port=" + schedPort,
         "--leader-elect=false",
+        "--kube-api-qps=300", "--kube-api-burst=600",
         "--profiling=false",
         "--logtostderr=true", "--v=1"));
     List<ManagedProcess> all = List.of(etcd, api, cm, sched);
