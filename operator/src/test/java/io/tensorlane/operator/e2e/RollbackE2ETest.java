@@ -139,6 +139,26 @@ class RollbackE2ETest {
   }
 
   @Test
+  void upgradeThatNeverGetsReadyRollsBackAtTheProgressDeadline(KubernetesClient client, TestNamespace ns,
+      GpuNodeSimulator sim) {
+    String stable = stableDeployment(client, ns, "deadline");
+    sim.addRule(SimRule.forAllPods("deadline-hang", SimAction.hang()).inNamespace(ns.name())
+        .withPredicate(named("deadline").and(p -> !stable.equals(revision(p)))));
+    edit(client, ns, "deadline", x -> {
+      x.getSpec().serving.maxBatchTokens = 2048;
+      x.getSpec().rollout.progressDeadlineSeconds = 30; // the schema's minimum: the Deployment controller's clock
+      return x;
+    });
+    InferenceDeployment d = Samples.await(client, ns.name(), "deadline", Duration.ofSeconds(150),
+        Samples.phase(Phase.RolledBack));
+    assertThat(d.getStatus().lastFailure.reason).isEqualTo("ProgressDeadlineExceeded");
+    assertThat(d.getStatus().revision).isEqualTo(stable);
+    assertThat(d.getStatus().rollback.history).extracting(a -> a.action).containsExactly("Rollback");
+    assertThat(RolloutE2ETest.deployment(client, ns, d).getSpec().getProgressDeadlineSeconds())
+        .as("the stable spec's deadline is back").isEqualTo(900);
+  }
+
+  @Test
   void exhaustedAttemptsEndInFailedAndStopWritingTheDeployment(KubernetesClient client, TestNamespace ns,
       GpuNodeSimulator sim) throws InterruptedException {
     sim.addRule(SimRule.forAllPods("exh", SimAction.cudaOom()).inNamespace(ns.name()).withPredicate(named("exh")));
