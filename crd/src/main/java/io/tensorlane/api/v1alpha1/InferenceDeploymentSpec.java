@@ -14,6 +14,7 @@ public class InferenceDeploymentSpec {
   @JsonPropertyDescription("The model to serve: name, weights source, dtype and geometry (used by the memory planner).")
   public ModelSpec model;
 
+  @Default("{}")
   @JsonPropertyDescription("The serving engine that runs in the pods, its image and extra arguments.")
   public EngineSpec engine = new EngineSpec();
 
@@ -27,18 +28,23 @@ public class InferenceDeploymentSpec {
   @JsonPropertyDescription("Number of model replicas (pods); each takes parallelism.tensor GPUs on one node. Default 1.")
   public Integer replicas = 1;
 
+  @Default("{}")
   @JsonPropertyDescription("Request-shape limits that size activations and the KV cache.")
   public ServingSpec serving = new ServingSpec();
 
+  @Default("{}")
   @JsonPropertyDescription("Where pods may run: required GPU interconnect, node selector and tolerations.")
   public PlacementSpec placement = new PlacementSpec();
 
+  @Default("{}")
   @JsonPropertyDescription("Allreduce implementation between the GPUs of a pod: Auto (chosen from the topology), Custom or NCCL.")
   public AllreduceSpec allreduce = new AllreduceSpec();
 
+  @Default("{}")
   @JsonPropertyDescription("GPU memory budget: the static memory fraction (auto or a number) and a reserve.")
   public MemorySpec memory = new MemorySpec();
 
+  @Default("{}")
   @JsonPropertyDescription("Rollout behaviour: availability, progress deadline and automatic rollback/remediation on OOM.")
   public RolloutSpec rollout = new RolloutSpec();
 }

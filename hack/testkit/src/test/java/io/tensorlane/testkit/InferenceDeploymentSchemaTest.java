@@ -90,4 +90,29 @@ class InferenceDeploymentSchemaTest {
     assertThat(read.getSpec().parallelism.tensor).isEqualTo(2);
     assertThat(read.getSpec().memory.fraction).isEqualTo("auto");
   }
+  /** A minimal manifest (no engine, memory, rollout… objects): the apiserver fills the whole documented defaults in. */
+  @Test
+  @SuppressWarnings("unchecked")
+  void minimalManifestGetsEveryDefaultFromTheApiserver(KubernetesClient client, TestNamespace ns) {
+    var api = client.genericKubernetesResources(InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION,
+        "InferenceDeployment").inNamespace(ns.name());
+    var minimal = new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+        .withApiVersion(InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION).withKind("InferenceDeployment")
+        .withNewMetadata().withName("minimal").endMetadata()
+        .addToAdditionalProperties("spec", java.util.Map.of(
+            "model", java.util.Map.of("name", "m", "weightBytes", 1000,
+                "geometry", java.util.Map.of("layers", 2, "hiddenSize", 64, "attentionHeads", 4, "kvHeads", 4)),
+            "parallelism", java.util.Map.of("tensor", 2)))
+        .build();
+    api.resource(minimal).create();
+    var spec = (java.util.Map<String, Object>) api.withName("minimal").get().getAdditionalProperties().get("spec");
+
+    assertThat((java.util.Map<String, Object>) spec.get("engine")).containsEntry("type", "Tensorlane");
+    assertThat((java.util.Map<String, Object>) spec.get("memory")).containsEntry("fraction", "auto")
+        .containsEntry("reserveMiB", 512);
+    assertThat((java.util.Map<String, Object>) spec.get("allreduce")).containsEntry("mode", "Auto");
+    assertThat((java.util.Map<String, Object>) ((java.util.Map<String, Object>) spec.get("rollout")).get("autoRollback"))
+        .containsEntry("enabled", true).containsEntry("maxAttempts", 3);
+    assertThat(spec).containsEntry("replicas", 1);
+  }
 }
