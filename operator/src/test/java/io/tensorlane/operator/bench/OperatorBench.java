@@ -103,7 +103,7 @@ public final class OperatorBench {
 
   static Operator operator(KubernetesClient client, String ns, OperatorSettings settings, DecisionMetrics metrics) {
     Operator op = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-        .withConcurrentReconciliationThreads(10));
+        .withConcurrentReconciliationThreads(Integer.getInteger("bench.threads", 10))); // the app's default: 10
     op.register(new Counting(settings, metrics), o -> o.settingNamespace(ns));
     op.register(new GpuTopologyNodeLabeller(settings, metrics));
     op.start();
