@@ -241,6 +241,38 @@ __device__ __forceinline__ long long tl_part_begin(long long npacks, int part, i
   return (long long)part * npacks / parts;
 }
 
+// Pack i of every rank's input summed in fp32 in rank order 0..world-1: the one reduction OneStage and TwoStage
+// share, so both give the same bits on every rank. A full pack issues every peer's 16-byte load before using any (up
+// to 8 independent loads in flight per thread); the tail pack (fewer than N elements left) goes element-wise in the
+// same order.
+template <typename T>
+__device__ __forceinline__ void tl_reduce_pack(const TlCtx& c, const void* const (&src)[TL_MAX_RANKS], long long i,
+                                              float (&acc)[TlPack<T>::N]) {
+  constexpr int N = TlPack<T>::N;
+  if (tl_full<T>(i, c.count)) {
+    TlPack<T> v[TL_MAX_RANKS];
+#pragma unroll
+    for (int p = 0; p < TL_MAX_RANKS; ++p)
+      if (p < c.world) v[p].raw = __ldcg(reinterpret_cast<const uint4*>(src[p]) + i);
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc[j] = TlConv<T>::to_f(v[0].e[j]);
+#pragma unroll
+    for (int p = 1; p < TL_MAX_RANKS; ++p)
+      if (p < c.world) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) acc[j] += TlConv<T>::to_f(v[p].e[j]);
+      }
+  } else {
+    tl_load<T>(src[0], i, c.count, acc);
+    for (int p = 1; p < c.world; ++p) {
+      float f[N];
+      tl_load<T>(src[p], i, c.count, f);
+#pragma unroll
+      for (int j = 0; j < N; ++j) acc[j] += f[j];
+    }
+  }
+}
+
 // ---- OneStage ---------------------------------------------------------------------------------------------
 // start barrier (peers' inputs are ready: their copy into staging preceded their kernel on their stream),
 // every rank reads every peer's pack and sums in fp32 in rank order 0..world-1 (identical on every rank, so
@@ -257,30 +289,7 @@ __device__ void tl_onestage(const TlCtx& c, uint32_t epoch, int* s_ok) {
   for (int p = 0; p < TL_MAX_RANKS; ++p) src[p] = p < c.world ? c.in->ptr[p] : nullptr;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < npacks; i += stride) {
     float acc[N];
-    if (tl_full<T>(i, c.count)) {
-      TlPack<T> v[TL_MAX_RANKS];
-      // Issue every peer's 16-byte load before using any: up to 8 independent loads in flight per thread.
-#pragma unroll
-      for (int p = 0; p < TL_MAX_RANKS; ++p)
-        if (p < c.world) v[p].raw = __ldcg(reinterpret_cast<const uint4*>(src[p]) + i);
-#pragma unroll
-      for (int j = 0; j < N; ++j) acc[j] = TlConv<T>::to_f(v[0].e[j]);
-#pragma unroll
-      for (int p = 1; p < TL_MAX_RANKS; ++p)
-        if (p < c.world) {
-#pragma unroll
-          for (int j = 0; j < N; ++j) acc[j] += TlConv<T>::to_f(v[p].e[j]);
-        }
-    } else {
-      // Tail pack (fewer than N elements left): element-wise, same rank order.
-      tl_load<T>(c.in->ptr[0], i, c.count, acc);
-      for (int p = 1; p < c.world; ++p) {
-        float f[N];
-        tl_load<T>(c.in->ptr[p], i, c.count, f);
-#pragma unroll
-        for (int j = 0; j < N; ++j) acc[j] += f[j];
-      }
-    }
+    tl_reduce_pack<T>(c, src, i, acc);
     tl_store<T>(c.out, i, c.count, acc);
   }
   tl_barrier_all(c, TL_SLOT_END, epoch, s_ok);
@@ -307,28 +316,7 @@ __device__ void tl_twostage(const TlCtx& c, uint32_t epoch, int* s_ok) {
     const long long b = tl_part_begin(npacks, c.rank, c.world), e = tl_part_begin(npacks, c.rank + 1, c.world);
     for (long long i = b + t0; i < e; i += stride) {
       float acc[N];
-      if (tl_full<T>(i, c.count)) {
-        TlPack<T> v[TL_MAX_RANKS];
-#pragma unroll
-        for (int p = 0; p < TL_MAX_RANKS; ++p)
-          if (p < c.world) v[p].raw = __ldcg(reinterpret_cast<const uint4*>(src[p]) + i);
-#pragma unroll
-        for (int j = 0; j < N; ++j) acc[j] = TlConv<T>::to_f(v[0].e[j]);
-#pragma unroll
-        for (int p = 1; p < TL_MAX_RANKS; ++p)
-          if (p < c.world) {
-#pragma unroll
-            for (int j = 0; j < N; ++j) acc[j] += TlConv<T>::to_f(v[p].e[j]);
-          }
-      } else {
-        tl_load<T>(c.in->ptr[0], i, c.count, acc);
-        for (int p = 1; p < c.world; ++p) {
-          float f[N];
-          tl_load<T>(c.in->ptr[p], i, c.count, f);
-#pragma unroll
-          for (int j = 0; j < N; ++j) acc[j] += f[j];
-        }
-      }
+      tl_reduce_pack<T>(c, src, i, acc);
       tl_store<T>(mine, i, c.count, acc);
     }
   }
