@@ -147,11 +147,10 @@ public final class OperatorBench {
     DecisionMetrics metrics = DecisionMetrics.inMemory();
     OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false).withRequeue(Duration.ofSeconds(5));
     Operator op = operator(client, ns, settings, metrics);
-    SharedIndexInformer<InferenceDeployment> infds = client.resources(InferenceDeployment.class).inNamespace(ns)
-        .inform(new Handler<>(x -> { }), 0);
-    SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform(new Handler<>(x -> { }), 0);
-    SharedIndexInformer<io.fabric8.kubernetes.api.model.Service> svcs = client.services().inNamespace(ns)
-        .inform(new Handler<>(x -> { }), 0);
+    // caches only (the bench reads them; no handler needed)
+    SharedIndexInformer<InferenceDeployment> infds = client.resources(InferenceDeployment.class).inNamespace(ns).inform();
+    SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform();
+    SharedIndexInformer<io.fabric8.kubernetes.api.model.Service> svcs = client.services().inNamespace(ns).inform();
     try {
       long c0 = System.nanoTime();
       fs.clear();
