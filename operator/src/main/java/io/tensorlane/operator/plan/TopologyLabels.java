@@ -70,8 +70,18 @@ public final class TopologyLabels {
       pendingDash = false;
       out.append(c);
     }
-    String s = out.length() > MAX_VALUE_LENGTH ? out.substring(0, MAX_VALUE_LENGTH) : out.toString();
-    s = s.replaceAll("^[^A-Za-z0-9]+", "").replaceAll("[^A-Za-z0-9]+$", "");
-    return s.isEmpty() ? "unknown" : s;
+    int end = Math.min(out.length(), MAX_VALUE_LENGTH);
+    int start = 0;
+    while (start < end && !alphanumeric(out.charAt(start))) {
+      start++;
+    }
+    while (end > start && !alphanumeric(out.charAt(end - 1))) {
+      end--;
+    }
+    return start == end ? "unknown" : out.substring(start, end);
+  }
+
+  private static boolean alphanumeric(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
   }
 }

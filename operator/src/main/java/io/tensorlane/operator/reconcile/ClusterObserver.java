@@ -3,7 +3,6 @@ package io.tensorlane.operator.reconcile;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
@@ -121,12 +120,14 @@ public final class ClusterObserver {
   }
 
   static int gpuRequest(Pod p) {
-    return p.getSpec().getContainers().stream().mapToInt(c -> {
-      Map<String, Quantity> limits = c.getResources() == null ? null : c.getResources().getLimits();
-      Map<String, Quantity> requests = c.getResources() == null ? null : c.getResources().getRequests();
-      int l = NodeLabelDecision.gpuCapacity(limits);
-      return l > 0 ? l : NodeLabelDecision.gpuCapacity(requests);
-    }).sum();
+    int sum = 0;
+    for (var c : p.getSpec().getContainers()) {
+      if (c.getResources() != null) {
+        int l = NodeLabelDecision.gpuCapacity(c.getResources().getLimits());
+        sum += l > 0 ? l : NodeLabelDecision.gpuCapacity(c.getResources().getRequests());
+      }
+    }
+    return sum;
   }
 
   private static boolean isPrimaryRef(OwnerReference o) {

@@ -34,6 +34,7 @@ import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.status.StatusInput;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
+import io.tensorlane.operator.support.EventSink;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -54,6 +55,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
   private final RenderSettings renderSettings;
   private final DecisionMetrics metrics;
   private volatile ClusterObserver observer;
+  private volatile EventSink sink;
+  private final BackgroundApplies background = new BackgroundApplies(4);
 
   public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics) {
     this.settings = settings;
@@ -85,7 +88,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
 
   @Override
   public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
-    EventRecorder events = new EventRecorder(ctx.getClient(), true);
+    EventRecorder events = new EventRecorder(eventSink(ctx));
     try {
       return reconcile(primary, ctx, events);
     } finally {
@@ -120,10 +123,12 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
       applied.spec = step.effective();
       metrics.decision("allreduce", plan.allreduce().mode().name());
     }
+    String serviceProblem = rendered == null ? null
+        : background.problem(rendered.service(), obs.service()).orElse(null);
     InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
-        preflightHold, now));
+        preflightHold, serviceProblem, now));
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
       primary = writeStatus(primary, next, ctx);
@@ -136,7 +141,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
             + " revision " + rendered.revision() + " on " + PlanAndRender.describe(plan));
       }
-      applier.apply(rendered.service(), obs.service());
+      background.submit(applier, rendered.service(), obs.service()); // not waited for: see BackgroundApplies
     }
     UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
     if (step.requeue() != null) {
@@ -146,6 +151,26 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null
         && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
     return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
+  }
+
+  /** The events' writer, made on first use with the client JOSDK hands the reconciler. */
+  private EventSink eventSink(Context<InferenceDeployment> ctx) {
+    EventSink s = sink;
+    if (s == null) {
+      synchronized (this) {
+        if (sink == null) {
+          sink = new EventSink(ctx.getClient(), metrics);
+        }
+        s = sink;
+      }
+    }
+    return s;
+  }
+
+  /** Events queued but not written yet (0 before the first reconcile). */
+  public long pendingEvents() {
+    EventSink s = sink;
+    return s == null ? 0 : s.pending();
   }
 
   private static InferenceDeployment writeStatus(InferenceDeployment primary, InferenceDeploymentStatus status,

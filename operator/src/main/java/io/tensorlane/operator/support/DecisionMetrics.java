@@ -7,7 +7,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
  * Counters of the operator's decisions, next to QOSDK's own reconcile count/duration metrics on /q/metrics:
  * {@code tensorlane_decisions_total{type,value}} (type: allreduce, outcome, placement), {@code tensorlane_rollbacks_total
  * {action}} (Rollback, LowerMemoryFraction, ShrinkAllreduceBuffer, FallBackToNccl, Exhausted), {@code
- * tensorlane_applies_total{kind}} (server-side applies actually sent) and {@code tensorlane_node_labels_total{op}}.
+ * tensorlane_applies_total{kind}} (server-side applies actually sent), {@code tensorlane_node_labels_total{op}}, and
+ * {@link EventSink}'s {@code tensorlane_events_pending} / {@code tensorlane_events_dropped_total}.
  */
 public final class DecisionMetrics {
   private final MeterRegistry registry;

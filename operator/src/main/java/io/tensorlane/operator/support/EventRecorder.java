@@ -8,21 +8,23 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.concurrent.ThreadLocalRandom;
 import org.jboss.logging.Logger;
 
 /**
  * Writes core/v1 Events about an object (what {@code kubectl describe} shows). Events are emitted only for decisions
  * (a changed plan, a rollout, a condition that turned True), never on a no-op reconcile. A failed event write is logged
- * and otherwise ignored: events are informative, the status is the record.
+ * and otherwise ignored: events are informative, the status is the record. The InferenceDeployment reconciler hands its
+ * events to an {@link EventSink} (written from a background thread); the others write them at once.
  */
 public final class EventRecorder {
   public static final String NORMAL = "Normal";
   public static final String WARNING = "Warning";
   private static final Logger LOG = Logger.getLogger(EventRecorder.class);
   private static final String COMPONENT = "tensorlane-operator";
+  private static final java.util.concurrent.atomic.AtomicInteger SEQUENCE = new java.util.concurrent.atomic.AtomicInteger();
 
   private final KubernetesClient client;
+  private final EventSink sink;
   private final java.util.List<Event> pending = new java.util.ArrayList<>();
   private final boolean deferred;
 
@@ -37,12 +39,27 @@ public final class EventRecorder {
    */
   public EventRecorder(KubernetesClient client, boolean deferred) {
     this.client = client;
+    this.sink = null;
     this.deferred = deferred;
   }
 
-  /** Writes the held events, oldest first. */
+  /**
+   * Holds events until {@link #flush()}, which hands them to {@code sink}: the reconcile writes status and children and
+   * returns; the sink's thread writes the events.
+   */
+  public EventRecorder(EventSink sink) {
+    this.client = null;
+    this.sink = sink;
+    this.deferred = true;
+  }
+
+  /** Writes the held events (or queues them on the sink), oldest first. */
   public void flush() {
-    pending.forEach(this::write);
+    if (sink != null) {
+      pending.forEach(sink::offer);
+    } else {
+      pending.forEach(this::write);
+    }
     pending.clear();
   }
 
@@ -57,8 +74,9 @@ public final class EventRecorder {
   public void emit(HasMetadata about, String type, String reason, String message) {
     String ns = about instanceof Namespaced ? about.getMetadata().getNamespace() : "default";
     String now = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
-    String name = about.getMetadata().getName() + "."
-        + Long.toHexString(System.currentTimeMillis()) + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x1000));
+    // unique within this process even for many events in one millisecond (a 12-bit random suffix could collide)
+    String name = about.getMetadata().getName() + "." + Long.toHexString(System.currentTimeMillis())
+        + String.format("%04x", SEQUENCE.getAndIncrement() & 0xffff);
     Event event = new EventBuilder()
         .withNewMetadata().withName(name).withNamespace(ns).endMetadata()
         .withNewInvolvedObject()

@@ -98,11 +98,35 @@ public record NodeLabelDecision(Map<String, String> labels, GpuTopologyStatus he
     if (q == null) {
       return 0;
     }
+    int plain = plainInt(q);
+    if (plain >= 0) {
+      return plain;
+    }
     try {
       return q.getNumericalAmount().intValue();
     } catch (ArithmeticException | NumberFormatException e) {
       return 0;
     }
+  }
+
+  /**
+   * A GPU count is almost always a plain decimal ("8"): read it without {@link Quantity}'s BigDecimal parse, which
+   * showed up in profiles (the observer sums every pod's request on every reconcile); -1 for anything else.
+   */
+  private static int plainInt(Quantity q) {
+    String a = q.getAmount();
+    if (a == null || a.isEmpty() || a.length() > 9 || q.getFormat() != null && !q.getFormat().isEmpty()) {
+      return -1;
+    }
+    int v = 0;
+    for (int i = 0; i < a.length(); i++) {
+      char c = a.charAt(i);
+      if (c < '0' || c > '9') {
+        return -1;
+      }
+      v = v * 10 + (c - '0');
+    }
+    return v;
   }
 
   private static Map<String, String> summaryKey(GpuTopologyStatus s) {

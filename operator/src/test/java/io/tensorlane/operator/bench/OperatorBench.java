@@ -17,6 +17,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.plan.TopologyLabels;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -57,6 +58,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class OperatorBench {
   static final AtomicLong RECONCILES = new AtomicLong();
+  static final java.util.concurrent.atomic.AtomicReference<Counting> RECONCILER =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   /** The real reconciler, counting its calls. */
   @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
@@ -104,7 +107,9 @@ public final class OperatorBench {
   static Operator operator(KubernetesClient client, String ns, OperatorSettings settings, DecisionMetrics metrics) {
     Operator op = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
         .withConcurrentReconciliationThreads(Integer.getInteger("bench.threads", 10))); // the app's default: 10
-    op.register(new Counting(settings, metrics), o -> o.settingNamespace(ns));
+    Counting reconciler = new Counting(settings, metrics);
+    RECONCILER.set(reconciler);
+    op.register(reconciler, o -> o.settingNamespace(ns));
     op.register(new GpuTopologyNodeLabeller(settings, metrics));
     op.start();
     return op;
@@ -143,14 +148,27 @@ public final class OperatorBench {
       f.get();
     }
     log("  %d nodes registered in %.1f s", nodes, secs(t0));
-    String ns = namespace(client, "bench-scale");
     DecisionMetrics metrics = DecisionMetrics.inMemory();
     OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false).withRequeue(Duration.ofSeconds(5));
+    labelNodes(client, settings, nodes);
+    double baseline = Double.NaN;
+    int rounds = Integer.getInteger("bench.baseline-rounds", 2);
+    for (int round = 1; round <= rounds; round++) {
+      // the first of two rounds warms this JVM (JIT, the client's and the simulator's code paths) the way a running
+      // operator's JVM is warm; only the client, informer and simulator code is warmed, not the operator's reconciler
+      String base = namespace(client, "bench-base");
+      baseline = ControlPlaneBaseline.run(client, base, n, Integer.getInteger("bench.threads", 10),
+          List.copyOf(sim.nodes()));
+      log("%s scale baseline round %d/%d (no operator): the same %d Deployments + Services applied directly, all pods "
+          + "Ready %.1f s after the first apply", round == rounds ? "RESULT" : "warm-up", round, rounds, n, baseline);
+      deleteAndWait(client, base);
+    }
+    String ns = namespace(client, "bench-scale");
     Operator op = operator(client, ns, settings, metrics);
-    // caches only (the bench reads them; no handler needed)
+    // one cache only (the bench polls it for Ready); Deployments and Services are listed twice around the no-op period
+    // instead of watched: a watch of its own would add the bench's decoding of every kube-controller-manager status
+    // update to the CPU this 2-core machine shares with the control plane and the operator
     SharedIndexInformer<InferenceDeployment> infds = client.resources(InferenceDeployment.class).inNamespace(ns).inform();
-    SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform();
-    SharedIndexInformer<io.fabric8.kubernetes.api.model.Service> svcs = client.services().inNamespace(ns).inform();
     try {
       long c0 = System.nanoTime();
       fs.clear();
@@ -183,15 +201,25 @@ public final class OperatorBench {
       double allReady = secs(c0);
       log("RESULT scale: all %d Ready (and stable) %.1f s after the first create; %d reconciles = %.1f reconciles/s",
           n, allReady, RECONCILES.get(), RECONCILES.get() / allReady);
+      if (!Double.isNaN(baseline)) {
+        log("RESULT scale: operator / baseline = %.2f (%.1f s / %.1f s on the same control plane and nodes)",
+            allReady / baseline, allReady, baseline);
+      }
+      long e0 = System.nanoTime();
+      while (RECONCILER.get().pendingEvents() > 0 && secs(e0) < 600) {
+        Thread.sleep(200);
+      }
+      log("RESULT scale: the operator's events (written in the background) all written %.1f s after all Ready",
+          secs(c0) - allReady);
       Thread.sleep(3000);
-      Map<String, String> before = versions(infds, deps, svcs);
+      Map<String, String> before = versions(client, ns);
       long eventsBefore = client.v1().events().inNamespace(ns).list().getItems().stream()
           .filter(e -> "tensorlane-operator".equals(e.getReportingComponent())).count();
       double status0 = metrics.count("tensorlane.applies", "kind", "InferenceDeployment/status");
       long r0 = RECONCILES.get();
       double applies0 = metrics.count("tensorlane.applies");
       Thread.sleep(noopSeconds * 1000L);
-      Map<String, String> after = versions(infds, deps, svcs);
+      Map<String, String> after = versions(client, ns);
       Map<String, Long> changed = new java.util.TreeMap<>();
       after.forEach((k, v) -> {
         if (!v.equals(before.get(k))) {
@@ -224,8 +252,6 @@ public final class OperatorBench {
     } finally {
       op.stop();
       infds.close();
-      deps.close();
-      svcs.close();
       try {
         client.namespaces().withName(ns).delete();
       } catch (RuntimeException e) {
@@ -235,14 +261,51 @@ public final class OperatorBench {
     }
   }
 
-  /** resourceVersions as the watch caches see them (every write to these objects shows up here). */
-  @SafeVarargs
-  static Map<String, String> versions(SharedIndexInformer<? extends HasMetadata>... informers) {
+  /**
+   * Lets the operator's node labeller label the simulated nodes before anything is timed, as a running operator has long
+   * done in a real cluster (the baseline's node affinity needs the labels too).
+   */
+  static void labelNodes(KubernetesClient client, OperatorSettings settings, int nodes) throws InterruptedException {
+    long t0 = System.nanoTime();
+    Operator labeller = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false));
+    labeller.register(new GpuTopologyNodeLabeller(settings, DecisionMetrics.inMemory()));
+    labeller.start();
+    try {
+      while (client.nodes().withLabel(TopologyLabels.INTERCONNECT).list().getItems().size() < nodes) {
+        if (secs(t0) > 300) {
+          throw new IllegalStateException("nodes not labelled after 300 s");
+        }
+        Thread.sleep(500);
+      }
+    } finally {
+      labeller.stop();
+    }
+    log("  %d nodes labelled in %.1f s", nodes, secs(t0));
+  }
+
+  /**
+   * Deletes a namespace and waits until it is gone: its pods (their GPUs free again) and everything else the namespace
+   * controller deletes, so that none of that work overlaps the next timed phase.
+   */
+  static void deleteAndWait(KubernetesClient client, String ns) throws InterruptedException {
+    long t0 = System.nanoTime();
+    client.namespaces().withName(ns).delete();
+    while (client.namespaces().withName(ns).get() != null) {
+      if (secs(t0) > 900) {
+        throw new IllegalStateException("namespace " + ns + " still there after 900 s");
+      }
+      Thread.sleep(1000);
+    }
+    log("  %s deleted and gone in %.1f s", ns, secs(t0));
+  }
+
+  /** resourceVersions of every InferenceDeployment, Deployment and Service in {@code ns} (any write changes one). */
+  static Map<String, String> versions(KubernetesClient client, String ns) {
     Map<String, String> m = new ConcurrentHashMap<>();
     List<HasMetadata> all = new ArrayList<>();
-    for (var i : informers) {
-      all.addAll(i.getStore().list());
-    }
+    all.addAll(client.resources(InferenceDeployment.class).inNamespace(ns).list().getItems());
+    all.addAll(client.apps().deployments().inNamespace(ns).list().getItems());
+    all.addAll(client.services().inNamespace(ns).list().getItems());
     all.forEach(o -> m.put(o.getKind() + "/" + o.getMetadata().getName(), o.getMetadata().getResourceVersion()));
     return m;
   }

@@ -78,7 +78,7 @@ class RollbackE2ETest {
     assertThat(s.rollback.history.get(0).change).contains("0.95");
     assertThat(Double.parseDouble(s.lastAppliedSpec.spec.memory.fraction)).isLessThan(0.93);
     assertThat(ready.getSpec().memory.fraction).as("the user's spec is never modified").isEqualTo("0.95");
-    assertThat(reasons(client, ns, "seed")).contains("Degraded", "Remediated", "Ready");
+    awaitReasons(client, ns, "seed", "Degraded", "Remediated", "Ready");
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems().stream()
         .filter(e -> "Remediated".equals(e.getReason())).findFirst().orElseThrow().getMessage())
         .contains("LowerMemoryFraction").contains("CudaOutOfMemory");
@@ -102,7 +102,7 @@ class RollbackE2ETest {
     assertThat(s.rollback.history).extracting(a -> a.action).containsExactly("Rollback");
     assertThat(RolloutE2ETest.deployment(client, ns, rolledBack).getSpec().getTemplate().getMetadata().getLabels())
         .containsEntry(StatusAggregator.REVISION_LABEL, stable);
-    assertThat(reasons(client, ns, "upg")).contains("Rollback");
+    awaitReasons(client, ns, "upg", "Rollback");
 
     // the user edits the spec again: a new generation is tried (and is healthy)
     sim.clearRules();
@@ -175,7 +175,7 @@ class RollbackE2ETest {
     assertThat(Conditions.isTrue(s.conditions, StatusAggregator.DEGRADED)).isTrue();
     assertThat(Conditions.find(s.conditions, StatusAggregator.ROLLBACK_FAILED).orElseThrow().getMessage())
         .contains("attempts");
-    assertThat(reasons(client, ns, "exh")).contains("RollbackFailed");
+    awaitReasons(client, ns, "exh", "RollbackFailed");
 
     String rv = RolloutE2ETest.deployment(client, ns, failed).getMetadata().getResourceVersion();
     double applies = operator.metrics().count("tensorlane.applies", "kind", "Deployment");
@@ -214,7 +214,7 @@ class RollbackE2ETest {
     assertThat(rb.history).extracting(a -> a.action).containsExactly("Rollback");
     assertThat(rb.handledRevision).isEqualTo(failing);
     assertThat(d.getStatus().revision).isEqualTo(stable);
-    assertThat(reasons(client, ns, "rst").stream().filter("Rollback"::equals).count()).isEqualTo(1);
+    assertThat(awaitReasons(client, ns, "rst", "Rollback").stream().filter("Rollback"::equals).count()).isEqualTo(1);
   }
 
   /** Creates a small deployment, waits until it is Ready and recorded as stable; returns its revision. */
@@ -238,6 +238,12 @@ class RollbackE2ETest {
 
   static String revision(Pod p) {
     return StatusAggregator.revisionOf(p);
+  }
+
+  /** The event reasons on {@code name} once they include {@code expected} (events are written in the background). */
+  static List<String> awaitReasons(KubernetesClient client, TestNamespace ns, String name, String... expected) {
+    Awaitility.await().atMost(TIMEOUT).untilAsserted(() -> assertThat(reasons(client, ns, name)).contains(expected));
+    return reasons(client, ns, name);
   }
 
   static List<String> reasons(KubernetesClient client, TestNamespace ns, String name) {

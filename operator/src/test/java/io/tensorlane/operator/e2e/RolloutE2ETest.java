@@ -102,9 +102,7 @@ class RolloutE2ETest {
     String envText = env.stream().map(e -> e.getName() + "=" + e.getValue()).collect(Collectors.joining(" "));
     assertThat(envText).contains("8").contains(String.valueOf(s.memoryPlan.staticFraction));
 
-    var events = client.v1().events().inNamespace(ns.name()).list().getItems().stream()
-        .filter(e -> "seed".equals(e.getInvolvedObject().getName())).map(e -> e.getReason()).toList();
-    assertThat(events).contains("Placement", "Planned", "RolloutStarted", "Ready");
+    RollbackE2ETest.awaitReasons(client, ns, "seed", "Placement", "Planned", "RolloutStarted", "Ready");
   }
 
   @Test
