@@ -56,7 +56,6 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
   private final DecisionMetrics metrics;
   private volatile ClusterObserver observer;
   private volatile EventSink sink;
-  private final BackgroundApplies background = new BackgroundApplies(4);
 
   public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics) {
     this.settings = settings;
@@ -123,12 +122,10 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
       applied.spec = step.effective();
       metrics.decision("allreduce", plan.allreduce().mode().name());
     }
-    String serviceProblem = rendered == null ? null
-        : background.problem(rendered.service(), obs.service()).orElse(null);
     InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
-        preflightHold, serviceProblem, now));
+        preflightHold, now));
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
       primary = writeStatus(primary, next, ctx);
@@ -141,7 +138,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
             + " revision " + rendered.revision() + " on " + PlanAndRender.describe(plan));
       }
-      background.submit(applier, rendered.service(), obs.service()); // not waited for: see BackgroundApplies
+      applier.apply(rendered.service(), obs.service());
     }
     UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
     if (step.requeue() != null) {

@@ -60,9 +60,8 @@ public final class StatusAggregator {
     s.replicas = current.size();
     s.readyReplicas = (int) current.stream().filter(StatusAggregator::podReady).count();
     Optional<String> bad = in.pods().stream().map(StatusAggregator::badPod).flatMap(Optional::stream).findFirst();
-    boolean podsReady = s.readyReplicas >= in.desiredReplicas() && s.replicas == in.desiredReplicas() && bad.isEmpty()
+    boolean allReady = s.readyReplicas >= in.desiredReplicas() && s.replicas == in.desiredReplicas() && bad.isEmpty()
         && running != null && running.equals(in.revision());
-    boolean allReady = podsReady && in.serviceProblem() == null;
     String lastAction = lastAction(in.rollback(), in.generation());
     boolean rolledBack = "Rollback".equals(lastAction);
     boolean remediating = lastAction != null && !rolledBack;
@@ -93,13 +92,11 @@ public final class StatusAggregator {
     var now = in.now();
     List<Condition> c = new ArrayList<>();
     boolean ready = outcome == Outcome.OK && !in.failed() && allReady;
-    boolean waitingForService = outcome == Outcome.OK && !in.failed() && podsReady && !allReady;
     c.add(Conditions.next(p, READY, ready, ready ? (rolledBack ? "RolledBackAndReady" : "AllReplicasReady")
-        : bad.isPresent() ? "PodFailing" : waitingForService ? "WaitingForService" : s.phase.name(),
+        : bad.isPresent() ? "PodFailing" : s.phase.name(),
         ready ? s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready on revision " + running
             : bad.orElse(s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready"
-                + (running == null ? "" : " on revision " + running)
-                + (waitingForService ? "; " + in.serviceProblem() : "")), g, now));
+                + (running == null ? "" : " on revision " + running)), g, now));
     boolean progressing = outcome == Outcome.OK && !in.failed() && !allReady && running != null;
     boolean held = outcome == Outcome.OK && in.hold() != null;
     c.add(Conditions.next(p, PROGRESSING, progressing, progressing ? (remediating ? "Remediating" : "RollingOut")

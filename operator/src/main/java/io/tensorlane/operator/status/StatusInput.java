@@ -25,10 +25,8 @@ import java.util.List;
  * @param failureActive a failure is observed on pods of the running revision now
  * @param failed remediation/rollback gave up for this generation (phase Failed)
  * @param hold why the rollout waits (e.g. for the preflight), or null
- * @param serviceProblem why the Service is not in place yet (being created, or its write failed), or null when it is:
- *     Ready waits for it
  */
 public record StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
     int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, String serviceProblem, Instant now) {
+    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
 }

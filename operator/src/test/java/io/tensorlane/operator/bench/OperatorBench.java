@@ -106,13 +106,18 @@ public final class OperatorBench {
 
   static Operator operator(KubernetesClient client, String ns, OperatorSettings settings, DecisionMetrics metrics) {
     Operator op = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-        .withConcurrentReconciliationThreads(Integer.getInteger("bench.threads", 10))); // the app's default: 10
+        .withConcurrentReconciliationThreads(threads())); // the app's default (application.properties)
     Counting reconciler = new Counting(settings, metrics);
     RECONCILER.set(reconciler);
     op.register(reconciler, o -> o.settingNamespace(ns));
     op.register(new GpuTopologyNodeLabeller(settings, metrics));
     op.start();
     return op;
+  }
+
+  /** Reconciler threads (and the baseline's writer threads): the app's default, 30, unless -Dbench.threads. */
+  static int threads() {
+    return Integer.getInteger("bench.threads", 30);
   }
 
   static String namespace(KubernetesClient client, String prefix) {
@@ -157,7 +162,7 @@ public final class OperatorBench {
       // the first of two rounds warms this JVM (JIT, the client's and the simulator's code paths) the way a running
       // operator's JVM is warm; only the client, informer and simulator code is warmed, not the operator's reconciler
       String base = namespace(client, "bench-base");
-      baseline = ControlPlaneBaseline.run(client, base, n, Integer.getInteger("bench.threads", 10),
+      baseline = ControlPlaneBaseline.run(client, base, n, threads(),
           List.copyOf(sim.nodes()));
       log("%s scale baseline round %d/%d (no operator): the same %d Deployments + Services applied directly, all pods "
           + "Ready %.1f s after the first apply", round == rounds ? "RESULT" : "warm-up", round, rounds, n, baseline);

@@ -2,7 +2,6 @@ package io.tensorlane.operator.reconcile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -14,14 +13,10 @@ import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.TestNamespace;
 import io.tensorlane.testkit.WithLocalCluster;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/**
- * Writes of the children against the real API server: only what changed is written; the Service's background write
- * reports what is missing until it is in place, and its failures.
- */
+/** Writes of the children against the real API server: only what changed is written; a rejected write throws. */
 @WithLocalCluster
 class ChildApplierTest {
   @Test
@@ -39,51 +34,17 @@ class ChildApplierTest {
     assertThat(metrics.count("tensorlane.applies", "kind", "Deployment")).isEqualTo(2.0);
     assertThatThrownBy(() -> applier.apply(invalid(deployment(ns, "b", "v1")), null))
         .isInstanceOf(KubernetesClientException.class).hasMessageContaining("replicas");
-  }
 
-  @Test
-  void theServiceIsWrittenInTheBackgroundAndReportedUntilItIsThere(KubernetesClient client, TestNamespace ns) {
-    DecisionMetrics metrics = DecisionMetrics.inMemory();
-    ChildApplier applier = new ChildApplier(client, OperatorSettings.FIELD_MANAGER, metrics);
-    try (BackgroundApplies background = new BackgroundApplies(2)) {
-      assertThat(background.problem(service(ns, "s", 8000), null)).hasValueSatisfying(p -> assertThat(p)
-          .contains("Service " + ns.name() + "/s is being created"));
-      assertThat(background.submit(applier, service(ns, "s", 8000), null)).isTrue();
-      await().atMost(Duration.ofSeconds(30)).until(() -> background.pending() == 0);
-      Service live = client.services().inNamespace(ns.name()).withName("s").get();
-      assertThat(live.getSpec().getClusterIP()).as("a ClusterIP was allocated").isNotBlank();
-      assertThat(background.problem(service(ns, "s", 8000), live)).isEmpty();
-      assertThat(background.submit(applier, service(ns, "s", 8000), live)).as("in place: nothing to write").isFalse();
-
-      Service older = new ServiceBuilder(live).build();
-      older.getMetadata().getAnnotations().put(ChildApplier.APPLIED_HASH, "older");
-      assertThat(background.submit(applier, service(ns, "s", 8000), older))
-          .as("just written; the informer has not caught up yet").isFalse();
-      assertThat(background.submit(applier, service(ns, "s", 8000), null))
-          .as("deleted by someone: written again").isTrue();
-      await().atMost(Duration.ofSeconds(30)).until(() -> background.pending() == 0);
-
-      assertThat(background.submit(applier, service(ns, "s", 9000), live)).isTrue();
-      await().atMost(Duration.ofSeconds(30)).until(() -> background.pending() == 0);
-      assertThat(client.services().inNamespace(ns.name()).withName("s").get().getSpec().getPorts().get(0).getPort())
-          .isEqualTo(9000);
-      assertThat(metrics.count("tensorlane.applies", "kind", "Service")).isEqualTo(3.0);
-    }
-  }
-
-  @Test
-  void aFailedBackgroundWriteIsReportedAndRetriedByTheNextSubmit(KubernetesClient client, TestNamespace ns) {
-    ChildApplier applier = new ChildApplier(client, OperatorSettings.FIELD_MANAGER, DecisionMetrics.inMemory());
-    try (BackgroundApplies background = new BackgroundApplies(1)) {
-      assertThat(background.submit(applier, service(ns, "bad", 70000), null)).isTrue();
-      await().atMost(Duration.ofSeconds(30)).until(() -> background.pending() == 0);
-      assertThat(background.problem(service(ns, "bad", 70000), null)).hasValueSatisfying(p -> assertThat(p)
-          .contains("applying Service " + ns.name() + "/bad failed").contains("port"));
-      assertThat(background.submit(applier, service(ns, "bad", 8000), null)).as("a later reconcile retries").isTrue();
-      await().atMost(Duration.ofSeconds(30)).until(() -> background.pending() == 0);
-      Service live = client.services().inNamespace(ns.name()).withName("bad").get();
-      assertThat(background.problem(service(ns, "bad", 8000), live)).isEmpty();
-    }
+    assertThat(applier.apply(service(ns, "a", 8000), null)).isTrue();
+    Service svc = client.services().inNamespace(ns.name()).withName("a").get();
+    assertThat(svc.getSpec().getClusterIP()).as("a ClusterIP was allocated").isNotBlank();
+    assertThat(applier.apply(service(ns, "a", 8000), svc)).isFalse();
+    assertThat(applier.apply(service(ns, "a", 9000), svc)).isTrue();
+    assertThat(client.services().inNamespace(ns.name()).withName("a").get().getSpec().getPorts().get(0).getPort())
+        .isEqualTo(9000);
+    assertThat(metrics.count("tensorlane.applies", "kind", "Service")).isEqualTo(2.0);
+    assertThatThrownBy(() -> applier.apply(service(ns, "c", 70000), null))
+        .isInstanceOf(KubernetesClientException.class).hasMessageContaining("port");
   }
 
   static Deployment invalid(Deployment d) {

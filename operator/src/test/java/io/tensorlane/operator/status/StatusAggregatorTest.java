@@ -60,13 +60,8 @@ class StatusAggregatorTest {
 
   static StatusInput in(Plan plan, List<Pod> pods, AppliedSpec applied, RollbackStatus rb, boolean active,
       boolean failed) {
-    return in(plan, pods, applied, rb, active, failed, null);
-  }
-
-  static StatusInput in(Plan plan, List<Pod> pods, AppliedSpec applied, RollbackStatus rb, boolean active,
-      boolean failed, String serviceProblem) {
     return new StatusInput(2, new InferenceDeploymentStatus(), plan, "r1", 1, pods, applied, null, rb, null, active,
-        failed, null, serviceProblem, NOW);
+        failed, null, NOW);
   }
 
   static Stream<Arguments> cases() {
@@ -76,10 +71,6 @@ class StatusAggregatorTest {
             Phase.Progressing, false),
         Arguments.of("all ready", in(OK, List.of(pod("p", "r1", "ready")), applied("r1"), null, false, false),
             Phase.Ready, true),
-        Arguments.of("pods ready, Service still being created", in(OK, List.of(pod("p", "r1", "ready")),
-            applied("r1"), null, false, false, "Service ns/x is being created"), Phase.Progressing, false),
-        Arguments.of("pods ready, Service write failed", in(OK, List.of(pod("p", "r1", "ready")), applied("r1"),
-            null, false, false, "applying Service ns/x failed: quota"), Phase.Progressing, false),
         Arguments.of("ready but an old pod crash-loops", in(OK, List.of(pod("p", "r1", "ready"),
             pod("q", "r0", "crashloop")), applied("r1"), null, false, false), Phase.Degraded, false),
         Arguments.of("terminated with error", in(OK, List.of(pod("p", "r1", "error")), applied("r1"), null, true,
@@ -125,12 +116,6 @@ class StatusAggregatorTest {
           .isEqualTo(input.plan().message());
     }
     assertThat(Conditions.isTrue(s.conditions, StatusAggregator.ROLLBACK_FAILED)).isEqualTo(phase == Phase.Failed);
-    if (input.serviceProblem() != null) {
-      var readyCondition = Conditions.find(s.conditions, StatusAggregator.READY).orElseThrow();
-      assertThat(readyCondition.getReason()).isEqualTo("WaitingForService");
-      assertThat(readyCondition.getMessage()).contains("1/1 replicas Ready").contains(input.serviceProblem());
-      assertThat(Conditions.isTrue(s.conditions, StatusAggregator.DEGRADED)).isFalse();
-    }
   }
 
   @Test
@@ -138,7 +123,7 @@ class StatusAggregatorTest {
     StatusInput first = in(OK, List.of(pod("p", "r1", "ready")), applied("r1"), null, false, false);
     InferenceDeploymentStatus s1 = StatusAggregator.compute(first);
     InferenceDeploymentStatus s2 = StatusAggregator.compute(new StatusInput(2, s1, OK, "r1", 1, first.pods(),
-        applied("r1"), null, null, null, false, false, null, null, NOW.plusSeconds(3600)));
+        applied("r1"), null, null, null, false, false, null, NOW.plusSeconds(3600)));
     assertThat(Serialization.asJson(s2)).isEqualTo(Serialization.asJson(s1));
   }
 }
