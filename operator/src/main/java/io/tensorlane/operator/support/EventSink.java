@@ -60,7 +60,8 @@ public final class EventSink implements AutoCloseable {
         metrics.registry().counter("tensorlane.events.dropped").increment();
       }
       if (n == 1 || n % 1000 == 0) {
-        LOG.warnf("event queue full (%d held): dropped %d event(s) so far, latest %s on %s/%s", queue.size(), n,
+        LOG.warnf("event not queued (%s, %d held): dropped %d event(s) so far, latest %s on %s/%s",
+            writer.isAlive() ? "queue full" : "writer stopped", queue.size(), n,
             event.getReason(), event.getInvolvedObject().getKind(), event.getInvolvedObject().getName());
       }
       return false;

@@ -48,13 +48,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <ul>
  *   <li>scale: N InferenceDeployments (TP 1) over M simulated 8-GPU PCIe nodes — time until all Ready, reconciles/s,
- *       API writes (resourceVersion changes of every InferenceDeployment, Deployment and Service, plus Events) during a
- *       no-op period, heap after GC.
+ *       the ratio to {@link ControlPlaneBaseline} (the same Deployments and Services applied with no operator, in the
+ *       same run, after a JVM warm-up round), API writes (resourceVersion changes of every InferenceDeployment,
+ *       Deployment and Service, plus Events) during a no-op period, heap after GC.
  *   <li>oom: R deployments start with a fraction the simulator answers with a CUDA OOM; the time from the simulator
  *       terminating the pod (seen by an informer in this JVM) to the Deployment carrying the remediated template.
  * </ul>
  * Arguments: {@code scale|oom|all}; system properties {@code bench.deployments} (1000), {@code bench.nodes} (200),
- * {@code bench.noop-seconds} (60), {@code bench.oom-runs} (50).
+ * {@code bench.noop-seconds} (60), {@code bench.oom-runs} (50), {@code bench.threads} (30), {@code bench.baseline-rounds}
+ * (2; 0 skips the baseline).
  */
 public final class OperatorBench {
   static final AtomicLong RECONCILES = new AtomicLong();
