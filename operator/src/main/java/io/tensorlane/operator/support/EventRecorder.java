@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import org.jboss.logging.Logger;
@@ -98,11 +97,18 @@ public final class EventRecorder {
   }
 
   private void write(Event event) {
+    write(client, event);
+  }
+
+  /** Creates {@code event}; a failure is logged and reported as false, never thrown (events are informative). */
+  static boolean write(KubernetesClient client, Event event) {
     try {
       client.v1().events().inNamespace(event.getMetadata().getNamespace()).resource(event).create();
-    } catch (KubernetesClientException e) {
+      return true;
+    } catch (RuntimeException e) {
       LOG.warnf("could not record event %s on %s/%s: %s", event.getReason(), event.getInvolvedObject().getKind(),
-          event.getInvolvedObject().getName(), e.getMessage());
+          event.getInvolvedObject().getName(), e.getMessage() == null ? e.toString() : e.getMessage());
+      return false;
     }
   }
 

@@ -2,7 +2,6 @@ package io.tensorlane.operator.support;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -114,15 +113,7 @@ public final class EventSink implements AutoCloseable {
         return;
       }
       try {
-        client.v1().events().inNamespace(event.getMetadata().getNamespace()).resource(event).create();
-        written.incrementAndGet();
-      } catch (KubernetesClientException e) {
-        failed.incrementAndGet();
-        LOG.warnf("could not record event %s on %s/%s: %s", event.getReason(), event.getInvolvedObject().getKind(),
-            event.getInvolvedObject().getName(), e.getMessage());
-      } catch (RuntimeException e) {
-        failed.incrementAndGet();
-        LOG.warnf("could not record event %s: %s", event.getReason(), e.toString());
+        (EventRecorder.write(client, event) ? written : failed).incrementAndGet();
       } finally {
         outstanding.decrementAndGet();
       }

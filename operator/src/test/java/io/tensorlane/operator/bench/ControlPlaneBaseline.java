@@ -95,8 +95,6 @@ final class ControlPlaneBaseline {
   }
 
   static boolean ready(Pod p) {
-    return p.getMetadata().getDeletionTimestamp() == null && StatusAggregator.badPod(p).isEmpty()
-        && p.getStatus() != null && p.getStatus().getConditions() != null && p.getStatus().getConditions().stream()
-            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    return StatusAggregator.podReady(p) && StatusAggregator.badPod(p).isEmpty();
   }
 }
