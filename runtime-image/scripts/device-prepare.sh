@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Prepares .device/ (ignored by git; carried to the GPU machine): a jlinked JRE and the runtime jar with only the
-# libraries the engine's commands need (most of the probe's Kubernetes client stays behind to fit the 64 MiB carry).
+# Prepares .device/ (ignored by git; carried to the GPU machine with carry: [".device"]): a jlinked JRE and the runtime
+# jar with only the libraries the engine's commands need (most of the probe's Kubernetes client stays behind to fit the
+# 64 MiB carry; the tokenizers jar keeps only its linux-x86_64 native library).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >> .git/info/exclude
 mvn -B -o -q -pl kernels,runtime-image install -DskipTests -Dtensorlane.skipImages
 rm -rf .device && mkdir -p .device/app/lib
-jlink --add-modules java.base,java.logging,jdk.unsupported --strip-debug --no-man-pages --no-header-files --compress=2 --output .device/jre
+jlink --add-modules java.base,java.logging,java.management,jdk.unsupported,jdk.httpserver --strip-debug --no-man-pages --no-header-files \
+  --compress=2 --output .device/jre
 cp runtime-image/target/tensorlane-runtime-0.1.0-SNAPSHOT.jar .device/app/
-# kubernetes-client-api, -model-common and tensorlane-crd: picocli reflects on the probe command's fields at start-up
-for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jna- picocli tensorlane-kernels kubernetes-client-api kubernetes-model-common tensorlane-crd; do
+# kubernetes-client-api, -model-common and tensorlane-crd: picocli reflects on the probe command's fields at start-up;
+# api/gson/commons-compress/slf4j-api: what DJL's tokenizers binding needs; micrometer/prometheus/HdrHistogram: serve's metrics
+for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jcublas jna- picocli tensorlane-kernels \
+  kubernetes-client-api kubernetes-model-common tensorlane-crd tokenizers- api- gson- commons-compress slf4j-api micrometer prometheus \
+  HdrHistogram LatencyUtils; do
   cp runtime-image/target/lib/$j*.jar .device/app/lib/
 done
+zip -q -d .device/app/lib/tokenizers-*.jar 'native/lib/osx-*' 'native/lib/linux-aarch64/*' 'native/lib/win-*' >/dev/null
 du -sh .device

@@ -1,0 +1,49 @@
+package io.tensorlane.runtime.llm;
+
+import java.nio.file.Path;
+
+/**
+ * How an {@link LlmEngine} is built.
+ *
+ * @param modelDir        a Hugging Face model directory (config.json, safetensors, tokenizer files)
+ * @param tp              tensor-parallel degree (ranks), 1..8
+ * @param virtualRanks    every rank on GPU 0 (tests of TP on one GPU; timings are not interconnect timings)
+ * @param maxSeqs         the most sequences in one step (decode batch)
+ * @param maxBatchTokens  the most tokens in one step (prefill chunk budget)
+ * @param maxModelLen     the longest sequence (prompt + output); 0 = the model's max_position_embeddings
+ * @param kvCacheTokens   KV cache size in tokens; 0 = what the memory fraction leaves after weights and buffers
+ * @param memoryFraction  share of each GPU's memory the engine may take (weights, KV, activations, allreduce buffers)
+ * @param maxLogitRows    the most logits rows one step produces (≥ maxSeqs; = maxBatchTokens to dump prompt logits)
+ * @param graphs          replay decode steps from CUDA graphs (one per batch-size bucket per rank)
+ * @param nccl            allreduce through NCCL instead of the custom kernels
+ * @param ncclLib         path of libnccl.so.2 (null: the usual search)
+ * @param blockSize       tokens per KV block
+ */
+public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen,
+    long kvCacheTokens, double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize) {
+
+  public EngineOptions {
+    if (tp < 1 || tp > 8) {
+      throw new IllegalArgumentException("--tp must be 1..8, got " + tp);
+    }
+    if (maxSeqs < 1 || maxBatchTokens < 1 || maxBatchTokens < maxSeqs) {
+      throw new IllegalArgumentException("need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
+    }
+    if (maxModelLen < 0 || kvCacheTokens < 0) {
+      throw new IllegalArgumentException("max model length and KV cache tokens must be >= 0");
+    }
+    if (!(memoryFraction > 0 && memoryFraction <= 1)) {
+      throw new IllegalArgumentException("memory fraction must be in (0, 1], got " + memoryFraction);
+    }
+    if (maxLogitRows < maxSeqs) {
+      throw new IllegalArgumentException("max logit rows (" + maxLogitRows + ") must be >= max sequences (" + maxSeqs + ")");
+    }
+    if (blockSize < 1 || Integer.bitCount(blockSize) != 1) {
+      throw new IllegalArgumentException("KV block size must be a power of two, got " + blockSize);
+    }
+  }
+
+  public static EngineOptions defaults(Path modelDir, int tp) {
+    return new EngineOptions(modelDir, tp, false, 64, 2048, 0, 0, 0.9, 64, true, false, null, 16);
+  }
+}

@@ -1,0 +1,325 @@
+package io.tensorlane.runtime.llm;
+
+import static jcuda.driver.JCudaDriver.cuMemGetInfo;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+
+import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.kernels.DType;
+import io.tensorlane.runtime.engine.CapturedGraph;
+import io.tensorlane.runtime.engine.Communicator;
+import io.tensorlane.runtime.engine.CommunicatorConfig;
+import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.engine.Rank;
+import io.tensorlane.runtime.model.Checkpoint;
+import io.tensorlane.runtime.model.ModelConfig;
+import io.tensorlane.runtime.model.ShardPlan;
+import io.tensorlane.runtime.model.TpLayout;
+import io.tensorlane.runtime.model.WeightDType;
+import io.tensorlane.runtime.nccl.Nccl;
+import io.tensorlane.runtime.nccl.NcclComm;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import jcuda.Pointer;
+
+/**
+ * A Hugging Face decoder model sharded over the pod's GPUs, one {@link RankModel} per rank of a {@link Communicator}
+ * (one worker thread per GPU). {@link #step} runs one forward pass of a mixed batch on every rank and returns the
+ * greedy token of each logits row (and the logits when asked). Decode steps replay a CUDA graph per batch-size bucket.
+ * One caller at a time (the scheduler thread).
+ */
+public final class LlmEngine implements AutoCloseable {
+  private final EngineOptions options;
+  private final ModelConfig config;
+  private final TpLayout layout;
+  private final DType dtype;
+  private final int maxModelLen;
+  private final List<Integer> devices;
+  private Communicator comm;
+  private NcclComm nccl;
+  private final List<RankModel> ranks = new ArrayList<>();
+  private final Map<Integer, List<CapturedGraph>> graphs = new HashMap<>();
+  private BlockAllocator blocks;
+  private MemoryReport memory;
+  private double loadSeconds;
+  private long weightBytes;
+
+  private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
+    this.options = options;
+    this.config = config;
+    this.layout = layout;
+    this.dtype = config.dtype() == WeightDType.FP16 ? DType.fp16 : DType.bf16;
+    this.maxModelLen = maxModelLen;
+    List<Integer> d = new ArrayList<>();
+    for (int r = 0; r < options.tp(); r++) {
+      d.add(options.virtualRanks() ? 0 : r);
+    }
+    this.devices = List.copyOf(d);
+  }
+
+  /** What the engine took on each GPU, per rank. */
+  public record MemoryReport(long weightBytesPerRank, long kvBytesPerRank, long activationBytesPerRank, long allreduceBytesPerRank,
+      int kvBlocks, int blockSize, long kvTokens) {}
+
+  /**
+   * Reads and checks the model (every problem is reported before any GPU memory is taken), then builds the ranks and
+   * loads the weights; progress goes to {@code log}.
+   */
+  public static LlmEngine load(EngineOptions options, PrintWriter log) {
+    ModelConfig config = ModelConfig.read(options.modelDir());
+    TpLayout layout = TpLayout.of(config, options.tp());
+    int hd = config.headDim();
+    if (hd % 32 != 0 || hd > 256) {
+      throw new IllegalArgumentException("head_dim " + hd + " is not supported by the attention kernels (a multiple of 32, at most 256)");
+    }
+    int maxLen = options.maxModelLen() == 0 ? config.maxPositionEmbeddings() : options.maxModelLen();
+    if (maxLen > config.maxPositionEmbeddings()) {
+      throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's max_position_embeddings " + config.maxPositionEmbeddings());
+    }
+    if (config.slidingWindow() != null && maxLen > config.slidingWindow()) {
+      throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's sliding window " + config.slidingWindow()
+          + " (sliding-window attention is not implemented); pass --max-model-len " + config.slidingWindow() + " or less");
+    }
+    LlmEngine e = new LlmEngine(options, config, layout, maxLen);
+    try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
+      ShardPlan.validate(ck, config);
+      e.start(ck, log);
+      return e;
+    } catch (RuntimeException ex) {
+      e.close();
+      throw ex;
+    }
+  }
+
+  private void start(Checkpoint ck, PrintWriter log) {
+    int world = options.tp();
+    long e = dtype.bytes();
+    long maxMsg = Math.max((long) options.maxBatchTokens() * config.hiddenSize() * e,
+        4L * options.maxLogitRows() * layout.vocabPerRank() * world);
+    BufferLayout bl = BufferLayout.of(world, world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES);
+    AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2) : AlgorithmTable.defaults(world, bl.maxMessageBytes());
+    comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
+    boolean virtual = comm.config().virtual();
+    if (world > 1 && (options.nccl() || !virtual)) {
+      try {
+        nccl = new NcclComm(Nccl.load(options.ncclLib()), devices);
+        comm.setFallback(nccl);
+      } catch (RuntimeException ex) {
+        if (options.nccl()) {
+          throw ex;
+        }
+        log.println("engine: no NCCL fallback (" + ex.getMessage() + ")");
+      }
+    } else if (options.nccl()) {
+      throw new IllegalArgumentException("--nccl needs one GPU per rank (NCCL cannot run several ranks on one GPU)");
+    }
+    int maxBlocksPerSeq = (maxModelLen + options.blockSize() - 1) / options.blockSize();
+    RankModel.Dims dims = new RankModel.Dims(options.maxBatchTokens(), options.maxLogitRows(), options.maxSeqs() + 1, maxBlocksPerSeq,
+        options.blockSize(), maxModelLen);
+    for (int r = 0; r < world; r++) {
+      ranks.add(null);
+    }
+    comm.onEachRank(r -> {
+      ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims));
+      return null;
+    });
+    long t0 = System.nanoTime();
+    AtomicLong done = new AtomicLong();
+    long total = ck.totalBytes();
+    long[] nextReport = {0};
+    log.printf("engine: loading %s (%s, %d layers, hidden %d, %d/%d heads, vocab %d, %s) on %d rank(s), GPUs %s%s%n", options.modelDir(),
+        config.architecture(), config.numLayers(), config.hiddenSize(), config.numHeads(), config.numKvHeads(), config.vocabSize(), dtype, world,
+        devices, virtual ? " (virtual ranks)" : "");
+    log.flush();
+    List<Long> loaded = comm.onEachRank(r -> ranks.get(r.index()).loadWeights(ck, ShardPlan.forRank(layout, r.index()), b -> {
+      long now = done.addAndGet(b);
+      synchronized (nextReport) {
+        if (now >= nextReport[0]) {
+          log.printf("engine: loaded %.2f GB%n", now / 1e9);
+          log.flush();
+          nextReport[0] = now + Math.max(total / 10, 1);
+        }
+      }
+    }));
+    loadSeconds = (System.nanoTime() - t0) / 1e9;
+    weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
+    log.printf("engine: weights on the GPUs: %.3f GB in %.2f s (%.2f GB/s; checkpoint %.3f GB)%n", weightBytes / 1e9, loadSeconds,
+        weightBytes / 1e9 / Math.max(loadSeconds, 1e-9), total / 1e9);
+    allocateKv(log, maxBlocksPerSeq);
+    if (world > 1 && !options.nccl()) {
+      List<jcuda.driver.CUdeviceptr> parts = new ArrayList<>();
+      List<jcuda.driver.CUdeviceptr> logits = new ArrayList<>();
+      for (RankModel m : ranks) {
+        parts.add(m.part);
+        logits.add(m.logitsFull);
+      }
+      comm.registerInputs(parts);
+      comm.registerInputs(logits);
+    }
+    log.flush();
+  }
+
+  private void allocateKv(PrintWriter log, int maxBlocksPerSeq) {
+    RankModel r0 = ranks.get(0);
+    long perBlock = r0.kvBytesPerBlock();
+    int nblocks;
+    if (options.kvCacheTokens() > 0) {
+      nblocks = Math.toIntExact((options.kvCacheTokens() + options.blockSize() - 1) / options.blockSize());
+    } else {
+      // What the fraction leaves on the fullest device, split between the ranks sharing it.
+      long best = Long.MAX_VALUE;
+      for (int d : devices.stream().distinct().toList()) {
+        int first = devices.indexOf(d);
+        long[] info = comm.rank(first).call(() -> {
+          long[] free = {0};
+          long[] totalMem = {0};
+          Cuda.check(cuMemGetInfo(free, totalMem), "cuMemGetInfo");
+          return new long[] {free[0], totalMem[0]};
+        });
+        long budget = (long) (options.memoryFraction() * info[1]) - (info[1] - info[0]);
+        best = Math.min(best, budget / comm.config().ranksOn(d));
+      }
+      nblocks = (int) Math.min(Integer.MAX_VALUE, Math.max(0, best / perBlock));
+    }
+    if (nblocks < maxBlocksPerSeq) {
+      throw new IllegalArgumentException("the KV cache holds " + (long) nblocks * options.blockSize() + " tokens, less than one sequence of "
+          + maxModelLen + " tokens: raise the memory fraction or " + "TENSORLANE_KV_CACHE_TOKENS, or lower --max-model-len");
+    }
+    int n = nblocks;
+    comm.onEachRank(r -> {
+      ranks.get(r.index()).allocateKv(n);
+      return null;
+    });
+    blocks = new BlockAllocator(nblocks, options.blockSize());
+    memory = new MemoryReport(r0.bytes(RankModel.WEIGHTS), r0.bytes(RankModel.KV), r0.bytes(RankModel.ACTIVATIONS),
+        comm.layout().totalBytesPerRank(), nblocks, options.blockSize(), (long) nblocks * options.blockSize());
+    log.printf("engine: memory per rank: weights %.3f GB, KV cache %.3f GB (%d blocks x %d tokens = %d tokens), activations %.3f GB, "
+        + "allreduce buffers %.3f GB%n", memory.weightBytesPerRank() / 1e9, memory.kvBytesPerRank() / 1e9, nblocks, options.blockSize(),
+        memory.kvTokens(), memory.activationBytesPerRank() / 1e9, memory.allreduceBytesPerRank() / 1e9);
+  }
+
+  public ModelConfig config() {
+    return config;
+  }
+
+  public EngineOptions options() {
+    return options;
+  }
+
+  public int maxModelLen() {
+    return maxModelLen;
+  }
+
+  public int maxBlocksPerSeq() {
+    return (maxModelLen + options.blockSize() - 1) / options.blockSize();
+  }
+
+  public BlockAllocator blocks() {
+    return blocks;
+  }
+
+  public MemoryReport memory() {
+    return memory;
+  }
+
+  public double loadSeconds() {
+    return loadSeconds;
+  }
+
+  public long weightBytes() {
+    return weightBytes;
+  }
+
+  /** The result of one step: the greedy token per logits row, and the rows' logits ({@code rows × vocab}) when asked. */
+  public record StepResult(int[] argmax, float[] logits) {}
+
+  /** Runs one forward pass of {@code batch} on every rank. */
+  public StepResult step(StepBatch batch, boolean wantLogits) {
+    int m = batch.logitTokens().length;
+    boolean decode = options.graphs() && batch.tokens() == batch.rows() && m == batch.tokens() && batch.tokens() <= options.maxSeqs();
+    StepBatch run = batch;
+    int bucket = 0;
+    if (decode) {
+      bucket = bucket(batch.tokens());
+      run = batch.padTo(bucket);
+    }
+    StepBatch b = run;
+    int key = bucket;
+    List<CapturedGraph> g = decode ? graphs.get(key) : null;
+    boolean capture = decode && g == null;
+    List<CapturedGraph> captured = new ArrayList<>(ranks.size());
+    for (int i = 0; i < ranks.size(); i++) {
+      captured.add(null);
+    }
+    comm.onEachRank(r -> {
+      RankModel model = ranks.get(r.index());
+      model.uploadInputs(b);
+      if (g != null) {
+        g.get(r.index()).launch(r.stream());
+      } else {
+        model.forward(b.tokens(), b.logitTokens().length);
+      }
+      r.synchronize();
+      if (capture) {
+        // The eager run above loaded every kernel; capture the same step for the next time (capture runs nothing).
+        captured.set(r.index(), CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
+      }
+      return null;
+    });
+    if (capture) {
+      graphs.put(key, captured);
+    }
+    return comm.rank(0).call(() -> {
+      RankModel r0 = ranks.get(0);
+      int[] ids = new int[m];
+      if (m > 0) {
+        Cuda.check(cuMemcpyDtoH(Pointer.to(ids), RankModel.ptr(r0.outIds), 4L * m), "read sampled ids");
+      }
+      return new StepResult(ids, wantLogits && m > 0 ? java.util.Arrays.copyOf(r0.readLogits(m), m * config.vocabSize()) : null);
+    });
+  }
+
+  /** The decode-graph bucket for {@code n} sequences: the next power of two, at most maxSeqs. */
+  int bucket(int n) {
+    return bucketFor(n, options.maxSeqs());
+  }
+
+  static int bucketFor(int n, int maxSeqs) {
+    int b = Integer.highestOneBit(Math.max(1, n));
+    if (b < n) {
+      b <<= 1;
+    }
+    return Math.min(b, maxSeqs);
+  }
+
+  @Override
+  public void close() {
+    if (comm != null) {
+      try {
+        comm.onEachRank(r -> {
+          for (List<CapturedGraph> gs : graphs.values()) {
+            CapturedGraph cg = gs.get(r.index());
+            if (cg != null) {
+              cg.close();
+            }
+          }
+          RankModel m = ranks.size() > r.index() ? ranks.get(r.index()) : null;
+          if (m != null) {
+            m.close();
+          }
+          return null;
+        });
+      } finally {
+        if (nccl != null) {
+          nccl.close();
+        }
+        comm.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,335 @@
+package io.tensorlane.runtime.llm;
+
+import static jcuda.driver.JCudaDriver.cuMemcpy2D;
+import static jcuda.driver.JCudaDriver.cuMemcpy2DAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
+
+import io.tensorlane.kernels.DType;
+import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.engine.Rank;
+import io.tensorlane.runtime.model.Checkpoint;
+import io.tensorlane.runtime.model.DeviceTensor;
+import io.tensorlane.runtime.model.ModelConfig;
+import io.tensorlane.runtime.model.Piece;
+import io.tensorlane.runtime.model.TensorInfo;
+import io.tensorlane.runtime.model.TpLayout;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
+import jcuda.Pointer;
+import jcuda.driver.CUDA_MEMCPY2D;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUmemorytype;
+
+/**
+ * One rank's share of the model on its GPU: its weight shards, KV cache, activations, cuBLAS handle and kernels, and
+ * the forward pass enqueued on the rank's stream. Everything here runs on the rank's worker thread.
+ */
+final class RankModel implements AutoCloseable {
+  static final String WEIGHTS = "weights";
+  static final String KV = "kv-cache";
+  static final String ACTIVATIONS = "activations";
+  private static final long COPY_CHUNK_BYTES = 256L << 20;
+  private static final long CUBLAS_WORKSPACE = 32L << 20;
+
+  /** Sizes every buffer is allocated for. */
+  record Dims(int maxTokens, int maxLogitRows, int maxRows, int maxBlocksPerSeq, int blockSize, int maxPositions) {}
+
+  final Rank rank;
+  final ModelConfig cfg;
+  final TpLayout tpl;
+  final DType dt;
+  final Dims dims;
+  final DeviceMemory mem;
+  final ModelKernels kernels;
+  final Cublas blas;
+  private final Map<String, Long> weights = new HashMap<>();
+  private final int hq;
+  private final int hk;
+  private final int hd;
+  private final int hidden;
+  private final int inter;
+  private final int vr;
+  private final int vpad;
+  // step inputs (int32)
+  private final long ids;
+  private final long positions;
+  private final long slots;
+  private final long tokenRow;
+  private final long tables;
+  private final long logitTokens;
+  final long outIds;
+  // activations
+  final CUdeviceptr part;
+  final CUdeviceptr red;
+  private final long residual;
+  private final long xn;
+  private final long qkv;
+  private final long q;
+  private final long attn;
+  private final long gateUp;
+  private final long act;
+  private final long xl;
+  private final CUdeviceptr logitsLocal;
+  final CUdeviceptr logitsFull;
+  private final CUdeviceptr logitsOut;
+  private long cos;
+  private long sin;
+  private long kvBase;
+  private long kvLayerBytes;
+  private int kvBlocks;
+
+  RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims) {
+    this.rank = rank;
+    this.cfg = cfg;
+    this.tpl = tpl;
+    this.dt = dt;
+    this.dims = dims;
+    this.hq = tpl.headsPerRank();
+    this.hk = tpl.kvHeadsPerRank();
+    this.hd = cfg.headDim();
+    this.hidden = cfg.hiddenSize();
+    this.inter = tpl.intermediatePerRank();
+    this.vr = tpl.vocabPerRank();
+    this.vpad = vr * tpl.tp();
+    this.mem = new DeviceMemory(rank.device(), rank.index());
+    try {
+      this.kernels = new ModelKernels();
+      long e = dt.bytes();
+      int t = dims.maxTokens();
+      int m = dims.maxLogitRows();
+      ids = addr(mem.alloc(ACTIVATIONS, "token ids", 4L * t, true));
+      positions = addr(mem.alloc(ACTIVATIONS, "positions", 4L * t, true));
+      slots = addr(mem.alloc(ACTIVATIONS, "slots", 4L * t, true));
+      tokenRow = addr(mem.alloc(ACTIVATIONS, "token rows", 4L * t, true));
+      tables = addr(mem.alloc(ACTIVATIONS, "block tables", 4L * dims.maxRows() * dims.maxBlocksPerSeq(), true));
+      logitTokens = addr(mem.alloc(ACTIVATIONS, "logit tokens", 4L * m, true));
+      outIds = addr(mem.alloc(ACTIVATIONS, "sampled ids", 4L * m, true));
+      part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
+      red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
+      residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));
+      xn = addr(mem.alloc(ACTIVATIONS, "normed", e * t * hidden, true));
+      qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
+      q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
+      attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
+      gateUp = addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true));
+      act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
+      xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
+      logitsLocal = mem.alloc(ACTIVATIONS, "logits (local vocab)", 4L * m * vr, true);
+      logitsFull = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits (gather)", 4L * m * vpad, true) : logitsLocal;
+      logitsOut = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits", 4L * m * vpad, true) : logitsLocal;
+      long ws = addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", CUBLAS_WORKSPACE, false));
+      this.blas = Cublas.create(rank.stream(), ws, CUBLAS_WORKSPACE);
+    } catch (RuntimeException ex) {
+      mem.close();
+      throw ex;
+    }
+  }
+
+  private static long addr(CUdeviceptr p) {
+    return Cuda.address(p);
+  }
+
+  /** Uploads this rank's shards ({@code plan}) from the checkpoint; {@code progress} gets bytes as they land. */
+  long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
+    long total = 0;
+    for (DeviceTensor t : plan) {
+      long bytes = t.rows() * t.cols() * dt.bytes();
+      long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
+      CUdeviceptr p = mem.alloc(WEIGHTS, t.key(), bytes, covered < t.rows());
+      for (Piece pc : t.pieces()) {
+        copyPiece(ck, pc, p, t.cols(), progress);
+      }
+      weights.put(t.key(), addr(p));
+      total += bytes;
+    }
+    float[][] cs = io.tensorlane.runtime.model.Rope.cosSin(cfg, dims.maxPositions());
+    cos = upload(cs[0], "rope cos");
+    sin = upload(cs[1], "rope sin");
+    return total;
+  }
+
+  private long upload(float[] host, String what) {
+    CUdeviceptr p = mem.alloc(WEIGHTS, what, 4L * host.length, false);
+    Cuda.check(cuMemcpyHtoD(p, Pointer.to(host), 4L * host.length), "upload " + what);
+    return addr(p);
+  }
+
+  private void copyPiece(Checkpoint ck, Piece pc, CUdeviceptr dst, long dstCols, LongConsumer progress) {
+    TensorInfo src = ck.require(pc.source());
+    long eb = dt.bytes();
+    long srcCols = src.cols();
+    boolean contiguous = pc.cols() == srcCols && dstCols == srcCols;
+    long rowsPerChunk = Math.max(1, COPY_CHUNK_BYTES / (srcCols * eb));
+    for (long r = 0; r < pc.rows(); r += rowsPerChunk) {
+      long nr = Math.min(rowsPerChunk, pc.rows() - r);
+      long srcOff = ((pc.srcRowStart() + r) * srcCols + pc.srcColStart()) * eb;
+      long len = ((nr - 1) * srcCols + pc.cols()) * eb;
+      ByteBuffer buf = ck.map(src, srcOff, len);
+      CUdeviceptr to = dst.withByteOffset((pc.dstRowStart() + r) * dstCols * eb);
+      if (contiguous) {
+        Cuda.check(cuMemcpyHtoD(to, Pointer.to(buf), len), "upload " + pc.source());
+      } else {
+        CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
+        c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_HOST;
+        c.srcHost = Pointer.to(buf);
+        c.srcPitch = srcCols * eb;
+        c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = to;
+        c.dstPitch = dstCols * eb;
+        c.WidthInBytes = pc.cols() * eb;
+        c.Height = nr;
+        Cuda.check(cuMemcpy2D(c), "upload " + pc.source() + " (rows " + (pc.srcRowStart() + r) + "+" + nr + ")");
+      }
+      progress.accept(nr * pc.cols() * eb);
+    }
+  }
+
+  /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
+  long kvBytesPerBlock() {
+    return 2L * cfg.numLayers() * dims.blockSize() * hk * hd * dt.bytes();
+  }
+
+  void allocateKv(int blocks) {
+    this.kvBlocks = blocks;
+    this.kvLayerBytes = (long) blocks * dims.blockSize() * hk * hd * dt.bytes();
+    this.kvBase = addr(mem.alloc(KV, "KV cache (" + blocks + " blocks)", kvLayerBytes * 2 * cfg.numLayers(), true));
+  }
+
+  int kvBlocks() {
+    return kvBlocks;
+  }
+
+  /** Copies the step's host arrays into the input buffers (synchronous: the stream is idle between steps). */
+  void uploadInputs(StepBatch b) {
+    int n = b.tokens();
+    if (n > dims.maxTokens() || b.logitTokens().length > dims.maxLogitRows() || b.rows() > dims.maxRows()) {
+      throw new IllegalArgumentException("step of " + n + " tokens / " + b.logitTokens().length + " logit rows / " + b.rows()
+          + " rows exceeds the engine's buffers (" + dims + ")");
+    }
+    put(ids, b.tokenIds(), n);
+    put(positions, b.positions(), n);
+    put(slots, b.slots(), n);
+    put(tokenRow, b.tokenRow(), n);
+    put(tables, b.blockTables(), b.blockTables().length);
+    put(logitTokens, b.logitTokens(), b.logitTokens().length);
+  }
+
+  private static void put(long dst, int[] src, int n) {
+    if (n > 0) {
+      Cuda.check(cuMemcpyHtoD(ptr(dst), Pointer.to(src), 4L * n), "upload step inputs");
+    }
+  }
+
+  /** A JCuda device pointer standing for a raw address (a null base plus the address as offset). */
+  static CUdeviceptr ptr(long address) {
+    return new CUdeviceptr().withByteOffset(address);
+  }
+
+  private long w(String key) {
+    Long a = weights.get(key);
+    if (a == null) {
+      throw new IllegalStateException("weight " + key + " was not loaded");
+    }
+    return a;
+  }
+
+  private long wOrZero(String key) {
+    return weights.getOrDefault(key, 0L);
+  }
+
+  /** The reduced copy of {@code part}: the allreduce's output, or {@code part} itself on one rank. */
+  private long reduce(long count, DType type, CUdeviceptr in, CUdeviceptr out) {
+    if (tpl.tp() == 1) {
+      return addr(in);
+    }
+    rank.allReduce(in, out, count, type, rank.stream());
+    return addr(out);
+  }
+
+  /** Enqueues one forward step of {@code n} tokens producing {@code m} logits rows (inputs already uploaded). */
+  void forward(int n, int m) {
+    var s = rank.stream();
+    float eps = (float) cfg.rmsNormEps();
+    kernels.embed(dt, ids, n, w("embed"), tpl.vocabStart(rank.index()), tpl.vocabRows(rank.index()), hidden, addr(part), s);
+    long delta = reduce((long) n * hidden, dt, part, red);
+    int qkvCols = (hq + 2 * hk) * hd;
+    float scale = (float) (1.0 / Math.sqrt(hd));
+    for (int l = 0; l < cfg.numLayers(); l++) {
+      String p = "layers." + l + ".";
+      kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
+      blas.linear(dt, xn, w(p + "qkv"), qkv, dt, n, hidden, qkvCols, qkvCols);
+      long kc = kvBase + 2L * l * kvLayerBytes;
+      long vc = kc + kvLayerBytes;
+      kernels.qkvRope(dt, qkv, wOrZero(p + "qkv_bias"), wOrZero(p + "q_norm"), wOrZero(p + "k_norm"), eps, cos, sin, positions, slots,
+          q, kc, vc, n, hq, hk, hd, s);
+      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, n, hq, hk, hd, scale, s);
+      blas.linear(dt, attn, w(p + "o"), addr(part), dt, n, hq * hd, hidden, hidden);
+      delta = reduce((long) n * hidden, dt, part, red);
+      kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
+      blas.linear(dt, xn, w(p + "gate_up"), gateUp, dt, n, hidden, 2 * inter, 2 * inter);
+      kernels.siluMul(dt, gateUp, act, n, inter, s);
+      blas.linear(dt, act, w(p + "down"), addr(part), dt, n, inter, hidden, hidden);
+      delta = reduce((long) n * hidden, dt, part, red);
+    }
+    kernels.addRmsNorm(dt, residual, delta, w("final_norm"), xn, n, hidden, eps, 1, s);
+    kernels.gatherRows(dt, xn, logitTokens, xl, m, hidden, s);
+    blas.linear(dt, xl, w("lm_head"), addr(logitsLocal), DType.fp32, m, hidden, vr, vr);
+    if (tpl.tp() > 1) {
+      Cuda.check(cuMemsetD32Async(logitsFull, 0, (long) m * vpad, s), "cuMemsetD32Async(logits)");
+      CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
+      c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+      c.srcDevice = logitsLocal;
+      c.srcPitch = 4L * vr;
+      c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+      c.dstDevice = logitsFull.withByteOffset(4L * vr * rank.index());
+      c.dstPitch = 4L * vpad;
+      c.WidthInBytes = 4L * vr;
+      c.Height = m;
+      Cuda.check(cuMemcpy2DAsync(c, s), "gather logits");
+      rank.allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32, s);
+    }
+    if (rank.index() == 0) {
+      kernels.argmax(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), outIds, s);
+    }
+  }
+
+  /** Row stride (floats) of the final logits. */
+  int logitsStride() {
+    return tpl.tp() > 1 ? vpad : vr;
+  }
+
+  /** Copies {@code m} rows of final logits ({@code vocab} floats each) to the host (after the stream finished). */
+  float[] readLogits(int m) {
+    int v = cfg.vocabSize();
+    float[] out = new float[m * v];
+    CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
+    c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = logitsOut;
+    c.srcPitch = 4L * logitsStride();
+    c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_HOST;
+    c.dstHost = Pointer.to(out);
+    c.dstPitch = 4L * v;
+    c.WidthInBytes = 4L * v;
+    c.Height = m;
+    Cuda.check(cuMemcpy2D(c), "read logits");
+    return out;
+  }
+
+  long bytes(String phase) {
+    return mem.bytes(phase);
+  }
+
+  @Override
+  public void close() {
+    try {
+      blas.close();
+    } finally {
+      kernels.close();
+      mem.close();
+    }
+  }
+}

@@ -1,0 +1,128 @@
+package io.tensorlane.runtime.llm;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The host side of one forward step: a mixed batch of prefill chunks and decode tokens, flattened into the arrays the
+ * kernels read. Token {@code t} belongs to batch row {@code tokenRow[t]} (a sequence), sits at {@code positions[t]},
+ * and its K/V go to cache slot {@code slots[t]} ({@code block * blockSize + position % blockSize}). {@code blockTables}
+ * is {@code rows × maxBlocksPerSeq}. Logits are produced for the tokens listed in {@code logitTokens}.
+ */
+public record StepBatch(int[] tokenIds, int[] positions, int[] slots, int[] tokenRow, int rows, int[] blockTables,
+    int maxBlocksPerSeq, int[] logitTokens) {
+
+  public int tokens() {
+    return tokenIds.length;
+  }
+
+  /** Builds a batch row by row. */
+  public static final class Builder {
+    private final int blockSize;
+    private final int maxBlocksPerSeq;
+    private int[] ids = new int[16];
+    private int[] pos = new int[16];
+    private int[] slots = new int[16];
+    private int[] row = new int[16];
+    private int n;
+    private int[] tables = new int[0];
+    private int rows;
+    private int[] logits = new int[8];
+    private int m;
+
+    public Builder(int blockSize, int maxBlocksPerSeq) {
+      this.blockSize = blockSize;
+      this.maxBlocksPerSeq = maxBlocksPerSeq;
+    }
+
+    /**
+     * Adds one sequence: {@code chunk} are its next tokens, the first at position {@code startPos}; its block table must
+     * already cover {@code startPos + chunk.length} tokens. Logits: none, the chunk's last token, or every token.
+     */
+    public Builder add(List<Integer> blockTable, int[] chunk, int startPos, Logits want) {
+      if (chunk.length == 0) {
+        throw new IllegalArgumentException("empty chunk");
+      }
+      if (blockTable.size() > maxBlocksPerSeq) {
+        throw new IllegalArgumentException("block table of " + blockTable.size() + " blocks exceeds " + maxBlocksPerSeq);
+      }
+      long end = (long) startPos + chunk.length;
+      if (end > (long) blockTable.size() * blockSize) {
+        throw new IllegalArgumentException("block table holds " + blockTable.size() * blockSize + " tokens, chunk ends at " + end);
+      }
+      int r = rows++;
+      tables = Arrays.copyOf(tables, rows * maxBlocksPerSeq);
+      for (int i = 0; i < blockTable.size(); i++) {
+        tables[r * maxBlocksPerSeq + i] = blockTable.get(i);
+      }
+      for (int i = 0; i < chunk.length; i++) {
+        int p = startPos + i;
+        grow(n + 1);
+        ids[n] = chunk[i];
+        pos[n] = p;
+        slots[n] = blockTable.get(p / blockSize) * blockSize + p % blockSize;
+        row[n] = r;
+        if (want == Logits.ALL || (want == Logits.LAST && i == chunk.length - 1)) {
+          if (m == logits.length) {
+            logits = Arrays.copyOf(logits, m * 2);
+          }
+          logits[m++] = n;
+        }
+        n++;
+      }
+      return this;
+    }
+
+    private void grow(int need) {
+      if (need > ids.length) {
+        int cap = Math.max(need, ids.length * 2);
+        ids = Arrays.copyOf(ids, cap);
+        pos = Arrays.copyOf(pos, cap);
+        slots = Arrays.copyOf(slots, cap);
+        row = Arrays.copyOf(row, cap);
+      }
+    }
+
+    public int tokens() {
+      return n;
+    }
+
+    public int rows() {
+      return rows;
+    }
+
+    public StepBatch build() {
+      return new StepBatch(Arrays.copyOf(ids, n), Arrays.copyOf(pos, n), Arrays.copyOf(slots, n), Arrays.copyOf(row, n), rows,
+          tables.clone(), maxBlocksPerSeq, Arrays.copyOf(logits, m));
+    }
+  }
+
+  /** Which of a chunk's tokens get logits. */
+  public enum Logits { NONE, LAST, ALL }
+
+  /**
+   * The same batch padded to {@code bucket} tokens for a captured decode graph: padding tokens write no K/V (slot -1),
+   * sit at position 0 of an extra row whose block table is block 0, and get logits rows that nobody reads.
+   */
+  public StepBatch padTo(int bucket) {
+    int n = tokens();
+    if (bucket < n) {
+      throw new IllegalArgumentException("bucket " + bucket + " < " + n + " tokens");
+    }
+    if (bucket == n) {
+      return this;
+    }
+    int[] ids = Arrays.copyOf(tokenIds, bucket);
+    int[] pos = Arrays.copyOf(positions, bucket);
+    int[] sl = Arrays.copyOf(slots, bucket);
+    int[] rw = Arrays.copyOf(tokenRow, bucket);
+    int[] lt = Arrays.copyOf(logitTokens, logitTokens.length + bucket - n);
+    for (int t = n; t < bucket; t++) {
+      sl[t] = -1;
+      rw[t] = rows;
+      lt[logitTokens.length + t - n] = t;
+    }
+    int[] tables = Arrays.copyOf(blockTables, (rows + 1) * maxBlocksPerSeq);
+    return new StepBatch(ids, pos, sl, rw, rows + 1, tables, maxBlocksPerSeq, lt);
+  }
+}
