@@ -126,6 +126,10 @@ public final class KernelCheckCommand implements Callable<Integer> {
       stream = new CUstream();
       Cuda.check(cuStreamCreate(stream, 0), "cuStreamCreate");
       rnd = new SplittableRandom(seed);
+      out.printf("seed %d; pass: every element finite and |out-ref| <= u*|ref| + kappa*M (u: unit roundoff of the output type, "
+          + "M: magnitude of the case, kappa %.0e, attention %.0e); copies and argmax exact; outputs poisoned with 0xFF first%n", seed, KAPPA,
+          KAPPA_ATTENTION);
+      out.println("kernel         dtype case                                     maxAbsErr maxRelErr result");
       try (ModelKernels kernels = new ModelKernels()) {
         k = kernels;
         for (DType t : types) {
