@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Builds the kernels' fatbin (called by the kernels module's Maven build; usable by hand).
+# Builds the kernels' fatbins (called by the kernels module's Maven build; usable by hand).
 #   build-fatbin.sh <output.fatbin> <skip:true|false>
-# One fatbin: SASS for sm_80, sm_86, sm_89, sm_90, sm_100, sm_120 plus compute_90 PTX (forward compatibility).
-# Rebuilds only when a source under this folder is newer than the output.
+# Two fatbins, each with SASS for sm_80, sm_86, sm_89, sm_90, sm_100, sm_120 plus compute_90 PTX (forward
+# compatibility):
+#   <output.fatbin>                       from tl_allreduce.cu (the custom allreduce)
+#   tl_model.fatbin next to <output>      from tl_model.cu (the decoder's forward-pass kernels)
+# Each is rebuilt only when a source under this folder is newer than it.
 set -euo pipefail
 out=$1
 skip=${2:-false}
 here=$(cd "$(dirname "$0")" && pwd)
 if [[ "$skip" == "true" ]]; then
   echo "[WARNING] ************************************************************************" >&2
-  echo "[WARNING] tensorlane.skipNvcc is set: the CUDA kernels are NOT compiled; the jar has no fatbin" >&2
-  echo "[WARNING] and the engine cannot run allreduce kernels. Never ship such a build." >&2
+  echo "[WARNING] tensorlane.skipNvcc is set: the CUDA kernels are NOT compiled; the jar has no fatbins" >&2
+  echo "[WARNING] and the engine cannot run its allreduce or model kernels. Never ship such a build." >&2
   echo "[WARNING] ************************************************************************" >&2
   exit 0
 fi
@@ -21,16 +24,24 @@ if [[ -z "$NVCC" ]]; then
   echo "ERROR: install the CUDA toolkit (nvcc 13) or build with -Dtensorlane.skipNvcc (no kernels in the jar)." >&2
   exit 2
 fi
-if [[ -f "$out" ]] && [[ -z "$(find "$here" -newer "$out" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \))" ]]; then
-  echo "fatbin up to date: $out"
-  exit 0
-fi
-mkdir -p "$(dirname "$out")"
 arches=(80 86 89 90 100 120)
 gencode=()
 for a in "${arches[@]}"; do gencode+=(-gencode "arch=compute_$a,code=sm_$a"); done
 gencode+=(-gencode "arch=compute_90,code=compute_90")
 echo "nvcc: $("$NVCC" --version | tail -1)"
-"$NVCC" -std=c++17 -O3 -fatbin "${gencode[@]}" -Xptxas -warn-spills -o "$out.tmp" "$here/tl_allreduce.cu"
-mv "$out.tmp" "$out"
-echo "wrote $out ($(stat -c %s "$out") bytes) for sm_${arches[*]} + compute_90"
+
+# build <source.cu> <output.fatbin>
+build() {
+  local src=$1 dst=$2
+  if [[ -f "$dst" ]] && [[ -z "$(find "$here" -newer "$dst" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \))" ]]; then
+    echo "fatbin up to date: $dst"
+    return 0
+  fi
+  mkdir -p "$(dirname "$dst")"
+  "$NVCC" -std=c++17 -O3 -fatbin "${gencode[@]}" -Xptxas -warn-spills -o "$dst.tmp" "$here/$src"
+  mv "$dst.tmp" "$dst"
+  echo "wrote $dst ($(stat -c %s "$dst") bytes) for sm_${arches[*]} + compute_90"
+}
+
+build tl_allreduce.cu "$out"
+build tl_model.cu "$(dirname "$out")/tl_model.fatbin"

@@ -20,6 +20,30 @@ class FatbinTest {
   }
 
   @Test
+  void modelResourceCarriesEveryArchitectureAndEveryEntryPoint() {
+    assumeFalse(Boolean.getBoolean("tensorlane.skipNvcc"), "built with -Dtensorlane.skipNvcc");
+    byte[] bin = Kernels.modelFatbin();
+    List<Fatbin.Entry> entries = Fatbin.entries(bin);
+    List<Integer> sass = entries.stream().filter(e -> !e.ptx()).map(Fatbin.Entry::arch).distinct().toList();
+    assertThat(sass).containsExactlyInAnyOrderElementsOf(Arrays.stream(Kernels.SASS_ARCHES).boxed().toList());
+    assertThat(entries).filteredOn(Fatbin.Entry::ptx).extracting(Fatbin.Entry::arch).containsExactly(Kernels.PTX_ARCH);
+    // The entry names are plain strings in the (uncompressed) ELF symbol tables and PTX.
+    String text = new String(bin, java.nio.charset.StandardCharsets.ISO_8859_1);
+    for (String base : Kernels.MODEL_TYPED_KERNELS) {
+      assertThat(text).contains(Kernels.modelKernel(base, DType.bf16)).contains(Kernels.modelKernel(base, DType.fp16));
+    }
+    assertThat(text).contains(Kernels.ARGMAX_KERNEL);
+  }
+
+  @Test
+  void modelKernelNames() {
+    assertThat(Kernels.modelKernel("tl_attention", DType.bf16)).isEqualTo("tl_attention_bf16");
+    assertThat(Kernels.modelKernel("tl_add_rmsnorm", DType.fp16)).isEqualTo("tl_add_rmsnorm_fp16");
+    assertThatThrownBy(() -> Kernels.modelKernel("tl_embed", DType.fp32)).hasMessageContaining("no fp32");
+    assertThatThrownBy(() -> Kernels.modelKernel("tl_nope", DType.bf16)).hasMessageContaining("unknown model kernel");
+  }
+
+  @Test
   void rejectsGarbage() {
     assertThatThrownBy(() -> Fatbin.entries(new byte[32])).hasMessageContaining("bad magic");
   }

@@ -1,0 +1,419 @@
+// Tensorlane forward-pass kernels of a Llama / Mistral / Qwen2 / Qwen3 decoder layer.
+//
+// Built into its own fatbin (io/tensorlane/kernels/tl_model.fatbin) by build-fatbin.sh; launched by the Java class
+// io.tensorlane.runtime.llm.ModelKernels, which chooses the grids and blocks documented on each kernel and checks
+// the alignment preconditions stated here.
+//
+// Conventions shared by every kernel:
+//   * T is __nv_bfloat16 (suffix _bf16) or __half (suffix _fp16); every kernel is instantiated for both.
+//   * All arithmetic is fp32; each T output element is rounded once (round to nearest even) at the end.
+//   * Tensors are row-major and densely packed; shapes are given as [rows, cols].
+//   * Element offsets that can exceed 2^31 (caches, token x hidden products) are computed in 64 bits.
+//   * Pointers documented as nullable may be 0.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <climits>
+
+namespace {
+
+template <typename T>
+struct Cv;
+template <>
+struct Cv<__nv_bfloat16> {
+  __device__ __forceinline__ static float f(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ __forceinline__ static __nv_bfloat16 t(float v) { return __float2bfloat16_rn(v); }
+};
+template <>
+struct Cv<__half> {
+  __device__ __forceinline__ static float f(__half v) { return __half2float(v); }
+  __device__ __forceinline__ static __half t(float v) { return __float2half_rn(v); }
+};
+
+template <typename T>
+__device__ __forceinline__ float ld(const T* p, long long i) {
+  return Cv<T>::f(p[i]);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+// `red` is shared scratch of 32 floats; the call begins and ends with a barrier so `red` may be reused.
+__device__ __forceinline__ float block_sum(float v, float* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float r = lane < warps ? red[lane] : 0.0f;
+  return warp_sum(r);
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+}  // namespace
+
+// ---- embedding ----------------------------------------------------------------------------------------------
+// ids [n] int32; table [vocab_rows, hidden] (this rank's vocabulary shard, global rows
+// [vocab_start, vocab_start + vocab_rows)); out [n, hidden].
+// out[i,:] = table[ids[i] - vocab_start, :] when that row is inside the shard, else 0 (the engine allreduces the
+// shards' outputs). Exact copy, no arithmetic.
+// Launch: grid (n), block 256; threads stride over the row.
+template <typename T>
+__device__ __forceinline__ void tl_embed(const int* ids, int n, const T* table, int vocab_start, int vocab_rows,
+                                         int hidden, T* out) {
+  const int i = blockIdx.x;
+  if (i >= n) return;
+  const int r = ids[i] - vocab_start;
+  const bool in = r >= 0 && r < vocab_rows;
+  const T* src = table + (long long)(in ? r : 0) * hidden;
+  T* dst = out + (long long)i * hidden;
+  const T zero = Cv<T>::t(0.0f);
+  for (int j = threadIdx.x; j < hidden; j += blockDim.x) dst[j] = in ? src[j] : zero;
+}
+
+// ---- residual add + RMSNorm -----------------------------------------------------------------------------------
+// residual [n, hidden] fp32 (in/out); delta [n, hidden] T (unused in mode 2, may then be 0); weight [hidden] T;
+// out [n, hidden] T.
+//   mode 0: residual = float(delta)      (first layer: the embedding output starts the residual stream)
+//   mode 1: residual += float(delta)     (attention / MLP output added to the stream)
+//   mode 2: residual unchanged           (norm of the stream only)
+// then out[i,j] = T(weight[j] * residual[i,j] * rsqrt(mean_j(residual[i,j]^2) + eps)).
+// Launch: grid (n), block 512 (one block per row). Shared: 32 floats.
+template <typename T>
+__device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, const T* weight, T* out, int n,
+                                               int hidden, float eps, int mode) {
+  __shared__ float red[32];
+  const int i = blockIdx.x;
+  if (i >= n) return;
+  float* r = residual + (long long)i * hidden;
+  const T* d = delta + (long long)i * hidden;
+  float ss = 0.0f;
+  for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
+    float v;
+    if (mode == 0) {
+      v = ld(d, j);
+      r[j] = v;
+    } else if (mode == 1) {
+      v = r[j] + ld(d, j);
+      r[j] = v;
+    } else {
+      v = r[j];
+    }
+    ss += v * v;
+  }
+  const float inv = rsqrtf(block_sum(ss, red) / (float)hidden + eps);
+  T* o = out + (long long)i * hidden;
+  // Each thread re-reads only the residual elements it wrote itself: no barrier needed.
+  for (int j = threadIdx.x; j < hidden; j += blockDim.x) o[j] = Cv<T>::t(ld(weight, j) * (r[j] * inv));
+}
+
+// ---- QKV bias + per-head norm + RoPE + paged-cache write -------------------------------------------------------
+// qkv [n, (hq + 2hk) * hd], each row = [q heads | k heads | v heads] (head-major, hd contiguous);
+// bias (nullable) [(hq + 2hk) * hd] in the same layout, added first (Qwen2);
+// q_norm, k_norm (nullable, Qwen3) [hd]: per-head RMSNorm weights applied to every q / k head after the bias;
+// cos, sin [max_positions, hd/2] fp32: cos[p*(hd/2) + i] = cos(p * inv_freq[i]);
+// positions [n] int32; slots [n] int32 (cache slot of the token, < 0: do not write its k/v);
+// q_out [n, hq, hd]; k_cache, v_cache [num_slots, hk, hd].
+// RoPE (Hugging Face rotate_half) on q and k, for i < hd/2:
+//   y[i] = x[i]*c - x[i+hd/2]*s,  y[i+hd/2] = x[i+hd/2]*c + x[i]*s   (c, s at row positions[t], column i).
+// v gets the bias only. Requires hd % 32 == 0 and hd <= 256.
+// Launch: one warp per (token, head), head over hq + hk + hk; block 128 (4 warps), grid ceil(n*(hq+2hk)/4).
+// Shared: 4 x 256 floats (each warp stages its head to read the rotation partner).
+constexpr int kRopeWarps = 4;
+template <typename T>
+__device__ __forceinline__ void tl_qkv_rope(const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps,
+                                            const float* cos, const float* sin, const int* positions,
+                                            const int* slots, T* q_out, T* k_cache, T* v_cache, int n, int hq, int hk,
+                                            int hd) {
+  __shared__ float stage[kRopeWarps][256];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int heads = hq + 2 * hk;
+  const long long task = (long long)blockIdx.x * kRopeWarps + warp;
+  if (task >= (long long)n * heads) return;  // whole warp leaves together
+  const int t = (int)(task / heads), h = (int)(task % heads);
+  const int per = hd >> 5;  // elements per lane (1..8): lane owns e = lane + 32*k
+  const long long rowOff = (long long)t * heads * hd + (long long)h * hd;
+  float x[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    if (k < per) {
+      const int e = lane + 32 * k;
+      float v = ld(qkv, rowOff + e);
+      if (bias != nullptr) v += ld(bias, (long long)h * hd + e);
+      x[k] = v;
+    }
+  }
+  const bool isQ = h < hq, isK = !isQ && h < hq + hk;
+  if (isQ || isK) {
+    const int slot = isK ? slots[t] : 0;
+    if (isK && slot < 0) return;  // nothing to write for this token's k head
+    const T* nw = isQ ? q_norm : k_norm;
+    if (nw != nullptr) {
+      float ss = 0.0f;
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < per) ss += x[k] * x[k];
+      const float inv = rsqrtf(warp_sum(ss) / (float)hd + eps);
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < per) x[k] = ld(nw, lane + 32 * k) * (x[k] * inv);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < per) stage[warp][lane + 32 * k] = x[k];
+    __syncwarp();
+    const int half = hd >> 1;
+    const long long pos = positions[t];
+    T* dst = isQ ? q_out + ((long long)t * hq + h) * hd : k_cache + ((long long)slot * hk + (h - hq)) * hd;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (k < per) {
+        const int e = lane + 32 * k;
+        const int i = e < half ? e : e - half;
+        const float c = cos[pos * half + i], s = sin[pos * half + i];
+        const float y = e < half ? x[k] * c - stage[warp][e + half] * s : x[k] * c + stage[warp][e - half] * s;
+        dst[e] = Cv<T>::t(y);
+      }
+    }
+  } else {
+    const int slot = slots[t];
+    if (slot < 0) return;
+    T* dst = v_cache + ((long long)slot * hk + (h - hq - hk)) * hd;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < per) dst[lane + 32 * k] = Cv<T>::t(x[k]);
+  }
+}
+
+// ---- paged causal attention (GQA, mixed prefill/decode batch) --------------------------------------------------
+// q [n, hq, hd]; k_cache, v_cache [num_slots, hk, hd] (16-byte aligned base addresses);
+// block_tables [num_seqs, max_blocks_per_seq] int32 (entries past a sequence's length are never read);
+// token_seq [n], token_pos [n] int32: query t belongs to sequence token_seq[t] at position token_pos[t] and attends
+// to that sequence's keys j = 0..token_pos[t], key j living in slot
+//   block_tables[s * max_blocks_per_seq + j / block_size] * block_size + j % block_size.
+// kv head of query head h = h / (hq / hk). out [n, hq, hd] = softmax_j(scale * q.k_j) v_j.
+// All K/V of the step (including the query tokens' own) must be in the cache before launch.
+// Requires hd % 32 == 0, hd <= 256, hq % hk == 0.
+// Launch: grid (n, hq), block 128 = 4 warps. Warp w takes key tiles w, w+4, ... of 32 consecutive keys: lane l
+// computes the score of key (tile*32 + l) (16-byte loads of its k row, q read from shared memory), the warp takes
+// the tile max and rescales its running (max, sum, acc) state, then walks the tile's keys accumulating p_j * v_j
+// with lane l owning output elements l + 32k (coalesced v reads). At the end the 4 warps' states are merged
+// through shared memory. Online softmax in fp32, exp2 with log2(e) folded into the scale.
+// Shared: q (256 floats) + per-warp acc (4 x 256 floats) + per-warp max/sum = ~5.1 KiB static.
+constexpr int kAttnWarps = 4;
+template <typename T>
+__device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const T* v_cache, const int* block_tables,
+                                             const int* token_seq, const int* token_pos, int max_blocks_per_seq,
+                                             int block_size, T* out, int n, int hq, int hk, int hd, float scale) {
+  __shared__ float sq[256];
+  __shared__ float sacc[kAttnWarps][256];
+  __shared__ float sm[kAttnWarps], sl[kAttnWarps];
+  const int t = blockIdx.x, h = blockIdx.y;
+  if (t >= n) return;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int per = hd >> 5;
+  const int kvh = h / (hq / hk);
+  const int s = token_seq[t], p = token_pos[t];
+  const int* bt = block_tables + (long long)s * max_blocks_per_seq;
+  const float sc = scale * kLog2e;  // scores in log2 units
+  for (int e = threadIdx.x; e < hd; e += blockDim.x) sq[e] = ld(q, ((long long)t * hq + h) * hd + e) * sc;
+  __syncthreads();
+
+  const long long headStride = (long long)hk * hd;  // elements per cache slot
+  const long long kvOff = (long long)kvh * hd;
+  const int nkeys = p + 1;
+  const int ntiles = (nkeys + 31) >> 5;
+  constexpr int V = 16 / sizeof(T);  // elements per 16-byte load
+
+  float m = -INFINITY, l = 0.0f;
+  float acc[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) acc[k] = 0.0f;
+
+  for (int tile = warp; tile < ntiles; tile += kAttnWarps) {
+    const int j = tile * 32 + lane;
+    const bool valid = j < nkeys;
+    long long slot = 0;
+    float score = -INFINITY;
+    if (valid) {
+      slot = (long long)bt[j / block_size] * block_size + (j % block_size);
+      const uint4* kr = reinterpret_cast<const uint4*>(k_cache + slot * headStride + kvOff);
+      float dot = 0.0f;
+      for (int c = 0; c < hd / V; ++c) {
+        union {
+          uint4 raw;
+          T e[V];
+        } u;
+        u.raw = __ldg(kr + c);
+#pragma unroll
+        for (int v = 0; v < V; ++v) dot = fmaf(Cv<T>::f(u.e[v]), sq[c * V + v], dot);
+      }
+      score = dot;
+    }
+    const float mt = warp_max(score);  // finite: lane 0 of every visited tile holds a valid key
+    const float mn = fmaxf(m, mt);
+    const float corr = exp2f(m - mn);  // m = -inf on the first tile: corr = 0
+    const float pl = valid ? exp2f(score - mn) : 0.0f;
+    l = l * corr + warp_sum(pl);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) acc[k] *= corr;
+    m = mn;
+    const int cnt = min(32, nkeys - tile * 32);
+    for (int jj = 0; jj < cnt; ++jj) {
+      const float pj = __shfl_sync(0xffffffffu, pl, jj);
+      const long long sj = __shfl_sync(0xffffffffu, slot, jj);
+      const T* vr = v_cache + sj * headStride + kvOff;
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < per) acc[k] = fmaf(pj, ld(vr, lane + 32 * k), acc[k]);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    if (k < per) sacc[warp][lane + 32 * k] = acc[k];
+  if (lane == 0) {
+    sm[warp] = m;
+    sl[warp] = l;
+  }
+  __syncthreads();
+  float M = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < kAttnWarps; ++w) M = fmaxf(M, sm[w]);
+  float f[kAttnWarps];
+  float L = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kAttnWarps; ++w) {
+    f[w] = exp2f(sm[w] - M);  // warps that saw no key: m = -inf, factor 0
+    L += sl[w] * f[w];
+  }
+  const float invL = 1.0f / L;
+  T* o = out + ((long long)t * hq + h) * hd;
+  for (int e = threadIdx.x; e < hd; e += blockDim.x) {
+    float v = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kAttnWarps; ++w) v += sacc[w][e] * f[w];
+    o[e] = Cv<T>::t(v * invL);
+  }
+}
+
+// ---- SwiGLU ---------------------------------------------------------------------------------------------------
+// gate_up [n, 2*inter], row = [gate (inter) | up (inter)]; out [n, inter] = silu(gate) * up, silu(x) = x/(1+e^-x).
+// Launch: grid-stride over n*inter elements (64-bit index), block 256, grid min(ceil(n*inter/256), 65535).
+template <typename T>
+__device__ __forceinline__ void tl_silu_mul(const T* gate_up, T* out, int n, int inter) {
+  const long long total = (long long)n * inter;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += stride) {
+    const long long i = idx / inter, j = idx - i * inter;
+    const float g = ld(gate_up, i * 2 * inter + j), u = ld(gate_up, i * 2 * inter + inter + j);
+    out[idx] = Cv<T>::t(g / (1.0f + expf(-g)) * u);
+  }
+}
+
+// ---- row gather -----------------------------------------------------------------------------------------------
+// in [*, cols]; rows [m] int32; out [m, cols]: out[i,:] = in[rows[i],:] (exact copy, e.g. last token of each
+// sequence before the LM head). Launch: grid (m), block 256.
+template <typename T>
+__device__ __forceinline__ void tl_gather_rows(const T* in, const int* rows, T* out, int m, int cols) {
+  const int i = blockIdx.x;
+  if (i >= m) return;
+  const T* src = in + (long long)rows[i] * cols;
+  T* dst = out + (long long)i * cols;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) dst[j] = src[j];
+}
+
+// ---- instantiations -------------------------------------------------------------------------------------------
+#define TL_MODEL_ENTRIES(SUF, T)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256) tl_embed_##SUF(const int* ids, int n, const T* table,          \
+                                                                   int vocab_start, int vocab_rows, int hidden,    \
+                                                                   T* out) {                                        \
+    tl_embed<T>(ids, n, table, vocab_start, vocab_rows, hidden, out);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(512) tl_add_rmsnorm_##SUF(float* residual, const T* delta,         \
+                                                                         const T* weight, T* out, int n,          \
+                                                                         int hidden, float eps, int mode) {       \
+    tl_add_rmsnorm<T>(residual, delta, weight, out, n, hidden, eps, mode);                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kRopeWarps * 32) tl_qkv_rope_##SUF(                                 \
+      const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps, const float* cos, const float* sin, \
+      const int* positions, const int* slots, T* q_out, T* k_cache, T* v_cache, int n, int hq, int hk, int hd) {    \
+    tl_qkv_rope<T>(qkv, bias, q_norm, k_norm, eps, cos, sin, positions, slots, q_out, k_cache, v_cache, n, hq, hk, \
+                   hd);                                                                                            \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kAttnWarps * 32) tl_attention_##SUF(                                \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, int n, int hq, int hk, int hd,        \
+      float scale) {                                                                                               \
+    tl_attention<T>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, block_size, out,  \
+                    n, hq, hk, hd, scale);                                                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256) tl_silu_mul_##SUF(const T* gate_up, T* out, int n, int inter) { \
+    tl_silu_mul<T>(gate_up, out, n, inter);                                                                        \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256) tl_gather_rows_##SUF(const T* in, const int* rows, T* out,    \
+                                                                         int m, int cols) {                       \
+    tl_gather_rows<T>(in, rows, out, m, cols);                                                                     \
+  }
+
+TL_MODEL_ENTRIES(bf16, __nv_bfloat16)
+TL_MODEL_ENTRIES(fp16, __half)
+
+// ---- greedy sampling ------------------------------------------------------------------------------------------
+// logits: m rows of fp32, row i starts at logits + i*stride (stride >= vocab, in elements); out_ids [m] int32 =
+// index of the largest value in [0, vocab); ties go to the lowest index (as torch.argmax); NaN never wins (a row
+// with no non-NaN value gives 0). Launch: grid (m), block 512. Shared: 2 x 32 words.
+__device__ __forceinline__ void tl_argmax_better(float v, int i, float& bv, int& bi) {
+  if (v > bv || (v == bv && i < bi)) {
+    bv = v;
+    bi = i;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(512) tl_argmax_f32(const float* logits, int m, int vocab,
+                                                                long long stride, int* out_ids) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  const int row = blockIdx.x;
+  if (row >= m) return;
+  const float* x = logits + (long long)row * stride;
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  for (int j = threadIdx.x; j < vocab; j += blockDim.x) {
+    const float v = x[j];
+    if (!isnan(v)) tl_argmax_better(v, j, bv, bi);  // -inf is a real candidate: -inf == -inf picks the index
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+    tl_argmax_better(ov, oi, bv, bi);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  if (lane == 0) {
+    sv[warp] = bv;
+    si[warp] = bi;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    bv = lane < warps ? sv[lane] : -INFINITY;
+    bi = lane < warps ? si[lane] : INT_MAX;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      tl_argmax_better(ov, oi, bv, bi);
+    }
+    if (lane == 0) out_ids[row] = bi == INT_MAX ? 0 : bi;
+  }
+}

@@ -1,0 +1,629 @@
+package io.tensorlane.runtime.cli;
+
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
+import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuMemsetD8;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import io.tensorlane.kernels.DType;
+import io.tensorlane.kernels.Fatbin;
+import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.llm.ModelKernels;
+import io.tensorlane.runtime.llm.ModelReference;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * Correctness of the model kernels (tl_model.cu) on one GPU against fp64 host references ({@link ModelReference}).
+ *
+ * <p>Every case uses fresh random inputs in the element type, fills each output buffer with 0xFF bytes first (NaN in
+ * bf16/fp16/fp32, -1 in int32: an element the kernel forgot stays NaN and fails), runs the kernel, copies back and
+ * compares element by element with the bound {@code |out - ref| <= u*|ref| + kappa*M} where u is the unit roundoff of
+ * the output type (one final rounding), M the magnitude of the case's values and kappa a small allowance for the fp32
+ * arithmetic inside the kernel. Copies (embed, gather) and argmax must match exactly.
+ */
+@Command(name = "kernelcheck", mixinStandardHelpOptions = true,
+    description = "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, argmax) on one GPU "
+        + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
+        + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
+public final class KernelCheckCommand implements Callable<Integer> {
+  /** fp32 allowance (relative to the case's magnitude) for elementwise kernels, norms and RoPE. */
+  static final double KAPPA = 1e-5;
+  /** fp32 allowance for attention (sums over up to a few hundred keys, exp2 approximation). */
+  static final double KAPPA_ATTENTION = 4e-5;
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--device", defaultValue = "0", description = "GPU ordinal (default ${DEFAULT-VALUE}).")
+  int device;
+
+  @Option(names = "--dtypes", split = ",", defaultValue = "bf16,fp16", description = "Element types (default ${DEFAULT-VALUE}).")
+  List<String> dtypes;
+
+  @Option(names = "--seed", defaultValue = "20261130", description = "Random seed (default ${DEFAULT-VALUE}).")
+  long seed;
+
+  /** One checked case. */
+  record Result(String kernel, String dtype, String name, double maxAbs, double maxRel, boolean pass) {
+    String line() {
+      return String.format(java.util.Locale.ROOT, "%-14s %-5s %-40s %.3e %.3e %s", kernel, dtype, name, maxAbs, maxRel, pass ? "PASS" : "FAIL");
+    }
+  }
+
+  /** Errors of one comparison. */
+  record Stat(double maxAbs, double maxRel, long bad) {
+    boolean pass() {
+      return bad == 0;
+    }
+  }
+
+  private final List<Result> results = new ArrayList<>();
+  private PrintWriter out;
+  private ModelKernels k;
+  private CUstream stream;
+  private SplittableRandom rnd;
+
+  @Override
+  public Integer call() {
+    out = spec.commandLine().getOut();
+    List<DType> types = dtypes.stream().map(DType::parse).toList();
+    for (DType t : types) {
+      if (t == DType.fp32) {
+        throw new IllegalArgumentException("the model kernels take bf16 or fp16, not fp32");
+      }
+    }
+    if (!Kernels.modelFatbinPresent()) {
+      out.println("kernelcheck: " + Kernels.MODEL_FATBIN_RESOURCE + " is missing (kernels built with -Dtensorlane.skipNvcc?)");
+      out.flush();
+      return ExitCodes.RUNTIME;
+    }
+    out.println("model kernels: " + Fatbin.entries(Kernels.modelFatbin()));
+    Cuda.init(); // throws CudaUnavailableException (clear message, exit code RUNTIME) without a GPU
+    int[] count = {0};
+    Cuda.check(cuDeviceGetCount(count), "cuDeviceGetCount");
+    if (device < 0 || device >= count[0]) {
+      throw new IllegalArgumentException("--device " + device + " but " + count[0] + " GPU(s) visible");
+    }
+    CUdevice dev = new CUdevice();
+    Cuda.check(cuDeviceGet(dev, device), "cuDeviceGet");
+    byte[] name = new byte[256];
+    cuDeviceGetName(name, name.length, dev);
+    out.println("GPU " + device + ": " + new String(name, java.nio.charset.StandardCharsets.US_ASCII).trim().replace("\0", ""));
+    CUcontext ctx = new CUcontext();
+    Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain");
+    try {
+      Cuda.check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+      stream = new CUstream();
+      Cuda.check(cuStreamCreate(stream, 0), "cuStreamCreate");
+      rnd = new SplittableRandom(seed);
+      out.printf("seed %d; pass: every element finite and |out-ref| <= u*|ref| + kappa*M (u: unit roundoff of the output type, "
+          + "M: magnitude of the case, kappa %.0e, attention %.0e); copies and argmax exact; outputs poisoned with 0xFF first%n", seed, KAPPA,
+          KAPPA_ATTENTION);
+      out.println("kernel         dtype case                                     maxAbsErr maxRelErr result");
+      try (ModelKernels kernels = new ModelKernels()) {
+        k = kernels;
+        for (DType t : types) {
+          runAll(t);
+        }
+        argmaxCase();
+      } finally {
+        cuStreamDestroy(stream);
+      }
+    } finally {
+      cuDevicePrimaryCtxRelease(dev);
+    }
+    long failed = results.stream().filter(r -> !r.pass()).count();
+    out.printf("kernelcheck: %d passed, %d failed%n", results.size() - failed, failed);
+    out.flush();
+    return failed == 0 ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
+  }
+
+  private void runAll(DType t) {
+    for (int hidden : new int[] {512, 4096}) {
+      guard("embed", t, "hidden=" + hidden, () -> embedCase(t, hidden));
+    }
+    for (int hidden : new int[] {512, 4096}) {
+      for (int mode = 0; mode <= 2; mode++) {
+        int m = mode;
+        guard("add_rmsnorm", t, "hidden=" + hidden + ",mode=" + mode, () -> rmsnormCase(t, hidden, m));
+      }
+    }
+    for (int hd : new int[] {64, 128}) {
+      for (int variant = 0; variant < 4; variant++) {
+        boolean bias = (variant & 1) != 0;
+        boolean norm = (variant & 2) != 0;
+        guard("qkv_rope", t, "hd=" + hd + ",bias=" + bias + ",qknorm=" + norm, () -> ropeCase(t, hd, bias, norm));
+      }
+    }
+    int[][] headConfigs = {{8, 2}, {4, 4}};
+    for (int[] hc : headConfigs) {
+      for (int hd : new int[] {64, 128}) {
+        for (double sharp : new double[] {1, 8}) {
+          String nm = "hq=" + hc[0] + ",hk=" + hc[1] + ",hd=" + hd + ",scale=" + (int) sharp + "/sqrt(hd)";
+          guard("attention", t, nm, () -> attentionCase(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd)));
+        }
+      }
+    }
+    guard("silu_mul", t, "n=5,inter=1000", () -> siluCase(t));
+    guard("gather_rows", t, "m=6,cols=700", () -> gatherCase(t));
+  }
+
+  private interface Case {
+    void run() throws Exception;
+  }
+
+  /** Runs a case; an exception (a CUDA error, an illegal address) is a FAIL line of its own. */
+  private void guard(String kernel, DType t, String name, Case c) {
+    try {
+      c.run();
+    } catch (Exception e) {
+      out.println("  " + kernel + " " + t + " " + name + ": " + e);
+      add(new Result(kernel, t.name(), name, Double.NaN, Double.NaN, false));
+    }
+  }
+
+  private void add(Result r) {
+    results.add(r);
+    out.println(r.line());
+    out.flush();
+  }
+
+  // ---- cases ----
+
+  private void embedCase(DType t, int hidden) {
+    int vocabStart = 256;
+    int vocabRows = 300;
+    int[] ids = {256, 555, 556, 255, 0, 999, 300, -5, 400};
+    int n = ids.length;
+    byte[] table = HostTensors.random(t, (long) vocabRows * hidden, rnd.nextLong());
+    try (Arena a = new Arena()) {
+      long dIds = a.upload(ints(ids));
+      long dTable = a.upload(table);
+      long dOut = a.poisoned((long) n * hidden * t.bytes());
+      k.embed(t, dIds, n, dTable, vocabStart, vocabRows, hidden, dOut, stream);
+      sync();
+      double[] ref = ModelReference.embed(ids, HostTensors.decode(table, t), vocabStart, vocabRows, hidden);
+      add(result("embed", t, "hidden=" + hidden, compare(HostTensors.decode(a.download(dOut, n * hidden * t.bytes()), t), ref, 0, 0, 0)));
+    }
+  }
+
+  private void rmsnormCase(DType t, int hidden, int mode) {
+    int n = 5;
+    float eps = 1e-6f;
+    float[] residual = new float[n * hidden];
+    for (int i = 0; i < residual.length; i++) {
+      residual[i] = (float) (rnd.nextDouble() * 4 - 2);
+    }
+    byte[] delta = HostTensors.random(t, (long) n * hidden, rnd.nextLong());
+    byte[] weight = encode(t, uniform(hidden, 0.5, 1.5));
+    try (Arena a = new Arena()) {
+      long dRes = mode == 0 ? a.poisoned((long) n * hidden * 4) : a.upload(floats(residual));
+      long dDelta = mode == 2 ? 0 : a.upload(delta);
+      long dWeight = a.upload(weight);
+      long dOut = a.poisoned((long) n * hidden * t.bytes());
+      k.addRmsNorm(t, dRes, dDelta, dWeight, dOut, n, hidden, eps, mode, stream);
+      sync();
+      double[] resIn = new double[residual.length];
+      for (int i = 0; i < residual.length; i++) {
+        resIn[i] = residual[i];
+      }
+      ModelReference.Norm ref = ModelReference.addRmsNorm(resIn, HostTensors.decode(delta, t), HostTensors.decode(weight, t), n, hidden,
+          eps, mode);
+      double[] gotRes = HostTensors.decode(a.download(dRes, n * hidden * 4), DType.fp32);
+      double[] gotOut = HostTensors.decode(a.download(dOut, n * hidden * t.bytes()), t);
+      String nm = "hidden=" + hidden + ",mode=" + mode;
+      add(result("add_rmsnorm", t, nm + ",residual", compare(gotRes, ref.residual(), HostTensors.unitRoundoff(DType.fp32), 0, 0)));
+      add(result("add_rmsnorm", t, nm + ",out", compare(gotOut, ref.out(), HostTensors.unitRoundoff(t), KAPPA, maxAbs(ref.out()))));
+    }
+  }
+
+  private void ropeCase(DType t, int hd, boolean withBias, boolean withNorm) {
+    int hq = 8;
+    int hk = 2;
+    int heads = hq + 2 * hk;
+    int maxPos = 4096;
+    int[] positions = {0, 1, 17, 4095, 300, 2048, 5};
+    int[] slots = {3, 17, -1, 0, 23, -1, 9};
+    int n = positions.length;
+    int numSlots = 24;
+    float eps = 1e-6f;
+    float[][] cs = ModelReference.ropeTables(maxPos, hd, 1e6);
+    byte[] qkv = HostTensors.random(t, (long) n * heads * hd, rnd.nextLong());
+    byte[] bias = withBias ? encode(t, uniform(heads * hd, -0.5, 0.5)) : null;
+    byte[] qNorm = withNorm ? encode(t, uniform(hd, 0.5, 1.5)) : null;
+    byte[] kNorm = withNorm ? encode(t, uniform(hd, 0.5, 1.5)) : null;
+    long cacheBytes = (long) numSlots * hk * hd * t.bytes();
+    try (Arena a = new Arena()) {
+      long dQkv = a.upload(qkv);
+      long dBias = bias == null ? 0 : a.upload(bias);
+      long dQn = qNorm == null ? 0 : a.upload(qNorm);
+      long dKn = kNorm == null ? 0 : a.upload(kNorm);
+      long dCos = a.upload(floats(cs[0]));
+      long dSin = a.upload(floats(cs[1]));
+      long dPos = a.upload(ints(positions));
+      long dSlots = a.upload(ints(slots));
+      long dQ = a.poisoned((long) n * hq * hd * t.bytes());
+      long dK = a.poisoned(cacheBytes);
+      long dV = a.poisoned(cacheBytes);
+      k.qkvRope(t, dQkv, dBias, dQn, dKn, eps, dCos, dSin, dPos, dSlots, dQ, dK, dV, n, hq, hk, hd, stream);
+      sync();
+      ModelReference.Qkv ref = ModelReference.qkvRope(HostTensors.decode(qkv, t), bias == null ? null : HostTensors.decode(bias, t),
+          qNorm == null ? null : HostTensors.decode(qNorm, t), kNorm == null ? null : HostTensors.decode(kNorm, t), eps, toDouble(cs[0]),
+          toDouble(cs[1]), positions, n, hq, hk, hd);
+      double u = HostTensors.unitRoundoff(t);
+      String nm = "hd=" + hd + ",bias=" + withBias + ",qknorm=" + withNorm;
+      double[] gotQ = HostTensors.decode(a.download(dQ, n * hq * hd * t.bytes()), t);
+      add(result("qkv_rope", t, nm + ",q", compare(gotQ, ref.q(), u, KAPPA, maxAbs(ref.q()))));
+      byte[] kRaw = a.download(dK, (int) cacheBytes);
+      byte[] vRaw = a.download(dV, (int) cacheBytes);
+      int row = hk * hd;
+      // Rows of tokens with a slot must hold k / v; every other slot must still hold the poison (slot < 0: no write).
+      List<Double> gotK = new ArrayList<>();
+      List<Double> refK = new ArrayList<>();
+      List<Double> gotV = new ArrayList<>();
+      List<Double> refV = new ArrayList<>();
+      double[] kc = HostTensors.decode(kRaw, t);
+      double[] vc = HostTensors.decode(vRaw, t);
+      Set<Integer> written = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        if (slots[i] >= 0) {
+          written.add(slots[i]);
+          for (int e = 0; e < row; e++) {
+            gotK.add(kc[slots[i] * row + e]);
+            refK.add(ref.k()[i * row + e]);
+            gotV.add(vc[slots[i] * row + e]);
+            refV.add(ref.v()[i * row + e]);
+          }
+        }
+      }
+      long touched = 0;
+      for (int s = 0; s < numSlots; s++) {
+        if (!written.contains(s)) {
+          touched += poisonBroken(kRaw, (long) s * row * t.bytes(), row * t.bytes()) + poisonBroken(vRaw, (long) s * row * t.bytes(),
+              row * t.bytes());
+        }
+      }
+      if (touched > 0) {
+        out.println("  qkv_rope " + t + " " + nm + ": " + touched + " bytes written outside the tokens' slots");
+      }
+      double[] rk = unbox(refK);
+      double[] rv = unbox(refV);
+      Stat sk = compare(unbox(gotK), rk, u, KAPPA, maxAbs(rk));
+      Stat sv = compare(unbox(gotV), rv, u, KAPPA, maxAbs(rv));
+      add(result("qkv_rope", t, nm + ",k_cache", new Stat(sk.maxAbs(), sk.maxRel(), sk.bad() + touched)));
+      add(result("qkv_rope", t, nm + ",v_cache", sv));
+    }
+  }
+
+  private void attentionCase(DType t, int hq, int hk, int hd, double scale) {
+    int blockSize = 16;
+    int[] seqLen = {37, 301, 1}; // a 37-token prefill, one decode token at position 300, a 1-token sequence
+    int numBlocks = 40;
+    int maxBlocksPerSeq = 20;
+    // Shuffled physical blocks: sequence s gets the next ceil(len/16) blocks of a random permutation.
+    int[] perm = permutation(numBlocks);
+    int[] tables = new int[seqLen.length * maxBlocksPerSeq];
+    Arrays.fill(tables, -1); // entries past a sequence's length must never be read
+    int next = 0;
+    for (int s = 0; s < seqLen.length; s++) {
+      for (int b = 0; b < (seqLen[s] + blockSize - 1) / blockSize; b++) {
+        tables[s * maxBlocksPerSeq + b] = perm[next++];
+      }
+    }
+    List<int[]> tokens = new ArrayList<>(); // {seq, pos}
+    for (int p = 0; p < seqLen[0]; p++) {
+      tokens.add(new int[] {0, p});
+    }
+    tokens.add(new int[] {1, 300});
+    tokens.add(new int[] {2, 0});
+    java.util.Collections.shuffle(tokens, new java.util.Random(rnd.nextLong())); // mixed batch order
+    int n = tokens.size();
+    int[] tokenSeq = tokens.stream().mapToInt(x -> x[0]).toArray();
+    int[] tokenPos = tokens.stream().mapToInt(x -> x[1]).toArray();
+    int numSlots = numBlocks * blockSize;
+    int row = hk * hd;
+    byte[] kc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
+    byte[] vc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
+    // Slots that hold no key of any sequence are NaN: a kernel reading a wrong slot produces NaN and fails.
+    boolean[] used = new boolean[numSlots];
+    for (int s = 0; s < seqLen.length; s++) {
+      for (int j = 0; j < seqLen[s]; j++) {
+        used[ModelReference.slot(tables, maxBlocksPerSeq, blockSize, s, j)] = true;
+      }
+    }
+    for (int sl = 0; sl < numSlots; sl++) {
+      if (!used[sl]) {
+        Arrays.fill(kc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
+        Arrays.fill(vc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
+      }
+    }
+    byte[] q = HostTensors.random(t, (long) n * hq * hd, rnd.nextLong());
+    try (Arena a = new Arena()) {
+      long dQ = a.upload(q);
+      long dK = a.upload(kc);
+      long dV = a.upload(vc);
+      long dT = a.upload(ints(tables));
+      long dSeq = a.upload(ints(tokenSeq));
+      long dPos = a.upload(ints(tokenPos));
+      long dOut = a.poisoned((long) n * hq * hd * t.bytes());
+      k.attention(t, dQ, dK, dV, dT, dSeq, dPos, maxBlocksPerSeq, blockSize, dOut, n, hq, hk, hd, (float) scale, stream);
+      sync();
+      double[] ref = ModelReference.attention(HostTensors.decode(q, t), HostTensors.decode(kc, t), HostTensors.decode(vc, t), tables,
+          tokenSeq, tokenPos, maxBlocksPerSeq, blockSize, n, hq, hk, hd, (float) scale);
+      double[] got = HostTensors.decode(a.download(dOut, n * hq * hd * t.bytes()), t);
+      String nm = "hq=" + hq + ",hk=" + hk + ",hd=" + hd + ",scale=" + Math.round(scale * Math.sqrt(hd)) + "/sqrt(hd)";
+      add(result("attention", t, nm, compare(got, ref, HostTensors.unitRoundoff(t), KAPPA_ATTENTION, 1.0))); // |v| <= 1
+    }
+  }
+
+  private void siluCase(DType t) {
+    int n = 5;
+    int inter = 1000;
+    byte[] gu = encode(t, uniform(n * 2 * inter, -6, 6));
+    try (Arena a = new Arena()) {
+      long dIn = a.upload(gu);
+      long dOut = a.poisoned((long) n * inter * t.bytes());
+      k.siluMul(t, dIn, dOut, n, inter, stream);
+      sync();
+      double[] ref = ModelReference.siluMul(HostTensors.decode(gu, t), n, inter);
+      double[] got = HostTensors.decode(a.download(dOut, n * inter * t.bytes()), t);
+      add(result("silu_mul", t, "n=5,inter=1000", compare(got, ref, HostTensors.unitRoundoff(t), KAPPA, maxAbs(ref))));
+    }
+  }
+
+  private void gatherCase(DType t) {
+    int cols = 700;
+    int[] rows = {5, 0, 19, 5, 3, 18};
+    byte[] in = HostTensors.random(t, 20L * cols, rnd.nextLong());
+    try (Arena a = new Arena()) {
+      long dIn = a.upload(in);
+      long dRows = a.upload(ints(rows));
+      long dOut = a.poisoned((long) rows.length * cols * t.bytes());
+      k.gatherRows(t, dIn, dRows, dOut, rows.length, cols, stream);
+      sync();
+      double[] ref = ModelReference.gatherRows(HostTensors.decode(in, t), rows, cols);
+      double[] got = HostTensors.decode(a.download(dOut, rows.length * cols * t.bytes()), t);
+      add(result("gather_rows", t, "m=6,cols=700", compare(got, ref, 0, 0, 0)));
+    }
+  }
+
+  private void argmaxCase() {
+    guard("argmax", DType.fp32, "m=4,vocab=50000,stride=50048", () -> {
+      int m = 4;
+      int vocab = 50000;
+      int stride = 50048;
+      float[] x = new float[m * stride];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = (float) (rnd.nextDouble() * 20 - 10);
+      }
+      for (int i = 0; i < m; i++) {
+        Arrays.fill(x, i * stride + vocab, (i + 1) * stride, 1e30f); // padding past vocab must be ignored
+      }
+      x[100] = 50f; // row 0: tie between 100 and 40000 -> 100
+      x[40000] = 50f;
+      x[stride] = Float.NaN; // row 1: NaN never wins
+      x[stride + 7] = Float.NaN;
+      x[stride + 3000] = 40f;
+      x[2 * stride + vocab - 1] = 60f; // row 2: the last index
+      Arrays.fill(x, 3 * stride, 3 * stride + vocab, 1f); // row 3: all equal, NaN first -> 1
+      x[3 * stride] = Float.NaN;
+      try (Arena a = new Arena()) {
+        long dX = a.upload(floats(x));
+        long dOut = a.poisoned(m * 4L);
+        k.argmax(dX, m, vocab, stride, dOut, stream);
+        sync();
+        int[] ref = ModelReference.argmax(x, m, vocab, stride);
+        int[] got = toInts(a.download(dOut, m * 4));
+        double maxAbs = 0;
+        for (int i = 0; i < m; i++) {
+          maxAbs = Math.max(maxAbs, Math.abs(got[i] - ref[i]));
+        }
+        if (maxAbs != 0) {
+          out.println("  argmax: got " + Arrays.toString(got) + ", expected " + Arrays.toString(ref));
+        }
+        add(new Result("argmax", "fp32", "m=4,vocab=50000,stride=50048", maxAbs, maxAbs == 0 ? 0 : Double.POSITIVE_INFINITY, maxAbs == 0));
+      }
+    });
+  }
+
+  // ---- comparison (package-private for the unit test) ----
+
+  /**
+   * Element-wise check: passes when every output (and reference) is finite and {@code |out - ref| <= u*|ref|*(1+1e-4) + kappa*magnitude + s}
+   * (s: half the fp16 subnormal spacing when u is fp16's, else 0). u = kappa = 0 demands exact equality.
+   * maxRel is |out - ref| / max(|ref|, 1e-3 * magnitude).
+   */
+  static Stat compare(double[] got, double[] ref, double u, double kappa, double magnitude) {
+    if (got.length != ref.length) {
+      throw new IllegalArgumentException("length mismatch: " + got.length + " vs " + ref.length);
+    }
+    double slack = u == HostTensors.unitRoundoff(DType.fp16) ? 0x1p-25 : 0;
+    double floor = Math.max(1e-3 * magnitude, Double.MIN_NORMAL);
+    double maxAbs = 0;
+    double maxRel = 0;
+    long bad = 0;
+    for (int i = 0; i < got.length; i++) {
+      boolean finite = Double.isFinite(got[i]) && Double.isFinite(ref[i]);
+      double d = finite ? Math.abs(got[i] - ref[i]) : Double.POSITIVE_INFINITY;
+      maxAbs = Math.max(maxAbs, d);
+      maxRel = Math.max(maxRel, d / Math.max(Math.abs(ref[i]), floor));
+      if (!finite || !(d <= u * Math.abs(ref[i]) * (1 + 1e-4) + kappa * magnitude + slack)) {
+        bad++;
+      }
+    }
+    return new Stat(maxAbs, maxRel, bad);
+  }
+
+  static double maxAbs(double[] x) {
+    double m = 0;
+    for (double v : x) {
+      m = Math.max(m, Math.abs(v));
+    }
+    return m;
+  }
+
+  private Result result(String kernel, DType t, String name, Stat s) {
+    return new Result(kernel, t.name(), name, s.maxAbs(), s.maxRel(), s.pass());
+  }
+
+  // ---- host data ----
+
+  private double[] uniform(int count, double lo, double hi) {
+    double[] v = new double[count];
+    for (int i = 0; i < count; i++) {
+      v[i] = lo + rnd.nextDouble() * (hi - lo);
+    }
+    return v;
+  }
+
+  private int[] permutation(int n) {
+    int[] p = new int[n];
+    for (int i = 0; i < n; i++) {
+      p[i] = i;
+    }
+    for (int i = n - 1; i > 0; i--) {
+      int j = rnd.nextInt(i + 1);
+      int tmp = p[i];
+      p[i] = p[j];
+      p[j] = tmp;
+    }
+    return p;
+  }
+
+  static byte[] encode(DType t, double[] v) {
+    ByteBuffer b = ByteBuffer.allocate(v.length * t.bytes()).order(ByteOrder.LITTLE_ENDIAN);
+    for (double d : v) {
+      switch (t) {
+        case fp32 -> b.putFloat((float) d);
+        case bf16 -> b.putShort(HostTensors.floatToBf16((float) d));
+        case fp16 -> b.putShort(HostTensors.floatToHalf((float) d));
+      }
+    }
+    return b.array();
+  }
+
+  static byte[] ints(int[] v) {
+    ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    for (int x : v) {
+      b.putInt(x);
+    }
+    return b.array();
+  }
+
+  static int[] toInts(byte[] raw) {
+    ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
+    int[] v = new int[raw.length / 4];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = b.getInt(i * 4);
+    }
+    return v;
+  }
+
+  static byte[] floats(float[] v) {
+    ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    for (float x : v) {
+      b.putFloat(x);
+    }
+    return b.array();
+  }
+
+  private static double[] toDouble(float[] v) {
+    double[] d = new double[v.length];
+    for (int i = 0; i < v.length; i++) {
+      d[i] = v[i];
+    }
+    return d;
+  }
+
+  private static double[] unbox(List<Double> v) {
+    return v.stream().mapToDouble(Double::doubleValue).toArray();
+  }
+
+  /** Bytes of raw[from, from+len) that are no longer the 0xFF poison. */
+  private static long poisonBroken(byte[] raw, long from, int len) {
+    long n = 0;
+    for (int i = 0; i < len; i++) {
+      if (raw[(int) from + i] != (byte) 0xFF) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private void sync() {
+    Cuda.check(cuStreamSynchronize(stream), "cuStreamSynchronize (kernel execution)");
+  }
+
+  /** Device buffers of one case, freed together. */
+  private static final class Arena implements AutoCloseable {
+    private final List<CUdeviceptr> buffers = new ArrayList<>();
+
+    long alloc(long bytes) {
+      CUdeviceptr p = new CUdeviceptr();
+      Cuda.check(cuMemAlloc(p, Math.max(bytes, 1)), "cuMemAlloc(" + bytes + ")");
+      buffers.add(p);
+      return Cuda.address(p);
+    }
+
+    long upload(byte[] data) {
+      long a = alloc(data.length);
+      Cuda.check(cuMemcpyHtoD(buffers.get(buffers.size() - 1), Pointer.to(data), data.length), "cuMemcpyHtoD");
+      return a;
+    }
+
+    /** A buffer filled with 0xFF bytes (NaN for bf16/fp16/fp32, -1 for int32). */
+    long poisoned(long bytes) {
+      long a = alloc(bytes);
+      Cuda.check(cuMemsetD8(buffers.get(buffers.size() - 1), (byte) 0xFF, bytes), "cuMemsetD8");
+      return a;
+    }
+
+    byte[] download(long address, int bytes) {
+      for (CUdeviceptr p : buffers) {
+        if (Cuda.address(p) == address) {
+          byte[] raw = new byte[bytes];
+          Cuda.check(cuMemcpyDtoH(Pointer.to(raw), p, bytes), "cuMemcpyDtoH");
+          return raw;
+        }
+      }
+      throw new IllegalArgumentException("not a buffer of this arena: 0x" + Long.toHexString(address));
+    }
+
+    @Override
+    public void close() {
+      for (CUdeviceptr p : buffers) {
+        cuMemFree(p);
+      }
+    }
+  }
+}

@@ -1,0 +1,217 @@
+package io.tensorlane.runtime.llm;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
+
+import io.tensorlane.kernels.DType;
+import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.engine.Cuda;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
+
+/**
+ * The decoder's forward-pass kernels (tl_model.cu, fatbin {@link Kernels#MODEL_FATBIN_RESOURCE}) loaded into one
+ * context, with one launch method per kernel. Every device argument is a raw 64-bit device address (0 = null where the
+ * kernel allows it); the grid and block are chosen here (see the layout contract on each kernel in tl_model.cu).
+ * Launches are asynchronous on the given stream; launch errors are thrown as {@link io.tensorlane.runtime.engine.CudaException}.
+ * Not thread-safe beyond what the driver offers: use from the thread that owns the context.
+ */
+public final class ModelKernels implements AutoCloseable {
+  /** Largest head dimension the rope and attention kernels take (per-warp staging and register arrays). */
+  public static final int MAX_HEAD_DIM = 256;
+  static final int EMBED_THREADS = 256;
+  static final int RMSNORM_THREADS = 512;
+  static final int ROPE_WARPS = 4;
+  static final int ATTENTION_THREADS = 128;
+  static final int ELEMENTWISE_THREADS = 256;
+  static final int ARGMAX_THREADS = 512;
+  static final int MAX_ELEMENTWISE_BLOCKS = 65535;
+
+  private final CUmodule module = new CUmodule();
+  private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
+  private final CUfunction argmax = new CUfunction();
+  private boolean closed;
+
+  /** Loads the model fatbin in the current context and resolves every entry point. */
+  public ModelKernels() {
+    Cuda.check(cuModuleLoadData(module, Kernels.modelFatbin()), "cuModuleLoadData(" + Kernels.MODEL_FATBIN_RESOURCE + ")");
+    try {
+      for (DType d : new DType[] {DType.bf16, DType.fp16}) {
+        Map<String, CUfunction> m = new HashMap<>();
+        for (String base : Kernels.MODEL_TYPED_KERNELS) {
+          String name = Kernels.modelKernel(base, d);
+          CUfunction f = new CUfunction();
+          Cuda.check(cuModuleGetFunction(f, module, name), "cuModuleGetFunction(" + name + ")");
+          m.put(base, f);
+        }
+        typed.put(d, m);
+      }
+      Cuda.check(cuModuleGetFunction(argmax, module, Kernels.ARGMAX_KERNEL), "cuModuleGetFunction(" + Kernels.ARGMAX_KERNEL + ")");
+    } catch (RuntimeException e) {
+      cuModuleUnload(module);
+      throw e;
+    }
+  }
+
+  /** out[i,:] = table[ids[i] - vocabStart, :] inside this rank's vocabulary shard, else zeros. */
+  public void embed(DType t, long ids, int n, long table, int vocabStart, int vocabRows, int hidden, long out, CUstream s) {
+    positive("hidden", hidden);
+    if (n <= 0) {
+      return;
+    }
+    launch(fn(t, "tl_embed"), n, 1, EMBED_THREADS, s, "tl_embed",
+        p(ids), i(n), p(table), i(vocabStart), i(vocabRows), i(hidden), p(out));
+  }
+
+  /** mode 0: residual = delta; 1: residual += delta; 2: residual unchanged; then out = RMSNorm(residual) * weight. */
+  public void addRmsNorm(DType t, long residual, long delta, long weight, long out, int n, int hidden, float eps, int mode, CUstream s) {
+    positive("hidden", hidden);
+    if (mode < 0 || mode > 2) {
+      throw new IllegalArgumentException("addRmsNorm mode must be 0 (set), 1 (add) or 2 (norm only), got " + mode);
+    }
+    if (mode != 2 && delta == 0) {
+      throw new IllegalArgumentException("addRmsNorm mode " + mode + " needs delta");
+    }
+    if (n <= 0) {
+      return;
+    }
+    launch(fn(t, "tl_add_rmsnorm"), n, 1, RMSNORM_THREADS, s, "tl_add_rmsnorm",
+        p(residual), p(delta), p(weight), p(out), i(n), i(hidden), f(eps), i(mode));
+  }
+
+  /** Bias, optional per-head q/k RMSNorm, RoPE; q to qOut, k/v to the paged cache (slot < 0: skipped). */
+  public void qkvRope(DType t, long qkv, long bias, long qNorm, long kNorm, float eps, long cos, long sin, long positions, long slots,
+      long qOut, long kCache, long vCache, int n, int hq, int hk, int hd, CUstream s) {
+    heads(hq, hk, hd);
+    if (n <= 0) {
+      return;
+    }
+    long tasks = (long) n * (hq + 2L * hk);
+    long blocks = (tasks + ROPE_WARPS - 1) / ROPE_WARPS;
+    launch(fn(t, "tl_qkv_rope"), Math.toIntExact(blocks), 1, ROPE_WARPS * 32, s, "tl_qkv_rope",
+        p(qkv), p(bias), p(qNorm), p(kNorm), f(eps), p(cos), p(sin), p(positions), p(slots), p(qOut), p(kCache), p(vCache),
+        i(n), i(hq), i(hk), i(hd));
+  }
+
+  /** Paged causal GQA attention over a mixed prefill/decode batch (K/V of the step already in the cache). */
+  public void attention(DType t, long q, long kCache, long vCache, long blockTables, long tokenSeq, long tokenPos, int maxBlocksPerSeq,
+      int blockSize, long out, int n, int hq, int hk, int hd, float scale, CUstream s) {
+    heads(hq, hk, hd);
+    positive("blockSize", blockSize);
+    positive("maxBlocksPerSeq", maxBlocksPerSeq);
+    if ((kCache & 15) != 0 || (vCache & 15) != 0) {
+      throw new IllegalArgumentException("attention: k/v cache must be 16-byte aligned (kCache=0x" + Long.toHexString(kCache)
+          + ", vCache=0x" + Long.toHexString(vCache) + ")");
+    }
+    if (hq > 65535) {
+      throw new IllegalArgumentException("attention: hq " + hq + " exceeds the grid's y limit 65535");
+    }
+    if (n <= 0) {
+      return;
+    }
+    launch(fn(t, "tl_attention"), n, hq, ATTENTION_THREADS, s, "tl_attention",
+        p(q), p(kCache), p(vCache), p(blockTables), p(tokenSeq), p(tokenPos), i(maxBlocksPerSeq), i(blockSize), p(out),
+        i(n), i(hq), i(hk), i(hd), f(scale));
+  }
+
+  /** out[i,j] = silu(gateUp[i,j]) * gateUp[i, inter + j]. */
+  public void siluMul(DType t, long gateUp, long out, int n, int inter, CUstream s) {
+    positive("inter", inter);
+    if (n <= 0) {
+      return;
+    }
+    long total = (long) n * inter;
+    int blocks = (int) Math.min((total + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS, MAX_ELEMENTWISE_BLOCKS);
+    launch(fn(t, "tl_silu_mul"), blocks, 1, ELEMENTWISE_THREADS, s, "tl_silu_mul", p(gateUp), p(out), i(n), i(inter));
+  }
+
+  /** out[i,:] = in[rows[i],:]. */
+  public void gatherRows(DType t, long in, long rows, long out, int m, int cols, CUstream s) {
+    positive("cols", cols);
+    if (m <= 0) {
+      return;
+    }
+    launch(fn(t, "tl_gather_rows"), m, 1, ELEMENTWISE_THREADS, s, "tl_gather_rows", p(in), p(rows), p(out), i(m), i(cols));
+  }
+
+  /** outIds[i] = argmax over [0, vocab) of fp32 row i (row i at logits + i*stride elements); ties: lowest index; NaN never wins. */
+  public void argmax(long logits, int m, int vocab, long stride, long outIds, CUstream s) {
+    positive("vocab", vocab);
+    if (stride < vocab) {
+      throw new IllegalArgumentException("argmax: stride " + stride + " < vocab " + vocab);
+    }
+    if (m <= 0) {
+      return;
+    }
+    launch(argmax, m, 1, ARGMAX_THREADS, s, Kernels.ARGMAX_KERNEL, p(logits), i(m), i(vocab), l(stride), p(outIds));
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      cuModuleUnload(module);
+    }
+  }
+
+  // ---- helpers ----
+
+  static void heads(int hq, int hk, int hd) {
+    positive("hq", hq);
+    positive("hk", hk);
+    if (hq % hk != 0) {
+      throw new IllegalArgumentException("hq " + hq + " is not a multiple of hk " + hk);
+    }
+    if (hd <= 0 || hd % 32 != 0 || hd > MAX_HEAD_DIM) {
+      throw new IllegalArgumentException("head dim " + hd + " must be a positive multiple of 32 and at most " + MAX_HEAD_DIM);
+    }
+  }
+
+  private static void positive(String what, long v) {
+    if (v <= 0) {
+      throw new IllegalArgumentException(what + " must be positive, got " + v);
+    }
+  }
+
+  private CUfunction fn(DType t, String base) {
+    if (closed) {
+      throw new IllegalStateException("ModelKernels is closed");
+    }
+    Map<String, CUfunction> m = typed.get(t);
+    if (m == null) {
+      throw new IllegalArgumentException(base + ": element type " + t + " is not supported (bf16, fp16)");
+    }
+    return m.get(base);
+  }
+
+  private static Pointer p(long address) {
+    return Pointer.to(new long[] {address});
+  }
+
+  private static Pointer l(long v) {
+    return Pointer.to(new long[] {v});
+  }
+
+  private static Pointer i(int v) {
+    return Pointer.to(new int[] {v});
+  }
+
+  private static Pointer f(float v) {
+    return Pointer.to(new float[] {v});
+  }
+
+  private void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
+    if (closed) {
+      throw new IllegalStateException("ModelKernels is closed");
+    }
+    Cuda.check(cuLaunchKernel(f, gridX, gridY, 1, threads, 1, 1, 0, s, Pointer.to(params), null),
+        "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + ", block " + threads + ")");
+  }
+}
