@@ -19,6 +19,8 @@ import picocli.CommandLine.Command;
         VersionCommand.class,
         SelftestCommand.class,
         BenchCommand.class,
+        GenerateCommand.class,
+        KernelCheckCommand.class,
         io.tensorlane.runtime.probe.ProbeCommand.class,
         io.tensorlane.runtime.serve.ServeCommand.class,
         io.tensorlane.runtime.serve.PreflightCommand.class,
