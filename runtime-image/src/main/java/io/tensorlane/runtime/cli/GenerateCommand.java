@@ -222,7 +222,7 @@ public final class GenerateCommand implements Callable<Integer> {
         try {
           n = JSON.readTree(l);
         } catch (IOException e) {
-          throw new IllegalArgumentException(promptsFile + " line " + line + ": not JSON (" + e.getOriginalMessage() + ")");
+          throw new IllegalArgumentException(promptsFile + " line " + line + ": not JSON (" + e.getMessage() + ")");
         }
         if (n.has("ids") && n.get("ids").isArray()) {
           int[] ids = new int[n.get("ids").size()];
