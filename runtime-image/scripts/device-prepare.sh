@@ -11,10 +11,9 @@ jlink --add-modules java.base,java.logging,java.management,jdk.unsupported,jdk.h
   --compress=2 --output .device/jre
 cp runtime-image/target/tensorlane-runtime-0.1.0-SNAPSHOT.jar .device/app/
 # kubernetes-client-api, -model-common and tensorlane-crd: picocli reflects on the probe command's fields at start-up;
-# api/gson/commons-compress/slf4j-api: what DJL's tokenizers binding needs; micrometer/prometheus/HdrHistogram: serve's metrics
+# api/gson/commons-compress/slf4j-api: what DJL's tokenizers binding needs
 for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jcublas jna- picocli tensorlane-kernels \
-  kubernetes-client-api kubernetes-model-common tensorlane-crd tokenizers- api- gson- commons-compress slf4j-api micrometer prometheus \
-  HdrHistogram LatencyUtils; do
+  kubernetes-client-api kubernetes-model-common tensorlane-crd tokenizers- api- gson- commons-compress slf4j-api; do
   cp runtime-image/target/lib/$j*.jar .device/app/lib/
 done
 zip -q -d .device/app/lib/tokenizers-*.jar 'native/lib/osx-*' 'native/lib/linux-aarch64/*' 'native/lib/win-*' >/dev/null
