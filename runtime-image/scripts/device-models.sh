@@ -133,11 +133,13 @@ for m in $MODELS; do
       if [ "$(left)" -lt 45 ]; then say "== generate $m $dir: skipped, $(left) s left of BUDGET=$BUDGET"; continue; fi
       gt=$(tmo "$GEN_TIMEOUT" 20)
       # the engine's stdout is the result (generate.jsonl); its stderr goes to the log
-      step "generate $m $dir" "$LOGS/$m-$dir.log" bash -c 'out=$1; shift; timeout '"$gt"' "$@" > "$out"' _ "$d/generate.jsonl" \
+      step "generate $m $dir" "$LOGS/$m-$dir.log" bash -c 'out=$1; shift; timeout -s QUIT -k 5 '"$gt"' "$@" > "$out"' _ "$d/generate.jsonl" \
         $JAVA -jar "$APP" generate --model "$MODELDIR/$m" --tp "$tp" $vr --prompts-file "$REFDIR/$m/prompts.jsonl" \
         --max-tokens 64 --ignore-eos --json --logprobs 5 --dump-logits "$d/logits" $GEN_ARGS
       n=$(grep -c '"generated_ids"' "$d/generate.jsonl" 2>/dev/null); n=${n:-0}
       say "   $n result lines, $(ls "$d/logits" 2>/dev/null | wc -l) logit dumps; $(grep '"summary"' "$d/generate.jsonl" 2>/dev/null | tail -1 | cut -c1-300)"
+      # a run stopped by the timeout got SIGQUIT first: its thread dump (on stdout) says where the rank threads waited
+      grep -A12 '"tensorlane-rank\|"main"' "$d/generate.jsonl" 2>/dev/null | grep -E '^"|at io.tensorlane|at jcuda|at com.sun.jna' | head -80 >> "$LOG"
     done
   fi
 done

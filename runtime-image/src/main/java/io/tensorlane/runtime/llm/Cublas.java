@@ -41,6 +41,8 @@ public final class Cublas implements AutoCloseable {
 
     int cublasGetVersion_v2(Pointer handle, int[] version);
 
+    int cublasSetSmCountTarget(Pointer handle, int smCountTarget);
+
     int cublasGemmEx(Pointer handle, int transa, int transb, int m, int n, int k, Pointer alpha, Pointer a, int atype, int lda,
         Pointer b, int btype, int ldb, Pointer beta, Pointer c, int ctype, int ldc, int computeType, int algo);
   }
@@ -105,16 +107,20 @@ public final class Cublas implements AutoCloseable {
     return libSource;
   }
 
-  /** A handle on {@code stream} with {@code workspaceBytes} of device memory at {@code workspace} for its kernels. */
-  public static Cublas create(CUstream stream, long workspace, long workspaceBytes) {
+  /**
+   * A handle on {@code stream} with {@code workspaceBytes} of device memory at {@code workspace} for its kernels;
+   * {@code smCountTarget} > 0 makes cuBLAS size its grids for that many multiprocessors.
+   */
+  public static Cublas create(CUstream stream, long workspace, long workspaceBytes, int smCountTarget) {
     Lib l = lib();
     PointerByReference h = new PointerByReference();
     check(l.cublasCreate_v2(h), "cublasCreate");
     Cublas c = new Cublas(h.getValue());
     try {
       check(l.cublasSetStream_v2(c.handle, new Pointer(Cuda.address(stream))), "cublasSetStream");
-      if (workspaceBytes > 0) {
-        check(l.cublasSetWorkspace_v2(c.handle, new Pointer(workspace), workspaceBytes), "cublasSetWorkspace");
+      check(l.cublasSetWorkspace_v2(c.handle, workspaceBytes > 0 ? new Pointer(workspace) : null, workspaceBytes), "cublasSetWorkspace");
+      if (smCountTarget > 0) {
+        check(l.cublasSetSmCountTarget(c.handle, smCountTarget), "cublasSetSmCountTarget");
       }
     } catch (RuntimeException e) {
       c.close();

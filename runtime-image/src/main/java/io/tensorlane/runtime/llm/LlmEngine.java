@@ -101,8 +101,14 @@ public final class LlmEngine implements AutoCloseable {
     long e = dtype.bytes();
     long maxMsg = Math.max((long) options.maxBatchTokens() * config.hiddenSize() * e,
         4L * options.maxLogitRows() * layout.vocabPerRank() * world);
-    BufferLayout bl = BufferLayout.of(world, world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES);
+    boolean sharing = devices.stream().distinct().count() < devices.size();
+    // Virtual ranks: fewer allreduce blocks each, so half the GPU stays free for the other ranks' kernels.
+    BufferLayout bl = BufferLayout.of(world, world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES,
+        sharing ? VIRTUAL_RANK_BLOCKS : BufferLayout.DEFAULT_BLOCKS, BufferLayout.DEFAULT_GRAPH_SLOTS);
     AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2) : AlgorithmTable.defaults(world, bl.maxMessageBytes());
+    if (sharing && !ModuleLoading.eagerUnlessSet()) {
+      log.println("engine: warning: " + ModuleLoading.ENV + " is not EAGER; virtual ranks may deadlock when a kernel is loaded lazily");
+    }
     comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
     boolean virtual = comm.config().virtual();
     if (world > 1 && (options.nccl() || !virtual)) {
@@ -125,7 +131,12 @@ public final class LlmEngine implements AutoCloseable {
       ranks.add(null);
     }
     comm.onEachRank(r -> {
-      ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims));
+      RankModel.GemmShare share = RankModel.GemmShare.OWN_GPU;
+      if (sharing) {
+        int peers = comm.config().ranksOn(r.device()) - 1;
+        share = new RankModel.GemmShare(0, Math.max(8, multiprocessors(r) - (peers * comm.maxBlocks() + 1) / 2));
+      }
+      ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share));
       return null;
     });
     long t0 = System.nanoTime();
@@ -162,6 +173,18 @@ public final class LlmEngine implements AutoCloseable {
       comm.registerInputs(logits);
     }
     log.flush();
+  }
+
+  /** Allreduce blocks per virtual rank (each multiprocessor holds two). */
+  static final int VIRTUAL_RANK_BLOCKS = 16;
+
+  private static int multiprocessors(Rank r) {
+    jcuda.driver.CUdevice dev = new jcuda.driver.CUdevice();
+    Cuda.check(jcuda.driver.JCudaDriver.cuDeviceGet(dev, r.device()), "cuDeviceGet");
+    int[] n = {0};
+    Cuda.check(jcuda.driver.JCudaDriver.cuDeviceGetAttribute(n, jcuda.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+        "cuDeviceGetAttribute(SM count)");
+    return n[0];
   }
 
   private void allocateKv(PrintWriter log, int maxBlocksPerSeq) {

@@ -38,6 +38,15 @@ final class RankModel implements AutoCloseable {
   /** Sizes every buffer is allocated for. */
   record Dims(int maxTokens, int maxLogitRows, int maxRows, int maxBlocksPerSeq, int blockSize, int maxPositions) {}
 
+  /**
+   * How cuBLAS shares a GPU with virtual ranks. Their allreduce kernels spin on the same GPU, so a GEMM whose thread
+   * blocks wait for each other (split-K/stream-K fix-ups, which need workspace) could wait for blocks that cannot be
+   * scheduled: virtual ranks get no workspace and a multiprocessor target that excludes the peers' allreduce blocks.
+   */
+  record GemmShare(long workspaceBytes, int smCountTarget) {
+    static final GemmShare OWN_GPU = new GemmShare(CUBLAS_WORKSPACE, 0);
+  }
+
   final Rank rank;
   final ModelConfig cfg;
   final TpLayout tpl;
@@ -82,7 +91,7 @@ final class RankModel implements AutoCloseable {
   private long kvLayerBytes;
   private int kvBlocks;
 
-  RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims) {
+  RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share) {
     this.rank = rank;
     this.cfg = cfg;
     this.tpl = tpl;
@@ -121,8 +130,8 @@ final class RankModel implements AutoCloseable {
       logitsLocal = mem.alloc(ACTIVATIONS, "logits (local vocab)", 4L * m * vr, true);
       logitsFull = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits (gather)", 4L * m * vpad, true) : logitsLocal;
       logitsOut = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits", 4L * m * vpad, true) : logitsLocal;
-      long ws = addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", CUBLAS_WORKSPACE, false));
-      this.blas = Cublas.create(rank.stream(), ws, CUBLAS_WORKSPACE);
+      long ws = share.workspaceBytes() > 0 ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false)) : 0;
+      this.blas = Cublas.create(rank.stream(), ws, share.workspaceBytes(), share.smCountTarget());
     } catch (RuntimeException ex) {
       mem.close();
       throw ex;

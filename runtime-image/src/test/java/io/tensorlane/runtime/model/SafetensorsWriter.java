@@ -13,11 +13,11 @@ import java.nio.file.Path;
 import java.util.List;
 
 /** Writes safetensors files for tests; tensors without data are left as (sparse) zeros. */
-final class SafetensorsWriter {
+public final class SafetensorsWriter {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  record T(String name, String dtype, long[] shape, byte[] data) {
-    static T of(String name, String dtype, long... shape) {
+  public record T(String name, String dtype, long[] shape, byte[] data) {
+    public static T of(String name, String dtype, long... shape) {
       return new T(name, dtype, shape, null);
     }
 
@@ -33,7 +33,7 @@ final class SafetensorsWriter {
   private SafetensorsWriter() {}
 
   /** Tensors one after another in the order given; the header is padded with spaces to a multiple of 8. */
-  static Path write(Path file, List<T> tensors) {
+  public static Path write(Path file, List<T> tensors) {
     ObjectNode header = MAPPER.createObjectNode();
     header.putObject("__metadata__").put("format", "pt");
     long offset = 0;
