@@ -66,7 +66,7 @@ NCCL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl._
 } > "$OUT/env.log" 2>&1
 note "date $(date -u +%FT%TZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); gemm=$GEMM"
 
-serve() { $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$PORT" "$@"; }
+serve() { $JAVA -jar "$APP" serve --synthetic --virtual-ranks 8 --port "$PORT" "$@"; }
 # status code of GET $1 (curl, or Python where curl is missing); "000" when nothing answers
 http_code() {
   if command -v curl > /dev/null; then curl -s -o /dev/null -w '%{http_code}' "$1" || true

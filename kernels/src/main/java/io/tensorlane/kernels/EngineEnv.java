@@ -10,6 +10,8 @@ public final class EngineEnv {
   public static final String MODEL = "TENSORLANE_MODEL";
   /** Where the weights come from (spec.model.source, default hf://name). */
   public static final String MODEL_SOURCE = "TENSORLANE_MODEL_SOURCE";
+  /** Local directory of the model that {@code serve} loads (config.json, *.safetensors, tokenizer files). */
+  public static final String MODEL_DIR = "TENSORLANE_MODEL_DIR";
   /** bf16, fp16, fp8 or fp32. */
   public static final String DTYPE = "TENSORLANE_DTYPE";
   /** HTTP port (spec.serving.port). */
@@ -24,7 +26,7 @@ public final class EngineEnv {
   public static final String MAX_MESSAGE_BYTES = "TENSORLANE_MAX_MESSAGE_BYTES";
   /** Static memory fraction (weights + KV cache over total GPU memory), two decimals. */
   public static final String MEMORY_FRACTION = "TENSORLANE_MEMORY_FRACTION";
-  /** KV-cache capacity the plan expects, in tokens (informational: the runtime sizes from the fraction). */
+  /** KV-cache capacity the plan expects, in tokens; the runtime sizes its KV cache from it when set, else from the fraction. */
   public static final String KV_CACHE_TOKENS = "TENSORLANE_KV_CACHE_TOKENS";
   /** Maximum sequence length. */
   public static final String MAX_MODEL_LENGTH = "TENSORLANE_MAX_MODEL_LENGTH";
