@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.serve;
 
+import io.tensorlane.kernels.EngineEnv;
 import io.tensorlane.runtime.cli.ExitCodes;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -13,21 +14,28 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code serve}, first version: a <b>synthetic</b> tensor-parallel server. It starts the engine exactly as a model
- * server would (the plan from the environment, the static memory pool by the planned fraction, the communicator with
- * its buffers from the layout) and then runs a synthetic step loop (bf16 GEMMs with cuBLAS + one allreduce per layer)
- * so that readiness, metrics and CUDA OOM behave as in production. There is no model and no inference API yet.
+ * {@code serve}. With {@code --synthetic}: a tensor-parallel server without a model. It starts the engine exactly as a
+ * model server would (the plan from the environment, the static memory pool by the planned fraction, the communicator
+ * with its buffers from the layout) and then runs a synthetic step loop (bf16 GEMMs with cuBLAS + one allreduce per
+ * layer) so that readiness, metrics and CUDA OOM behave as in production; the preflight and tests use it. Without it,
+ * {@code serve} needs a model directory ({@code --model} or {@value io.tensorlane.kernels.EngineEnv#MODEL_DIR}).
  * CUDA OOM at start-up ends with the JSON termination message (phase static-pool or ipc-buffers) and exit code 3.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-    description = {"Synthetic tensor-parallel serving (no model yet): reads the plan from TENSORLANE_* environment "
-        + "variables, takes the static memory pool, starts the communicator, serves /health/ready, /health/live and "
-        + "/metrics, and runs GEMM + allreduce steps.",
+    description = {"Tensorlane serving: reads the plan from TENSORLANE_* environment variables. --synthetic runs the "
+        + "synthetic step loop (no model: static memory pool, communicator, GEMM + allreduce steps, /health/ready, "
+        + "/health/live, /metrics).",
         "Exit codes: 0 done, 2 bad plan/arguments, 3 CUDA out of memory (termination message written), 4 allreduce "
             + "watchdog, 5 other runtime failure."})
 public final class ServeCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
+
+  @Option(names = "--synthetic", description = "Run the synthetic step loop (no model) instead of serving a model.")
+  boolean synthetic;
+
+  @Option(names = "--model", description = "Model directory to serve (default: " + EngineEnv.MODEL_DIR + ").")
+  java.nio.file.Path model;
 
   @Option(names = "--virtual-ranks", paramLabel = "N",
       description = "Run N ranks on GPU 0 (one stream each) instead of one rank per GPU; overrides TENSORLANE_WORLD_SIZE.")
@@ -77,6 +85,14 @@ public final class ServeCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
+    if (!synthetic) {
+      String dir = model != null ? model.toString() : System.getenv(EngineEnv.MODEL_DIR);
+      if (dir == null || dir.isBlank()) {
+        throw new IllegalArgumentException("no model to serve: give --model DIR or set " + EngineEnv.MODEL_DIR
+            + " (--synthetic runs the synthetic step loop without a model)");
+      }
+      throw new IllegalArgumentException("serving a model is not available in this build yet; --synthetic runs the synthetic step loop");
+    }
     ServeConfig config = ServeConfig.from(System.getenv(), new ServeConfig.Overrides(virtualRanks, allreduce,
         maxMessageBytes, memoryFraction, port));
     StepShape shape = new StepShape(layers, hidden, tokens.isEmpty() ? StepShape.DEFAULT.tokens() : tokens);
