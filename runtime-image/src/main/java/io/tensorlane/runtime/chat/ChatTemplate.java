@@ -206,6 +206,10 @@ public final class ChatTemplate {
       char c = s.charAt(i - 1);
       if (Character.isLetterOrDigit(c) || c == '_' || c == '.') {
         i--;
+      } else if (c == '\'' || c == '"') { // a string literal operand
+        i--;
+        while (i > 0 && s.charAt(i - 1) != c) i--;
+        if (i > 0) i--;
       } else if (c == ')' || c == ']') {
         char open = c == ')' ? '(' : '[';
         int depth = 0;

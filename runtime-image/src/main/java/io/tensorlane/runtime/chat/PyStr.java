@@ -89,7 +89,7 @@ public final class PyStr {
         while (i < cps.length && isSpace(cps[i])) i++;
         if (i >= cps.length) return out;
         if (maxsplit >= 0 && out.size() == maxsplit) {
-          out.add(strip(new String(cps, i, cps.length - i), null, false, true));
+          out.add(new String(cps, i, cps.length - i));
           return out;
         }
         int j = i;
@@ -123,7 +123,7 @@ public final class PyStr {
         rev.add(0, rest.substring(i, j));
         rest = strip(rest.substring(0, i), null, false, true);
       }
-      if (!rest.isEmpty()) rev.add(0, strip(rest, null, true, false));
+      if (!strip(rest, null, true, false).isEmpty()) rev.add(0, rev.size() < maxsplit ? strip(rest, null, true, false) : rest);
       return rev;
     }
     if (sep.isEmpty()) throw new ChatTemplateException("ValueError: empty separator", false);
@@ -162,14 +162,20 @@ public final class PyStr {
     return b.append(s, start, s.length()).toString();
   }
 
+  /** CPython's tailmatch: start/end adjusted like a slice, but a start past the end matches nothing. */
   private static boolean affix(String s, Object[] args, boolean prefix) {
-    int[] range = range(s, args, 1);
-    String window = s.substring(range[0], Math.max(range[0], range[1]));
+    int n = s.length();
+    int start = args.length > 1 && args[1] != null ? toInt(args[1]) : 0;
+    int end = args.length > 2 && args[2] != null ? toInt(args[2]) : n;
+    if (end > n) end = n;
+    else if (end < 0) end = Math.max(0, end + n);
+    if (start < 0) start = Math.max(0, start + n);
     Collection<?> options = args[0] instanceof Collection ? (Collection<?>) args[0] : List.of(args[0]);
     for (Object o : options) {
       String a = str(o, prefix ? "startswith" : "endswith");
-      if (range[0] > range[1] && !(range[0] <= s.length() && a.isEmpty())) continue;
-      if (prefix ? window.startsWith(a) : window.endsWith(a)) return true;
+      int last = end - a.length();
+      if (last < start) continue;
+      if (s.startsWith(a, prefix ? start : last)) return true;
     }
     return false;
   }
