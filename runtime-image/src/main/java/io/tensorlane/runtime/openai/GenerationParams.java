@@ -1,0 +1,40 @@
+package io.tensorlane.runtime.openai;
+
+import java.util.List;
+
+/**
+ * The sampling and output options of a completions or chat request, normalized and validated.
+ *
+ * @param temperature default 1.0 (OpenAI's, and vLLM's when the model has no generation_config); 0 is greedy
+ * @param topP in (0, 1]; 1 is off
+ * @param topK -1 is off (a request's 0 is normalized to -1), else at least 1
+ * @param minP in [0, 1]; 0 is off
+ * @param seed null when the client gave none
+ * @param maxTokens null: fill the context ({@link RequestValidator#effectiveMaxTokens})
+ * @param stop stop strings (never null, none empty)
+ * @param stopTokenIds extra stop token ids besides EOS (never null)
+ * @param n completions per prompt
+ * @param stream answer as server-sent events
+ * @param includeUsage {@code stream_options.include_usage}: send a usage chunk before [DONE]
+ * @param ignoreEos keep generating past EOS (vLLM extension)
+ * @param logprobs null: no logprobs; k &gt;= 0: the chosen token's logprob and the k most probable alternatives
+ *     (completions' {@code logprobs: k}; chat's {@code logprobs: true} with {@code top_logprobs: k})
+ * @param skipSpecialTokens leave special tokens out of the text (vLLM's default true)
+ * @param includeStopStrInOutput keep a matched stop string in the text (vLLM's default false)
+ */
+public record GenerationParams(double temperature, double topP, int topK, double minP, Long seed, Integer maxTokens,
+    List<String> stop, List<Integer> stopTokenIds, int n, boolean stream, boolean includeUsage, boolean ignoreEos,
+    Integer logprobs, boolean skipSpecialTokens, boolean includeStopStrInOutput) {
+  public GenerationParams {
+    stop = stop == null ? List.of() : List.copyOf(stop);
+    stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);
+  }
+
+  public boolean greedy() {
+    return temperature == 0;
+  }
+
+  public boolean wantsLogprobs() {
+    return logprobs != null;
+  }
+}
