@@ -25,17 +25,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class FakeOpenAiServer implements AutoCloseable {
   static final ObjectMapper JSON = new ObjectMapper();
 
-  volatile long ttftMs = 30;
-  volatile long itlMs = 10;
-  volatile int maxChunks = Integer.MAX_VALUE;
-  volatile int failEvery;
-  volatile long hangMs;
-  volatile boolean usage = true;
+  static {
+    // Without TCP_NODELAY, Nagle's algorithm and the client's delayed ACK hold small chunks back by ~40 ms, which would
+    // show up as TTFT/ITL (read once, when the JDK's server configuration loads: harmless if another test came first).
+    System.setProperty("sun.net.httpserver.nodelay", "true");
+  }
 
-  final AtomicInteger requests = new AtomicInteger();
+  public volatile long ttftMs = 30;
+  public volatile long itlMs = 10;
+  public volatile int maxChunks = Integer.MAX_VALUE;
+  public volatile int failEvery;
+  public volatile long hangMs;
+  public volatile boolean usage = true;
+
+  public final AtomicInteger requests = new AtomicInteger();
   final AtomicInteger inFlight = new AtomicInteger();
   final AtomicInteger maxInFlight = new AtomicInteger();
-  final List<JsonNode> bodies = new CopyOnWriteArrayList<>();
+  public final List<JsonNode> bodies = new CopyOnWriteArrayList<>();
   final List<String> paths = new CopyOnWriteArrayList<>();
   private final HttpServer server;
   private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
