@@ -221,6 +221,9 @@ public final class LoadgenReport {
   }
 
   private static String tick(double v) {
+    if (v == 0) {
+      return "0";
+    }
     return v >= 100 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.3g", v);
   }
 
