@@ -399,6 +399,7 @@ public final class Scheduler implements AutoCloseable {
       LOG.log(System.Logger.Level.WARNING, "onFinish of " + s.req.id() + " threw", e);
     }
     s.timings = t;
+    publish(); // before awaitIdle can return
     lock.lock();
     try {
       active--;
