@@ -341,10 +341,12 @@ class SchedulerTest {
   void aFatalStepFailureEndsEverySequenceWithErrorAndStopsServing() throws Exception {
     Scheduler s = start(1, 64, 32);
     exec.failOnStep = i -> i == 2;
+    exec.gated = true;
     Collector a = new Collector();
     Collector b = new Collector();
     s.submit(req("a", prompt(4, 1), 10), a);
     s.submit(req("b", prompt(4, 2), 10), b); // waits: maxSeqs 1
+    exec.allow(100);
     assertThat(a.await()).isEqualTo(FinishReason.ERROR);
     assertThat(b.await()).isEqualTo(FinishReason.ERROR);
     assertThat(a.completionTokens).isEqualTo(2);
