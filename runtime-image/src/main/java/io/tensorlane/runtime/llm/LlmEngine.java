@@ -19,6 +19,7 @@ import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.model.WeightDType;
 import io.tensorlane.runtime.nccl.Nccl;
 import io.tensorlane.runtime.nccl.NcclComm;
+import io.tensorlane.runtime.sched.StepExecutor;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,7 +34,7 @@ import jcuda.Pointer;
  * greedy token of each logits row (and the logits when asked). Decode steps replay a CUDA graph per batch-size bucket.
  * One caller at a time (the scheduler thread).
  */
-public final class LlmEngine implements AutoCloseable {
+public final class LlmEngine implements AutoCloseable, StepExecutor {
   private final EngineOptions options;
   private final ModelConfig config;
   private final TpLayout layout;
@@ -234,6 +235,11 @@ public final class LlmEngine implements AutoCloseable {
     return options;
   }
 
+  @Override
+  public int vocabSize() {
+    return config.vocabSize();
+  }
+
   public int maxModelLen() {
     return maxModelLen;
   }
@@ -262,6 +268,7 @@ public final class LlmEngine implements AutoCloseable {
   public record StepResult(int[] argmax, float[] logits) {}
 
   /** Runs one forward pass of {@code batch} on every rank. */
+  @Override
   public StepResult step(StepBatch batch, boolean wantLogits) {
     int m = batch.logitTokens().length;
     boolean decode = options.graphs() && batch.tokens() == batch.rows() && m == batch.tokens() && batch.tokens() <= options.maxSeqs();

@@ -1,0 +1,145 @@
+package io.tensorlane.runtime.sched;
+
+import io.tensorlane.runtime.llm.BlockAllocator;
+import io.tensorlane.runtime.llm.StepBatch;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Picks the next step, in the manner of vLLM v1's scheduler (scheduler thread only):
+ *
+ * <ol>
+ *   <li>every running sequence that is decoding gets its one token (oldest admitted first);
+ *   <li>running sequences part-way through their prompt get chunks from what is left of the token budget;
+ *   <li>waiting sequences (new, or preempted and to be recomputed) are admitted from the front of the queue while the
+ *       budget, {@code maxSeqs} and free KV blocks allow; a prompt longer than the budget is chunked.
+ * </ol>
+ *
+ * <p>KV blocks are taken as sequences grow. When a running sequence cannot get a block, the most recently admitted
+ * running sequence not yet in this step is preempted (blocks freed, back to the front of the waiting queue, recomputed
+ * later); if that is the sequence itself, it is the one preempted. No waiting sequence is admitted in a step that
+ * preempted (as vLLM).
+ */
+final class BatchPlanner {
+  /** One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples. */
+  record Entry(Sequence seq, int n, int logitRow) {}
+
+  /** A planned step. */
+  record Plan(StepBatch batch, List<Entry> entries, boolean wantLogits, int preempted) {
+    boolean isEmpty() {
+      return entries.isEmpty();
+    }
+  }
+
+  interface PreemptionListener {
+    void preempted(Sequence s);
+  }
+
+  private final BlockAllocator blocks;
+  private final SchedulerConfig config;
+  private final PreemptionListener onPreempt;
+
+  BatchPlanner(BlockAllocator blocks, SchedulerConfig config, PreemptionListener onPreempt) {
+    this.blocks = blocks;
+    this.config = config;
+    this.onPreempt = onPreempt;
+  }
+
+  /** Plans one step; moves sequences between {@code running} and {@code waiting} (admission, preemption). */
+  Plan plan(List<Sequence> running, Deque<Sequence> waiting, long now) {
+    int budget = config.maxBatchTokens();
+    List<Entry> entries = new ArrayList<>();
+    Set<Sequence> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
+    int preempted = 0;
+    // 1. decode tokens, 2. chunks of partly prefilled running sequences.
+    for (int pass = 0; pass < 2; pass++) {
+      for (int i = 0; i < running.size() && budget > 0; i++) {
+        Sequence s = running.get(i);
+        boolean decode = s.need() == 1;
+        if (decode != (pass == 0) || scheduled.contains(s)) {
+          continue;
+        }
+        int want = Math.min(s.need(), budget);
+        int n;
+        boolean selfPreempted = false;
+        while ((n = grow(s, want)) == 0) {
+          Sequence victim = running.get(running.size() - 1);
+          if (scheduled.contains(victim)) {
+            break;
+          }
+          preempt(victim, running, waiting);
+          preempted++;
+          if (victim == s) {
+            selfPreempted = true;
+            break;
+          }
+        }
+        if (selfPreempted || n == 0) {
+          continue;
+        }
+        entries.add(new Entry(s, n, -1));
+        scheduled.add(s);
+        budget -= n;
+      }
+    }
+    // 3. admissions.
+    while (preempted == 0 && budget > 0 && !waiting.isEmpty() && running.size() < config.maxSeqs()) {
+      Sequence s = waiting.peekFirst();
+      int n = grow(s, Math.min(s.need(), budget));
+      if (n == 0) {
+        break;
+      }
+      waiting.pollFirst();
+      running.add(s);
+      if (s.admittedNanos < 0) {
+        s.admittedNanos = now;
+      }
+      entries.add(new Entry(s, n, -1));
+      budget -= n;
+    }
+    return build(entries, preempted);
+  }
+
+  /** Takes blocks for up to {@code want} more tokens of {@code s}; returns how many tokens the table now covers. */
+  private int grow(Sequence s, int want) {
+    long room = (long) (s.table.size() + blocks.freeBlocks()) * blocks.blockSize() - s.computed;
+    int n = (int) Math.min(want, room);
+    if (n <= 0) {
+      return 0;
+    }
+    if (!blocks.ensure(s.table, (long) s.computed + n)) {
+      throw new IllegalStateException("KV blocks vanished while planning " + s);
+    }
+    return n;
+  }
+
+  private void preempt(Sequence victim, List<Sequence> running, Deque<Sequence> waiting) {
+    running.remove(running.size() - 1);
+    blocks.release(victim.table);
+    victim.computed = 0;
+    victim.preemptions++;
+    waiting.addFirst(victim);
+    onPreempt.preempted(victim);
+  }
+
+  private Plan build(List<Entry> planned, int preempted) {
+    StepBatch.Builder b = new StepBatch.Builder(blocks.blockSize(), config.maxBlocksPerSeq());
+    List<Entry> entries = new ArrayList<>(planned.size());
+    int row = 0;
+    boolean wantLogits = false;
+    for (Entry e : planned) {
+      Sequence s = e.seq();
+      boolean samples = s.computed + e.n() == s.length;
+      int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + e.n());
+      b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
+      entries.add(new Entry(s, e.n(), samples ? row++ : -1));
+      wantLogits |= samples && s.req.needsLogits();
+    }
+    return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted);
+  }
+}

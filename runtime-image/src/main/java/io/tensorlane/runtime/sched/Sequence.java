@@ -1,0 +1,76 @@
+package io.tensorlane.runtime.sched;
+
+import io.tensorlane.runtime.text.Sampler;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.random.RandomGenerator;
+
+/**
+ * One sequence's state. Everything but {@link #cancelled} and {@link #timings} belongs to the scheduler thread.
+ * {@code tokens[0, length)} are the prompt and the generated tokens; the KV cache holds {@code computed} of them. The
+ * next step feeds {@code tokens[computed, ...)}; when a chunk reaches {@code length} its last logits row yields the
+ * next token. A preempted sequence goes back to {@code computed = 0} and is recomputed from prompt + generated tokens.
+ */
+final class Sequence implements Scheduler.Handle {
+  final SeqRequest req;
+  final SequenceListener listener;
+  final List<Integer> table = new ArrayList<>();
+  final RandomGenerator rng;
+  final int[] tokens;
+  int length;
+  int computed;
+  int generated;
+  int preemptions;
+  final long arrivalNanos;
+  long admittedNanos = -1;
+  long firstTokenNanos = -1;
+  long lastTokenNanos = -1;
+  FinishReason finish;
+  private final Scheduler owner;
+  volatile boolean cancelled;
+  volatile RequestTimings timings;
+
+  Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now) {
+    this.req = req;
+    this.listener = listener;
+    this.owner = owner;
+    this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());
+    this.length = req.promptIds().length;
+    this.rng = Sampler.rngFor(req.sampling().seed());
+    this.arrivalNanos = now;
+  }
+
+  /** Tokens the cache still lacks: 1 when decoding. */
+  int need() {
+    return length - computed;
+  }
+
+  @Override
+  public String id() {
+    return req.id();
+  }
+
+  @Override
+  public void cancel() {
+    if (!cancelled) {
+      cancelled = true;
+      owner.wake();
+    }
+  }
+
+  @Override
+  public boolean isFinished() {
+    return timings != null;
+  }
+
+  @Override
+  public RequestTimings timings() {
+    return timings;
+  }
+
+  @Override
+  public String toString() {
+    return "Sequence[" + req.id() + ", length " + length + ", computed " + computed + ", generated " + generated + "]";
+  }
+}

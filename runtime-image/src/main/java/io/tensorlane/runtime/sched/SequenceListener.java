@@ -1,0 +1,21 @@
+package io.tensorlane.runtime.sched;
+
+import io.tensorlane.runtime.text.TopLogprobs;
+
+/**
+ * Receives one sequence's tokens. Both methods are called on the scheduler thread, between steps: they must not block
+ * (hand the token to a queue or a non-blocking writer) — every running sequence waits while they run. A listener that
+ * throws from {@link #onToken} ends its sequence with {@link FinishReason#ERROR}.
+ */
+public interface SequenceListener {
+  /**
+   * A new token (never repeated, also after a preemption). The token that ends the sequence (EOS, a stop id) is
+   * delivered too, before {@link #onFinish}. {@code logprobs} is null unless the request asked for them.
+   *
+   * @return false to finish the sequence now with {@link FinishReason#STOP} (a stop string matched)
+   */
+  boolean onToken(int token, TopLogprobs logprobs);
+
+  /** Called exactly once, last. Token counts: the prompt's, and the tokens given to {@link #onToken}. */
+  void onFinish(FinishReason reason, int promptTokens, int completionTokens);
+}
