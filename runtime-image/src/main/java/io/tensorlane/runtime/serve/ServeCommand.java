@@ -37,6 +37,30 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--model", description = "Model directory to serve (default: " + EngineEnv.MODEL_DIR + ").")
   java.nio.file.Path model;
 
+  @Option(names = "--served-model-name", description = "Model name in the API (default: " + EngineEnv.MODEL + ", else the directory's name).")
+  String servedModelName;
+
+  @Option(names = "--max-model-len", description = "Longest sequence (default: " + EngineEnv.MAX_MODEL_LENGTH + ", else min(max_position_embeddings, 8192)).")
+  Integer maxModelLen;
+
+  @Option(names = "--max-batch-tokens", description = "Most tokens per step, the prefill chunk (default: " + EngineEnv.MAX_BATCH_TOKENS + ", else 2048).")
+  Integer maxBatchTokens;
+
+  @Option(names = "--max-seqs", defaultValue = "64", description = "Most sequences per step (default ${DEFAULT-VALUE}).")
+  int maxSeqs;
+
+  @Option(names = "--max-waiting", defaultValue = "256", description = "Waiting requests before 429 (default ${DEFAULT-VALUE}).")
+  int maxWaiting;
+
+  @Option(names = "--kv-cache-tokens", description = "KV cache size in tokens (default: " + EngineEnv.KV_CACHE_TOKENS + ", else what the fraction leaves).")
+  Long kvCacheTokens;
+
+  @Option(names = "--max-body-bytes", defaultValue = "16777216", description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
+  long maxBodyBytes;
+
+  @Option(names = "--drain-seconds", defaultValue = "30", description = "On SIGTERM: how long running requests may take to finish (default ${DEFAULT-VALUE}).")
+  int drainSeconds;
+
   @Option(names = "--virtual-ranks", paramLabel = "N",
       description = "Run N ranks on GPU 0 (one stream each) instead of one rank per GPU; overrides TENSORLANE_WORLD_SIZE.")
   Integer virtualRanks;
@@ -91,7 +115,7 @@ public final class ServeCommand implements Callable<Integer> {
         throw new IllegalArgumentException("no model to serve: give --model DIR or set " + EngineEnv.MODEL_DIR
             + " (--synthetic runs the synthetic step loop without a model)");
       }
-      throw new IllegalArgumentException("serving a model is not available in this build yet; --synthetic runs the synthetic step loop");
+      return serveModel(java.nio.file.Path.of(dir), out);
     }
     ServeConfig config = ServeConfig.from(System.getenv(), new ServeConfig.Overrides(virtualRanks, allreduce,
         maxMessageBytes, memoryFraction, port));
@@ -110,6 +134,68 @@ public final class ServeCommand implements Callable<Integer> {
     out.flush();
     return run(config, new GpuSteps(config, shape, devices, ncclLib, "cublas".equals(gemm), out)
         .leavingFree(poolLeaveBytes), steps, duration, out);
+  }
+
+  private int serveModel(java.nio.file.Path dir, PrintWriter out) throws Exception {
+    java.util.Map<String, String> env = System.getenv();
+    ServeConfig config = ServeConfig.from(env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
+    int maxLen = maxModelLen != null ? maxModelLen : envInt(env, EngineEnv.MAX_MODEL_LENGTH, 0);
+    if (maxLen == 0) {
+      maxLen = Math.min(8192, io.tensorlane.runtime.model.ModelConfig.read(dir).maxPositionEmbeddings());
+    }
+    int batchTokens = maxBatchTokens != null ? maxBatchTokens : envInt(env, EngineEnv.MAX_BATCH_TOKENS, 2048);
+    long kv = kvCacheTokens != null ? kvCacheTokens : envInt(env, EngineEnv.KV_CACHE_TOKENS, 0);
+    String name = servedModelName != null ? servedModelName
+        : env.getOrDefault(EngineEnv.MODEL, dir.toAbsolutePath().normalize().getFileName().toString());
+    io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(dir, config.worldSize(), virtualRanks != null,
+        Math.min(maxSeqs, batchTokens), batchTokens, maxLen, kv, config.memoryFraction(), maxSeqs, true,
+        config.allreduce() == ServeConfig.Allreduce.NCCL, ncclLib, 16);
+    out.printf("serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n", name, dir, config.worldSize(),
+        virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port());
+    out.flush();
+    try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
+        io.tensorlane.runtime.llm.LlmEngine engine = io.tensorlane.runtime.llm.LlmEngine.load(opts, out)) {
+      ModelServer server = ModelServer.start(new ModelServer.Options(name, "0.0.0.0", config.port(), maxWaiting, maxBodyBytes,
+          Duration.ofSeconds(drainSeconds)), tok, engine, out);
+      java.util.concurrent.CountDownLatch drained = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch cleaned = new java.util.concurrent.CountDownLatch(1);
+      Thread hook = new Thread(() -> {
+        try {
+          boolean all = server.drain(Duration.ofSeconds(drainSeconds));
+          out.println("serve: drained (" + (all ? "every request finished" : "grace period over, requests cut") + ")");
+          out.flush();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          server.close();
+          drained.countDown();
+          try {
+            cleaned.await(20, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }, "tensorlane-serve-drain");
+      Runtime.getRuntime().addShutdownHook(hook);
+      try {
+        drained.await();
+      } finally {
+        cleaned.countDown();
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  private static int envInt(java.util.Map<String, String> env, String name, int dflt) {
+    String v = env.get(name);
+    if (v == null || v.isBlank()) {
+      return dflt;
+    }
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be a whole number, got '" + v + "'");
+    }
   }
 
   /** Serves HTTP while the loop runs (tests call this with a fake source). */
