@@ -1,5 +1,9 @@
 package io.tensorlane.runtime.llm;
 
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
@@ -27,6 +31,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import jcuda.Pointer;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
 
 /**
  * A Hugging Face decoder model sharded over the pod's GPUs, one {@link RankModel} per rank of a {@link Communicator}
@@ -49,6 +55,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   private MemoryReport memory;
   private double loadSeconds;
   private long weightBytes;
+  /** Start/end events on rank 0's stream for {@link #timedStep} (created by rank 0's thread on first use). */
+  private CUevent[] timing;
 
   private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
     this.options = options;
@@ -270,6 +278,25 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   /** Runs one forward pass of {@code batch} on every rank. */
   @Override
   public StepResult step(StepBatch batch, boolean wantLogits) {
+    return run(batch, wantLogits, false).result();
+  }
+
+  /**
+   * A step (without logits) and its GPU time (bench-model): {@code gpuMillis} is the time between two CUDA events recorded
+   * on rank 0's stream just before and just after the forward pass is enqueued (a graph replay, or the eager kernels);
+   * it leaves out the synchronous input upload before and the host synchronization and argmax read-back after, which
+   * the caller's wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
+   * the allreduces. {@code graphReplayed}: the step replayed a captured decode graph (false for eager steps and for the
+   * first step of a decode bucket, which runs eagerly and captures the graph afterwards).
+   */
+  public record TimedStep(StepResult result, double gpuMillis, boolean graphReplayed) {}
+
+  /** {@link #step} timed with CUDA events on rank 0's stream; see {@link TimedStep}. */
+  public TimedStep timedStep(StepBatch batch) {
+    return run(batch, false, true);
+  }
+
+  private TimedStep run(StepBatch batch, boolean wantLogits, boolean timed) {
     int m = batch.logitTokens().length;
     boolean decode = options.graphs() && batch.tokens() == batch.rows() && m == batch.tokens() && batch.tokens() <= options.maxSeqs();
     StepBatch run = batch;
@@ -289,10 +316,24 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     comm.onEachRank(r -> {
       RankModel model = ranks.get(r.index());
       model.uploadInputs(b);
+      boolean time = timed && r.index() == 0;
+      if (time) {
+        if (timing == null) {
+          CUevent[] ev = {new CUevent(), new CUevent()};
+          for (CUevent e : ev) {
+            Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(step timing)");
+          }
+          timing = ev;
+        }
+        Cuda.check(cuEventRecord(timing[0], r.stream()), "cuEventRecord(step start)");
+      }
       if (g != null) {
         g.get(r.index()).launch(r.stream());
       } else {
         model.forward(b.tokens(), b.logitTokens().length);
+      }
+      if (time) {
+        Cuda.check(cuEventRecord(timing[1], r.stream()), "cuEventRecord(step end)");
       }
       r.synchronize();
       if (capture) {
@@ -304,13 +345,19 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     if (capture) {
       graphs.put(key, captured);
     }
+    boolean replayed = g != null;
     return comm.rank(0).call(() -> {
       RankModel r0 = ranks.get(0);
       int[] ids = new int[m];
       if (m > 0) {
         Cuda.check(cuMemcpyDtoH(Pointer.to(ids), RankModel.ptr(r0.outIds), 4L * m), "read sampled ids");
       }
-      return new StepResult(ids, wantLogits && m > 0 ? java.util.Arrays.copyOf(r0.readLogits(m), m * config.vocabSize()) : null);
+      float[] ms = {Float.NaN};
+      if (timed) {
+        Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
+      }
+      return new TimedStep(new StepResult(ids, wantLogits && m > 0 ? java.util.Arrays.copyOf(r0.readLogits(m), m * config.vocabSize()) : null),
+          ms[0], replayed);
     });
   }
 
@@ -336,6 +383,11 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             CapturedGraph cg = gs.get(r.index());
             if (cg != null) {
               cg.close();
+            }
+          }
+          if (r.index() == 0 && timing != null) {
+            for (CUevent e : timing) {
+              cuEventDestroy(e);
             }
           }
           RankModel m = ranks.size() > r.index() ? ranks.get(r.index()) : null;

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The 8B model benchmark on the GPU machine (device tool). Kind nvidia-h200 for TP=1 (everything but the TP=2 part),
+# or nvidia-h200-x2 with REAL_TP=2 for all of it in one call (TP=1 runs on GPU 0 there). Needs .device/ (jlinked JRE
+# and jars from runtime-image/scripts/device-prepare.sh, carried with carry: [".device"]) and the machine's python3
+# (torch, transformers 5.x, safetensors, tokenizers). No internet. Run from the repository root:
+#     bash runtime-image/scripts/device-model-bench.sh            # nvidia-h200
+#     REAL_TP=2 bash runtime-image/scripts/device-model-bench.sh  # nvidia-h200-x2
+# Steps (STEPS picks some; default all, in this order; each bounded by `timeout`, the whole script by BUDGET=570 s):
+#   make     oracle/bench_make_8b.py: Llama-3.1-8B geometry, random bf16 weights, save_pretrained (sharded safetensors,
+#            ~16 GB) in $CKPT (default /tmp/tl-8b; skipped when $CKPT/.complete exists)
+#   disk     oracle/bench_transformers.py --parts disk,bw: page cache dropped, cold sequential read of the checkpoint
+#            (GB/s), device read bandwidth (4 GiB reduction, GB/s)
+#   ours     evict the checkpoint from the page cache, then `bench-model --tp 1` (cold load; decode per batch in
+#            $BATCHES at context $CONTEXT, prefill $PREFILL tokens)
+#   tf       oracle/bench_transformers.py --parts eager,compile: transformers bf16 sdpa (dynamic cache) and static cache
+#            + torch.compile(reduce-overhead); compiled batch sizes are skipped when the budget runs short
+#   tp2      (two GPUs and REAL_TP=2) bench-model --tp 2 with the custom allreduce, then with --nccl (page cache warm)
+#   summary  oracle/bench_summary.py: roofline, ratios, each target PASS/FAIL
+# Results under $OUT (7 files): bench.json (targets + every raw number + date/GPU/driver: the file to commit as
+# runtime-image/results/bench-8b-<machine>-<date>.json), bench.txt (the table), bench.log (combined log, capped),
+# ours-tp1.json, transformers.json, ours-tp2-custom.json, ours-tp2-nccl.json (raw, also inside bench.json).
+# Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), ITERS (50 ours / TF_ITERS 30 transformers),
+# WARMUP (5), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
+# Exit code: the summary's (0: no FAIL, 1: a FAIL), 2 when the checkpoint could not be made.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/tensorlane-out}
+mkdir -p "$OUT"
+T_ALL=$(date +%s)
+BUDGET=${BUDGET:-570}
+left() { echo $(( BUDGET - ($(date +%s) - T_ALL) )); }
+# a step's timeout: min(wanted, time left - reserve), at least 1
+tmo() { local t; t=$(( $(left) - $2 )); [ "$t" -gt "$1" ] && t=$1; [ "$t" -lt 1 ] && t=1; echo "$t"; }
+PY_LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+PY="env LD_LIBRARY_PATH=$PY_LD_LIBRARY_PATH ${PY:-python3}"
+JAVA=".device/jre/bin/java -Xmx4g"
+APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
+ORACLE=runtime-image/scripts/oracle
+CKPT=${CKPT:-/tmp/tl-8b}
+W=${W:-/tmp/tl-bench}
+STEPS=${STEPS:-make disk ours tf tp2 summary}
+BATCHES=${BATCHES:-1,8,32,128}
+CONTEXT=${CONTEXT:-512}
+PREFILL=${PREFILL:-2048}
+WARMUP=${WARMUP:-5}
+ITERS=${ITERS:-50}
+TF_ITERS=${TF_ITERS:-30}
+TF_ARGS=${TF_ARGS:-}
+BENCH_ARGS=${BENCH_ARGS:-}
+Q=""; [ "${QUICK:-0}" = 1 ] && { Q="--quick"; ITERS=10; WARMUP=3; }
+mkdir -p "$W"
+LOG="$OUT/bench.log"
+: > "$LOG"
+say() { echo "$*" | tee -a "$LOG"; }
+has_step() { [[ " $STEPS " == *" $1 "* ]]; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# step NAME LOGFILE cmd...: output to LOGFILE, its tail into the combined log; one status line
+step() {
+  local name=$1 logf=$2; shift 2
+  local t0; t0=$(now)
+  "$@" > "$logf" 2>&1
+  local rc=$?
+  say "== $name: exit $rc, $(since "$t0") s ($(left) s left)"
+  [ $rc -ne 0 ] && tail -30 "$logf" | sed 's/^/   | /' | tee -a "$LOG"
+  { echo "---- $name ($logf, last 200 lines)"; tail -200 "$logf"; } >> "$LOG"
+  return $rc
+}
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+NCCL=$($PY -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+[ -n "$NCCL" ] && export LD_LIBRARY_PATH="$(dirname "$NCCL"):$LD_LIBRARY_PATH"
+# bench-model through the jar's Main when it lists the command, else through the command's own main()
+if $JAVA -jar "$APP" bench-model --help > /dev/null 2>&1; then BENCH="$JAVA -jar $APP bench-model"
+else BENCH="$JAVA -cp $APP io.tensorlane.runtime.cli.ModelBenchCommand"; fi
+{
+  echo "== date: $(date -u +%FT%TZ)  steps: $STEPS  GPUs: $NGPU ($GPU, driver $DRIVER)  REAL_TP: ${REAL_TP:-}  ckpt: $CKPT"
+  echo "== bench: $BENCH  nccl: ${NCCL:-not found}  batches $BATCHES context $CONTEXT prefill $PREFILL warmup $WARMUP iters $ITERS/$TF_ITERS"
+  $PY -c 'import torch, transformers; print("python", __import__("sys").version.split()[0], "torch", torch.__version__, "transformers", transformers.__version__)' 2>&1
+  df -h "$(dirname "$CKPT")" 2>&1 | tail -1; free -g 2>&1 | sed -n 2p
+} | tee -a "$LOG"
+$PY - "$W/meta.json" "$GPU" "$DRIVER" "$NGPU" "$STEPS" <<'EOF'
+import json, sys, datetime
+json.dump({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "gpu": sys.argv[2], "driver": sys.argv[3],
+           "gpus": int(sys.argv[4] or 0), "steps": sys.argv[5]}, open(sys.argv[1], "w"))
+EOF
+rc_make=0
+tp2=0; [ -n "${REAL_TP:-}" ] && [ "${NGPU:-0}" -ge 2 ] && tp2=1
+# seconds kept back for the later steps: TP=2 runs (two loads from the page cache) and the summary
+reserve_tp2=$(( tp2 == 1 ? 150 : 0 ))
+
+# ---- make
+if has_step make; then
+  step make "$W/make.log" timeout "$(tmo 300 200)" $PY $ORACLE/bench_make_8b.py --out "$CKPT" || rc_make=2
+  grep '^bench_make_8b' "$W/make.log" | tee -a "$LOG"
+fi
+if [ ! -f "$CKPT/.complete" ]; then
+  say "== no complete checkpoint in $CKPT: nothing to measure"
+  exit 2
+fi
+command -v fincore > /dev/null && fincore_ok=1 || fincore_ok=0
+resident() { [ $fincore_ok = 1 ] && say "   page cache: $(fincore -b "$CKPT"/*.safetensors 2>/dev/null | awk 'NR>1 {r+=$1; s+=$3} END {printf "%.2f of %.2f GB resident", r/1e9, s/1e9}')"; }
+
+# ---- disk and device bandwidth
+if has_step disk; then
+  rm -f "$W/disk.json"
+  step disk "$W/disk.log" timeout "$(tmo 150 120)" $PY $ORACLE/bench_transformers.py --model "$CKPT" --parts disk,bw --out "$W/disk.json" $Q
+  grep -E 'disk:|bw:' "$W/disk.log" | tee -a "$LOG"
+fi
+
+# ---- ours, TP=1 (cold load)
+if has_step ours; then
+  rm -f "$W/ours-tp1.json" "$W/evict.json"
+  $PY $ORACLE/bench_transformers.py --model "$CKPT" --parts evict --out "$W/evict.json" 2>&1 | tee -a "$LOG"
+  resident
+  t=$(tmo 150 $(( 100 + reserve_tp2 )))
+  step "bench-model tp1" "$W/ours-tp1.log" timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 1 --batches "$BATCHES" \
+    --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" --max-seconds $(( t - 15 )) \
+    --label tp1 --json "$W/ours-tp1.json" $BENCH_ARGS
+  grep -vE '^engine: loaded [0-9.]+ GB$' "$W/ours-tp1.log" | grep -E '^(bench-model|load|engine:| batch| +[0-9]+ |prefill)' | tee -a "$LOG"
+fi
+
+# ---- transformers
+if has_step tf; then
+  rm -f "$W/transformers.json"
+  t=$(tmo 400 $(( 15 + reserve_tp2 )))
+  step transformers "$W/tf.log" timeout -k 10 "$t" $PY $ORACLE/bench_transformers.py --model "$CKPT" --parts eager,compile \
+    --batches "$BATCHES" --context "$CONTEXT" --prefill "$PREFILL" --warmup "$WARMUP" --iters "$TF_ITERS" --budget $(( t - 10 )) \
+    --out "$W/transformers.json" $Q $TF_ARGS
+  grep -E '^\[.*(load|eager|static|compile|ERROR)' "$W/tf.log" | cut -c1-300 | tee -a "$LOG"
+fi
+
+# ---- TP=2: custom allreduce vs NCCL (page cache warm)
+if has_step tp2; then
+  if [ $tp2 = 1 ]; then
+    for mode in custom nccl; do
+      rm -f "$W/ours-tp2-$mode.json"
+      extra=""; [ $mode = nccl ] && extra="--nccl ${NCCL:+--nccl-lib $NCCL}"
+      if [ $mode = custom ]; then t=$(tmo 100 70); else t=$(tmo 100 15); fi   # the custom run leaves time for the NCCL run
+      if [ "$t" -lt 40 ]; then say "== tp2 $mode: skipped, $(left) s left"; continue; fi
+      step "bench-model tp2 $mode" "$W/ours-tp2-$mode.log" timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 2 $extra \
+        --batches "${TP2_BATCHES:-$BATCHES}" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
+        --max-seconds $(( t - 10 )) --label "tp2-$mode" --json "$W/ours-tp2-$mode.json" $BENCH_ARGS
+      grep -E '^(load| batch| +[0-9]+ |prefill)' "$W/ours-tp2-$mode.log" | tee -a "$LOG"
+    done
+  else
+    say "== tp2: skipped (REAL_TP=${REAL_TP:-unset}, $NGPU GPU(s))"
+  fi
+fi
+
+# ---- summary
+rc=0
+if has_step summary; then
+  $PY $ORACLE/bench_summary.py --dir "$W" --meta "$W/meta.json" --out "$OUT/bench.json" --txt "$OUT/bench.txt" > "$W/summary.log" 2>&1
+  rc=$?
+  { echo "---- summary"; cat "$W/summary.log"; } >> "$LOG"
+fi
+for f in ours-tp1 transformers ours-tp2-custom ours-tp2-nccl; do [ -f "$W/$f.json" ] && cp "$W/$f.json" "$OUT/"; done
+say "== total: $(( $(date +%s) - T_ALL )) s"
+if [ "$(stat -c %s "$LOG")" -gt 4000000 ]; then
+  { head -c 1000000 "$LOG"; echo; echo "[... cut ...]"; tail -c 2900000 "$LOG"; } > "$W/bench.cut" && mv "$W/bench.cut" "$LOG"
+fi
+echo "================ 8B bench: summary ================"
+cat "$W/summary.log" 2>/dev/null || echo "(no summary)"
+[ $rc_make -ne 0 ] && exit 2
+exit $rc
