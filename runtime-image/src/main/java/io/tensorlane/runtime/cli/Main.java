@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
         SelftestCommand.class,
         BenchCommand.class,
         GenerateCommand.class,
+        ModelBenchCommand.class,
         LoadgenCommand.class,
         TokenizeCommand.class,
         KernelCheckCommand.class,
