@@ -53,8 +53,9 @@ class ModelServerTest {
       for (int i = 0; i < m; i++) {
         ids[i] = next(b.positions()[b.logitTokens()[i]]);
         if (logits != null) {
-          logits[i * VOCAB + ids[i]] = 8f;
-          logits[i * VOCAB + 'z'] = ids[i] == 'z' ? 8f : 4f;
+          // requests without a temperature sample (OpenAI's default is 1): the letter must win every draw
+          logits[i * VOCAB + 'z'] = ids[i] == 'z' ? 80f : 60f;
+          logits[i * VOCAB + ids[i]] = 80f;
         }
       }
       return new LlmEngine.StepResult(ids, logits);
@@ -193,7 +194,8 @@ class ModelServerTest {
       JsonNode lp = c.get("logprobs").get("content");
       assertThat(lp).hasSize(3);
       assertThat(lp.get(0).get("top_logprobs")).hasSize(2);
-      assertThat(lp.get(0).get("logprob").asDouble()).isLessThan(0).isGreaterThan(-1);
+      assertThat(lp.get(0).get("logprob").asDouble()).isLessThanOrEqualTo(0).isGreaterThan(-1e-3);
+      assertThat(lp.get(0).get("top_logprobs").get(1).get("logprob").asDouble()).isLessThan(-15);
     }
     assertThat(j.get("usage").get("prompt_tokens").asInt()).isEqualTo(prompt);
     assertThat(j.get("usage").get("completion_tokens").asInt()).isEqualTo(6);
