@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >> .git/info/exclude
-rm -rf runtime-image/target/lib   # no stale versions next to the resolved ones
+rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
 mvn -B -o -q -pl kernels,runtime-image install -DskipTests -Dtensorlane.skipImages
 rm -rf .device && mkdir -p .device/app/lib
 jlink --add-modules java.base,java.logging,java.management,jdk.unsupported,jdk.httpserver --strip-debug --no-man-pages --no-header-files \
@@ -23,4 +23,14 @@ done
 # only the natives the engine loads: the tokenizers library for linux-x86_64, JCuda's driver and runtime bindings
 zip -q -d .device/app/lib/tokenizers-*.jar 'native/lib/osx-*' 'native/lib/linux-aarch64/*' 'native/lib/win-*' >/dev/null
 zip -q -d .device/app/lib/jcuda-natives-*.jar 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' >/dev/null
+# native symbols the GPU runs never need (the device tool carries at most 64 MiB with the working tree)
+if command -v strip >/dev/null; then
+  strip --strip-unneeded .device/jre/lib/server/libjvm.so
+  t=$(mktemp -d); so=native/lib/linux-x86_64/cpu/libtokenizers.so; jar=$(ls "$PWD"/.device/app/lib/tokenizers-*.jar)
+  (cd "$t" && unzip -q "$jar" "$so" && strip --strip-unneeded "$so" && zip -q "$jar" "$so")
+  rm -rf "$t"
+fi
 du -sh .device
+tree_kib=$(git ls-files -z | du -c --files0-from=- -k | tail -1 | cut -f1)
+device_kib=$(du -sk .device | cut -f1)
+echo "working tree ~$((tree_kib / 1024)) MiB + .device $((device_kib / 1024)) MiB (the device tool carries at most 64 MiB)"
