@@ -18,9 +18,27 @@ import java.nio.file.Path;
  * @param nccl            allreduce through NCCL instead of the custom kernels
  * @param ncclLib         path of libnccl.so.2 (null: the usual search)
  * @param blockSize       tokens per KV block
+ * @param table           the allreduce algorithm table of the plan (null: the default table for the buffers)
+ * @param maxMessageBytes the largest custom-allreduce message the plan budgeted IPC buffers for (0: the engine sizes
+ *                        them for its largest step); larger messages go to NCCL. Virtual ranks (no NCCL) take at least
+ *                        what their steps need.
  */
 public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen,
-    long kvCacheTokens, double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize) {
+    long kvCacheTokens, double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize,
+    io.tensorlane.kernels.AlgorithmTable table, long maxMessageBytes) {
+
+  /** Options without an allreduce plan: default table, buffers sized for the largest step. */
+  public EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen, long kvCacheTokens,
+      double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize) {
+    this(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows, graphs, nccl, ncclLib,
+        blockSize, null, 0);
+  }
+
+  /** The same options with the operator's allreduce plan. */
+  public EngineOptions withAllreducePlan(io.tensorlane.kernels.AlgorithmTable t, long maxBytes) {
+    return new EngineOptions(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
+        graphs, nccl, ncclLib, blockSize, t, maxBytes);
+  }
 
   public EngineOptions {
     if (tp < 1 || tp > 8) {
@@ -40,6 +58,12 @@ public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int max
     }
     if (blockSize < 1 || Integer.bitCount(blockSize) != 1) {
       throw new IllegalArgumentException("KV block size must be a power of two, got " + blockSize);
+    }
+    if (maxMessageBytes < 0) {
+      throw new IllegalArgumentException("max message bytes must be >= 0, got " + maxMessageBytes);
+    }
+    if (table != null && table.worldSize() != tp) {
+      throw new IllegalArgumentException("the algorithm table is for world size " + table.worldSize() + ", the engine has " + tp + " ranks");
     }
   }
 

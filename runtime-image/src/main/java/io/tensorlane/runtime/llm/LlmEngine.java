@@ -108,13 +108,17 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   private void start(Checkpoint ck, PrintWriter log) {
     int world = options.tp();
     long e = dtype.bytes();
-    long maxMsg = Math.max((long) options.maxBatchTokens() * config.hiddenSize() * e,
+    long needed = Math.max((long) options.maxBatchTokens() * config.hiddenSize() * e,
         4L * options.maxLogitRows() * layout.vocabPerRank() * world);
     boolean sharing = devices.stream().distinct().count() < devices.size();
+    // The plan's budget when there is one (larger messages go to NCCL); virtual ranks have no NCCL: what the steps need.
+    long maxMsg = options.maxMessageBytes() > 0 && !sharing ? options.maxMessageBytes() : Math.max(needed, options.maxMessageBytes());
     // Virtual ranks: fewer allreduce blocks each, so half the GPU stays free for the other ranks' kernels.
     BufferLayout bl = BufferLayout.of(world, world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES,
         sharing ? VIRTUAL_RANK_BLOCKS : BufferLayout.DEFAULT_BLOCKS, BufferLayout.DEFAULT_GRAPH_SLOTS);
-    AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2) : AlgorithmTable.defaults(world, bl.maxMessageBytes());
+    AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2)
+        : options.table() != null && options.table().maxBytes() - 1 <= bl.maxMessageBytes() ? options.table()
+        : AlgorithmTable.defaults(world, bl.maxMessageBytes());
     if (sharing && !ModuleLoading.eagerUnlessSet()) {
       log.println("engine: warning: " + ModuleLoading.ENV + " is not EAGER; virtual ranks may deadlock when a kernel is loaded lazily");
     }

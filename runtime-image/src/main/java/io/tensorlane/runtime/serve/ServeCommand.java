@@ -149,7 +149,8 @@ public final class ServeCommand implements Callable<Integer> {
         : env.getOrDefault(EngineEnv.MODEL, dir.toAbsolutePath().normalize().getFileName().toString());
     io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(dir, config.worldSize(), virtualRanks != null,
         Math.min(maxSeqs, batchTokens), batchTokens, maxLen, kv, config.memoryFraction(), maxSeqs, true,
-        config.allreduce() == ServeConfig.Allreduce.NCCL, ncclLib, 16);
+        config.allreduce() == ServeConfig.Allreduce.NCCL, ncclLib, 16)
+        .withAllreducePlan(config.allreduce() == ServeConfig.Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
     out.printf("serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n", name, dir, config.worldSize(),
         virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port());
     out.flush();
