@@ -1,16 +1,22 @@
 package io.tensorlane.runtime.cli;
 
+import static io.tensorlane.runtime.cli.KernelCheckMath.compare;
+import io.tensorlane.runtime.cli.KernelCheckMath.Stat;
+import static io.tensorlane.runtime.cli.KernelCheckMath.encode;
+import static io.tensorlane.runtime.cli.KernelCheckMath.floats;
+import static io.tensorlane.runtime.cli.KernelCheckMath.ints;
+import static io.tensorlane.runtime.cli.KernelCheckMath.maxAbs;
+import static io.tensorlane.runtime.cli.KernelCheckMath.poisonBroken;
+import static io.tensorlane.runtime.cli.KernelCheckMath.toDouble;
+import static io.tensorlane.runtime.cli.KernelCheckMath.toInts;
+import static io.tensorlane.runtime.cli.KernelCheckMath.unbox;
+
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
-import static jcuda.driver.JCudaDriver.cuMemAlloc;
-import static jcuda.driver.JCudaDriver.cuMemFree;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD8;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
@@ -23,8 +29,6 @@ import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
 import java.io.PrintWriter;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -32,10 +36,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
-import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -77,13 +79,6 @@ public final class KernelCheckCommand implements Callable<Integer> {
   record Result(String kernel, String dtype, String name, double maxAbs, double maxRel, boolean pass) {
     String line() {
       return String.format(java.util.Locale.ROOT, "%-14s %-5s %-40s %.3e %.3e %s", kernel, dtype, name, maxAbs, maxRel, pass ? "PASS" : "FAIL");
-    }
-  }
-
-  /** Errors of one comparison. */
-  record Stat(double maxAbs, double maxRel, long bad) {
-    boolean pass() {
-      return bad == 0;
     }
   }
 
@@ -206,7 +201,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
     int[] ids = {256, 555, 556, 255, 0, 999, 300, -5, 400};
     int n = ids.length;
     byte[] table = HostTensors.random(t, (long) vocabRows * hidden, rnd.nextLong());
-    try (Arena a = new Arena()) {
+    try (KernelCheckArena a = new KernelCheckArena()) {
       long dIds = a.upload(ints(ids));
       long dTable = a.upload(table);
       long dOut = a.poisoned((long) n * hidden * t.bytes());
@@ -226,7 +221,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
     }
     byte[] delta = HostTensors.random(t, (long) n * hidden, rnd.nextLong());
     byte[] weight = encode(t, uniform(hidden, 0.5, 1.5));
-    try (Arena a = new Arena()) {
+    try (KernelCheckArena a = new KernelCheckArena()) {
       long dRes = mode == 0 ? a.poisoned((long) n * hidden * 4) : a.upload(floats(residual));
       long dDelta = mode == 2 ? 0 : a.upload(delta);
       long dWeight = a.upload(weight);
@@ -263,7 +258,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
     byte[] qNorm = withNorm ? encode(t, uniform(hd, 0.5, 1.5)) : null;
     byte[] kNorm = withNorm ? encode(t, uniform(hd, 0.5, 1.5)) : null;
     long cacheBytes = (long) numSlots * hk * hd * t.bytes();
-    try (Arena a = new Arena()) {
+    try (KernelCheckArena a = new KernelCheckArena()) {
       long dQkv = a.upload(qkv);
       long dBias = bias == null ? 0 : a.upload(bias);
       long dQn = qNorm == null ? 0 : a.upload(qNorm);
@@ -368,7 +363,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
       }
     }
     byte[] q = HostTensors.random(t, (long) n * hq * hd, rnd.nextLong());
-    try (Arena a = new Arena()) {
+    try (KernelCheckArena a = new KernelCheckArena()) {
       long dQ = a.upload(q);
       long dK = a.upload(kc);
       long dV = a.upload(vc);
@@ -390,7 +385,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
     int n = 5;
     int inter = 1000;
     byte[] gu = encode(t, uniform(n * 2 * inter, -6, 6));
-    try (Arena a = new Arena()) {
+    try (KernelCheckArena a = new KernelCheckArena()) {
       long dIn = a.upload(gu);
       long dOut = a.poisoned((long) n * inter * t.bytes());
       k.siluMul(t, dIn, dOut, n, inter, stream);
@@ -405,7 +400,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
     int cols = 700;
     int[] rows = {5, 0, 19, 5, 3, 18};
     byte[] in = HostTensors.random(t, 20L * cols, rnd.nextLong());
-    try (Arena a = new Arena()) {
+    try (KernelCheckArena a = new KernelCheckArena()) {
       long dIn = a.upload(in);
       long dRows = a.upload(ints(rows));
       long dOut = a.poisoned((long) rows.length * cols * t.bytes());
@@ -437,7 +432,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
       x[2 * stride + vocab - 1] = 60f; // row 2: the last index
       Arrays.fill(x, 3 * stride, 3 * stride + vocab, 1f); // row 3: all equal, NaN first -> 1
       x[3 * stride] = Float.NaN;
-      try (Arena a = new Arena()) {
+      try (KernelCheckArena a = new KernelCheckArena()) {
         long dX = a.upload(floats(x));
         long dOut = a.poisoned(m * 4L);
         k.argmax(dX, m, vocab, stride, dOut, stream);
@@ -456,43 +451,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
     });
   }
 
-  // ---- comparison (package-private for the unit test) ----
-
-  /**
-   * Element-wise check: passes when every output (and reference) is finite and {@code |out - ref| <= u*|ref|*(1+1e-4) + kappa*magnitude + s}
-   * (s: half the fp16 subnormal spacing when u is fp16's, else 0). u = kappa = 0 demands exact equality.
-   * maxRel is |out - ref| / max(|ref|, 1e-3 * magnitude).
-   */
-  static Stat compare(double[] got, double[] ref, double u, double kappa, double magnitude) {
-    if (got.length != ref.length) {
-      throw new IllegalArgumentException("length mismatch: " + got.length + " vs " + ref.length);
-    }
-    double slack = u == HostTensors.unitRoundoff(DType.fp16) ? 0x1p-25 : 0;
-    double floor = Math.max(1e-3 * magnitude, Double.MIN_NORMAL);
-    double maxAbs = 0;
-    double maxRel = 0;
-    long bad = 0;
-    for (int i = 0; i < got.length; i++) {
-      boolean finite = Double.isFinite(got[i]) && Double.isFinite(ref[i]);
-      double d = finite ? Math.abs(got[i] - ref[i]) : Double.POSITIVE_INFINITY;
-      maxAbs = Math.max(maxAbs, d);
-      maxRel = Math.max(maxRel, d / Math.max(Math.abs(ref[i]), floor));
-      if (!finite || !(d <= u * Math.abs(ref[i]) * (1 + 1e-4) + kappa * magnitude + slack)) {
-        bad++;
-      }
-    }
-    return new Stat(maxAbs, maxRel, bad);
-  }
-
-  static double maxAbs(double[] x) {
-    double m = 0;
-    for (double v : x) {
-      m = Math.max(m, Math.abs(v));
-    }
-    return m;
-  }
-
-  private Result result(String kernel, DType t, String name, Stat s) {
+  private Result result(String kernel, DType t, String name, KernelCheckMath.Stat s) {
     return new Result(kernel, t.name(), name, s.maxAbs(), s.maxRel(), s.pass());
   }
 
@@ -520,110 +479,9 @@ public final class KernelCheckCommand implements Callable<Integer> {
     return p;
   }
 
-  static byte[] encode(DType t, double[] v) {
-    ByteBuffer b = ByteBuffer.allocate(v.length * t.bytes()).order(ByteOrder.LITTLE_ENDIAN);
-    for (double d : v) {
-      switch (t) {
-        case fp32 -> b.putFloat((float) d);
-        case bf16 -> b.putShort(HostTensors.floatToBf16((float) d));
-        case fp16 -> b.putShort(HostTensors.floatToHalf((float) d));
-      }
-    }
-    return b.array();
-  }
-
-  static byte[] ints(int[] v) {
-    ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-    for (int x : v) {
-      b.putInt(x);
-    }
-    return b.array();
-  }
-
-  static int[] toInts(byte[] raw) {
-    ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
-    int[] v = new int[raw.length / 4];
-    for (int i = 0; i < v.length; i++) {
-      v[i] = b.getInt(i * 4);
-    }
-    return v;
-  }
-
-  static byte[] floats(float[] v) {
-    ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-    for (float x : v) {
-      b.putFloat(x);
-    }
-    return b.array();
-  }
-
-  private static double[] toDouble(float[] v) {
-    double[] d = new double[v.length];
-    for (int i = 0; i < v.length; i++) {
-      d[i] = v[i];
-    }
-    return d;
-  }
-
-  private static double[] unbox(List<Double> v) {
-    return v.stream().mapToDouble(Double::doubleValue).toArray();
-  }
-
-  /** Bytes of raw[from, from+len) that are no longer the 0xFF poison. */
-  private static long poisonBroken(byte[] raw, long from, int len) {
-    long n = 0;
-    for (int i = 0; i < len; i++) {
-      if (raw[(int) from + i] != (byte) 0xFF) {
-        n++;
-      }
-    }
-    return n;
-  }
-
   private void sync() {
     Cuda.check(cuStreamSynchronize(stream), "cuStreamSynchronize (kernel execution)");
   }
 
-  /** Device buffers of one case, freed together. */
-  private static final class Arena implements AutoCloseable {
-    private final List<CUdeviceptr> buffers = new ArrayList<>();
 
-    long alloc(long bytes) {
-      CUdeviceptr p = new CUdeviceptr();
-      Cuda.check(cuMemAlloc(p, Math.max(bytes, 1)), "cuMemAlloc(" + bytes + ")");
-      buffers.add(p);
-      return Cuda.address(p);
-    }
-
-    long upload(byte[] data) {
-      long a = alloc(data.length);
-      Cuda.check(cuMemcpyHtoD(buffers.get(buffers.size() - 1), Pointer.to(data), data.length), "cuMemcpyHtoD");
-      return a;
-    }
-
-    /** A buffer filled with 0xFF bytes (NaN for bf16/fp16/fp32, -1 for int32). */
-    long poisoned(long bytes) {
-      long a = alloc(bytes);
-      Cuda.check(cuMemsetD8(buffers.get(buffers.size() - 1), (byte) 0xFF, bytes), "cuMemsetD8");
-      return a;
-    }
-
-    byte[] download(long address, int bytes) {
-      for (CUdeviceptr p : buffers) {
-        if (Cuda.address(p) == address) {
-          byte[] raw = new byte[bytes];
-          Cuda.check(cuMemcpyDtoH(Pointer.to(raw), p, bytes), "cuMemcpyDtoH");
-          return raw;
-        }
-      }
-      throw new IllegalArgumentException("not a buffer of this arena: 0x" + Long.toHexString(address));
-    }
-
-    @Override
-    public void close() {
-      for (CUdeviceptr p : buffers) {
-        cuMemFree(p);
-      }
-    }
-  }
 }

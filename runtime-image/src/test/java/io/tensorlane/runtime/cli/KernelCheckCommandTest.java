@@ -29,8 +29,8 @@ class KernelCheckCommandTest {
 
   @Test
   void exactComparisonNeedsEqualValues() {
-    assertThat(KernelCheckCommand.compare(new double[] {1, 2}, new double[] {1, 2}, 0, 0, 0).pass()).isTrue();
-    assertThat(KernelCheckCommand.compare(new double[] {1, 2.0000001}, new double[] {1, 2}, 0, 0, 0).pass()).isFalse();
+    assertThat(KernelCheckMath.compare(new double[] {1, 2}, new double[] {1, 2}, 0, 0, 0).pass()).isTrue();
+    assertThat(KernelCheckMath.compare(new double[] {1, 2.0000001}, new double[] {1, 2}, 0, 0, 0).pass()).isFalse();
   }
 
   @Test
@@ -38,25 +38,25 @@ class KernelCheckCommandTest {
     double u = HostTensors.unitRoundoff(DType.bf16);
     double ref = 1.0 + 0x1p-8 * 0.999; // rounds to 1.0 in bf16: error just below u * |ref|
     double got = HostTensors.bf16ToFloat(HostTensors.floatToBf16((float) ref));
-    assertThat(KernelCheckCommand.compare(new double[] {got}, new double[] {ref}, u, 0, 1).pass()).isTrue();
+    assertThat(KernelCheckMath.compare(new double[] {got}, new double[] {ref}, u, 0, 1).pass()).isTrue();
     // two units of roundoff off: fails
-    assertThat(KernelCheckCommand.compare(new double[] {1 + 2 * 0x1p-7}, new double[] {1}, u, 1e-5, 1).pass()).isFalse();
+    assertThat(KernelCheckMath.compare(new double[] {1 + 2 * 0x1p-7}, new double[] {1}, u, 1e-5, 1).pass()).isFalse();
   }
 
   @Test
   void nanAndInfinityFail() {
-    KernelCheckCommand.Stat s = KernelCheckCommand.compare(new double[] {Double.NaN, 1}, new double[] {1, 1}, 0.1, 0.1, 1);
+    KernelCheckMath.Stat s = KernelCheckMath.compare(new double[] {Double.NaN, 1}, new double[] {1, 1}, 0.1, 0.1, 1);
     assertThat(s.pass()).isFalse();
     assertThat(s.maxAbs()).isInfinite();
-    assertThat(KernelCheckCommand.compare(new double[] {Double.POSITIVE_INFINITY}, new double[] {Double.POSITIVE_INFINITY}, 0.1, 0.1, 1)
+    assertThat(KernelCheckMath.compare(new double[] {Double.POSITIVE_INFINITY}, new double[] {Double.POSITIVE_INFINITY}, 0.1, 0.1, 1)
         .pass()).isFalse();
   }
 
   @Test
   void kappaScalesWithTheMagnitude() {
     // a near-zero reference element with an fp32-sized absolute error passes thanks to kappa * magnitude
-    assertThat(KernelCheckCommand.compare(new double[] {3e-6}, new double[] {0}, 0x1p-8, 1e-5, 1).pass()).isTrue();
-    assertThat(KernelCheckCommand.compare(new double[] {3e-4}, new double[] {0}, 0x1p-8, 1e-5, 1).pass()).isFalse();
+    assertThat(KernelCheckMath.compare(new double[] {3e-6}, new double[] {0}, 0x1p-8, 1e-5, 1).pass()).isTrue();
+    assertThat(KernelCheckMath.compare(new double[] {3e-4}, new double[] {0}, 0x1p-8, 1e-5, 1).pass()).isFalse();
   }
 
   @Test
