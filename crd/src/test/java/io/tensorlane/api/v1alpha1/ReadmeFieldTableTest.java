@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The README's CRD field table names every leaf field of InferenceDeployment.spec, so it cannot drift silently. */
+/** crd/README.md's field table names every leaf field of InferenceDeployment.spec, so it cannot drift silently. */
 class ReadmeFieldTableTest {
   @Test
   void readmeListsEverySpecField() throws IOException {
@@ -18,9 +18,9 @@ class ReadmeFieldTableTest {
     List<String> leaves = new ArrayList<>();
     collect("spec", spec, leaves);
     assertThat(leaves).hasSizeGreaterThan(30);
-    String readme = Files.readString(GeneratedCrds.repoRoot().resolve("README.md"));
+    String readme = Files.readString(GeneratedCrds.repoRoot().resolve("crd").resolve("README.md"));
     List<String> missing = leaves.stream().filter(p -> !readme.contains("`" + p + "`")).toList();
-    assertThat(missing).as("spec fields missing from README.md's field table").isEmpty();
+    assertThat(missing).as("spec fields missing from crd/README.md's field table").isEmpty();
   }
 
   private static void collect(String path, JSONSchemaProps s, List<String> out) {
