@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -37,14 +38,8 @@ public final class GenerateCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--model", required = true, description = "Model directory (config.json, *.safetensors, tokenizer.json).")
-  Path model;
-
-  @Option(names = "--tp", defaultValue = "1", description = "Tensor-parallel degree: ranks, one per GPU (default ${DEFAULT-VALUE}).")
-  int tp;
-
-  @Option(names = "--virtual-ranks", description = "Put every rank on GPU 0 (tests TP on one GPU; not for timing the interconnect).")
-  boolean virtualRanks;
+  @Mixin
+  EngineArgs args = new EngineArgs();
 
   @Option(names = "--prompt", description = "A prompt (text).")
   List<String> prompts = new ArrayList<>();
@@ -81,27 +76,12 @@ public final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--max-model-len", defaultValue = "0", description = "Longest sequence; 0 = min(max_position_embeddings, 8192).")
   int maxModelLen;
 
-  @Option(names = "--max-batch-tokens", defaultValue = "2048", description = "Most tokens per step (default ${DEFAULT-VALUE}).")
-  int maxBatchTokens;
-
   @Option(names = "--max-seqs", defaultValue = "64", description = "Most sequences per step (default ${DEFAULT-VALUE}).")
   int maxSeqs;
 
   @Option(names = "--kv-cache-tokens", defaultValue = "0", description = "KV cache size in tokens; 0 = env " + EngineEnv.KV_CACHE_TOKENS
       + ", else what the memory fraction leaves.")
   long kvCacheTokens;
-
-  @Option(names = "--memory-fraction", defaultValue = "0.9", description = "Share of each GPU's memory to use (default ${DEFAULT-VALUE}).")
-  double memoryFraction;
-
-  @Option(names = "--no-graphs", description = "Launch decode steps eagerly instead of replaying CUDA graphs.")
-  boolean noGraphs;
-
-  @Option(names = "--nccl", description = "Allreduce through NCCL instead of the custom kernels (one GPU per rank).")
-  boolean nccl;
-
-  @Option(names = "--nccl-lib", description = "Path of libnccl.so.2.")
-  String ncclLib;
 
   @Override
   public Integer call() throws IOException {
@@ -114,16 +94,14 @@ public final class GenerateCommand implements Callable<Integer> {
     if (logprobs < 0 || logprobs > 20) {
       throw new IllegalArgumentException("--logprobs must be 0..20");
     }
-    try (ModelTokenizer tok = ModelTokenizer.load(model)) {
+    try (ModelTokenizer tok = ModelTokenizer.load(args.model)) {
       List<int[]> ids = readPrompts(tok);
       if (ids.isEmpty()) {
         throw new IllegalArgumentException("no prompt: give --prompt or --prompts-file");
       }
-      long kv = kvCacheTokens > 0 ? kvCacheTokens : envLong(EngineEnv.KV_CACHE_TOKENS);
-      int logitRows = dumpLogits != null ? maxBatchTokens : maxSeqs;
-      int maxLen = maxModelLen > 0 ? maxModelLen : Math.min(8192, io.tensorlane.runtime.model.ModelConfig.read(model).maxPositionEmbeddings());
-      EngineOptions opts = new EngineOptions(model, tp, virtualRanks, Math.min(maxSeqs, maxBatchTokens), maxBatchTokens, maxLen, kv,
-          memoryFraction, logitRows, !noGraphs, nccl, ncclLib, 16);
+      long kv = kvCacheTokens > 0 ? kvCacheTokens : EngineArgs.envLong(System.getenv(), EngineEnv.KV_CACHE_TOKENS, 0);
+      int logitRows = dumpLogits != null ? args.maxBatchTokens : maxSeqs;
+      EngineOptions opts = args.options(Math.min(maxSeqs, args.maxBatchTokens), maxModelLen, kv, logitRows);
       try (LlmEngine engine = LlmEngine.load(opts, err)) {
         List<Generator.Request> reqs = new ArrayList<>();
         for (int[] p : ids) {
@@ -151,9 +129,9 @@ public final class GenerateCommand implements Callable<Integer> {
           }
         }
         ObjectNode sum = JSON.createObjectNode();
-        sum.put("model", model.toString());
-        sum.put("tp", tp);
-        sum.put("virtual_ranks", virtualRanks);
+        sum.put("model", args.model.toString());
+        sum.put("tp", args.tp);
+        sum.put("virtual_ranks", args.virtualRanks);
         sum.put("load_seconds", engine.loadSeconds());
         sum.put("weight_bytes", engine.weightBytes());
         sum.put("prefill_tokens", st.prefillTokens());
@@ -238,18 +216,6 @@ public final class GenerateCommand implements Callable<Integer> {
       }
     }
     return out;
-  }
-
-  private static long envLong(String name) {
-    String v = System.getenv(name);
-    if (v == null || v.isBlank()) {
-      return 0;
-    }
-    try {
-      return Long.parseLong(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " must be a whole number of tokens, got '" + v + "'");
-    }
   }
 
   private static void writeFloats(Path file, float[] data) throws IOException {

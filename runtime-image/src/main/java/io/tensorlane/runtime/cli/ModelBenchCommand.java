@@ -24,6 +24,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -48,25 +49,13 @@ public final class ModelBenchCommand implements Callable<Integer> {
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
   /** The largest decode batch accepted (graph buckets and logits buffers are sized by it). */
   static final int MAX_BATCH = 1024;
-  static final int BLOCK_SIZE = 16;
+  static final int BLOCK_SIZE = EngineArgs.BLOCK_SIZE;
 
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--model", required = true, description = "Model directory (config.json, *.safetensors).")
-  Path model;
-
-  @Option(names = "--tp", defaultValue = "1", description = "Tensor-parallel degree (default ${DEFAULT-VALUE}).")
-  int tp;
-
-  @Option(names = "--virtual-ranks", description = "Every rank on GPU 0 (not interconnect timings).")
-  boolean virtualRanks;
-
-  @Option(names = "--nccl", description = "Allreduce through NCCL instead of the custom kernels (one GPU per rank).")
-  boolean nccl;
-
-  @Option(names = "--nccl-lib", description = "Path of libnccl.so.2.")
-  String ncclLib;
+  @Mixin
+  EngineArgs eng = new EngineArgs();
 
   @Option(names = "--batches", split = ",", defaultValue = "1,8,32,128", description = "Decode batch sizes (default ${DEFAULT-VALUE}).")
   List<Integer> batches;
@@ -88,15 +77,6 @@ public final class ModelBenchCommand implements Callable<Integer> {
 
   @Option(names = "--kv-cache-tokens", defaultValue = "0", description = "KV cache size in tokens; 0 = what the run needs.")
   long kvCacheTokens;
-
-  @Option(names = "--max-batch-tokens", defaultValue = "2048", description = "Most tokens per step (prefill chunk; default ${DEFAULT-VALUE}).")
-  int maxBatchTokens;
-
-  @Option(names = "--memory-fraction", defaultValue = "0.9", description = "Share of each GPU's memory the engine may take (default ${DEFAULT-VALUE}).")
-  double memoryFraction;
-
-  @Option(names = "--no-graphs", description = "Launch decode steps eagerly instead of replaying CUDA graphs.")
-  boolean noGraphs;
 
   @Option(names = "--seed", defaultValue = "0", description = "Seed of the random token ids.")
   long seed;
@@ -161,19 +141,19 @@ public final class ModelBenchCommand implements Callable<Integer> {
     if (maxSeconds < 0) {
       throw new IllegalArgumentException("--max-seconds must be >= 0, got " + maxSeconds);
     }
-    if (nccl && virtualRanks) {
+    if (eng.nccl && eng.virtualRanks) {
       throw new IllegalArgumentException("--nccl needs one GPU per rank: it cannot be combined with --virtual-ranks");
     }
-    if (nccl && tp < 2) {
+    if (eng.nccl && eng.tp < 2) {
       throw new IllegalArgumentException("--nccl needs --tp >= 2 (one rank has no allreduce)");
     }
     int maxBatch = batches.stream().mapToInt(Integer::intValue).max().getAsInt();
-    if (maxBatchTokens < maxBatch) {
-      throw new IllegalArgumentException("--max-batch-tokens " + maxBatchTokens + " is less than the largest batch " + maxBatch
+    if (eng.maxBatchTokens < maxBatch) {
+      throw new IllegalArgumentException("--max-batch-tokens " + eng.maxBatchTokens + " is less than the largest batch " + maxBatch
           + " (a decode step of B sequences is B tokens)");
     }
-    ModelConfig config = ModelConfig.read(model);
-    TpLayout.of(config, Math.max(1, Math.min(tp, 8)));   // a TP degree that cannot split the heads is named here
+    ModelConfig config = ModelConfig.read(eng.model);
+    TpLayout.of(config, Math.max(1, Math.min(eng.tp, 8)));   // a TP degree that cannot split the heads is named here
     long seqLenL = (long) context + warmup + iters;
     int limit = config.slidingWindow() != null ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow()) : config.maxPositionEmbeddings();
     if (seqLenL > limit) {
@@ -194,8 +174,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
           + "); give at least that or 0 (sized automatically)");
     }
     long kv = kvCacheTokens > 0 ? kvCacheTokens : need;
-    EngineOptions opts = new EngineOptions(model, tp, virtualRanks, maxBatch, maxBatchTokens, maxModelLen, kv, memoryFraction, maxBatch,
-        !noGraphs, nccl, ncclLib, BLOCK_SIZE);
+    EngineOptions opts = eng.options(maxBatch, maxModelLen, kv, maxBatch);
     return new Plan(config, List.copyOf(batches), maxBatch, seqLen, maxModelLen, need, kv, prefillIters > 0 ? prefillIters : iters, opts);
   }
 
@@ -220,9 +199,9 @@ public final class ModelBenchCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     PrintWriter out = spec.commandLine().getOut();
     Plan plan = plan();
-    long ckBytes = checkpointBytes(model);
+    long ckBytes = checkpointBytes(eng.model);
     out.printf(Locale.ROOT, "bench-model: %s, tp %d%s, %s, graphs %s; batches %s, context %d, warm-up %d, iters %d, prefill %d tokens; "
-            + "KV cache %d tokens (needed %d)%n", model, tp, virtualRanks ? " (virtual ranks)" : "", allreduceName(), noGraphs ? "off" : "on",
+            + "KV cache %d tokens (needed %d)%n", eng.model, eng.tp, eng.virtualRanks ? " (virtual ranks)" : "", allreduceName(), eng.noGraphs ? "off" : "on",
         plan.batches(), context, warmup, iters, prefillTokens, plan.kvTokens(), plan.kvNeededTokens());
     out.flush();
     long t0 = System.nanoTime();
@@ -257,7 +236,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
         } else {
           prefill = prefill(engine, plan, rng);
           out.printf(Locale.ROOT, "prefill %d tokens (%d step(s) of <= %d): wall median %.3f ms (p10 %.3f, p90 %.3f) = %.1f tokens/s; "
-                  + "gpu median %.3f ms = %.1f tokens/s%n", prefill.tokens(), prefill.chunks(), maxBatchTokens, prefill.wallMs().median(),
+                  + "gpu median %.3f ms = %.1f tokens/s%n", prefill.tokens(), prefill.chunks(), eng.maxBatchTokens, prefill.wallMs().median(),
               prefill.wallMs().p10(), prefill.wallMs().p90(), prefill.tokens() * 1000.0 / prefill.wallMs().median(), prefill.gpuMs().median(),
               prefill.tokens() * 1000.0 / prefill.gpuMs().median());
         }
@@ -276,7 +255,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
   }
 
   private String allreduceName() {
-    return tp == 1 ? "no allreduce" : nccl ? "NCCL allreduce" : "custom allreduce";
+    return eng.tp == 1 ? "no allreduce" : eng.nccl ? "NCCL allreduce" : "custom allreduce";
   }
 
   /** Prefills {@code batch} sequences of {@code context} random ids, then times decode steps at growing positions. */
@@ -293,8 +272,8 @@ public final class ModelBenchCommand implements Callable<Integer> {
       int done = 0;
       while (seq < batch) {
         StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-        while (seq < batch && sb.tokens() < maxBatchTokens && sb.rows() < plan.maxBatch()) {
-          int chunk = Math.min(context - done, maxBatchTokens - sb.tokens());
+        while (seq < batch && sb.tokens() < eng.maxBatchTokens && sb.rows() < plan.maxBatch()) {
+          int chunk = Math.min(context - done, eng.maxBatchTokens - sb.tokens());
           ensure(alloc, tables.get(seq), done + chunk);
           boolean last = done + chunk == context;
           sb.add(tables.get(seq), randomIds(rng, chunk, vocab), done, last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
@@ -342,8 +321,8 @@ public final class ModelBenchCommand implements Callable<Integer> {
     List<StepBatch> steps = new ArrayList<>();
     try {
       ensure(alloc, table, prefillTokens);
-      for (int from = 0; from < prefillTokens; from += maxBatchTokens) {
-        int to = Math.min(prefillTokens, from + maxBatchTokens);
+      for (int from = 0; from < prefillTokens; from += eng.maxBatchTokens) {
+        int to = Math.min(prefillTokens, from + eng.maxBatchTokens);
         steps.add(new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq()).add(table, java.util.Arrays.copyOfRange(ids, from, to), from,
             to == prefillTokens ? StepBatch.Logits.LAST : StepBatch.Logits.NONE).build());
       }
@@ -403,7 +382,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
     if (label != null) {
       o.put("label", label);
     }
-    o.put("model", model.toString());
+    o.put("model", eng.model.toString());
     ModelConfig c = plan.config();
     ObjectNode cfg = o.putObject("config");
     cfg.put("architecture", c.architecture().toString());
@@ -416,15 +395,15 @@ public final class ModelBenchCommand implements Callable<Integer> {
     cfg.put("vocab", c.vocabSize());
     cfg.put("dtype", c.dtype().toString());
     cfg.put("tied_embeddings", c.tieWordEmbeddings());
-    o.put("tp", tp);
-    o.put("virtual_ranks", virtualRanks);
-    o.put("allreduce", tp == 1 ? "none" : nccl ? "nccl" : "custom");
-    o.put("graphs", !noGraphs);
+    o.put("tp", eng.tp);
+    o.put("virtual_ranks", eng.virtualRanks);
+    o.put("allreduce", eng.tp == 1 ? "none" : eng.nccl ? "nccl" : "custom");
+    o.put("graphs", !eng.noGraphs);
     o.put("context", context);
     o.put("warmup", warmup);
     o.put("iters", iters);
     o.put("prefill_iters", plan.prefillIters());
-    o.put("max_batch_tokens", maxBatchTokens);
+    o.put("max_batch_tokens", eng.maxBatchTokens);
     o.put("max_model_len", plan.maxModelLen());
     o.put("kv_cache_tokens", engine.memory().kvTokens());
     o.put("seed", seed);

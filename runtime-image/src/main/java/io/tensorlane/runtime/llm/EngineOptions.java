@@ -10,7 +10,7 @@ import java.nio.file.Path;
  * @param virtualRanks    every rank on GPU 0 (tests of TP on one GPU; timings are not interconnect timings)
  * @param maxSeqs         the most sequences in one step (decode batch)
  * @param maxBatchTokens  the most tokens in one step (prefill chunk budget)
- * @param maxModelLen     the longest sequence (prompt + output); 0 = the model's max_position_embeddings
+ * @param maxModelLen     the longest sequence (prompt + output); 0 = min(max_position_embeddings, 8192)
  * @param kvCacheTokens   KV cache size in tokens; 0 = what the memory fraction leaves after weights and buffers
  * @param memoryFraction  share of each GPU's memory the engine may take (weights, KV, activations, allreduce buffers)
  * @param maxLogitRows    the most logits rows one step produces (≥ maxSeqs; = maxBatchTokens to dump prompt logits)

@@ -86,7 +86,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     if (hd % 32 != 0 || hd > 256) {
       throw new IllegalArgumentException("head_dim " + hd + " is not supported by the attention kernels (a multiple of 32, at most 256)");
     }
-    int maxLen = options.maxModelLen() == 0 ? config.maxPositionEmbeddings() : options.maxModelLen();
+    int maxLen = options.maxModelLen() == 0 ? Math.min(DEFAULT_MAX_MODEL_LEN, config.maxPositionEmbeddings()) : options.maxModelLen();
     if (maxLen > config.maxPositionEmbeddings()) {
       throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's max_position_embeddings " + config.maxPositionEmbeddings());
     }
@@ -187,6 +187,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     }
     log.flush();
   }
+
+  /** The longest sequence when none is given: the model's own limit, at most this (KV and rope tables stay modest). */
+  public static final int DEFAULT_MAX_MODEL_LEN = 8192;
 
   /** Allreduce blocks per virtual rank (each multiprocessor holds two). */
   static final int VIRTUAL_RANK_BLOCKS = 16;

@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.serve;
 
 import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.runtime.cli.EngineArgs;
 import io.tensorlane.runtime.cli.ExitCodes;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -139,17 +140,14 @@ public final class ServeCommand implements Callable<Integer> {
   private int serveModel(java.nio.file.Path dir, PrintWriter out) throws Exception {
     java.util.Map<String, String> env = System.getenv();
     ServeConfig config = ServeConfig.from(env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
-    int maxLen = maxModelLen != null ? maxModelLen : envInt(env, EngineEnv.MAX_MODEL_LENGTH, 0);
-    if (maxLen == 0) {
-      maxLen = Math.min(8192, io.tensorlane.runtime.model.ModelConfig.read(dir).maxPositionEmbeddings());
-    }
-    int batchTokens = maxBatchTokens != null ? maxBatchTokens : envInt(env, EngineEnv.MAX_BATCH_TOKENS, 2048);
-    long kv = kvCacheTokens != null ? kvCacheTokens : envInt(env, EngineEnv.KV_CACHE_TOKENS, 0);
+    int maxLen = maxModelLen != null ? maxModelLen : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));
+    int batchTokens = maxBatchTokens != null ? maxBatchTokens : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
+    long kv = kvCacheTokens != null ? kvCacheTokens : EngineArgs.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
     String name = servedModelName != null ? servedModelName
         : env.getOrDefault(EngineEnv.MODEL, dir.toAbsolutePath().normalize().getFileName().toString());
     io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(dir, config.worldSize(), virtualRanks != null,
         Math.min(maxSeqs, batchTokens), batchTokens, maxLen, kv, config.memoryFraction(), maxSeqs, true,
-        config.allreduce() == ServeConfig.Allreduce.NCCL, ncclLib, 16)
+        config.allreduce() == ServeConfig.Allreduce.NCCL, ncclLib, EngineArgs.BLOCK_SIZE)
         .withAllreducePlan(config.allreduce() == ServeConfig.Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
     out.printf("serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n", name, dir, config.worldSize(),
         virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port());
@@ -184,18 +182,6 @@ public final class ServeCommand implements Callable<Integer> {
         cleaned.countDown();
       }
       return ExitCodes.OK;
-    }
-  }
-
-  private static int envInt(java.util.Map<String, String> env, String name, int dflt) {
-    String v = env.get(name);
-    if (v == null || v.isBlank()) {
-      return dflt;
-    }
-    try {
-      return Integer.parseInt(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " must be a whole number, got '" + v + "'");
     }
   }
 
