@@ -26,11 +26,6 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/tensorlane-out}
 mkdir -p "$OUT"
-T_ALL=$(date +%s)
-BUDGET=${BUDGET:-570}
-left() { echo $(( BUDGET - ($(date +%s) - T_ALL) )); }
-# a step's timeout: min(wanted, time left - reserve), at least 1
-tmo() { local t; t=$(( $(left) - $2 )); [ "$t" -gt "$1" ] && t=$1; [ "$t" -lt 1 ] && t=1; echo "$t"; }
 PY_LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -53,22 +48,8 @@ BENCH_ARGS=${BENCH_ARGS:-}
 Q=""; [ "${QUICK:-0}" = 1 ] && { Q="--quick"; ITERS=10; WARMUP=3; }
 mkdir -p "$W"
 LOG="$OUT/bench.log"
+. "$(dirname "$0")/device-lib.sh"
 : > "$LOG"
-say() { echo "$*" | tee -a "$LOG"; }
-has_step() { [[ " $STEPS " == *" $1 "* ]]; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-# step NAME LOGFILE cmd...: output to LOGFILE, its tail into the combined log; one status line
-step() {
-  local name=$1 logf=$2; shift 2
-  local t0; t0=$(now)
-  "$@" > "$logf" 2>&1
-  local rc=$?
-  say "== $name: exit $rc, $(since "$t0") s ($(left) s left)"
-  [ $rc -ne 0 ] && tail -30 "$logf" | sed 's/^/   | /' | tee -a "$LOG"
-  { echo "---- $name ($logf, last 200 lines)"; tail -200 "$logf"; } >> "$LOG"
-  return $rc
-}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)

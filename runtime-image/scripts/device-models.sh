@@ -43,34 +43,13 @@ TOK_ARGS=${TOK_ARGS:-}
 export MODELS
 mkdir -p "$LOGS"
 LOG="$OUT/models.log"   # written as it goes: a command stopped at the device limit still brings it back
+. "$(dirname "$0")/device-lib.sh"
 : > "$LOG"
-T_ALL=$(date +%s)
-BUDGET=${BUDGET:-570}   # seconds for the whole script (the device tool stops a command at 600 s)
-left() { echo $(( BUDGET - ($(date +%s) - T_ALL) )); }
-# a step's timeout: min(wanted, time left - reserve), at least 1
-tmo() { local t; t=$(( $(left) - $2 )); [ "$t" -gt "$1" ] && t=$1; [ "$t" -lt 1 ] && t=1; echo "$t"; }
 
 NCCL=$($PY -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
 [ -n "$NCCL" ] && export LD_LIBRARY_PATH="$(dirname "$NCCL"):$LD_LIBRARY_PATH"
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 
-say() { echo "$*" | tee -a "$LOG"; }
-has_step() { [[ " $STEPS " == *" $1 "* ]]; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-# runs "$@" with its output in $1 (a log file), appends the log's tail to the combined log; prints a one-line status
-step() {
-  local name=$1 logf=$2; shift 2
-  local t0; t0=$(now)
-  "$@" > "$logf" 2>&1
-  local rc=$?
-  say "== $name: exit $rc, $(since "$t0") s"
-  if [ $rc -ne 0 ]; then
-    tail -40 "$logf" | sed 's/^/   | /' | tee -a "$LOG"
-  fi
-  { echo "---- $name ($logf, last 300 lines)"; tail -300 "$logf"; } >> "$LOG"
-  return $rc
-}
 
 {
   echo "== date: $(date -u +%FT%TZ)  steps: $STEPS  models: $MODELS  tps: $TPS  REAL_TP: ${REAL_TP:-}"
