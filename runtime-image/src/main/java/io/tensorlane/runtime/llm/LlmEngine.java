@@ -363,7 +363,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
       if (timed) {
         Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
       }
-      return new TimedStep(new StepResult(ids, wantLogits && m > 0 ? java.util.Arrays.copyOf(r0.readLogits(m), m * config.vocabSize()) : null),
+      return new TimedStep(new StepResult(ids, wantLogits && m > 0 ? r0.readLogits(m) : null),
           ms[0], replayed);
     });
   }
