@@ -29,7 +29,7 @@ UNSHARE=$(command -v unshare); CHROOT=$(command -v chroot); MOUNT=$(command -v m
 RUN_ARGS=(); RUN_EXPECT=(); RUN_UNTIL=(); RUN_TIMEOUT=(); EXTRA_ENV=()
 if [ $# -eq 0 ]; then
   RUN_ARGS=("--help" "version" "selftest --dry-run" "serve --help" "probe --help")
-  RUN_EXPECT=("Usage:" "tensorlane-runtime [0-9]+\.[0-9]+" "dry run" "Usage: tensorlane-runtime serve" "Usage: tensorlane-runtime probe")
+  RUN_EXPECT=("Usage:" "chat templates: ok" "dry run" "Usage: tensorlane-runtime serve" "Usage: tensorlane-runtime probe")
   RUN_UNTIL=("" "" "" "" ""); RUN_TIMEOUT=(300 300 300 300 300)
 else
   expect="."; until_re=""; timeout_s=300

@@ -15,10 +15,13 @@
 set -euo pipefail
 
 # Modules of the jlinked runtime. Everything the runtime (fabric8 client, JNA, JCuda, picocli, Micrometer) and
-# the Quarkus operator load (jdk.httpserver: serve's health and metrics endpoints); no java.desktop (it would drag X11 libraries in).
+# the Quarkus operator load (jdk.httpserver: serve's health and metrics endpoints); java.desktop for java.beans, which the
+# chat-template engine (Jinjava) needs, with its AWT/sound/imaging native libraries excluded (no X11 libraries come in).
 MODULES=java.base,java.logging,java.management,java.naming,java.net.http,java.sql,java.xml,java.scripting,\
 java.security.jgss,java.security.sasl,java.instrument,java.compiler,java.prefs,jdk.crypto.ec,jdk.crypto.cryptoki,\
-jdk.management,jdk.net,jdk.unsupported,jdk.zipfs,jdk.naming.dns,jdk.httpserver
+jdk.management,jdk.net,jdk.unsupported,jdk.zipfs,jdk.naming.dns,jdk.httpserver,java.desktop
+# java.desktop's native libraries (AWT, fonts, sound, imaging): java.beans needs none of them
+DESKTOP_NATIVES='glob:/java.desktop/lib/*'
 IMAGE_UID=1000
 IMAGE_GID=1000
 
@@ -45,7 +48,7 @@ make_jre() { # <jdk> <out>
   local jdk=$1 out=$2
   rm -rf "$out"
   "$jdk/bin/jlink" --module-path "$jdk/jmods" --add-modules "$MODULES" --strip-debug --no-man-pages \
-    --no-header-files --compress=2 --output "$out" >&2
+    --no-header-files --compress=2 --exclude-files="$DESKTOP_NATIVES" --output "$out" >&2
   # Debian's JDK links legal notices and the CA store to /etc: keep the content, not the links.
   find "$out" -type l | while read -r l; do cp --remove-destination "$(readlink -f "$l")" "$l"; done
   "$out/bin/java" -version >/dev/null 2>&1 || die "jlinked runtime in $out does not start"

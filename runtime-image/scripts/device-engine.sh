@@ -15,6 +15,7 @@ export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LI
 # NVLink multicast stays off on the multi-GPU machines (NCCL NVLS, symmetric memory, NVSHMEM).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 BENCH_WORLD=${BENCH_WORLD:-8}   # 8 virtual ranks on one GPU; on a 2/4/8-GPU machine: the GPU count (real P2P ranks)
+bash "$(dirname "$0")/device-unpack.sh" || exit 2   # .device/bundle.tar.xz -> .device/jre, .device/app
 JAVA=".device/jre/bin/java -Xmx16g -XX:+UseParallelGC"
 APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
 run() { $JAVA -jar "$APP" "$@"; }

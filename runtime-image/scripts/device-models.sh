@@ -24,6 +24,7 @@ export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LI
 # NVLink multicast stays off on the multi-GPU machines (NCCL NVLS, symmetric memory, NVSHMEM).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=true HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+bash "$(dirname "$0")/device-unpack.sh" || exit 2   # .device/bundle.tar.xz -> .device/jre, .device/app
 JAVA=".device/jre/bin/java -Xmx4g"
 APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
 # the Java engine gets the library path above; python gets the driver's directory and the original path only (a

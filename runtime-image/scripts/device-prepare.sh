@@ -1,36 +1,46 @@
 #!/usr/bin/env bash
-# Prepares .device/ (ignored by git; carried to the GPU machine with carry: [".device"]): a jlinked JRE and the runtime
-# jar with only the libraries the engine's commands need (most of the probe's Kubernetes client stays behind to fit the
-# 64 MiB carry; the tokenizers jar keeps only its linux-x86_64 native library).
+# Prepares .device/ (ignored by git; carried to the GPU machine with carry: [".device"]): one xz archive,
+# .device/bundle.tar.xz, holding a jlinked JRE and the runtime jar with the libraries the engine's commands need (most
+# of the probe's Kubernetes client stays behind). The device tool carries at most 64 MiB with the working tree; the JRE
+# and jars take ~100 MiB unpacked and ~45 MiB as xz. The GPU scripts unpack it with scripts/device-unpack.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >> .git/info/exclude
 rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
 mvn -B -o -q -pl kernels,runtime-image install -DskipTests -Dtensorlane.skipImages
-rm -rf .device && mkdir -p .device/app/lib
-jlink --add-modules java.base,java.logging,java.management,jdk.unsupported,jdk.httpserver --strip-debug --no-man-pages --no-header-files \
-  --compress=2 --output .device/jre
-cp runtime-image/target/tensorlane-runtime-0.1.0-SNAPSHOT.jar .device/app/
+stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/app/lib"
+# The production image's module list (hack/images.sh, one source of truth) and its exclusion of java.desktop's natives.
+# No jlink compression: xz does better over the whole tree.
+modules=$(awk '/^MODULES=/{f=1} f{print} f&&!/\\$/{exit}' hack/images.sh | sed 's/^MODULES=//; s/\\$//' | tr -d '\n')
+excludes=$(sed -n "s/^DESKTOP_NATIVES='\(.*\)'$/\1/p" hack/images.sh)
+[ -n "$modules" ] && [ -n "$excludes" ] || { echo "device-prepare: no MODULES/DESKTOP_NATIVES in hack/images.sh" >&2; exit 1; }
+jlink --add-modules "$modules" --strip-debug --no-man-pages --no-header-files --exclude-files="$excludes" --output "$stage/jre"
+cp runtime-image/target/tensorlane-runtime-0.1.0-SNAPSHOT.jar "$stage/app/"
 # kubernetes-client-api, -model-common and tensorlane-crd: picocli reflects on the probe command's fields at start-up;
 # api/gson/commons-compress/slf4j-api: what DJL's tokenizers binding needs; vertx/netty: serve's HTTP server; jinjava and
-# its guava/re2j/commons-*/java-ipv6/javassist: chat templates; micrometer/prometheus/HdrHistogram/LatencyUtils: metrics
+# its guava/re2j/commons-*/java-ipv6/javassist/jackson-datatype/-yaml/snakeyaml/big-math/immutables: chat
+# templates; micrometer/prometheus/HdrHistogram/LatencyUtils: metrics
 for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jcublas jna- picocli tensorlane-kernels \
   kubernetes-client-api kubernetes-model-common tensorlane-crd tokenizers- api- gson- commons-compress slf4j-api \
   vertx-core netty- jinjava guava failureaccess re2j commons-lang3 commons-net java-ipv6 javassist \
+  jackson-datatype jackson-dataformat-yaml snakeyaml big-math immutables-exceptions commons-io commons-codec \
   micrometer prometheus HdrHistogram LatencyUtils; do
-  cp runtime-image/target/lib/$j*.jar .device/app/lib/
+  cp runtime-image/target/lib/$j*.jar "$stage/app/lib/"
 done
-# only the natives the engine loads: the tokenizers library for linux-x86_64, JCuda's driver and runtime bindings
-zip -q -d .device/app/lib/tokenizers-*.jar 'native/lib/osx-*' 'native/lib/linux-aarch64/*' 'native/lib/win-*' >/dev/null
-zip -q -d .device/app/lib/jcuda-natives-*.jar 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' >/dev/null
-# native symbols the GPU runs never need (the device tool carries at most 64 MiB with the working tree)
+# only the natives the engine loads: linux-x86_64 for tokenizers and JNA, JCuda's driver and runtime bindings
+zip -q -d "$stage"/app/lib/tokenizers-*.jar 'native/lib/osx-*' 'native/lib/linux-aarch64/*' 'native/lib/win-*' >/dev/null
+zip -q -d "$stage"/app/lib/jcuda-natives-*.jar 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' >/dev/null
+jna=$(ls "$stage"/app/lib/jna-*.jar)
+unzip -Z1 "$jna" | grep -E '^com/sun/jna/[^/]+/[^/]*jnidispatch' | grep -v '/linux-x86-64/' | xargs zip -q -d "$jna" >/dev/null
 if command -v strip >/dev/null; then
-  strip --strip-unneeded .device/jre/lib/server/libjvm.so
-  t=$(mktemp -d); so=native/lib/linux-x86_64/cpu/libtokenizers.so; jar=$(ls "$PWD"/.device/app/lib/tokenizers-*.jar)
+  strip --strip-unneeded "$stage/jre/lib/server/libjvm.so"
+  t=$(mktemp -d); so=native/lib/linux-x86_64/cpu/libtokenizers.so; jar=$(ls "$stage"/app/lib/tokenizers-*.jar)
   (cd "$t" && unzip -q "$jar" "$so" && strip --strip-unneeded "$so" && zip -q "$jar" "$so")
   rm -rf "$t"
 fi
-du -sh .device
+rm -rf .device && mkdir -p .device
+tar -C "$stage" -cf - jre app | xz -T0 -6 > .device/bundle.tar.xz
 tree_kib=$(git ls-files -z | du -c --files0-from=- -k | tail -1 | cut -f1)
 device_kib=$(du -sk .device | cut -f1)
 echo "working tree ~$((tree_kib / 1024)) MiB + .device $((device_kib / 1024)) MiB (the device tool carries at most 64 MiB)"

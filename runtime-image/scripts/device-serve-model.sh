@@ -17,6 +17,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
 PY="env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 python3"
 NCCL=$($PY -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
 [ -n "$NCCL" ] && export LD_LIBRARY_PATH="$NCCL:$LD_LIBRARY_PATH"
+bash "$(dirname "$0")/device-unpack.sh" || exit 2   # .device/bundle.tar.xz -> .device/jre, .device/app
 JAVA=".device/jre/bin/java -Xmx4g"
 APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
 MODELDIR=${MODELDIR:-/tmp/tl-models}

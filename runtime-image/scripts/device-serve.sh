@@ -40,6 +40,7 @@ OUT=${OUT:-/tmp/tensorlane-out}/serve
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+bash "$(dirname "$0")/device-unpack.sh" || exit 2   # .device/bundle.tar.xz -> .device/jre, .device/app
 JAVA="$DEV/jre/bin/java -Xmx8g"
 APP="$DEV/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
 PORT=${SERVE_PORT:-18080}

@@ -11,6 +11,7 @@ OUT=${OUT:-/tmp/tensorlane-out}
 W=$(mktemp -d)
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+bash "$(dirname "$0")/device-unpack.sh" || exit 2   # .device/bundle.tar.xz -> .device/jre, .device/app
 JAVA=".device/jre/bin/java -Xmx8g"
 APP=.device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar
 NCCL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)

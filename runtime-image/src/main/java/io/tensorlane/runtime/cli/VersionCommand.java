@@ -2,7 +2,9 @@ package io.tensorlane.runtime.cli;
 
 import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.chat.ChatTemplate;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -23,7 +25,21 @@ public final class VersionCommand implements Callable<Integer> {
       kernels = "MISSING (built with -Dtensorlane.skipNvcc)";
     }
     return List.of("tensorlane-runtime " + version(), "kernels: " + kernels, "java: " + System.getProperty("java.version"),
-        "jcuda: 12.0.0 (driver API)");
+        "jcuda: 12.0.0 (driver API)", "chat templates: " + chatTemplates());
+  }
+
+  /**
+   * Renders a one-line template: the chat-template engine needs java.beans (module java.desktop), which a jlinked
+   * runtime may lack; the image smoke test reads this line, so a runtime without it fails the build, not a request.
+   */
+  static String chatTemplates() {
+    try {
+      String out = ChatTemplate.compile("{% for m in messages %}{{ m['role'] }}:{{ m.content | trim }}{% endfor %}")
+          .render(List.of(Map.of("role", "user", "content", " hi ")), false, null);
+      return "user:hi".equals(out) ? "ok" : "WRONG (rendered '" + out + "')";
+    } catch (RuntimeException | LinkageError e) {
+      return "UNAVAILABLE (" + e + ")";
+    }
   }
 
   @Override

@@ -44,10 +44,14 @@ public final class Communicator implements AutoCloseable {
   private int maxBlocks;
   private int nextSlot = BufferLayout.FIXED_POINTER_SLOTS;
   private volatile boolean broken;
+  /** Virtual ranks only: host barriers around each allreduce launch (see LaunchFence); null otherwise. */
+  private final LaunchFence fence;
   private volatile Rank.Fallback fallback;
   private boolean closed;
 
   private Communicator(CommunicatorConfig config) {
+    this.fence = config.virtual() && config.devices().size() > 1
+        ? new LaunchFence(config.devices().size(), Math.max(config.timeoutMillis(), 30_000)) : null;
     this.config = config;
   }
 
@@ -165,6 +169,11 @@ public final class Communicator implements AutoCloseable {
     this.fallback = fallback;
   }
 
+  /** The launch fence of virtual ranks, or null. */
+  LaunchFence fence() {
+    return fence;
+  }
+
   Rank.Fallback fallback() {
     return fallback;
   }
@@ -173,7 +182,16 @@ public final class Communicator implements AutoCloseable {
   public <T> List<T> onEachRank(Function<Rank, T> fn) {
     List<Future<T>> futures = new ArrayList<>();
     for (Rank r : ranks) {
-      futures.add(r.submit(() -> fn.apply(r)));
+      futures.add(r.submit(() -> {
+        try {
+          return fn.apply(r);
+        } catch (RuntimeException | Error e) {
+          if (fence != null) {
+            fence.breakAll(); // peers waiting at the launch fence for this rank get an error instead of the timeout
+          }
+          throw e;
+        }
+      }));
     }
     List<T> out = new ArrayList<>();
     RuntimeException first = null;

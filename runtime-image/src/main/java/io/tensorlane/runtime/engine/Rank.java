@@ -200,17 +200,27 @@ public final class Rank implements AutoCloseable {
       return;
     }
     long in = Cuda.address(input);
-    Integer slot;
+    Integer registeredSlot;
     synchronized (registered) {
-      slot = registered.get(in);
+      registeredSlot = registered.get(in);
     }
-    if (slot == null) {
-      // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
-      // no peer still reads it; stream order puts this copy before our kernel's start barrier.
-      Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
-      slot = 0;
+    Runnable enqueue = () -> {
+      int slot = 0;
+      if (registeredSlot == null) {
+        // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
+        // no peer still reads it; stream order puts this copy before our kernel's start barrier.
+        Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
+      } else {
+        slot = registeredSlot;
+      }
+      launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
+    };
+    LaunchFence fence = comm.fence();
+    if (fence != null) {
+      fence.around(enqueue);
+    } else {
+      enqueue.run();
     }
-    launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
   }
 
   private void launch(Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {

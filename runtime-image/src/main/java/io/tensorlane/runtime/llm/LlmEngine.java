@@ -119,8 +119,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2)
         : options.table() != null && options.table().maxBytes() - 1 <= bl.maxMessageBytes() ? options.table()
         : AlgorithmTable.defaults(world, bl.maxMessageBytes());
-    if (sharing && !ModuleLoading.eagerUnlessSet()) {
-      log.println("engine: warning: " + ModuleLoading.ENV + " is not EAGER; virtual ranks may deadlock when a kernel is loaded lazily");
+    if (sharing) {
+      SharedContextEnv.apply().forEach(w -> log.println("engine: warning: " + w));
     }
     comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
     boolean virtual = comm.config().virtual();
