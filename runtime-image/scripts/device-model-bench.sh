@@ -103,7 +103,7 @@ if has_step ours; then
   step "bench-model tp1" "$W/ours-tp1.log" timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 1 --batches "$BATCHES" \
     --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" --max-seconds $(( t - 15 )) \
     --label tp1 --json "$W/ours-tp1.json" $BENCH_ARGS
-  grep -vE '^engine: loaded [0-9.]+ GB$' "$W/ours-tp1.log" | grep -E '^(bench-model|load|engine:| batch| +[0-9]+ |prefill)' | tee -a "$LOG"
+  grep -vE '^engine: loaded [0-9.]+ GB$' "$W/ours-tp1.log" | grep -E '^(bench-model|load|engine:| batch| +[0-9]+ |prefill| +ops)' | tee -a "$LOG"
 fi
 
 # ---- transformers

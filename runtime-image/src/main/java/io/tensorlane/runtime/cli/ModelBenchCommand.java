@@ -17,7 +17,9 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
@@ -84,6 +86,10 @@ public final class ModelBenchCommand implements Callable<Integer> {
   @Option(names = "--max-seconds", defaultValue = "0", description = "Skip the measurements that would start after this many seconds "
       + "from the start (0 = no limit); the JSON says which were skipped.")
   double maxSeconds;
+
+  @Option(names = "--op-breakdown", description = "After each measurement, one more eager pass with a CUDA event after every operation: "
+      + "GPU ms per operation (attention, each GEMM, norms, allreduces, ...), printed and in the JSON.")
+  boolean opBreakdown;
 
   @Option(names = "--label", description = "Free text copied into the JSON (e.g. 'tp2-custom').")
   String label;
@@ -183,10 +189,11 @@ public final class ModelBenchCommand implements Callable<Integer> {
   }
 
   /** One decode measurement. */
-  record DecodeResult(int batch, int firstPosition, int lastPosition, int graphReplayedSteps, ModelBenchStats wallMs, ModelBenchStats gpuMs) {}
+  record DecodeResult(int batch, int firstPosition, int lastPosition, int graphReplayedSteps, ModelBenchStats wallMs, ModelBenchStats gpuMs,
+      Map<String, Double> ops) {}
 
   /** The prefill measurement. */
-  record PrefillResult(int tokens, int chunks, ModelBenchStats wallMs, ModelBenchStats gpuMs) {}
+  record PrefillResult(int tokens, int chunks, ModelBenchStats wallMs, ModelBenchStats gpuMs, Map<String, Double> ops) {}
 
   private final long startNanos = System.nanoTime();
   private final List<DecodeResult> decodes = new ArrayList<>();
@@ -226,6 +233,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "%6d %8d %7d %8d | %15.3f %7.3f %7.3f | %14.3f %7.3f %7.3f | %15.1f%n", b, context, iters, r.graphReplayedSteps(),
             r.wallMs().median(), r.wallMs().p10(), r.wallMs().p90(), r.gpuMs().median(), r.gpuMs().p10(), r.gpuMs().p90(),
             b * 1000.0 / r.wallMs().median());
+        printOps(out, r.ops());
         out.flush();
         writeJson(false);
       }
@@ -239,6 +247,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
                   + "gpu median %.3f ms = %.1f tokens/s%n", prefill.tokens(), prefill.chunks(), eng.maxBatchTokens, prefill.wallMs().median(),
               prefill.wallMs().p10(), prefill.wallMs().p90(), prefill.tokens() * 1000.0 / prefill.wallMs().median(), prefill.gpuMs().median(),
               prefill.tokens() * 1000.0 / prefill.gpuMs().median());
+          printOps(out, prefill.ops());
         }
       }
       writeJson(true);
@@ -288,6 +297,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
       double[] wall = new double[iters];
       double[] gpu = new double[iters];
       int replays = 0;
+      StepBatch last = null;
       for (int k = 0; k < warmup + iters; k++) {
         int pos = context + k;
         StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
@@ -296,6 +306,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
           sb.add(t, randomIds(rng, 1, vocab), pos, StepBatch.Logits.LAST);
         }
         StepBatch step = sb.build();
+        last = step;
         long s = System.nanoTime();
         LlmEngine.TimedStep ts = engine.timedStep(step);
         long e = System.nanoTime();
@@ -305,7 +316,8 @@ public final class ModelBenchCommand implements Callable<Integer> {
           replays += ts.graphReplayed() ? 1 : 0;
         }
       }
-      return new DecodeResult(batch, context, context + warmup + iters - 1, replays, ModelBenchStats.of(wall), ModelBenchStats.of(gpu));
+      Map<String, Double> ops = opBreakdown && last != null ? engine.profileStep(last) : null;
+      return new DecodeResult(batch, context, context + warmup + iters - 1, replays, ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
     } finally {
       for (List<Integer> t : tables) {
         alloc.release(t);
@@ -343,9 +355,35 @@ public final class ModelBenchCommand implements Callable<Integer> {
           gpu[k - warmup] = g;
         }
       }
-      return new PrefillResult(prefillTokens, steps.size(), ModelBenchStats.of(wall), ModelBenchStats.of(gpu));
+      Map<String, Double> ops = null;
+      if (opBreakdown) {
+        ops = new LinkedHashMap<>();
+        for (StepBatch sb : steps) {
+          Map<String, Double> sum = ops;
+          engine.profileStep(sb).forEach((k, v) -> sum.merge(k, v, Double::sum));
+        }
+      }
+      return new PrefillResult(prefillTokens, steps.size(), ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
     } finally {
       alloc.release(table);
+    }
+  }
+
+  /** One line of GPU ms per operation (--op-breakdown): total, then each operation with its share. */
+  private static void printOps(PrintWriter out, Map<String, Double> ops) {
+    if (ops == null) {
+      return;
+    }
+    double total = ops.values().stream().mapToDouble(Double::doubleValue).sum();
+    StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "        ops (one eager pass, gpu ms): total %.3f:", total));
+    ops.forEach((k, v) -> b.append(String.format(Locale.ROOT, " %s %.3f (%.0f%%)", k, v, total > 0 ? 100 * v / total : 0)));
+    out.println(b);
+  }
+
+  private static void putOps(ObjectNode o, Map<String, Double> ops) {
+    if (ops != null) {
+      ObjectNode n = o.putObject("ops_gpu_ms_eager");
+      ops.forEach(n::put);
     }
   }
 
@@ -454,6 +492,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
       stats(x, "gpu_ms", r.gpuMs());
       x.put("tokens_per_s", r.batch() * 1000.0 / r.wallMs().median());
       x.put("tokens_per_s_gpu", r.batch() * 1000.0 / r.gpuMs().median());
+      putOps(x, r.ops());
     }
     if (prefill != null) {
       ObjectNode p = o.putObject("prefill");
@@ -463,6 +502,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
       stats(p, "gpu_ms", prefill.gpuMs());
       p.put("tokens_per_s", prefill.tokens() * 1000.0 / prefill.wallMs().median());
       p.put("tokens_per_s_gpu", prefill.tokens() * 1000.0 / prefill.gpuMs().median());
+      putOps(p, prefill.ops());
     }
     ArrayNode sk = o.putArray("skipped");
     skipped.forEach(sk::add);

@@ -57,6 +57,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   private long weightBytes;
   /** Start/end events on rank 0's stream for {@link #timedStep} (created by rank 0's thread on first use). */
   private CUevent[] timing;
+  private OpTimer opTimer; // rank 0's, for profileStep
 
   private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
     this.options = options;
@@ -368,6 +369,35 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     });
   }
 
+  /**
+   * One eager forward pass of {@code batch} (never a graph) with a CUDA event after every operation on rank 0: GPU
+   * milliseconds per operation, summed over layers, in the order of the pass (bench-model --op-breakdown). The events
+   * add a little time of their own; the sum is close to, not equal to, a step's time.
+   */
+  public Map<String, Double> profileStep(StepBatch batch) {
+    comm.onEachRank(r -> {
+      RankModel model = ranks.get(r.index());
+      model.uploadInputs(batch);
+      OpTimer t = OpTimer.OFF;
+      if (r.index() == 0) {
+        if (opTimer == null) {
+          opTimer = OpTimer.create();
+        }
+        t = opTimer;
+      }
+      model.profileWith(t);
+      try {
+        t.begin(r.stream());
+        model.forward(batch.tokens(), batch.logitTokens().length);
+      } finally {
+        model.profileWith(OpTimer.OFF);
+      }
+      r.synchronize();
+      return null;
+    });
+    return comm.rank(0).call(() -> opTimer.millis());
+  }
+
   /** The decode-graph bucket for {@code n} sequences: the next power of two, at most maxSeqs. */
   int bucket(int n) {
     return bucketFor(n, options.maxSeqs());
@@ -396,6 +426,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             for (CUevent e : timing) {
               cuEventDestroy(e);
             }
+          }
+          if (r.index() == 0 && opTimer != null) {
+            opTimer.close();
           }
           RankModel m = ranks.size() > r.index() ? ranks.get(r.index()) : null;
           if (m != null) {

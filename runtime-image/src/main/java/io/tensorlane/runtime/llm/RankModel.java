@@ -48,6 +48,7 @@ final class RankModel implements AutoCloseable {
   }
 
   final Rank rank;
+  private OpTimer timer = OpTimer.OFF;
   final ModelConfig cfg;
   final TpLayout tpl;
   final DType dt;
@@ -256,6 +257,7 @@ final class RankModel implements AutoCloseable {
       return addr(in);
     }
     rank.allReduce(in, out, count, type, rank.stream());
+    mark("allreduce");
     return addr(out);
   }
 
@@ -264,29 +266,42 @@ final class RankModel implements AutoCloseable {
     var s = rank.stream();
     float eps = (float) cfg.rmsNormEps();
     kernels.embed(dt, ids, n, w("embed"), tpl.vocabStart(rank.index()), tpl.vocabRows(rank.index()), hidden, addr(part), s);
+    mark("embed");
     long delta = reduce((long) n * hidden, dt, part, red);
     int qkvCols = (hq + 2 * hk) * hd;
     float scale = (float) (1.0 / Math.sqrt(hd));
     for (int l = 0; l < cfg.numLayers(); l++) {
       String p = "layers." + l + ".";
       kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
+      mark("norm");
       blas.linear(dt, xn, w(p + "qkv"), qkv, dt, n, hidden, qkvCols, qkvCols);
+      mark("gemm qkv");
       long kc = kvBase + 2L * l * kvLayerBytes;
       long vc = kc + kvLayerBytes;
       kernels.qkvRope(dt, qkv, wOrZero(p + "qkv_bias"), wOrZero(p + "q_norm"), wOrZero(p + "k_norm"), eps, cos, sin, positions, slots,
           q, kc, vc, n, hq, hk, hd, s);
+          mark("rope+kv write");
       kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, n, hq, hk, hd, scale, s);
+      mark("attention");
       blas.linear(dt, attn, w(p + "o"), addr(part), dt, n, hq * hd, hidden, hidden);
+      mark("gemm o");
       delta = reduce((long) n * hidden, dt, part, red);
       kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
+      mark("norm");
       blas.linear(dt, xn, w(p + "gate_up"), gateUp, dt, n, hidden, 2 * inter, 2 * inter);
+      mark("gemm gate_up");
       kernels.siluMul(dt, gateUp, act, n, inter, s);
+      mark("silu*up");
       blas.linear(dt, act, w(p + "down"), addr(part), dt, n, inter, hidden, hidden);
+      mark("gemm down");
       delta = reduce((long) n * hidden, dt, part, red);
     }
     kernels.addRmsNorm(dt, residual, delta, w("final_norm"), xn, n, hidden, eps, 1, s);
+    mark("norm");
     kernels.gatherRows(dt, xn, logitTokens, xl, m, hidden, s);
+    mark("gather");
     blas.linear(dt, xl, w("lm_head"), addr(logitsLocal), DType.fp32, m, hidden, vr, vr);
+    mark("gemm lm_head");
     if (tpl.tp() > 1) {
       Cuda.check(cuMemsetD32Async(logitsFull, 0, (long) m * vpad, s), "cuMemsetD32Async(logits)");
       CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
@@ -300,10 +315,21 @@ final class RankModel implements AutoCloseable {
       c.Height = m;
       Cuda.check(cuMemcpy2DAsync(c, s), "gather logits");
       rank.allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32, s);
+      mark("logits gather");
     }
     if (rank.index() == 0) {
       kernels.argmax(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), outIds, s);
+      mark("argmax");
     }
+  }
+
+  /** Times every operation of the following eager passes with {@code t} ({@link OpTimer#OFF}: none). */
+  void profileWith(OpTimer t) {
+    timer = t;
+  }
+
+  private void mark(String label) {
+    timer.mark(label, rank.stream());
   }
 
   /** Row stride (floats) of the final logits. */
