@@ -307,6 +307,209 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
   }
 }
 
+// ---- paged causal attention, split keys (the fast path) -------------------------------------------------------
+// Same inputs and output as tl_attention, for hd = 64 * NV (NV = 1, 2, 4). A block serves GH query heads that share a
+// kv head (GH = 1, 2, 4, dividing hq / hk) for one query token and one of S = gridDim.z equal slices of its keys.
+// The block's 16 groups of 8 lanes each walk keys group, group + 16, ... of the slice, two at a time: the 8 lanes of a
+// group hold 8 * NV consecutive elements of the key's row (16-byte loads of K and V), so a score is 8 * NV fused
+// multiply-adds per lane and three shuffles, and every group keeps its own online-softmax state (no cross-group
+// traffic inside the loop). The groups of a warp merge through shuffles, the warps through shared memory.
+// S == 1: the block writes out. S > 1: it writes (max, sum, acc[hd]) to ws[((t * hq + h) * S + z) * (hd + 2)] and
+// tl_attn_combine merges the slices. S depends only on the launch (the host picks it from n and the heads), so a
+// captured graph stays valid for any context length.
+// Launch: grid (n, hk * (hq / hk / GH), S), block 128.
+constexpr int kSplitWarps = 4;
+template <typename T, int GH, int NV>
+__device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, const T* v_cache, const int* block_tables,
+                                              const int* token_seq, const int* token_pos, int max_blocks_per_seq,
+                                              int block_size, T* out, float* ws, int n, int hq, int hk, float scale) {
+  constexpr int HD = 64 * NV;  // head dim
+  constexpr int E = 8 * NV;    // elements per lane
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NVEC = E / V;  // 16-byte loads per lane per row
+  __shared__ __align__(16) float sq[GH * HD];
+  __shared__ float sacc[kSplitWarps][GH * HD];
+  __shared__ float sml[kSplitWarps][GH][2];
+  const int t = blockIdx.x;
+  if (t >= n) return;
+  const int G = hq / hk;
+  const int hgroups = G / GH;
+  const int kvh = blockIdx.y / hgroups;
+  const int h0 = kvh * G + (blockIdx.y - kvh * hgroups) * GH;
+  const int z = blockIdx.z, S = gridDim.z;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = lane >> 3, r = lane & 7;
+  const unsigned gmask = 0xffu << (grp * 8);
+  const int s = token_seq[t], p = token_pos[t];
+  const int* bt = block_tables + (long long)s * max_blocks_per_seq;
+  const int nkeys = p + 1;
+  const int chunk = (nkeys + S - 1) / S;
+  const int k0 = z * chunk, k1 = min(nkeys, k0 + chunk);
+  const float sc = scale * kLog2e;
+  const long long qBase = ((long long)t * hq + h0) * HD;
+  // sq[h][e][r] = q[h][r * E + e]: lane r of a group reads word r of a row, no bank conflicts
+  for (int idx = threadIdx.x; idx < GH * HD; idx += blockDim.x) {
+    const int h = idx / HD, d = idx - h * HD;
+    sq[h * HD + (d % E) * 8 + d / E] = ld(q, qBase + idx) * sc;
+  }
+  __syncthreads();
+
+  const long long headStride = (long long)hk * HD;
+  const long long kvOff = (long long)kvh * HD + r * E;
+  float m[GH], l[GH], acc[GH][E];
+#pragma unroll
+  for (int h = 0; h < GH; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < E; ++e) acc[h][e] = 0.0f;
+  }
+  constexpr int STEP = kSplitWarps * 4;  // groups per block
+  for (int j = k0 + warp * 4 + grp; j < k1; j += 2 * STEP) {
+    const bool two = j + STEP < k1;
+    uint4 kraw[2][NVEC], vraw[2][NVEC];
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      if (u == 0 || two) {
+        const int jj = j + u * STEP;
+        const long long slot = (long long)bt[jj / block_size] * block_size + (jj % block_size);
+        const uint4* kr = reinterpret_cast<const uint4*>(k_cache + slot * headStride + kvOff);
+        const uint4* vr = reinterpret_cast<const uint4*>(v_cache + slot * headStride + kvOff);
+#pragma unroll
+        for (int c = 0; c < NVEC; ++c) {
+          kraw[u][c] = __ldg(kr + c);
+          vraw[u][c] = __ldg(vr + c);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      if (u == 1 && !two) break;
+      float d[GH];
+#pragma unroll
+      for (int h = 0; h < GH; ++h) d[h] = 0.0f;
+#pragma unroll
+      for (int c = 0; c < NVEC; ++c) {
+        union {
+          uint4 raw;
+          T e[V];
+        } kk;
+        kk.raw = kraw[u][c];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const float kf = Cv<T>::f(kk.e[v]);
+#pragma unroll
+          for (int h = 0; h < GH; ++h) d[h] = fmaf(kf, sq[h * HD + (c * V + v) * 8 + r], d[h]);
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < GH; ++h) {
+        d[h] += __shfl_xor_sync(gmask, d[h], 1);
+        d[h] += __shfl_xor_sync(gmask, d[h], 2);
+        d[h] += __shfl_xor_sync(gmask, d[h], 4);
+      }
+      float vf[E];
+#pragma unroll
+      for (int c = 0; c < NVEC; ++c) {
+        union {
+          uint4 raw;
+          T e[V];
+        } vv;
+        vv.raw = vraw[u][c];
+#pragma unroll
+        for (int v = 0; v < V; ++v) vf[c * V + v] = Cv<T>::f(vv.e[v]);
+      }
+#pragma unroll
+      for (int h = 0; h < GH; ++h) {
+        const float mn = fmaxf(m[h], d[h]);
+        const float corr = exp2f(m[h] - mn);  // m = -inf before the first key: 0
+        const float pj = exp2f(d[h] - mn);
+        l[h] = l[h] * corr + pj;
+#pragma unroll
+        for (int e = 0; e < E; ++e) acc[h][e] = fmaf(pj, vf[e], acc[h][e] * corr);
+        m[h] = mn;
+      }
+    }
+  }
+  // the warp's four groups -> one state (shuffles across groups: xor 8 and 16)
+#pragma unroll
+  for (int h = 0; h < GH; ++h) {
+    float M = m[h];
+    M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, 8));
+    M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, 16));
+    const float f = m[h] == -INFINITY ? 0.0f : exp2f(m[h] - M);
+    float L = l[h] * f;
+    L += __shfl_xor_sync(0xffffffffu, L, 8);
+    L += __shfl_xor_sync(0xffffffffu, L, 16);
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      float a = acc[h][e] * f;
+      a += __shfl_xor_sync(0xffffffffu, a, 8);
+      a += __shfl_xor_sync(0xffffffffu, a, 16);
+      acc[h][e] = a;
+    }
+    if (grp == 0) {
+#pragma unroll
+      for (int e = 0; e < E; ++e) sacc[warp][h * HD + r * E + e] = acc[h][e];
+      if (r == 0) {
+        sml[warp][h][0] = M;
+        sml[warp][h][1] = L;
+      }
+    }
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < GH * HD; idx += blockDim.x) {
+    const int h = idx / HD, dd = idx - h * HD;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kSplitWarps; ++w) M = fmaxf(M, sml[w][h][0]);
+    float L = 0.0f, v = 0.0f;
+    if (M != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kSplitWarps; ++w) {
+        const float f = sml[w][h][0] == -INFINITY ? 0.0f : exp2f(sml[w][h][0] - M);
+        L += sml[w][h][1] * f;
+        v += sacc[w][idx] * f;
+      }
+    }
+    if (S == 1) {
+      out[qBase + idx] = Cv<T>::t(v / L);
+    } else {
+      float* rec = ws + (((long long)t * hq + h0 + h) * S + z) * (HD + 2);
+      rec[2 + dd] = v;
+      if (dd == 0) {
+        rec[0] = M;  // -inf: this slice held no key of the token
+        rec[1] = L;
+      }
+    }
+  }
+}
+
+// Merges the S slices of tl_attn_split: out[t, h, :] = sum_z f_z acc_z / sum_z f_z sum_z, f_z = 2^(max_z - max).
+// Launch: grid (n, hq), block 128.
+template <typename T>
+__device__ __forceinline__ void tl_attn_combine(const float* ws, T* out, int n, int hq, int hd, int S) {
+  const int t = blockIdx.x, h = blockIdx.y;
+  if (t >= n) return;
+  const float* base = ws + ((long long)t * hq + h) * S * (hd + 2);
+  float M = -INFINITY;
+  for (int z = 0; z < S; ++z) M = fmaxf(M, base[(long long)z * (hd + 2)]);
+  float L = 0.0f;
+  for (int z = 0; z < S; ++z) {
+    const float mz = base[(long long)z * (hd + 2)];
+    if (mz != -INFINITY) L += base[(long long)z * (hd + 2) + 1] * exp2f(mz - M);
+  }
+  const float invL = 1.0f / L;
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float v = 0.0f;
+    for (int z = 0; z < S; ++z) {
+      const float mz = base[(long long)z * (hd + 2)];
+      if (mz != -INFINITY) v += base[(long long)z * (hd + 2) + 2 + d] * exp2f(mz - M);
+    }
+    out[((long long)t * hq + h) * hd + d] = Cv<T>::t(v * invL);
+  }
+}
+
 // ---- SwiGLU ---------------------------------------------------------------------------------------------------
 // gate_up [n, 2*inter], row = [gate (inter) | up (inter)]; out [n, inter] = silu(gate) * up, silu(x) = x/(1+e^-x).
 // Launch: grid-stride over n*inter elements (64-bit index), block 256, grid min(ceil(n*inter/256), 65535).
@@ -357,6 +560,66 @@ __device__ __forceinline__ void tl_gather_rows(const T* in, const int* rows, T* 
       float scale) {                                                                                               \
     tl_attention<T>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, block_size, out,  \
                     n, hq, hk, hd, scale);                                                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v1_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 1, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v2_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 1, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v4_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 1, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v1_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 2, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v2_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 2, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v4_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 2, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v1_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 4, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v2_##SUF(                            \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
+      float scale) {                                                                                              \
+    tl_attn_split<T, 4, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
+                              block_size, out, ws, n, hq, hk, scale);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_combine_##SUF(const float* ws, T* out, int n, int hq, \
+                                                                         int hd, int S) {                         \
+    tl_attn_combine<T>(ws, out, n, hq, hd, S);                                                                     \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_silu_mul_##SUF(const T* gate_up, T* out, int n, int inter) { \
     tl_silu_mul<T>(gate_up, out, n, inter);                                                                        \

@@ -12,7 +12,9 @@ public final class Kernels {
   public static final String MODEL_FATBIN_RESOURCE = "io/tensorlane/kernels/tl_model.fatbin";
   /** Model kernels instantiated per element type: {@code <base>_bf16} and {@code <base>_fp16}. */
   public static final java.util.List<String> MODEL_TYPED_KERNELS =
-      java.util.List.of("tl_embed", "tl_add_rmsnorm", "tl_qkv_rope", "tl_attention", "tl_silu_mul", "tl_gather_rows");
+      java.util.List.of("tl_embed", "tl_add_rmsnorm", "tl_qkv_rope", "tl_attention", "tl_attn_split_g1_v1", "tl_attn_split_g1_v2",
+          "tl_attn_split_g1_v4", "tl_attn_split_g2_v1", "tl_attn_split_g2_v2", "tl_attn_split_g2_v4", "tl_attn_split_g4_v1",
+          "tl_attn_split_g4_v2", "tl_attn_combine", "tl_silu_mul", "tl_gather_rows");
   /** The greedy-sampling kernel (fp32 logits, one instantiation). */
   public static final String ARGMAX_KERNEL = "tl_argmax_f32";
   /** Real architectures (SASS) the fatbins carry. */

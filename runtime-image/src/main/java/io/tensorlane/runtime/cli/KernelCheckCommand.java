@@ -160,9 +160,11 @@ public final class KernelCheckCommand implements Callable<Integer> {
         guard("qkv_rope", t, "hd=" + hd + ",bias=" + bias + ",qknorm=" + norm, () -> ropeCase(t, hd, bias, norm));
       }
     }
-    int[][] headConfigs = {{8, 2}, {4, 4}};
+    // 39 query tokens. Split-key kernel at head dim 64/128 (256), key slices: {8,2} 4 (4), {4,4} 2 (2), {16,2} 2 (1),
+    // {12,1} 3 (2), {32,8} 1 (1): one slice writes the output without the combine kernel. Head dim 96: the per-head kernel.
+    int[][] headConfigs = {{8, 2}, {4, 4}, {16, 2}, {12, 1}, {32, 8}};
     for (int[] hc : headConfigs) {
-      for (int hd : new int[] {64, 128}) {
+      for (int hd : new int[] {64, 96, 128, 256}) {
         for (double sharp : new double[] {1, 8}) {
           String nm = "hq=" + hc[0] + ",hk=" + hc[1] + ",hd=" + hd + ",scale=" + (int) sharp + "/sqrt(hd)";
           guard("attention", t, nm, () -> attentionCase(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd)));
@@ -371,7 +373,9 @@ public final class KernelCheckCommand implements Callable<Integer> {
       long dSeq = a.upload(ints(tokenSeq));
       long dPos = a.upload(ints(tokenPos));
       long dOut = a.poisoned((long) n * hq * hd * t.bytes());
-      k.attention(t, dQ, dK, dV, dT, dSeq, dPos, maxBlocksPerSeq, blockSize, dOut, n, hq, hk, hd, (float) scale, stream);
+      long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+      long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
+      k.attention(t, dQ, dK, dV, dT, dSeq, dPos, maxBlocksPerSeq, blockSize, dOut, dWs, n, hq, hk, hd, (float) scale, stream);
       sync();
       double[] ref = ModelReference.attention(HostTensors.decode(q, t), HostTensors.decode(kc, t), HostTensors.decode(vc, t), tables,
           tokenSeq, tokenPos, maxBlocksPerSeq, blockSize, n, hq, hk, hd, (float) scale);

@@ -30,6 +30,10 @@ public final class ModelKernels implements AutoCloseable {
   static final int RMSNORM_THREADS = 512;
   static final int ROPE_WARPS = 4;
   static final int ATTENTION_THREADS = 128;
+  static final int SPLIT_THREADS = 128;
+  /** Blocks that keep an H200 (132 SMs) busy: two per SM. */
+  static final int SPLIT_TARGET_BLOCKS = 264;
+  static final int MAX_SPLITS = 32;
   static final int ELEMENTWISE_THREADS = 256;
   static final int ARGMAX_THREADS = 512;
   static final int MAX_ELEMENTWISE_BLOCKS = 65535;
@@ -100,9 +104,14 @@ public final class ModelKernels implements AutoCloseable {
         i(n), i(hq), i(hk), i(hd));
   }
 
-  /** Paged causal GQA attention over a mixed prefill/decode batch (K/V of the step already in the cache). */
+  /**
+   * Paged causal GQA attention over a mixed prefill/decode batch (K/V of the step already in the cache). The split-key
+   * kernel runs when the head dim is 64, 128 or 256 (see {@link #splitGroup}); its slices of long key ranges meet in
+   * {@code workspace} ({@link #attentionWorkspaceBytes} bytes, 16-byte aligned), merged by a second kernel. Other head
+   * dims run the per-head kernel, which needs no workspace.
+   */
   public void attention(DType t, long q, long kCache, long vCache, long blockTables, long tokenSeq, long tokenPos, int maxBlocksPerSeq,
-      int blockSize, long out, int n, int hq, int hk, int hd, float scale, CUstream s) {
+      int blockSize, long out, long workspace, int n, int hq, int hk, int hd, float scale, CUstream s) {
     heads(hq, hk, hd);
     positive("blockSize", blockSize);
     positive("maxBlocksPerSeq", maxBlocksPerSeq);
@@ -116,9 +125,69 @@ public final class ModelKernels implements AutoCloseable {
     if (n <= 0) {
       return;
     }
-    launch(fn(t, "tl_attention"), n, hq, ATTENTION_THREADS, s, "tl_attention",
-        p(q), p(kCache), p(vCache), p(blockTables), p(tokenSeq), p(tokenPos), i(maxBlocksPerSeq), i(blockSize), p(out),
-        i(n), i(hq), i(hk), i(hd), f(scale));
+    int gh = splitGroup(hq / hk, hd);
+    if (gh == 0) {
+      launch(fn(t, "tl_attention"), n, hq, ATTENTION_THREADS, s, "tl_attention",
+          p(q), p(kCache), p(vCache), p(blockTables), p(tokenSeq), p(tokenPos), i(maxBlocksPerSeq), i(blockSize), p(out),
+          i(n), i(hq), i(hk), i(hd), f(scale));
+      return;
+    }
+    int perToken = hq / gh;  // blocks per token and slice: hk kv heads x (group / gh)
+    int splits = splits(n, perToken);
+    if (splits > 1 && workspace == 0) {
+      throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
+    }
+    String name = "tl_attn_split_g" + gh + "_v" + hd / 64;
+    launch3(fn(t, name), n, perToken, splits, SPLIT_THREADS, s, name,
+        p(q), p(kCache), p(vCache), p(blockTables), p(tokenSeq), p(tokenPos), i(maxBlocksPerSeq), i(blockSize), p(out), p(workspace),
+        i(n), i(hq), i(hk), f(scale));
+    if (splits > 1) {
+      launch(fn(t, "tl_attn_combine"), n, hq, SPLIT_THREADS, s, "tl_attn_combine", p(workspace), p(out), i(n), i(hq), i(hd), i(splits));
+    }
+  }
+
+  /**
+   * Query heads per block of the split-key kernel: the largest of 4, 2, 1 that divides the group (query heads per kv
+   * head) with at most 8 x 8 accumulators per lane (group x head_dim / 64 <= 8); 0 when the head dim is not 64, 128 or
+   * 256 and the per-head kernel runs.
+   */
+  static int splitGroup(int group, int hd) {
+    if (hd % 64 != 0 || hd > 256) {
+      return 0;
+    }
+    int nv = hd / 64;
+    for (int gh : new int[] {4, 2, 1}) {
+      if (group % gh == 0 && gh * nv <= 8) {
+        return gh;
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * Key slices per token: enough blocks to fill the GPU ({@value #SPLIT_TARGET_BLOCKS}) when the batch alone does not, at
+   * most {@value #MAX_SPLITS}. A function of the launch only (never of the context length), so a decode graph captured
+   * for a batch size stays right as its sequences grow.
+   */
+  static int splits(int n, int blocksPerToken) {
+    long blocks = (long) n * blocksPerToken;
+    if (blocks >= SPLIT_TARGET_BLOCKS) {
+      return 1;
+    }
+    return (int) Math.min(MAX_SPLITS, (SPLIT_TARGET_BLOCKS + blocks - 1) / blocks);
+  }
+
+  /** Bytes of the attention workspace for any batch: the largest n x hq x slices x (hd + 2) floats over n with slices > 1. */
+  public static long attentionWorkspaceBytes(int hq, int hk, int hd) {
+    int gh = splitGroup(hq / hk, hd);
+    if (gh == 0) {
+      return 0;
+    }
+    long max = 0;
+    for (int n = 1; (long) n * (hq / gh) < SPLIT_TARGET_BLOCKS; n++) {
+      max = Math.max(max, (long) n * hq * splits(n, hq / gh) * (hd + 2) * 4L);
+    }
+    return max;
   }
 
   /** out[i,j] = silu(gateUp[i,j]) * gateUp[i, inter + j]. */
@@ -208,10 +277,14 @@ public final class ModelKernels implements AutoCloseable {
   }
 
   private void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
+    launch3(f, gridX, gridY, 1, threads, s, name, params);
+  }
+
+  private void launch3(CUfunction f, int gridX, int gridY, int gridZ, int threads, CUstream s, String name, Pointer... params) {
     if (closed) {
       throw new IllegalStateException("ModelKernels is closed");
     }
-    Cuda.check(cuLaunchKernel(f, gridX, gridY, 1, threads, 1, 1, 0, s, Pointer.to(params), null),
-        "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + ", block " + threads + ")");
+    Cuda.check(cuLaunchKernel(f, gridX, gridY, gridZ, threads, 1, 1, 0, s, Pointer.to(params), null),
+        "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + "x" + gridZ + ", block " + threads + ")");
   }
 }

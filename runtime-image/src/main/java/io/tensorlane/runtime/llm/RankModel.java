@@ -76,6 +76,7 @@ final class RankModel implements AutoCloseable {
   final CUdeviceptr part;
   final CUdeviceptr red;
   private final long residual;
+  private final long attnWorkspace;
   private final long xn;
   private final long qkv;
   private final long q;
@@ -125,6 +126,8 @@ final class RankModel implements AutoCloseable {
       qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
       q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
       attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
+      long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+      attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
       gateUp = addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true));
       act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
       xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
@@ -281,7 +284,8 @@ final class RankModel implements AutoCloseable {
       kernels.qkvRope(dt, qkv, wOrZero(p + "qkv_bias"), wOrZero(p + "q_norm"), wOrZero(p + "k_norm"), eps, cos, sin, positions, slots,
           q, kc, vc, n, hq, hk, hd, s);
           mark("rope+kv write");
-      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, n, hq, hk, hd, scale, s);
+      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, attnWorkspace, n, hq, hk,
+          hd, scale, s);
       mark("attention");
       blas.linear(dt, attn, w(p + "o"), addr(part), dt, n, hq * hd, hidden, hidden);
       mark("gemm o");
