@@ -73,7 +73,11 @@ public final class FetchModelCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     try {
-      new ModelFetcher(options(), out).run();
+      try {
+        new ModelFetcher(options(), out).run();
+      } catch (RuntimeException e) {
+        throw new FetchFailure(FetchFailure.Kind.IO, "unexpected error: " + scrub(String.valueOf(e)));
+      }
       return 0;
     } catch (FetchFailure f) {
       out.flush();
@@ -82,6 +86,12 @@ public final class FetchModelCommand implements Callable<Integer> {
       err.flush();
       return f.kind().exitCode;
     }
+  }
+
+  /** {@code text} with the token (if any) blanked out: for messages of exceptions this code did not write. */
+  String scrub(String text) {
+    String token = env.get(TOKEN);
+    return token == null || token.isBlank() ? text : text.replace(token.strip(), "***");
   }
 
   ModelFetcher.Options options() throws FetchFailure {
@@ -101,9 +111,14 @@ public final class FetchModelCommand implements Callable<Integer> {
       throw new FetchFailure(FetchFailure.Kind.USAGE, "--retries must be >= 0, --timeout-seconds >= 1, --progress-seconds >= 0");
     }
     String token = env.get(TOKEN);
+    token = token == null || token.isBlank() ? null : token.strip();
+    if (token != null && !token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+      throw new FetchFailure(FetchFailure.Kind.USAGE, TOKEN + " holds characters a token cannot have (spaces, line breaks "
+          + "or non-ASCII inside it): check the model's token Secret");
+    }
     Duration timeout = Duration.ofSeconds(timeoutSeconds);
     return new ModelFetcher.Options(src, source, dest.toAbsolutePath().normalize(), uri,
-        token == null || token.isBlank() ? null : token, FileSelection.of(files), retries, Duration.ofMillis(backoffMs),
+        token, FileSelection.of(files), retries, Duration.ofMillis(backoffMs),
         timeout, timeout, Duration.ofMillis((long) (progressSeconds * 1000)));
   }
 }

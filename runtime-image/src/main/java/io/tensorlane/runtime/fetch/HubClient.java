@@ -45,7 +45,9 @@ final class HubClient {
         + (endpoint.getRawPath() == null ? "" : endpoint.getRawPath());
     this.token = token == null || token.isBlank() ? null : token.trim();
     this.timeout = timeout;
-    this.http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).connectTimeout(timeout).build();
+    // HTTP/1.1: one long stream per file (HTTP/2 flow-control windows slow a single multi-GB stream); redirects by hand
+    this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).followRedirects(HttpClient.Redirect.NEVER)
+        .connectTimeout(timeout).build();
   }
 
   /** The endpoint as messages show it. */

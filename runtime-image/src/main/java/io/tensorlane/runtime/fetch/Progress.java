@@ -75,8 +75,8 @@ final class Progress {
 
   synchronized void finish(long size) {
     double secs = Math.max(1e-9, (clock.getAsLong() - fileStartNanos) / 1e9);
-    out.printf(Locale.ROOT, "fetch-model: done %s (%s in %.1f s, %.1f MB/s)%n", file, human(size), secs,
-        (size - fileStartBytes) / 1e6 / secs);
+    out.printf(Locale.ROOT, "fetch-model: done %s (%s%s in %.1f s, %.1f MB/s)%n", file, human(size),
+        fileStartBytes > 0 ? ", resumed at " + human(fileStartBytes) : "", secs, (size - fileStartBytes) / 1e6 / secs);
     out.flush();
   }
 

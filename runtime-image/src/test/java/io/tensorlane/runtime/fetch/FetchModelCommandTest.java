@@ -153,6 +153,7 @@ class FetchModelCommandTest {
     hub.seen.clear();
     Result second = fetch("hf://" + ID);
     assertThat(second.code()).as(second.err()).isZero();
+    assertThat(second.out()).contains("done " + shard(1) + " (192.28 KiB, resumed at ");
     assertThat(hub.fileRequests()).filteredOn(s -> s.path().endsWith(shard(1))).extracting(FakeHub.Seen::range)
         .containsExactly("bytes=" + part + "-");
     // files completed before the cut are not fetched again
