@@ -45,6 +45,8 @@ final class FakeHub implements AutoCloseable {
   private final HttpServer cdn;
 
   volatile String requiredToken;
+  /** The token guards files only (a gated model: its metadata is public, its files are not). */
+  volatile boolean gatedFilesOnly;
   volatile boolean listSizes = true;
   volatile boolean ignoreRange;
   volatile boolean redirectToCdn;
@@ -113,7 +115,8 @@ final class FakeHub implements AutoCloseable {
         return;
       }
       boolean onCdn = port == cdnPort();
-      if (!onCdn && requiredToken != null && !("Bearer " + requiredToken).equals(auth)) {
+      boolean guarded = !onCdn && requiredToken != null && !(gatedFilesOnly && path.startsWith("/api/"));
+      if (guarded && !("Bearer " + requiredToken).equals(auth)) {
         ex.getResponseHeaders().add("X-Error-Code", "GatedRepo");
         send(ex, 401, "{\"error\":\"Access to model " + id + " is restricted.\"}");
         return;

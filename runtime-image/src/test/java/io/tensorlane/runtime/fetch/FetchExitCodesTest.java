@@ -83,6 +83,10 @@ class FetchExitCodesTest {
         }, src, TOKEN, 4, "has no *.safetensors file"),
         row("token required, none given", h -> h.requiredToken = TOKEN, src, null, 5,
             "HTTP 401; no token was given: set the model's token Secret"),
+        row("gated files, no token", h -> {
+          h.requiredToken = TOKEN;
+          h.gatedFilesOnly = true;
+        }, src, null, 5, "not allowed to read file config.json of " + ID + " at commit " + SHA),
         row("token refused", h -> h.requiredToken = TOKEN + "x", src, TOKEN, 5, "the token in HF_TOKEN was refused: check the model's token Secret"),
         row("forbidden", h -> {
           h.failures.set(1);
