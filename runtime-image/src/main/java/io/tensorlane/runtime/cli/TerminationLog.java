@@ -15,8 +15,13 @@ public final class TerminationLog {
 
   /** {@value #ENV} when set, else /dev/termination-log. */
   public static Path path() {
-    String env = System.getenv(ENV);
-    return env != null && !env.isBlank() ? Path.of(env) : DEFAULT;
+    return path(System.getenv());
+  }
+
+  /** {@value #ENV} in {@code env} when set, else /dev/termination-log. */
+  public static Path path(java.util.Map<String, String> env) {
+    String v = env.get(ENV);
+    return v != null && !v.isBlank() ? Path.of(v) : DEFAULT;
   }
 
   /**
@@ -27,6 +32,11 @@ public final class TerminationLog {
     String json = msg.toJson();
     err.println(json);
     err.flush();
+    writeFile(file, json, err);
+  }
+
+  /** Writes {@code json} to {@code file} only (same rule as {@link #write}); a failure to write goes to {@code err}. */
+  public static void writeFile(Path file, String json, PrintWriter err) {
     boolean writable = Files.exists(file) || (!file.startsWith("/dev") && file.getParent() != null && Files.isDirectory(file.getParent()));
     if (writable) {
       try {

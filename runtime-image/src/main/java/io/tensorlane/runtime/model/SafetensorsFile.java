@@ -45,24 +45,70 @@ public final class SafetensorsFile {
   public static SafetensorsFile read(Path file) {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
-      if (size < 8) {
-        throw new ModelException(file + ": " + size + " bytes is too short for a safetensors file (8-byte header length)");
-      }
-      ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-      readFully(ch, len, 0);
-      long n = len.getLong(0);
-      if (n < 2 || n > MAX_HEADER_BYTES || n > size - 8) {
-        throw new ModelException(file + ": header length " + Long.toUnsignedString(n) + " is not plausible (expected 2.."
-            + Math.min(MAX_HEADER_BYTES, size - 8) + " for a file of " + size + " bytes)");
-      }
-      ByteBuffer header = ByteBuffer.allocate((int) n);
-      readFully(ch, header, 8);
-      return parse(file, size, header.array());
+      return parse(file, size, header(file, ch, size));
     } catch (NoSuchFileException e) {
       throw new ModelException(file + " does not exist", e);
     } catch (IOException e) {
       throw new ModelException("cannot read " + file + ": " + e, e);
     }
+  }
+
+  /**
+   * The size the file's header declares: 8 + header length + the largest {@code data_offsets} end. Reads only the
+   * header and checks only what that needs (a download is verified with it before the tensors are looked at).
+   */
+  public static long declaredSize(Path file) {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      byte[] header = header(file, ch, ch.size());
+      return 8L + header.length + dataEnd(file, json(file, header));
+    } catch (NoSuchFileException e) {
+      throw new ModelException(file + " does not exist", e);
+    } catch (IOException e) {
+      throw new ModelException("cannot read " + file + ": " + e, e);
+    }
+  }
+
+  private static byte[] header(Path file, FileChannel ch, long size) throws IOException {
+    if (size < 8) {
+      throw new ModelException(file + ": " + size + " bytes is too short for a safetensors file (8-byte header length)");
+    }
+    ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    readFully(ch, len, 0);
+    long n = len.getLong(0);
+    if (n < 2 || n > MAX_HEADER_BYTES || n > size - 8) {
+      throw new ModelException(file + ": header length " + Long.toUnsignedString(n) + " is not plausible (expected 2.."
+          + Math.min(MAX_HEADER_BYTES, size - 8) + " for a file of " + size + " bytes)");
+    }
+    ByteBuffer header = ByteBuffer.allocate((int) n);
+    readFully(ch, header, 8);
+    return header.array();
+  }
+
+  private static JsonNode json(Path file, byte[] headerJson) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(headerJson);
+    } catch (IOException e) {
+      String msg = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.toString();
+      throw new ModelException(file + ": header is not valid JSON: " + msg, e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new ModelException(file + ": header must be a JSON object");
+    }
+    return root;
+  }
+
+  /** The largest data_offsets end in the header (entries without a well-formed one count as 0). */
+  private static long dataEnd(Path file, JsonNode root) {
+    long end = 0;
+    for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext();) {
+      Map.Entry<String, JsonNode> e = it.next();
+      JsonNode off = e.getKey().equals("__metadata__") ? null : e.getValue().get("data_offsets");
+      if (off != null && off.isArray() && off.size() == 2 && off.get(1).isIntegralNumber() && off.get(1).canConvertToLong()) {
+        end = Math.max(end, off.get(1).longValue());
+      }
+    }
+    return end;
   }
 
   private static void readFully(FileChannel ch, ByteBuffer buf, long pos) throws IOException {
@@ -76,16 +122,7 @@ public final class SafetensorsFile {
   private static SafetensorsFile parse(Path file, long size, byte[] headerJson) {
     long dataStart = 8L + headerJson.length;
     long dataSize = size - dataStart;
-    JsonNode root;
-    try {
-      root = MAPPER.readTree(headerJson);
-    } catch (IOException e) {
-      String msg = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.toString();
-      throw new ModelException(file + ": header is not valid JSON: " + msg, e);
-    }
-    if (root == null || !root.isObject()) {
-      throw new ModelException(file + ": header must be a JSON object");
-    }
+    JsonNode root = json(file, headerJson);
     Map<String, TensorInfo> tensors = new LinkedHashMap<>();
     for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext();) {
       Map.Entry<String, JsonNode> e = it.next();
@@ -106,6 +143,10 @@ public final class SafetensorsFile {
       if (t.byteLength() > 0) {
         prev = t;
       }
+    }
+    long declared = dataStart + dataEnd(file, root);
+    if (declared != size) {
+      throw new ModelException(sizeMismatch(file, size, declared));
     }
     return new SafetensorsFile(file, size, dataStart, tensors);
   }
@@ -162,6 +203,13 @@ public final class SafetensorsFile {
           + " bytes but shape " + Arrays.toString(shape) + " x " + dtype + " needs " + expected);
     }
     return new TensorInfo(name, dtype, shape, file, dataStart + begin, expected);
+  }
+
+  /** The message for a file whose size is not what its header declares (truncated, or trailing bytes). */
+  public static String sizeMismatch(Path file, long size, long declared) {
+    return file + ": " + size + " bytes on disk but its header declares " + declared + " (8 + header + data); "
+        + (size < declared ? "the file is incomplete (an interrupted download?)" : "the file has " + (size - declared)
+        + " trailing bytes (a corrupted download?)");
   }
 
   public Path file() {

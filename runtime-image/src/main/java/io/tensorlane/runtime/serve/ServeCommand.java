@@ -138,6 +138,7 @@ public final class ServeCommand implements Callable<Integer> {
   }
 
   private int serveModel(java.nio.file.Path dir, PrintWriter out) throws Exception {
+    io.tensorlane.runtime.fetch.ModelMarker.checkComplete(dir);
     java.util.Map<String, String> env = System.getenv();
     ServeConfig config = ServeConfig.from(env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
     int maxLen = maxModelLen != null ? maxModelLen : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));

@@ -198,6 +198,25 @@ class SafetensorsTest {
   }
 
   @Test
+  void sizeMustBeWhatTheHeaderDeclares() throws IOException {
+    Path f = SafetensorsWriter.write(dir.resolve("m.safetensors"), List.of(new T("w", "F32", new long[] {100}, null),
+        new T("v", "BF16", new long[] {3}, null)));
+    long size = Files.size(f);
+    assertThat(SafetensorsFile.declaredSize(f)).isEqualTo(size);
+    try (var raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+      raf.setLength(size + 5);
+    }
+    assertThat(SafetensorsFile.declaredSize(f)).isEqualTo(size);
+    assertThatThrownBy(() -> SafetensorsFile.read(f)).isInstanceOf(ModelException.class)
+        .hasMessage(f + ": " + (size + 5) + " bytes on disk but its header declares " + size
+            + " (8 + header + data); the file has 5 trailing bytes (a corrupted download?)");
+    try (var raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+      raf.setLength(size - 100);
+    }
+    assertThat(SafetensorsFile.declaredSize(f)).isEqualTo(size);
+  }
+
+  @Test
   void dtypeSizes() {
     assertThat(SafeDType.parse("BF16").bytes()).isEqualTo(2);
     assertThat(SafeDType.parse("F8_E4M3").bytes()).isEqualTo(1);
