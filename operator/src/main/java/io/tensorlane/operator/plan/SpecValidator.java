@@ -54,6 +54,18 @@ public final class SpecValidator {
     if (e != null && e.type != null && e.type != EngineSpec.EngineType.Tensorlane && (e.image == null || e.image.isBlank())) {
       return "spec.engine.image is required for engine " + e.type;
     }
+    if (e != null && e.image != null && !e.image.isBlank() && !ImageReference.valid(e.image)) {
+      return "spec.engine.image '" + e.image + "' is not an image reference ([registry[:port]/]path[:tag][@digest], "
+          + "no spaces, lower-case path)";
+    }
+    if (e != null && e.env != null) {
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (var v : e.env) {
+        if (v != null && v.getName() != null && !seen.add(v.getName())) {
+          return "spec.engine.env sets " + v.getName() + " more than once";
+        }
+      }
+    }
     if (spec.memory != null && !spec.memory.isAuto()) {
       String f = spec.memory.fraction;
       double v;
@@ -76,6 +88,15 @@ public final class SpecValidator {
     AllreduceSpec a = spec.allreduce;
     if (a != null && a.maxMessageBytes != null && (a.maxMessageBytes < 4096 || a.maxMessageBytes > (1L << 30))) {
       return "spec.allreduce.maxMessageBytes must be 4096..1073741824, got " + a.maxMessageBytes;
+    }
+    if (spec.placement != null && spec.placement.nodeSelector != null) {
+      for (var label : spec.placement.nodeSelector.entrySet()) {
+        String bad = LabelSyntax.keyProblem(label.getKey());
+        bad = bad != null ? bad : LabelSyntax.valueProblem(label.getValue());
+        if (bad != null) {
+          return "spec.placement.nodeSelector " + label.getKey() + "=" + label.getValue() + ": " + bad;
+        }
+      }
     }
     if (spec.rollout != null && spec.rollout.maxUnavailable != null && spec.rollout.maxUnavailable < 0) {
       return "spec.rollout.maxUnavailable must be >= 0";
