@@ -27,6 +27,12 @@ final class ErrorStatus {
   private ErrorStatus() {
   }
 
+  /** The InferenceDeployment itself was not found (its status write answered 404): it was deleted. */
+  static boolean primaryGone(Exception e) {
+    return !(e instanceof ChildApplyException) && e instanceof io.fabric8.kubernetes.client.KubernetesClientException k
+        && k.getCode() == 404;
+  }
+
   /** The status to write for {@code e}; pure. */
   static InferenceDeploymentStatus status(InferenceDeployment primary, Exception e, Instant now) {
     InferenceDeploymentStatus base = e instanceof ChildApplyException c && c.statusAfter() != null ? c.statusAfter()
@@ -40,6 +46,9 @@ final class ErrorStatus {
 
   static ErrorStatusUpdateControl<InferenceDeployment> control(InferenceDeployment primary, Exception e, Instant now,
       EventRecorder events, DecisionMetrics metrics, Duration rescheduleAfter) {
+    if (primaryGone(e)) {
+      return ErrorStatusUpdateControl.noStatusUpdate(); // deleted meanwhile: nothing to report on
+    }
     InferenceDeploymentStatus before = primary.getStatus();
     InferenceDeploymentStatus s = status(primary, e, now);
     var c = Conditions.find(s.conditions, StatusAggregator.APPLY_FAILED).orElseThrow();

@@ -106,4 +106,13 @@ class ApiRejectionsTest {
     assertThat(d.getStatus()).as("the cached object is not changed").isSameAs(before);
     assertThat(before.conditions).isEmpty();
   }
+
+  @Test
+  void aDeletedDeploymentGetsNoErrorStatus() {
+    assertThat(ErrorStatus.primaryGone(answer(404, "inferencedeployments \"m\" not found", null, null))).isTrue();
+    KubernetesClientException childGone = answer(404, "namespaces \"x\" not found", null, null);
+    assertThat(ErrorStatus.primaryGone(new ChildApplyException(ApiRejections.describe("Service", "m", childGone), null,
+        childGone))).isFalse();
+    assertThat(ErrorStatus.primaryGone(answer(500, "boom", null, null))).isFalse();
+  }
 }
