@@ -115,13 +115,13 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     String preflightHold = !settings.preflightGate() ? null : PreflightGate.holdReason(step.effective(), plan,
         obs.nodes(), prev.lastAppliedSpec == null,
         now, settings.measurementMaxAge());
-    boolean apply = rendered != null && !step.failed() && preflightHold == null;
-    // both children pass the API server's dry-run before anything is written: a rejected revision never reaches the
-    // running Deployment, and status keeps claiming the revision that runs
+    // both children pass the API server's dry-run before anything is written (also while the preflight holds, whose
+    // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
+    // status keeps claiming the revision that runs
     Children children = new Children(new ChildApplier(ctx.getClient(), settings.fieldManager(), metrics));
-    boolean pending = apply && !Children.current(rendered, obs);
+    boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
     ChildProblem rejected = pending ? children.dryRun(rendered, obs) : null;
-    apply = apply && rejected == null;
+    boolean apply = rendered != null && !step.failed() && preflightHold == null && rejected == null;
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
         || !Objects.equals(applied.generation, gen))) {
       applied = new AppliedSpec();
