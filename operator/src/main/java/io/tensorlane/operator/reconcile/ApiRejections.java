@@ -64,7 +64,9 @@ public final class ApiRejections {
         causes.add((c.getField() == null || c.getField().isBlank() ? "" : c.getField() + ": ") + c.getMessage());
       }
     }
-    String detail = causes.isEmpty() ? text : String.join("; ", causes);
+    // a rejection is best told by its field causes; anything else by the server's whole message (it says why: a quota,
+    // a namespace being terminated, who is forbidden what)
+    String detail = causes.isEmpty() || !rejected ? text : String.join("; ", causes);
     String hint = specField(detail);
     String message = kind + " " + name + (rejected ? " rejected by the API server: " : " could not be applied (HTTP "
         + e.getCode() + "): ") + detail + (hint == null ? "" : " (set by " + hint + ")");
@@ -73,13 +75,32 @@ public final class ApiRejections {
 
   /** Any failure of the reconcile of InferenceDeployment {@code name}: a child's, or the reconcile's own. */
   public static ChildProblem describe(String name, Exception e) {
-    if (e instanceof ChildApplyException c) {
+    Throwable t = unwrap(e);
+    if (t instanceof ChildApplyException c) {
       return c.problem();
     }
-    if (e instanceof KubernetesClientException k) {
+    if (t instanceof KubernetesClientException k) {
       return describe("InferenceDeployment", name, k);
     }
-    return new ChildProblem("ReconcileFailed", cut("the reconcile failed: " + e));
+    return new ChildProblem("ReconcileFailed", cut("the reconcile failed: " + t));
+  }
+
+  /**
+   * The failure that explains {@code e}: the first {@link ChildApplyException}, else the first
+   * {@link KubernetesClientException} among its causes (JOSDK and Quarkus may wrap what the reconciler threw), else
+   * {@code e}.
+   */
+  public static Throwable unwrap(Throwable e) {
+    Throwable api = null;
+    for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+      if (t instanceof ChildApplyException) {
+        return t;
+      }
+      if (api == null && t instanceof KubernetesClientException) {
+        api = t;
+      }
+    }
+    return api != null ? api : e;
   }
 
   /** The spec field a child field path comes from, or null. */

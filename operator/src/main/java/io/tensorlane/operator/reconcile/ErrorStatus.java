@@ -29,14 +29,15 @@ final class ErrorStatus {
 
   /** The InferenceDeployment itself was not found (its status write answered 404): it was deleted. */
   static boolean primaryGone(Exception e) {
-    return !(e instanceof ChildApplyException) && e instanceof io.fabric8.kubernetes.client.KubernetesClientException k
+    return ApiRejections.unwrap(e) instanceof io.fabric8.kubernetes.client.KubernetesClientException k
         && k.getCode() == 404;
   }
 
   /** The status to write for {@code e}; pure. */
   static InferenceDeploymentStatus status(InferenceDeployment primary, Exception e, Instant now) {
-    InferenceDeploymentStatus base = e instanceof ChildApplyException c && c.statusAfter() != null ? c.statusAfter()
-        : primary.getStatus();
+    Throwable cause = ApiRejections.unwrap(e);
+    InferenceDeploymentStatus base = cause instanceof ChildApplyException c && c.statusAfter() != null
+        ? c.statusAfter() : primary.getStatus();
     InferenceDeploymentStatus s = base == null ? new InferenceDeploymentStatus() : Serialization.clone(base);
     ChildProblem p = ApiRejections.describe(primary.getMetadata().getName(), e);
     s.conditions = Conditions.upsert(s.conditions, Conditions.next(s.conditions, StatusAggregator.APPLY_FAILED, true,

@@ -115,4 +115,18 @@ class ApiRejectionsTest {
         childGone))).isFalse();
     assertThat(ErrorStatus.primaryGone(answer(500, "boom", null, null))).isFalse();
   }
+
+  @Test
+  void aWrappedFailureIsStillNamedAndANonRejectionKeepsTheServersWholeMessage() {
+    KubernetesClientException terminating = new KubernetesClientException(new StatusBuilder().withCode(403)
+        .withMessage("deployments.apps \"m\" is forbidden: unable to create new content in namespace x because it is "
+            + "being terminated").withNewDetails().addNewCause().withField("metadata.namespace")
+        .withMessage("namespace x is being terminated").endCause().endDetails().build());
+    var child = new ChildApplyException(ApiRejections.describe("Deployment", "m", terminating), null, terminating);
+    ChildProblem p = ApiRejections.describe("m", new io.javaoperatorsdk.operator.OperatorException(child));
+    assertThat(p.reason()).isEqualTo("DeploymentApplyFailed");
+    assertThat(p.message()).isEqualTo("Deployment m could not be applied (HTTP 403): deployments.apps \"m\" is "
+        + "forbidden: unable to create new content in namespace x because it is being terminated");
+    assertThat(ErrorStatus.primaryGone(new RuntimeException(answer(404, "not found", null, null)))).isTrue();
+  }
 }
