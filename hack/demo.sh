@@ -167,8 +167,8 @@ cat >&2 <<MSG
 
 Try:  export KUBECONFIG=$KUBECONFIG
       kubectl -n $SAMPLES_NS describe infd llama-3-3-70b-pcie
-      # the seed's OOM: force a fraction that leaves no room for the allreduce IPC buffers
-      kubectl -n $SAMPLES_NS patch infd llama-3-3-70b-pcie --type merge -p '{"spec":{"memory":{"fraction":"0.95"}}}'
+      # the seed's OOM: force a fraction that leaves too little for the non-static memory (auto is 0.95 there)
+      kubectl -n $SAMPLES_NS patch infd llama-3-3-70b-pcie --type merge -p '{"spec":{"memory":{"fraction":"0.97"}}}'
 Logs: $DEMO (operator.log, sim.log) and $STATE/logs (control plane)
 MSG
 if $DETACH; then

@@ -17,7 +17,7 @@ public class InferenceDeploymentStatus {
   public Phase phase;
 
   @JsonPropertyDescription("Conditions (metav1.Condition): Ready, Progressing, Degraded, RolledBack, InvalidSpec, "
-      + "Unschedulable, DoesNotFit, MemoryFractionTooHigh, RollbackFailed.")
+      + "Unschedulable, DoesNotFit, MemoryFractionTooHigh, RollbackFailed, ApplyFailed.")
   public List<Condition> conditions = new ArrayList<>();
 
   @JsonPropertyDescription("Pods of the current revision.")

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *   &#64;Test
  *   void schedules(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
  *     String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);   // Ready, 8 x nvidia.com/gpu, GpuTopology
- *     sim.addRule(SimRule.forAllPods("oom", SimAction.cudaOom()).inNamespace(ns.name()).withMemoryFractionAtLeast(0.93));
+ *     sim.addRule(SimRule.forAllPods("oom", SimAction.of(SimAction.Type.CudaOom)).inNamespace(ns.name()).whenOutOfMemory());
  *     client.apps().deployments().inNamespace(ns.name()).resource(...).create();
  *     ...
  *   }

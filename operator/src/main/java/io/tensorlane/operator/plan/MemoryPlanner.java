@@ -5,7 +5,7 @@ import static io.tensorlane.operator.plan.Units.MiB;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
-import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.kernels.MemoryBudget;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,27 +13,17 @@ import java.util.List;
  * Per-GPU memory plan (README, "Memory plan"). Static = weights/TP + KV cache (what SGLang's mem_fraction_static
  * covers); non-static = activations + CUDA context + CUDA graphs + NCCL + custom-allreduce IPC buffers + reserve.
  * The constants are estimates, each in one place with its reasoning; the IPC buffers are exact: they come from
- * {@link BufferLayout}, the same description the engine allocates from.
+ * {@code BufferLayout}, the same description the engine allocates from. The estimates and the start-up order are
+ * {@link MemoryBudget}'s, shared with the GPU node simulator.
  */
 public final class MemoryPlanner {
-  /** CUDA context plus cuBLAS/cuBLASLt handles and workspaces of one process per GPU: 500–600 MiB on recent GPUs. */
-  public static final long CUDA_CONTEXT_BYTES = 560 * MiB;
-  /** Private memory pool of the captured CUDA graphs (decode batch sizes up to {@link #MAX_SEQUENCES}). */
-  public static final long CUDA_GRAPH_BYTES = GiB;
-  /**
-   * NCCL communicator buffers for world size > 1: 16 channels × 2 ring peers × 4 MiB (NCCL_BUFFSIZE default)
-   * plus 64 MiB of fixed state. The same for every world size > 1 (rings talk to two peers); 0 for world size 1.
-   */
-  public static final long NCCL_BYTES = 16 * 2 * 4 * MiB + 64 * MiB;
-  /** Attention-backend workspace (FlashInfer/FlashAttention split-KV buffers). */
-  public static final long ATTENTION_WORKSPACE_BYTES = 256 * MiB;
-  /**
-   * Live activation tensors are multiplied by this: the caching allocator's peak includes freed-but-cached blocks of
-   * other sizes and overlapping lifetimes. An estimate; to be tuned against engine logs.
-   */
-  public static final int ACTIVATION_PEAK_FACTOR = 2;
-  /** Logits rows: engines sample at most this many sequences per step (their default max running requests). */
-  public static final int MAX_SEQUENCES = 256;
+  // the estimates live once, in the kernels' MemoryBudget, which the GPU node simulator's OOM rule uses too
+  public static final long CUDA_CONTEXT_BYTES = MemoryBudget.CUDA_CONTEXT_BYTES;
+  public static final long CUDA_GRAPH_BYTES = MemoryBudget.CUDA_GRAPH_BYTES;
+  public static final long NCCL_BYTES = MemoryBudget.NCCL_BYTES;
+  public static final long ATTENTION_WORKSPACE_BYTES = MemoryBudget.ATTENTION_WORKSPACE_BYTES;
+  public static final int ACTIVATION_PEAK_FACTOR = MemoryBudget.ACTIVATION_PEAK_FACTOR;
+  public static final int MAX_SEQUENCES = MemoryBudget.MAX_SEQUENCES;
   /** Largest automatic fraction. */
   public static final double MAX_AUTO_FRACTION = 0.99;
 
@@ -50,27 +40,21 @@ public final class MemoryPlanner {
     return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * spec.model.dtype.bytes();
   }
 
-  /**
-   * Activation workspace on one GPU for a forward pass of maxBatchTokens:
-   * tokens × dtype × (4 × hidden [residual, normed input, attention out, MLP out] + (heads + 2 × kvHeads) / TP ×
-   * headDim [QKV] + 3 × intermediate / TP [gate, up, activation]) × {@link #ACTIVATION_PEAK_FACTOR}, plus fp32 logits
-   * and probabilities for {@link #MAX_SEQUENCES} rows of the full vocabulary (gathered on every rank), plus
-   * {@link #ATTENTION_WORKSPACE_BYTES}.
-   */
-  public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
+  /** The model dimensions {@link MemoryBudget} sizes the activations from. */
+  public static MemoryBudget.Dims dims(InferenceDeploymentSpec spec) {
     ModelGeometry g = spec.model.geometry;
-    long tokens = spec.serving.maxBatchTokens;
-    long qkv = (ceilDiv(g.attentionHeads, tensor) + 2L * Math.max(1, ceilDiv(g.kvHeads, tensor))) * g.effectiveHeadDim();
-    long perToken = 4L * g.hiddenSize + qkv + 3L * ceilDiv(g.effectiveIntermediateSize(), tensor);
-    long live = tokens * spec.model.dtype.bytes() * perToken * ACTIVATION_PEAK_FACTOR;
-    long vocab = g.vocabSize == null ? 0 : g.vocabSize;
-    long logits = Math.min(tokens, MAX_SEQUENCES) * vocab * Float.BYTES * 2;
-    return live + logits + ATTENTION_WORKSPACE_BYTES;
+    return new MemoryBudget.Dims(g.hiddenSize, g.attentionHeads, g.kvHeads, g.effectiveHeadDim(),
+        g.effectiveIntermediateSize(), g.vocabSize == null ? 0 : g.vocabSize, spec.model.dtype.bytes());
+  }
+
+  /** Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}). */
+  public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
+    return MemoryBudget.activationBytes(dims(spec), spec.serving.maxBatchTokens, tensor);
   }
 
   /** Custom-allreduce device buffers per rank, from the kernels' layout; 0 unless the custom allreduce is used. */
   public static long allreduceIpcBytes(AllreduceChoice allreduce, int tensor) {
-    return allreduce.custom() ? BufferLayout.of(tensor, allreduce.maxMessageBytes()).totalBytesPerRank() : 0;
+    return MemoryBudget.ipcBytes(allreduce.custom(), tensor, allreduce.maxMessageBytes());
   }
 
   /**
@@ -85,7 +69,7 @@ public final class MemoryPlanner {
     long kvPerToken = kvBytesPerToken(spec, tensor);
     long minKv = kvPerToken * spec.serving.maxModelLength;
     long activations = activationBytes(spec, tensor);
-    long nccl = tensor > 1 ? NCCL_BYTES : 0;
+    long nccl = MemoryBudget.ncclBytes(tensor);
     long ipc = allreduceIpcBytes(allreduce, tensor);
     long reserve = (long) spec.memory.reserveMiB * MiB;
     long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
@@ -95,7 +79,8 @@ public final class MemoryPlanner {
 
     double autoFraction = Math.min(MAX_AUTO_FRACTION, floor2((double) (total - nonStatic) / total));
     double f = fraction == null ? autoFraction : fraction;
-    long staticBytes = (long) Math.floor(f * total);
+    // what the runtime takes: fraction × total rounded down to the allocation granule
+    long staticBytes = MemoryBudget.staticPoolBytes(f, total);
     long kv = Math.max(0, staticBytes - weights);
     long kvTokens = kvPerToken == 0 ? 0 : kv / kvPerToken;
     long headroom = total - staticBytes - nonStatic;

@@ -5,13 +5,13 @@ import io.tensorlane.api.v1alpha1.AllreduceSpec;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.MemorySpec;
-import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.PlacementSpec;
 import io.tensorlane.api.v1alpha1.RolloutSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 
 /**
  * What the schema cannot say (or what an object written before a schema change may lack), checked before planning;
@@ -36,19 +36,6 @@ public final class SpecValidator {
     if (m.weightBytes == null || m.weightBytes < 1) {
       return "spec.model.weightBytes is required and must be > 0";
     }
-    ModelGeometry g = m.geometry;
-    if (g == null) {
-      return "spec.model.geometry is required (layers, hiddenSize, attentionHeads, kvHeads)";
-    }
-    String geo = positive("layers", g.layers) + positive("hiddenSize", g.hiddenSize)
-        + positive("attentionHeads", g.attentionHeads) + positive("kvHeads", g.kvHeads);
-    if (!geo.isEmpty()) {
-      return "spec.model.geometry: " + geo.substring(0, geo.length() - 2);
-    }
-    if (g.headDim != null && g.headDim < 1 || g.vocabSize != null && g.vocabSize < 1
-        || g.intermediateSize != null && g.intermediateSize < 1) {
-      return "spec.model.geometry: headDim, vocabSize and intermediateSize must be > 0 when set";
-    }
     if (spec.parallelism == null || spec.parallelism.tensor == null) {
       return "spec.parallelism.tensor is required";
     }
@@ -56,8 +43,9 @@ public final class SpecValidator {
     if (tp < 1 || tp > 8) {
       return "spec.parallelism.tensor must be 1..8, got " + tp;
     }
-    if (g.attentionHeads % tp != 0) {
-      return "spec.parallelism.tensor " + tp + " must divide model.geometry.attentionHeads " + g.attentionHeads;
+    List<String> geometry = GeometryCheck.problems(m.geometry, tp, "spec.model.geometry");
+    if (!geometry.isEmpty()) {
+      return String.join("; ", geometry);
     }
     if (spec.replicas != null && spec.replicas < 0) {
       return "spec.replicas must be >= 0, got " + spec.replicas;
@@ -65,6 +53,18 @@ public final class SpecValidator {
     EngineSpec e = spec.engine;
     if (e != null && e.type != null && e.type != EngineSpec.EngineType.Tensorlane && (e.image == null || e.image.isBlank())) {
       return "spec.engine.image is required for engine " + e.type;
+    }
+    if (e != null && e.image != null && !e.image.isBlank() && !ImageReference.valid(e.image)) {
+      return "spec.engine.image '" + e.image + "' is not an image reference ([registry[:port]/]path[:tag][@digest], "
+          + "no spaces, lower-case path)";
+    }
+    if (e != null && e.env != null) {
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (var v : e.env) {
+        if (v != null && v.getName() != null && !seen.add(v.getName())) {
+          return "spec.engine.env sets " + v.getName() + " more than once";
+        }
+      }
     }
     if (spec.memory != null && !spec.memory.isAuto()) {
       String f = spec.memory.fraction;
@@ -89,14 +89,19 @@ public final class SpecValidator {
     if (a != null && a.maxMessageBytes != null && (a.maxMessageBytes < 4096 || a.maxMessageBytes > (1L << 30))) {
       return "spec.allreduce.maxMessageBytes must be 4096..1073741824, got " + a.maxMessageBytes;
     }
+    if (spec.placement != null && spec.placement.nodeSelector != null) {
+      for (var label : spec.placement.nodeSelector.entrySet()) {
+        String bad = LabelSyntax.keyProblem(label.getKey());
+        bad = bad != null ? bad : LabelSyntax.valueProblem(label.getValue());
+        if (bad != null) {
+          return "spec.placement.nodeSelector " + label.getKey() + "=" + label.getValue() + ": " + bad;
+        }
+      }
+    }
     if (spec.rollout != null && spec.rollout.maxUnavailable != null && spec.rollout.maxUnavailable < 0) {
       return "spec.rollout.maxUnavailable must be >= 0";
     }
     return null;
-  }
-
-  private static String positive(String field, Integer v) {
-    return v == null ? field + " is required, " : v < 1 ? field + " must be > 0, " : "";
   }
 
   /** A deep copy with every schema default filled in where the field is null. */

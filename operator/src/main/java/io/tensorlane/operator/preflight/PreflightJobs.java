@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.operator.render.ChildNames;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -52,7 +53,7 @@ public final class PreflightJobs {
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put("app.kubernetes.io/name", "tensorlane");
     labels.put(COMPONENT_LABEL, COMPONENT);
-    labels.put(INSTANCE_LABEL, owner.getMetadata().getName());
+    labels.put(INSTANCE_LABEL, ChildNames.of(owner.getMetadata().getName()));
     labels.put("app.kubernetes.io/managed-by", "tensorlane-operator");
     var spec = owner.getSpec();
     String image = spec.engine != null && spec.engine.type == EngineType.Tensorlane && spec.engine.image != null
@@ -117,7 +118,7 @@ public final class PreflightJobs {
   public static boolean isPreflightPodOf(io.fabric8.kubernetes.api.model.Pod pod, String namespace, String deployment) {
     Map<String, String> l = pod.getMetadata().getLabels();
     return l != null && namespace.equals(pod.getMetadata().getNamespace()) && COMPONENT.equals(l.get(COMPONENT_LABEL))
-        && deployment.equals(l.get(INSTANCE_LABEL));
+        && ChildNames.of(deployment).equals(l.get(INSTANCE_LABEL));
   }
 
   static String hash(String s) {

@@ -17,6 +17,8 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.operator.reconcile.ApiRejections;
 import io.tensorlane.operator.reconcile.ClusterObserver;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
@@ -67,6 +69,9 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
         || status.allreduce == null) {
       return UpdateControl.noUpdate(); // not planned yet: the InferenceDeployment reconciler's status write brings us back
     }
+    if (status.phase == Phase.Invalid) {
+      return UpdateControl.noUpdate(); // a spec whose children the API server rejects gets no preflight Job either
+    }
     Instant now = Instant.now();
     boolean custom = "Custom".equals(status.allreduce.mode);
     boolean firstRollout = status.lastAppliedSpec == null;
@@ -109,6 +114,12 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
       try {
         client.resource(job).create();
       } catch (KubernetesClientException e) {
+        if (ApiRejections.isRejection(e)) {
+          // the spec's fault, not a transient one: say so where the user looks, and look again later
+          events.warning(primary, "PreflightJobRejected",
+              ApiRejections.describe("Job", job.getMetadata().getName(), e).message());
+          return settings.deadline();
+        }
         if (e.getCode() != 409) {
           throw e;
         }

@@ -43,6 +43,25 @@ public final class ChildApplier {
     if (upToDate(desired, live)) {
       return false;
     }
+    client.resource(prepare(desired)).fieldManager(fieldManager).forceConflicts().serverSideApply();
+    metrics.applied(desired.getKind());
+    return true;
+  }
+
+  /**
+   * The API server's verdict on {@code desired} without storing it (server-side apply with dryRun=All: admission,
+   * validation and defaulting run, nothing is written); nothing is sent when {@code live} is up to date.
+   *
+   * @throws io.fabric8.kubernetes.client.KubernetesClientException when the server refuses it
+   */
+  public <T extends HasMetadata> void dryRun(T desired, HasMetadata live) {
+    if (!upToDate(desired, live)) {
+      client.resource(prepare(desired)).dryRun().fieldManager(fieldManager).forceConflicts().serverSideApply();
+    }
+  }
+
+  /** {@code desired} with its applied-hash annotation, ready for server-side apply. */
+  private static <T extends HasMetadata> T prepare(T desired) {
     String h = hash(desired);
     Map<String, String> annotations = new HashMap<>(desired.getMetadata().getAnnotations() == null ? Map.of()
         : desired.getMetadata().getAnnotations());
@@ -50,9 +69,7 @@ public final class ChildApplier {
     desired.getMetadata().setAnnotations(annotations);
     desired.getMetadata().setResourceVersion(null);
     desired.getMetadata().setManagedFields(null);
-    client.resource(desired).fieldManager(fieldManager).forceConflicts().serverSideApply();
-    metrics.applied(desired.getKind());
-    return true;
+    return desired;
   }
 
   /** sha256 of the desired object without its applied-hash annotation (first 16 hex). */

@@ -12,7 +12,9 @@ import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfig
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.RetryInfo;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
@@ -30,6 +32,7 @@ import io.tensorlane.operator.recovery.RecoveryCoordinator;
 import io.tensorlane.operator.recovery.RecoveryStep;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Rendered;
+import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.status.StatusInput;
 import io.tensorlane.operator.support.DecisionMetrics;
@@ -112,7 +115,13 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     String preflightHold = !settings.preflightGate() ? null : PreflightGate.holdReason(step.effective(), plan,
         obs.nodes(), prev.lastAppliedSpec == null,
         now, settings.measurementMaxAge());
-    boolean apply = rendered != null && !step.failed() && preflightHold == null;
+    // both children pass the API server's dry-run before anything is written (also while the preflight holds, whose
+    // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
+    // status keeps claiming the revision that runs
+    Children children = new Children(new ChildApplier(ctx.getClient(), settings.fieldManager(), metrics));
+    boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
+    ChildProblem rejected = pending ? children.dryRun(rendered, obs) : null;
+    boolean apply = rendered != null && !step.failed() && preflightHold == null && rejected == null;
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
         || !Objects.equals(applied.generation, gen))) {
       applied = new AppliedSpec();
@@ -125,20 +134,18 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
-        preflightHold, now));
+        preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null));
+    InferenceDeploymentStatus written = prev;
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
       primary = writeStatus(primary, next, ctx);
+      written = next;
       metrics.applied("InferenceDeployment/status");
       StatusEvents.emit(events, metrics, primary, prev, next, plan);
     }
-    if (apply) {
-      ChildApplier applier = new ChildApplier(ctx.getClient(), settings.fieldManager(), metrics);
-      if (applier.apply(rendered.deployment(), obs.deployment())) {
-        events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
-            + " revision " + rendered.revision() + " on " + PlanAndRender.describe(plan));
-      }
-      applier.apply(rendered.service(), obs.service());
+    if (apply && children.apply(rendered, obs, written, prev)) {
+      events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
+          + " revision " + rendered.revision() + " on " + PlanAndRender.describe(plan));
     }
     UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
     if (step.requeue() != null) {
@@ -148,6 +155,24 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null
         && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
     return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
+  }
+
+  /**
+   * JOSDK's error-status hook: any exception of a reconcile (a child the API server refused, a failed status write)
+   * becomes the ApplyFailed condition, naming the object and field, plus a Warning event; JOSDK's retry keeps its
+   * backoff, and after the last retry the reconcile is rescheduled rather than dropped.
+   */
+  @Override
+  public ErrorStatusUpdateControl<InferenceDeployment> updateErrorStatus(InferenceDeployment primary,
+      Context<InferenceDeployment> ctx, Exception e) {
+    EventRecorder events = new EventRecorder(eventSink(ctx));
+    try {
+      boolean lastAttempt = ctx.getRetryInfo().map(RetryInfo::isLastAttempt).orElse(false);
+      return ErrorStatus.control(primary, e, Instant.now().truncatedTo(ChronoUnit.SECONDS), events, metrics,
+          lastAttempt ? ErrorStatus.AFTER_LAST_RETRY : null);
+    } finally {
+      events.flush();
+    }
   }
 
   /** The events' writer, made on first use with the client JOSDK hands the reconciler. */

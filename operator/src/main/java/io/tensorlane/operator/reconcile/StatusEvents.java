@@ -14,7 +14,8 @@ import java.util.Objects;
 /** Events for status transitions: a new plan, and each condition that turned True (or changed its reason). */
 final class StatusEvents {
   private static final List<String> WARNINGS = List.of(StatusAggregator.INVALID_SPEC, StatusAggregator.UNSCHEDULABLE,
-      StatusAggregator.DOES_NOT_FIT, StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.DEGRADED);
+      StatusAggregator.DOES_NOT_FIT, StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.DEGRADED,
+      StatusAggregator.APPLY_FAILED);
 
   private StatusEvents() {
   }

@@ -74,9 +74,10 @@ public final class Renderer {
           + (plan == null ? "none" : plan.outcome() + ": " + plan.message()) + ")");
     }
     InferenceDeploymentSpec spec = SpecValidator.withDefaults(effective);
-    String name = owner.getMetadata().getName();
+    // the children's name: a DNS-1035 label (a Service name, a label value) derived from the owner's name
+    String name = ChildNames.of(owner.getMetadata().getName());
     OwnerReference ownerRef = new OwnerReferenceBuilder().withApiVersion(owner.getApiVersion())
-        .withKind(owner.getKind()).withName(name).withUid(owner.getMetadata().getUid()).withController(true)
+        .withKind(owner.getKind()).withName(owner.getMetadata().getName()).withUid(owner.getMetadata().getUid()).withController(true)
         .withBlockOwnerDeletion(true).build();
 
     PodTemplateSpec template = podTemplate(name, spec, plan, settings);

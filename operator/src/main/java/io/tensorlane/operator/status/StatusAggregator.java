@@ -28,6 +28,8 @@ public final class StatusAggregator {
   public static final String DOES_NOT_FIT = "DoesNotFit";
   public static final String MEMORY_FRACTION_TOO_HIGH = "MemoryFractionTooHigh";
   public static final String ROLLBACK_FAILED = "RollbackFailed";
+  /** A child's apply failed (transient or not yet retried); cleared once the children are up to date. */
+  public static final String APPLY_FAILED = "ApplyFailed";
   public static final String REVISION_LABEL = "tensorlane.io/revision";
 
   private StatusAggregator() {
@@ -65,7 +67,8 @@ public final class StatusAggregator {
     String lastAction = lastAction(in.rollback(), in.generation());
     boolean rolledBack = "Rollback".equals(lastAction);
     boolean remediating = lastAction != null && !rolledBack;
-    Outcome outcome = plan == null ? Outcome.OK : plan.outcome();
+    // a child the API server's dry-run rejected makes the effective spec invalid: nothing of it was applied
+    Outcome outcome = in.rejected() != null ? Outcome.INVALID_SPEC : plan == null ? Outcome.OK : plan.outcome();
 
     if (outcome != Outcome.OK) {
       s.phase = switch (outcome) {
@@ -91,9 +94,11 @@ public final class StatusAggregator {
     long g = in.generation();
     var now = in.now();
     List<Condition> c = new ArrayList<>();
-    boolean ready = outcome == Outcome.OK && !in.failed() && allReady;
+    ChildProblem applyFailed = in.applyFailed();
+    boolean ready = outcome == Outcome.OK && !in.failed() && allReady && applyFailed == null;
     c.add(Conditions.next(p, READY, ready, ready ? (rolledBack ? "RolledBackAndReady" : "AllReplicasReady")
-        : bad.isPresent() ? "PodFailing" : s.phase.name(),
+        : bad.isPresent() ? "PodFailing" : applyFailed != null && outcome == Outcome.OK ? applyFailed.reason()
+        : s.phase.name(),
         ready ? s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready on revision " + running
             : bad.orElse(s.readyReplicas + "/" + in.desiredReplicas() + " replicas Ready"
                 + (running == null ? "" : " on revision " + running)), g, now));
@@ -107,7 +112,9 @@ public final class StatusAggregator {
         : "NoFailure", degraded ? failureMessage(in, bad) : "", g, now));
     c.add(Conditions.next(p, ROLLED_BACK, rolledBack, rolledBack ? "RolledBackToStableSpec" : "NotRolledBack",
         rolledBack ? lastReason(in.rollback()) : "", g, now));
-    c.add(outcomeCondition(p, INVALID_SPEC, Outcome.INVALID_SPEC, plan, g, now));
+    c.add(in.rejected() != null
+        ? Conditions.next(p, INVALID_SPEC, true, in.rejected().reason(), in.rejected().message(), g, now)
+        : outcomeCondition(p, INVALID_SPEC, Outcome.INVALID_SPEC, plan, g, now));
     c.add(outcomeCondition(p, UNSCHEDULABLE, Outcome.UNSCHEDULABLE, plan, g, now));
     c.add(outcomeCondition(p, DOES_NOT_FIT, Outcome.DOES_NOT_FIT, plan, g, now));
     boolean tooHigh = plan != null && plan.memory() != null && plan.memory().fractionTooHigh();
@@ -115,8 +122,17 @@ public final class StatusAggregator {
         tooHigh ? String.join("; ", plan.memory().warnings()) : "", g, now));
     c.add(Conditions.next(p, ROLLBACK_FAILED, in.failed(), in.failed() ? "RemediationExhausted" : "NotFailed",
         in.failed() ? failureMessage(in, bad) : "", g, now));
+    c.add(Conditions.next(p, APPLY_FAILED, applyFailed != null, applyFailed != null ? applyFailed.reason() : "Applied",
+        applyFailed != null ? applyFailed.message() : "", g, now));
     s.conditions = c;
     return s;
+  }
+
+  /** The ApplyFailed condition of {@code prev} while it is True (kept until the children are up to date), or null. */
+  public static ChildProblem applyFailure(InferenceDeploymentStatus prev) {
+    return prev == null ? null : Conditions.find(prev.conditions, APPLY_FAILED)
+        .filter(c -> Conditions.TRUE.equals(c.getStatus()))
+        .map(c -> new ChildProblem(c.getReason(), c.getMessage())).orElse(null);
   }
 
   /** A human line naming the first failing pod, or empty. */

@@ -25,8 +25,20 @@ import java.util.List;
  * @param failureActive a failure is observed on pods of the running revision now
  * @param failed remediation/rollback gave up for this generation (phase Failed)
  * @param hold why the rollout waits (e.g. for the preflight), or null
+ * @param rejected the API server's dry-run rejected a child of the effective spec (phase Invalid, InvalidSpec names the
+ *     object and field), or null
+ * @param applyFailed the last apply of a child failed and the children are not up to date yet (ApplyFailed), or null
  */
 public record StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
     int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
+    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ChildProblem rejected,
+    ChildProblem applyFailed) {
+
+  /** Without child problems. */
+  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
+      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
+      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
+    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
+        failureActive, failed, hold, now, null, null);
+  }
 }

@@ -85,6 +85,34 @@ class RollbackE2ETest {
   }
 
   @Test
+  void theComputedOomRuleLetsAutoRunAndTheForcedFractionReproducesTheIncident(KubernetesClient client,
+      TestNamespace ns, GpuNodeSimulator sim) {
+    // the demo's rule: no threshold, the start-up allocations against the GPU (SimMemory / MemoryBudget)
+    sim.addRule(SimRule.forAllPods("computed-oom", SimAction.of(SimAction.Type.CudaOom)).inNamespace(ns.name())
+        .whenOutOfMemory());
+    client.resource(Samples.load(Samples.SEED_PCIE, ns.name(), "truth")).create();
+    InferenceDeployment auto = Samples.await(client, ns.name(), "truth", TIMEOUT,
+        Samples.phase(Phase.Ready).and(x -> x.getStatus().lastStableSpec != null));
+    assertThat(auto.getStatus().memoryPlan.fractionSource).isEqualTo("auto");
+    double autoFraction = auto.getStatus().memoryPlan.staticFraction;
+    assertThat(autoFraction).as("above the old fixed 0.93 threshold").isGreaterThanOrEqualTo(0.93);
+    assertThat(auto.getStatus().lastFailure).as("auto starts").isNull();
+    String stable = auto.getStatus().revision;
+
+    String forced = String.format(java.util.Locale.ROOT, "%.2f", autoFraction + 0.02);
+    edit(client, ns, "truth", x -> {
+      x.getSpec().memory.fraction = forced;
+      return x;
+    });
+    InferenceDeployment back = Samples.await(client, ns.name(), "truth", TIMEOUT, Samples.phase(Phase.RolledBack)
+        .and(x -> Conditions.isTrue(x.getStatus().conditions, StatusAggregator.READY)));
+    assertThat(back.getStatus().lastFailure.reason).isEqualTo("CudaOutOfMemory");
+    assertThat(back.getStatus().lastFailure.message).as("the allocation that no longer fits")
+        .containsAnyOf("cuda-graphs", "activations", "reserve");
+    assertThat(back.getStatus().revision).isEqualTo(stable);
+  }
+
+  @Test
   void upgradeToAnOomingSpecRollsBackAndANewEditIsTriedAgain(KubernetesClient client, TestNamespace ns,
       GpuNodeSimulator sim) {
     String stable = stableDeployment(client, ns, "upg");

@@ -158,6 +158,32 @@ class PreflightLocalClusterTest {
     assertThat(events(client, ns, "stuck")).anyMatch(e -> "PreflightFailed".equals(e.getReason()));
   }
 
+  @Test
+  void aSpecWhoseChildrenAreRejectedIsInvalidInsteadOfWaitingForAPreflight(KubernetesClient client,
+      TestNamespace ns, GpuNodeSimulator sim) throws InterruptedException {
+    sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
+    InferenceDeployment infd = new InferenceDeployment();
+    infd.getMetadata().setName("bad-toleration");
+    infd.getMetadata().setNamespace(ns.name());
+    infd.setSpec(Fixtures.llama70b(8));
+    infd.getSpec().placement = new io.tensorlane.api.v1alpha1.PlacementSpec();
+    infd.getSpec().placement.tolerations = List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder()
+        .withKey("gpu").withOperator("Exists").withValue("yes").build());
+    client.resource(infd).create();
+
+    InferenceDeployment d = client.resources(InferenceDeployment.class).inNamespace(ns.name())
+        .withName("bad-toleration").informOnCondition(l -> l.size() == 1 && l.get(0).getStatus() != null
+            && io.tensorlane.operator.status.Conditions.isTrue(l.get(0).getStatus().conditions, "InvalidSpec"))
+        .orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
+    var c = io.tensorlane.operator.status.Conditions.find(d.getStatus().conditions, "InvalidSpec").orElseThrow();
+    assertThat(c.getReason()).isEqualTo("DeploymentRejected");
+    assertThat(c.getMessage()).contains("tolerations").contains("spec.placement.tolerations");
+    assertThat(d.getStatus().phase).isEqualTo(io.tensorlane.api.v1alpha1.Phase.Invalid);
+    Thread.sleep(2000); // the preflight reconciler had its chance
+    assertThat(client.batch().v1().jobs().inNamespace(ns.name()).list().getItems())
+        .as("no preflight Job for a spec the API server rejects").isEmpty();
+  }
+
   // ---- helpers ------------------------------------------------------------------------------------------------
 
   static void create(KubernetesClient client, TestNamespace ns, String name) {

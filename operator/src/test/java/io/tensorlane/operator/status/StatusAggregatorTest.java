@@ -100,7 +100,7 @@ class StatusAggregatorTest {
     assertThat(s.conditions).extracting(c -> c.getType()).containsExactly(StatusAggregator.READY,
         StatusAggregator.PROGRESSING, StatusAggregator.DEGRADED, StatusAggregator.ROLLED_BACK,
         StatusAggregator.INVALID_SPEC, StatusAggregator.UNSCHEDULABLE, StatusAggregator.DOES_NOT_FIT,
-        StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.ROLLBACK_FAILED);
+        StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.ROLLBACK_FAILED, StatusAggregator.APPLY_FAILED);
     assertThat(s.conditions).allSatisfy(c -> {
       assertThat(c.getMessage()).isNotBlank(); // a 1.20 API server rejects "" in applied custom resources
       assertThat(c.getObservedGeneration()).isEqualTo(2L);
@@ -125,5 +125,45 @@ class StatusAggregatorTest {
     InferenceDeploymentStatus s2 = StatusAggregator.compute(new StatusInput(2, s1, OK, "r1", 1, first.pods(),
         applied("r1"), null, null, null, false, false, null, NOW.plusSeconds(3600)));
     assertThat(Serialization.asJson(s2)).isEqualTo(Serialization.asJson(s1));
+  }
+
+  @Test
+  void aRejectedUpdateIsInvalidAndKeepsClaimingTheRunningRevision() {
+    ChildProblem rejected = new ChildProblem("DeploymentRejected", "Deployment m rejected by the API server: "
+        + "spec.template.spec.tolerations[0].operator: Unsupported value: \"Maybe\" (set by spec.placement.tolerations)");
+    InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(), OK, "r2",
+        1, List.of(pod("p", "r1", "ready")), applied("r1"), applied("r1"), null, null, false, false, null, NOW,
+        rejected, null));
+    assertThat(s.phase).isEqualTo(Phase.Invalid);
+    assertThat(s.revision).isEqualTo("r1");
+    var c = Conditions.find(s.conditions, StatusAggregator.INVALID_SPEC).orElseThrow();
+    assertThat(c.getStatus()).isEqualTo("True");
+    assertThat(c.getReason()).isEqualTo("DeploymentRejected");
+    assertThat(c.getMessage()).isEqualTo(rejected.message());
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.READY)).isFalse();
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.PROGRESSING)).isFalse();
+  }
+
+  @Test
+  void anApplyFailureIsKeptUntilTheChildrenAreUpToDateAndReadyWaitsForIt() {
+    ChildProblem failed = new ChildProblem("ServiceApplyFailed", "Service m could not be applied (HTTP 500): boom");
+    StatusInput withFailure = new StatusInput(2, new InferenceDeploymentStatus(), OK, "r1", 1,
+        List.of(pod("p", "r1", "ready")), applied("r1"), null, null, null, false, false, null, NOW, null, failed);
+    InferenceDeploymentStatus s = StatusAggregator.compute(withFailure);
+    var c = Conditions.find(s.conditions, StatusAggregator.APPLY_FAILED).orElseThrow();
+    assertThat(c.getStatus()).isEqualTo("True");
+    assertThat(c.getReason()).isEqualTo("ServiceApplyFailed");
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.READY)).isFalse();
+    assertThat(Conditions.find(s.conditions, StatusAggregator.READY).orElseThrow().getReason())
+        .isEqualTo("ServiceApplyFailed");
+    assertThat(StatusAggregator.applyFailure(s)).isEqualTo(failed);
+
+    InferenceDeploymentStatus cleared = StatusAggregator.compute(new StatusInput(2, s, OK, "r1", 1,
+        List.of(pod("p", "r1", "ready")), applied("r1"), null, null, null, false, false, null, NOW, null, null));
+    assertThat(Conditions.isTrue(cleared.conditions, StatusAggregator.APPLY_FAILED)).isFalse();
+    assertThat(Conditions.find(cleared.conditions, StatusAggregator.APPLY_FAILED).orElseThrow().getReason())
+        .isEqualTo("Applied");
+    assertThat(cleared.phase).isEqualTo(Phase.Ready);
+    assertThat(StatusAggregator.applyFailure(cleared)).isNull();
   }
 }

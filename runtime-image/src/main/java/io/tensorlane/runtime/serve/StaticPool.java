@@ -9,6 +9,7 @@ import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
 import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.kernels.MemoryBudget;
 import io.tensorlane.kernels.TerminationMessage;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
@@ -66,9 +67,9 @@ final class StaticPool implements AutoCloseable {
     }
   }
 
-  /** {@code fraction x total}, rounded down to CUDA's 2 MiB allocation granule. */
+  /** {@code fraction x total}, rounded down to CUDA's 2 MiB allocation granule (the planner budgets the same). */
   static long bytesFor(double fraction, long totalBytes) {
-    return (long) (fraction * totalBytes) / BufferLayout.PEER_GRANULE * BufferLayout.PEER_GRANULE;
+    return MemoryBudget.staticPoolBytes(fraction, totalBytes);
   }
 
   long bytes() {

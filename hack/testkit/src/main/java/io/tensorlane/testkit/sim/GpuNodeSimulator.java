@@ -80,6 +80,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private final KubernetesClient client;
   private final Options options;
   private final Map<String, String> nodeIps = new ConcurrentHashMap<>(); // simulated node name -> InternalIP
+  private final Map<String, Long> gpuMemory = new ConcurrentHashMap<>(); // simulated node name -> bytes of one GPU
   private final SimRules rules;
   private final Set<String> seen = ConcurrentHashMap.newKeySet(); // pod UIDs already planned
   private final Set<String> finalizing = ConcurrentHashMap.newKeySet();
@@ -139,6 +140,9 @@ public final class GpuNodeSimulator implements AutoCloseable {
   /** Adds (or re-asserts) node {@code name} from {@code fixture} with extra labels; returns when it is schedulable. */
   public String addNode(String name, String fixture, Map<String, String> extraLabels) {
     var topo = TopologyFixtures.load(fixture);
+    if (topo.summary != null && topo.summary.gpuMemoryBytes != null) {
+      gpuMemory.put(name, topo.summary.gpuMemoryBytes);
+    }
     String ip = nodeIps.computeIfAbsent(name, n -> {
       int i = nodeIpCounter.getAndIncrement();
       return "10.99." + (i / 250 % 250) + "." + (i % 250 + 1);
@@ -259,8 +263,9 @@ public final class GpuNodeSimulator implements AutoCloseable {
     if (st != null && st.getContainerStatuses() != null && !st.getContainerStatuses().isEmpty()) {
       return; // already played (this simulator restarted): leave it as it is
     }
-    SimRule rule = rules.firstMatch(pod);
-    SimAction action = rule != null ? rule.action()
+    var oom = new SimOwners.LazyOom(client, pod, gpuMemory.get(nodeName));
+    SimRule rule = rules.firstMatch(pod, oom);
+    SimAction action = rule != null ? SimOwners.withNumbers(rule, oom)
         : PodStatuses.restarts(pod) ? SimAction.run() : SimAction.succeed();
     long delay = rule != null && rule.delayMillis() != null ? rule.delayMillis() : options.startDelay().toMillis();
     var at = new PodStatuses.Placement(nodeIps.get(nodeName), nextPodIp(), Instant.now().plusMillis(delay));

@@ -26,6 +26,9 @@ import java.util.function.Predicate;
  * @param labels                the pod must carry all of these labels (null/empty: any)
  * @param memoryFractionAtLeast the memory fraction the pod is started with ({@link PodFacts#memoryFraction}) must be at
  *                              least this (null: not checked; a pod with no fraction does not match)
+ * @param outOfMemory           true: the pod's start-up must not fit its GPU ({@link SimMemory#startupOom}, the same
+ *                              budget as the operator's planner); a CudaOom action without numbers gets the failing
+ *                              allocation's phase, size and free bytes
  * @param env                   an environment variable (any container) whose numeric value must be at least {@code min}
  * @param arg                   a command-line flag ({@code --flag v} or {@code --flag=v}) whose value must be at least {@code min}
  * @param action                what to do
@@ -34,7 +37,7 @@ import java.util.function.Predicate;
  */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record SimRule(String name, String namespace, Map<String, String> labels, Double memoryFractionAtLeast,
-    Threshold env, Threshold arg, SimAction action, Long delayMillis, @JsonIgnore Predicate<Pod> predicate) {
+    Boolean outOfMemory, Threshold env, Threshold arg, SimAction action, Long delayMillis, @JsonIgnore Predicate<Pod> predicate) {
 
   /** A numeric lower bound on a named value. */
   public record Threshold(String name, double min) {}
@@ -48,41 +51,55 @@ public record SimRule(String name, String namespace, Map<String, String> labels,
 
   /** Starts a rule that matches every pod; narrow it with the {@code with*} methods. */
   public static SimRule forAllPods(String name, SimAction action) {
-    return new SimRule(name, null, null, null, null, null, action, null, null);
+    return new SimRule(name, null, null, null, null, null, null, action, null, null);
   }
 
   public SimRule inNamespace(String ns) {
-    return new SimRule(name, ns, labels, memoryFractionAtLeast, env, arg, action, delayMillis, predicate);
+    return new SimRule(name, ns, labels, memoryFractionAtLeast, outOfMemory, env, arg, action, delayMillis, predicate);
   }
 
   public SimRule withLabels(Map<String, String> l) {
-    return new SimRule(name, namespace, l, memoryFractionAtLeast, env, arg, action, delayMillis, predicate);
+    return new SimRule(name, namespace, l, memoryFractionAtLeast, outOfMemory, env, arg, action, delayMillis, predicate);
   }
 
   public SimRule withMemoryFractionAtLeast(double min) {
-    return new SimRule(name, namespace, labels, min, env, arg, action, delayMillis, predicate);
+    return new SimRule(name, namespace, labels, min, outOfMemory, env, arg, action, delayMillis, predicate);
+  }
+
+  /** Matches only pods whose start-up does not fit their GPU ({@link SimMemory}). */
+  public SimRule whenOutOfMemory() {
+    return new SimRule(name, namespace, labels, memoryFractionAtLeast, true, env, arg, action, delayMillis, predicate);
   }
 
   public SimRule withEnvAtLeast(String var, double min) {
-    return new SimRule(name, namespace, labels, memoryFractionAtLeast, new Threshold(var, min), arg, action, delayMillis,
+    return new SimRule(name, namespace, labels, memoryFractionAtLeast, outOfMemory, new Threshold(var, min), arg, action, delayMillis,
         predicate);
   }
 
   public SimRule withArgAtLeast(String flag, double min) {
-    return new SimRule(name, namespace, labels, memoryFractionAtLeast, env, new Threshold(flag, min), action, delayMillis,
+    return new SimRule(name, namespace, labels, memoryFractionAtLeast, outOfMemory, env, new Threshold(flag, min), action, delayMillis,
         predicate);
   }
 
   public SimRule withDelayMillis(long ms) {
-    return new SimRule(name, namespace, labels, memoryFractionAtLeast, env, arg, action, ms, predicate);
+    return new SimRule(name, namespace, labels, memoryFractionAtLeast, outOfMemory, env, arg, action, ms, predicate);
   }
 
   public SimRule withPredicate(Predicate<Pod> p) {
-    return new SimRule(name, namespace, labels, memoryFractionAtLeast, env, arg, action, delayMillis, p);
+    return new SimRule(name, namespace, labels, memoryFractionAtLeast, outOfMemory, env, arg, action, delayMillis, p);
   }
 
-  /** True when {@code pod} satisfies every condition of this rule. */
+  /** True when {@code pod} satisfies every condition of this rule (an outOfMemory rule needs the node: never). */
   public boolean matches(Pod pod) {
+    return matches(pod, java.util.Optional::empty);
+  }
+
+  /**
+   * True when {@code pod} satisfies every condition of this rule.
+   *
+   * @param oom the allocation that fails at the pod's start-up, asked only by an outOfMemory rule
+   */
+  public boolean matches(Pod pod, java.util.function.Supplier<java.util.Optional<io.tensorlane.kernels.MemoryBudget.Oom>> oom) {
     var meta = pod.getMetadata();
     if (namespace != null && !namespace.equals(meta.getNamespace())) {
       return false;
@@ -93,6 +110,9 @@ public record SimRule(String name, String namespace, Map<String, String> labels,
     }
     if (memoryFractionAtLeast != null
         && !(PodFacts.memoryFraction(pod).orElse(Double.NEGATIVE_INFINITY) >= memoryFractionAtLeast)) {
+      return false;
+    }
+    if (Boolean.TRUE.equals(outOfMemory) && oom.get().isEmpty()) {
       return false;
     }
     if (env != null && !(PodFacts.envNumber(pod, env.name()).orElse(Double.NEGATIVE_INFINITY) >= env.min())) {

@@ -45,7 +45,12 @@ final class SimRules {
 
   /** The first rule that matches, or null. */
   SimRule firstMatch(Pod pod) {
-    return all().stream().filter(r -> r.matches(pod)).findFirst().orElse(null);
+    return firstMatch(pod, java.util.Optional::empty);
+  }
+
+  /** The first rule that matches, or null; {@code oom} is asked only by an outOfMemory rule. */
+  SimRule firstMatch(Pod pod, java.util.function.Supplier<java.util.Optional<io.tensorlane.kernels.MemoryBudget.Oom>> oom) {
+    return all().stream().filter(r -> r.matches(pod, oom)).findFirst().orElse(null);
   }
 
   /** A new or changed ConfigMap (null: deleted). Bad YAML keeps the previous rules and says why. */

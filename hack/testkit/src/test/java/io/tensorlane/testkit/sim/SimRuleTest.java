@@ -84,6 +84,9 @@ class SimRuleTest {
     List<SimRule> rules = GpuNodeSimulator.parseRules(yaml);
     assertThat(rules).extracting(r -> r.action().type())
         .containsExactly(SimAction.Type.CudaOom, SimAction.Type.Succeed, SimAction.Type.Succeed);
+    assertThat(rules.get(0).outOfMemory()).as("the demo's OOM is computed, not a threshold").isTrue();
+    assertThat(rules.get(0).memoryFractionAtLeast()).isNull();
+    assertThat(rules.get(0).action().requestedBytes()).as("numbers come from the failing allocation").isNull();
     var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
     for (SimRule r : rules.subList(1, 3)) { // the canned preflight results are JSON with the rule's world size
       var result = mapper.readTree(r.action().message());

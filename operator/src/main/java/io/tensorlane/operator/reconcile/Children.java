@@ -1,0 +1,82 @@
+package io.tensorlane.operator.reconcile;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.operator.render.Rendered;
+import io.tensorlane.operator.status.ChildProblem;
+
+/**
+ * The children of one rendered revision (Deployment, Service): checked together with the API server's dry-run before
+ * either is written, so a revision with a rejected child never reaches the running Deployment; then applied. A
+ * failure names the child.
+ */
+final class Children {
+  private final ChildApplier applier;
+
+  Children(ChildApplier applier) {
+    this.applier = applier;
+  }
+
+  /** True when both live children carry what {@code r} would apply. */
+  static boolean current(Rendered r, Observation obs) {
+    return ChildApplier.upToDate(r.deployment(), obs.deployment()) && ChildApplier.upToDate(r.service(), obs.service());
+  }
+
+  /**
+   * The first child the API server rejects, or null when both would be accepted.
+   *
+   * @throws ChildApplyException when the dry-run itself fails (not a rejection); nothing was written
+   */
+  ChildProblem dryRun(Rendered r, Observation obs) {
+    ChildProblem p = dryRun(r.deployment(), obs.deployment());
+    return p != null ? p : dryRun(r.service(), obs.service());
+  }
+
+  private ChildProblem dryRun(HasMetadata desired, HasMetadata live) {
+    try {
+      applier.dryRun(desired, live);
+      return null;
+    } catch (KubernetesClientException e) {
+      ChildProblem p = ApiRejections.describe(desired.getKind(), desired.getMetadata().getName(), e);
+      if (ApiRejections.isRejection(e)) {
+        return p;
+      }
+      throw new ChildApplyException(p, null, e);
+    }
+  }
+
+  /**
+   * Applies the Deployment, then the Service; returns whether the Deployment was written.
+   *
+   * @param written the status as written before the apply (it names the new revision)
+   * @param before the status before this reconcile
+   * @throws ChildApplyException naming the child; it carries the status that is true afterwards (the written one with
+   *     the revision of {@code before} when the Deployment was not applied)
+   */
+  boolean apply(Rendered r, Observation obs, InferenceDeploymentStatus written, InferenceDeploymentStatus before) {
+    boolean deploymentWritten;
+    try {
+      deploymentWritten = applier.apply(r.deployment(), obs.deployment());
+    } catch (KubernetesClientException e) {
+      throw new ChildApplyException(ApiRejections.describe("Deployment", r.deployment().getMetadata().getName(), e),
+          withRevisionOf(written, before), e);
+    }
+    try {
+      applier.apply(r.service(), obs.service());
+    } catch (KubernetesClientException e) {
+      throw new ChildApplyException(ApiRejections.describe("Service", r.service().getMetadata().getName(), e),
+          written, e);
+    }
+    return deploymentWritten;
+  }
+
+  /** {@code written} claiming the applied revision of {@code before}. */
+  static InferenceDeploymentStatus withRevisionOf(InferenceDeploymentStatus written, InferenceDeploymentStatus before) {
+    InferenceDeploymentStatus s = Serialization.clone(written);
+    s.lastAppliedSpec = before.lastAppliedSpec;
+    s.revision = before.revision;
+    return s;
+  }
+}

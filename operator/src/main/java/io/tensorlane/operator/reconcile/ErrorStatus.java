@@ -1,0 +1,67 @@
+package io.tensorlane.operator.reconcile;
+
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.operator.status.ChildProblem;
+import io.tensorlane.operator.status.Conditions;
+import io.tensorlane.operator.status.StatusAggregator;
+import io.tensorlane.operator.support.DecisionMetrics;
+import io.tensorlane.operator.support.EventRecorder;
+import java.time.Duration;
+import java.time.Instant;
+import org.jboss.logging.Logger;
+
+/**
+ * What the reconciler's error-status hook writes (Flink operator style): the ApplyFailed condition naming the object
+ * and field, on the status that is true after the failure (never a revision that was not applied), and a Warning event
+ * when the problem is new. Retrying is left to JOSDK's retry (its backoff); after its last attempt the reconcile is
+ * rescheduled, so a lasting failure keeps being retried slowly instead of being dropped.
+ */
+final class ErrorStatus {
+  /** After JOSDK's last retry, try again this much later. */
+  static final Duration AFTER_LAST_RETRY = Duration.ofMinutes(5);
+  private static final Logger LOG = Logger.getLogger(ErrorStatus.class);
+
+  private ErrorStatus() {
+  }
+
+  /** The InferenceDeployment itself was not found (its status write answered 404): it was deleted. */
+  static boolean primaryGone(Exception e) {
+    return ApiRejections.unwrap(e) instanceof io.fabric8.kubernetes.client.KubernetesClientException k
+        && k.getCode() == 404;
+  }
+
+  /** The status to write for {@code e}; pure. */
+  static InferenceDeploymentStatus status(InferenceDeployment primary, Exception e, Instant now) {
+    Throwable cause = ApiRejections.unwrap(e);
+    InferenceDeploymentStatus base = cause instanceof ChildApplyException c && c.statusAfter() != null
+        ? c.statusAfter() : primary.getStatus();
+    InferenceDeploymentStatus s = base == null ? new InferenceDeploymentStatus() : Serialization.clone(base);
+    ChildProblem p = ApiRejections.describe(primary.getMetadata().getName(), e);
+    s.conditions = Conditions.upsert(s.conditions, Conditions.next(s.conditions, StatusAggregator.APPLY_FAILED, true,
+        p.reason(), p.message(), primary.getMetadata().getGeneration(), now));
+    return s;
+  }
+
+  static ErrorStatusUpdateControl<InferenceDeployment> control(InferenceDeployment primary, Exception e, Instant now,
+      EventRecorder events, DecisionMetrics metrics, Duration rescheduleAfter) {
+    if (primaryGone(e)) {
+      return ErrorStatusUpdateControl.noStatusUpdate(); // deleted meanwhile: nothing to report on
+    }
+    InferenceDeploymentStatus before = primary.getStatus();
+    InferenceDeploymentStatus s = status(primary, e, now);
+    var c = Conditions.find(s.conditions, StatusAggregator.APPLY_FAILED).orElseThrow();
+    boolean known = before != null && Conditions.find(before.conditions, StatusAggregator.APPLY_FAILED)
+        .filter(b -> Conditions.TRUE.equals(b.getStatus()) && c.getMessage().equals(b.getMessage())).isPresent();
+    LOG.warnf("%s/%s: %s", primary.getMetadata().getNamespace(), primary.getMetadata().getName(), c.getMessage());
+    if (!known) {
+      metrics.decision("outcome", StatusAggregator.APPLY_FAILED);
+      events.warning(primary, c.getReason(), c.getMessage());
+    }
+    primary.setStatus(s);
+    ErrorStatusUpdateControl<InferenceDeployment> control = ErrorStatusUpdateControl.patchStatus(primary);
+    return rescheduleAfter == null ? control : control.rescheduleAfter(rescheduleAfter);
+  }
+}
