@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.engine;
 
+import io.tensorlane.kernels.Algorithm;
 import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
@@ -167,6 +168,15 @@ public final class Communicator implements AutoCloseable {
   /** Where messages go when the table says NCCL or they are larger than the buffers (optional). */
   public void setFallback(Rank.Fallback fallback) {
     this.fallback = fallback;
+  }
+
+  /**
+   * The algorithm an allreduce of {@code bytes} runs with: the table's choice where it covers the size, NCCL where it
+   * says so, where it does not cover the size or where the message exceeds the custom allreduce's buffers.
+   */
+  public Algorithm route(long bytes) {
+    Algorithm a = bytes >= 1 && config.table().covers(bytes) ? config.table().select(bytes) : Algorithm.NCCL;
+    return a != Algorithm.NCCL && bytes > config.layout().maxMessageBytes() ? Algorithm.NCCL : a;
   }
 
   /** The launch fence of virtual ranks, or null. */

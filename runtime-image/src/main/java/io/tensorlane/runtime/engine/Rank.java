@@ -160,12 +160,7 @@ public final class Rank implements AutoCloseable {
 
   /** Allreduce (sum) with the algorithm the table picks for {@code count * dtype} bytes. */
   public void allReduce(CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream) {
-    long bytes = Math.multiplyExact(count, (long) dtype.bytes());
-    if (count >= 1 && comm.config().table().covers(bytes)) {
-      allReduce(input, output, count, dtype, stream, comm.config().table().select(bytes));
-    } else {
-      allReduce(input, output, count, dtype, stream, Algorithm.NCCL);
-    }
+    allReduce(input, output, count, dtype, stream, comm.route(Math.multiplyExact(count, (long) dtype.bytes())));
   }
 
   /**

@@ -58,6 +58,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   /** Start/end events on rank 0's stream for {@link #timedStep} (created by rank 0's thread on first use). */
   private CUevent[] timing;
   private OpTimer opTimer; // rank 0's, for profileStep
+  private final AllreduceCounts allreduces = new AllreduceCounts();
 
   private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
     this.options = options;
@@ -353,6 +354,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     if (capture) {
       graphs.put(key, captured);
     }
+    countAllreduces(b.tokens(), m);
     boolean replayed = g != null;
     return comm.rank(0).call(() -> {
       RankModel r0 = ranks.get(0);
@@ -396,6 +398,28 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
       return null;
     });
     return comm.rank(0).call(() -> opTimer.millis());
+  }
+
+  /**
+   * Counts the allreduces of a forward pass of {@code n} tokens and {@code m} logits rows per algorithm (the same on
+   * every rank; a graph replay runs them too, unseen by the host): the embedding's and two per layer of n x hidden
+   * elements, and the vocabulary-parallel logits gather of m x padded vocabulary fp32.
+   */
+  private void countAllreduces(int n, int m) {
+    if (options.tp() == 1) {
+      return;
+    }
+    long hiddenBytes = (long) n * config.hiddenSize() * dtype.bytes();
+    allreduces.add(comm.route(hiddenBytes), 1 + 2L * config.numLayers(), hiddenBytes);
+    if (m > 0) {
+      long logitsBytes = 4L * m * layout.vocabPerRank() * options.tp();
+      allreduces.add(comm.route(logitsBytes), 1, logitsBytes);
+    }
+  }
+
+  /** Allreduce calls and bytes per algorithm since the engine started (serve's metrics). */
+  public AllreduceCounts allreduces() {
+    return allreduces;
   }
 
   /** The decode-graph bucket for {@code n} sequences: the next power of two, at most maxSeqs. */

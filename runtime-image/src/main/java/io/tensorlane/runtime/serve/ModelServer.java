@@ -1,5 +1,7 @@
 package io.tensorlane.runtime.serve;
 
+import io.tensorlane.kernels.Algorithm;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -58,6 +60,12 @@ public final class ModelServer implements AutoCloseable {
     Gauge.builder("tensorlane_memory_activations_bytes", mem, LlmEngine.MemoryReport::activationBytesPerRank).register(registry);
     Gauge.builder("tensorlane_memory_allreduce_buffers_bytes", mem, LlmEngine.MemoryReport::allreduceBytesPerRank).register(registry);
     Gauge.builder("tensorlane_memory_fraction", engine.options(), EngineOptions::memoryFraction).register(registry);
+    for (Algorithm a : Algorithm.values()) {
+      FunctionCounter.builder("tensorlane_allreduce_calls", engine.allreduces(), c -> c.calls(a)).tag("algorithm", a.name())
+          .description("allreduces run (two per layer, the embedding's and the logits gather per step; none at TP 1)").register(registry);
+      FunctionCounter.builder("tensorlane_allreduce_bytes", engine.allreduces(), c -> c.bytes(a)).tag("algorithm", a.name())
+          .baseUnit("bytes").description("bytes per rank reduced by allreduces").register(registry);
+    }
     EngineMetrics metrics = new EngineMetrics(registry, o.servedName(), mem.blockSize(), mem.kvBlocks());
     Scheduler scheduler = new Scheduler(engine, engine.blocks(), SchedulerConfig.forEngine(engine, o.maxWaiting()),
         new HashSet<>(tok.eosTokenIds()), metrics);
