@@ -5,6 +5,7 @@ import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.FailureRecord;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.Plan;
 import java.time.Instant;
 import java.util.List;
@@ -25,8 +26,17 @@ import java.util.List;
  * @param failureActive a failure is observed on pods of the running revision now
  * @param failed remediation/rollback gave up for this generation (phase Failed)
  * @param hold why the rollout waits (e.g. for the preflight), or null
+ * @param model what is known about the model (status.model, the ModelUnavailable reason), or null
  */
 public record StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
     int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
+    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ModelResolution model) {
+
+  /** Without model facts (specs that carry their geometry). */
+  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
+      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
+      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
+    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
+        failureActive, failed, hold, now, null);
+  }
 }

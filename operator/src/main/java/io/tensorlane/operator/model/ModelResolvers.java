@@ -1,0 +1,26 @@
+package io.tensorlane.operator.model;
+
+import java.net.URI;
+import java.time.Clock;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Builds the resolver with its Hub client, cache and inspection threads (daemon threads: they never hold the JVM). */
+public final class ModelResolvers {
+  private ModelResolvers() {
+  }
+
+  public static ModelResolver create(String hubEndpoint, ModelSettings s) {
+    AtomicInteger n = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(s.threads(), r -> {
+      Thread t = new Thread(r, "tensorlane-model-inspect-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    Clock clock = Clock.systemUTC();
+    HubClient hub = new HubClient(URI.create(hubEndpoint), s.requestTimeout());
+    return new ModelResolver(new InspectionCache(pool, clock, s.branchTtl(), s.failureTtl()),
+        new ModelInspector(hub, clock));
+  }
+}
