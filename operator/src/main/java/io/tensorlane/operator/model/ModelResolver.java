@@ -71,6 +71,11 @@ public final class ModelResolver {
     if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
       return ModelResolution.known(source, previous);
     }
+    if (m.geometry != null && m.weightBytes != null) {
+      // everything the plan needs is in the spec: no Hub call (air-gapped clusters); the download takes the revision
+      // as written (pin it with @<commit>)
+      return ModelResolution.notNeeded(source);
+    }
     String token = null;
     if (m.tokenSecret != null && m.tokenSecret.name != null) {
       String key = m.tokenSecret.key == null || m.tokenSecret.key.isBlank() ? "token" : m.tokenSecret.key;

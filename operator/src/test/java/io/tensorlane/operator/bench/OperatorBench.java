@@ -67,7 +67,7 @@ public final class OperatorBench {
   @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
   static final class Counting extends InferenceDeploymentReconciler {
     Counting(OperatorSettings s, DecisionMetrics m) {
-      super(s, RenderSettings.of("tensorlane", "bench"), m);
+      super(s, RenderSettings.of("tensorlane", "bench").withHubEndpoint("http://127.0.0.1:9"), m);
     }
 
     @Override

@@ -19,10 +19,13 @@ public final class OperatorHarness implements AutoCloseable {
   private final Operator operator;
   private final DecisionMetrics metrics = DecisionMetrics.inMemory();
 
-  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings) {
+  /** The Hub endpoint of tests that do not start a fake Hub: loopback's discard port, so nothing leaves the machine. */
+  public static final String NO_HUB = "http://127.0.0.1:9";
+
+  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render) {
     operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
         .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5)));
-    operator.register(new InferenceDeploymentReconciler(settings, RenderSettings.of("tensorlane", "test"), metrics),
+    operator.register(new InferenceDeploymentReconciler(settings, render, metrics),
         o -> o.settingNamespace(namespace));
     operator.register(new GpuTopologyNodeLabeller(settings, metrics));
   }
@@ -41,7 +44,17 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    OperatorHarness h = new OperatorHarness(client, namespace, settings);
+    return start(client, namespace, settings, renderSettings(NO_HUB));
+  }
+
+  /** Render settings of the tests: runtime image tensorlane/tensorlane-runtime:test, the given Hub endpoint. */
+  public static RenderSettings renderSettings(String hubEndpoint) {
+    return RenderSettings.of("tensorlane", "test").withHubEndpoint(hubEndpoint);
+  }
+
+  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
+      RenderSettings render) {
+    OperatorHarness h = new OperatorHarness(client, namespace, settings, render);
     h.operator.start();
     return h;
   }
