@@ -21,8 +21,8 @@ import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ParallelismSpec;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.kernels.EngineEnv;
-import io.tensorlane.operator.model.FakeHub;
-import io.tensorlane.operator.model.TinyCheckpoint;
+import io.tensorlane.testkit.hub.LocalHub;
+import io.tensorlane.testkit.hub.Checkpoints;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.testkit.TestNamespace;
@@ -51,16 +51,16 @@ class ModelInspectionE2ETest {
   static final Duration TIMEOUT = Duration.ofSeconds(60);
   static final String SHA = "2222222222222222222222222222222222222222";
   static final String TOKEN = "hf_e2e_token_do_not_leak";
-  static FakeHub hub;
+  static LocalHub hub;
   static OperatorHarness operator;
 
   @BeforeAll
   static void start(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) throws Exception {
-    hub = new FakeHub();
-    hub.put("org/tiny", new FakeHub.Repo(SHA, TinyCheckpoint.files("LlamaForCausalLM"), null, false));
-    hub.put("org/gated", new FakeHub.Repo(SHA, TinyCheckpoint.files("LlamaForCausalLM"), TOKEN, true));
-    hub.put("org/gpt2", new FakeHub.Repo(SHA, TinyCheckpoint.files("GPT2LMHeadModel"), null, false));
-    hub.put("org/shared", new FakeHub.Repo(SHA, TinyCheckpoint.files("LlamaForCausalLM"), null, false));
+    hub = new LocalHub();
+    hub.put("org/tiny", new LocalHub.Repo(SHA, Checkpoints.tiny("LlamaForCausalLM"), null, false));
+    hub.put("org/gated", new LocalHub.Repo(SHA, Checkpoints.tiny("LlamaForCausalLM"), TOKEN, true));
+    hub.put("org/gpt2", new LocalHub.Repo(SHA, Checkpoints.tiny("GPT2LMHeadModel"), null, false));
+    hub.put("org/shared", new LocalHub.Repo(SHA, Checkpoints.tiny("LlamaForCausalLM"), null, false));
     sim.addNode(TopologyFixtures.L40S_2);
     sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
     operator = OperatorHarness.start(client, ns.name(), OperatorHarness.testSettings(),
@@ -120,12 +120,12 @@ class ModelInspectionE2ETest {
     assertThat(m.source).isEqualTo("hf://org/tiny@main");
     assertThat(m.revision).isEqualTo(SHA);
     assertThat(m.architecture).isEqualTo("LlamaForCausalLM");
-    assertThat(m.geometry.layers).isEqualTo(TinyCheckpoint.LAYERS);
-    assertThat(m.geometry.hiddenSize).isEqualTo(TinyCheckpoint.HIDDEN);
-    assertThat(m.geometry.kvHeads).isEqualTo(TinyCheckpoint.KV_HEADS);
-    assertThat(m.weightBytes).isEqualTo(TinyCheckpoint.BF16_BYTES + TinyCheckpoint.F32_BYTES);
-    assertThat(m.weightBytesByDtype).containsEntry("BF16", TinyCheckpoint.BF16_BYTES)
-        .containsEntry("F32", TinyCheckpoint.F32_BYTES);
+    assertThat(m.geometry.layers).isEqualTo(Checkpoints.LAYERS);
+    assertThat(m.geometry.hiddenSize).isEqualTo(Checkpoints.HIDDEN);
+    assertThat(m.geometry.kvHeads).isEqualTo(Checkpoints.KV_HEADS);
+    assertThat(m.weightBytes).isEqualTo(Checkpoints.BF16_BYTES + Checkpoints.F32_BYTES);
+    assertThat(m.weightBytesByDtype).containsEntry("BF16", Checkpoints.BF16_BYTES)
+        .containsEntry("F32", Checkpoints.F32_BYTES);
     assertThat(m.readAt).isNotBlank();
     // the plan used the weights that were read (split by TP 2)
     assertThat(d.getStatus().memoryPlan.weightsBytes).isEqualTo(m.weightBytes / 2);
@@ -241,10 +241,10 @@ class ModelInspectionE2ETest {
     InferenceDeployment pvc = userWrites(ns.name(), "pvc", "org/tiny", 2, 0);
     pvc.getSpec().model.source = "pvc://models/tiny";
     ModelGeometry g = new ModelGeometry();
-    g.layers = TinyCheckpoint.LAYERS;
-    g.hiddenSize = TinyCheckpoint.HIDDEN;
-    g.attentionHeads = TinyCheckpoint.HEADS;
-    g.kvHeads = TinyCheckpoint.KV_HEADS;
+    g.layers = Checkpoints.LAYERS;
+    g.hiddenSize = Checkpoints.HIDDEN;
+    g.attentionHeads = Checkpoints.HEADS;
+    g.kvHeads = Checkpoints.KV_HEADS;
     pvc.getSpec().model.geometry = g;
     pvc.getSpec().model.weightBytes = 1L << 20;
     client.resource(pvc).create();

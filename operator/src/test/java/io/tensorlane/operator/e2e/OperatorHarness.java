@@ -7,6 +7,10 @@ import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
+import io.tensorlane.testkit.hub.LocalHub;
+import io.tensorlane.testkit.hub.SampleModels;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 
 /**
@@ -19,8 +23,7 @@ public final class OperatorHarness implements AutoCloseable {
   private final Operator operator;
   private final DecisionMetrics metrics = DecisionMetrics.inMemory();
 
-  /** The Hub endpoint of tests that do not start a fake Hub: loopback's discard port, so nothing leaves the machine. */
-  public static final String NO_HUB = "http://127.0.0.1:9";
+  private LocalHub sampleHub;
 
   private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render) {
     operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
@@ -43,8 +46,17 @@ public final class OperatorHarness implements AutoCloseable {
     return start(client, namespace, testSettings());
   }
 
+  /** With a loopback Hub serving the models of manifests/samples (header-only, real geometry). */
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    return start(client, namespace, settings, renderSettings(NO_HUB));
+    LocalHub hub;
+    try {
+      hub = SampleModels.serve(new LocalHub());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    OperatorHarness h = start(client, namespace, settings, renderSettings(hub.endpoint()));
+    h.sampleHub = hub;
+    return h;
   }
 
   /** Render settings of the tests: runtime image tensorlane/tensorlane-runtime:test, the given Hub endpoint. */
@@ -66,5 +78,8 @@ public final class OperatorHarness implements AutoCloseable {
   @Override
   public void close() {
     operator.stop();
+    if (sampleHub != null) {
+      sampleHub.close();
+    }
   }
 }

@@ -3,6 +3,9 @@ package io.tensorlane.operator.model;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.testkit.hub.Checkpoints;
+import io.tensorlane.testkit.hub.LocalHub;
+import io.tensorlane.testkit.hub.SampleModels;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.model.ModelInspector.Inspection;
 import java.net.URI;
@@ -27,19 +30,19 @@ class ModelInspectorTest {
   static final String SHA = "1111111111111111111111111111111111111111";
   static final String TOKEN = "hf_secret_token_value";
   static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC);
-  static FakeHub hub;
+  static LocalHub hub;
   static ModelInspector inspector;
 
   @BeforeAll
   static void start() throws Exception {
-    hub = new FakeHub();
-    hub.put("org/tiny", new FakeHub.Repo(SHA, TinyCheckpoint.files("LlamaForCausalLM"), null, false));
-    hub.put("org/gated", new FakeHub.Repo(SHA, TinyCheckpoint.files("LlamaForCausalLM"), TOKEN, true));
-    hub.put("org/gpt2", new FakeHub.Repo(SHA, TinyCheckpoint.files("GPT2LMHeadModel"), null, false));
-    Map<String, byte[]> broken = new LinkedHashMap<>(TinyCheckpoint.files("LlamaForCausalLM"));
+    hub = new LocalHub();
+    hub.put("org/tiny", new LocalHub.Repo(SHA, Checkpoints.tiny("LlamaForCausalLM"), null, false));
+    hub.put("org/gated", new LocalHub.Repo(SHA, Checkpoints.tiny("LlamaForCausalLM"), TOKEN, true));
+    hub.put("org/gpt2", new LocalHub.Repo(SHA, Checkpoints.tiny("GPT2LMHeadModel"), null, false));
+    Map<String, byte[]> broken = new LinkedHashMap<>(Checkpoints.tiny("LlamaForCausalLM"));
     broken.put("config.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}"
         .getBytes(StandardCharsets.UTF_8));
-    hub.put("org/broken", new FakeHub.Repo(SHA, broken, null, false));
+    hub.put("org/broken", new LocalHub.Repo(SHA, broken, null, false));
     inspector = new ModelInspector(new HubClient(URI.create(hub.endpoint()), Duration.ofSeconds(5)), CLOCK);
   }
 
@@ -56,14 +59,14 @@ class ModelInspectorTest {
     assertThat(s.source).isEqualTo("hf://org/tiny@main");
     assertThat(s.revision).isEqualTo(SHA);
     assertThat(s.architecture).isEqualTo("LlamaForCausalLM");
-    assertThat(s.geometry.layers).isEqualTo(TinyCheckpoint.LAYERS);
-    assertThat(s.geometry.kvHeads).isEqualTo(TinyCheckpoint.KV_HEADS);
-    assertThat(s.geometry.headDim).isEqualTo(TinyCheckpoint.HIDDEN / TinyCheckpoint.HEADS);
+    assertThat(s.geometry.layers).isEqualTo(Checkpoints.LAYERS);
+    assertThat(s.geometry.kvHeads).isEqualTo(Checkpoints.KV_HEADS);
+    assertThat(s.geometry.headDim).isEqualTo(Checkpoints.HIDDEN / Checkpoints.HEADS);
     assertThat(s.maxPositionEmbeddings).isEqualTo(256);
     assertThat(s.dtype).isEqualTo("bfloat16");
     assertThat(s.weightBytesByDtype).containsExactlyInAnyOrderEntriesOf(
-        Map.of("BF16", TinyCheckpoint.BF16_BYTES, "F32", TinyCheckpoint.F32_BYTES));
-    assertThat(s.weightBytes).isEqualTo(TinyCheckpoint.BF16_BYTES + TinyCheckpoint.F32_BYTES);
+        Map.of("BF16", Checkpoints.BF16_BYTES, "F32", Checkpoints.F32_BYTES));
+    assertThat(s.weightBytes).isEqualTo(Checkpoints.BF16_BYTES + Checkpoints.F32_BYTES);
     assertThat(s.files).isEqualTo(2);
     assertThat(s.readAt).isEqualTo("2026-11-29T12:00:00Z");
     // the weights were never downloaded: every safetensors request is a Range request, pinned to the sha
@@ -72,6 +75,26 @@ class ModelInspectorTest {
           assertThat(q.range()).matches("bytes=\\d+-\\d+");
           assertThat(q.path()).contains("/resolve/" + SHA + "/");
         });
+  }
+
+  @Test
+  void theSampleModelsHeaderOnlyCheckpointsHaveTheRealSizes() throws Exception {
+    try (LocalHub samples = SampleModels.serve(new LocalHub())) {
+      ModelInspector i = new ModelInspector(new HubClient(URI.create(samples.endpoint()), Duration.ofSeconds(5)), CLOCK);
+      ModelStatus b70 = ((Inspection.Known) i.inspect(ModelSource.parse("hf://meta-llama/Llama-3.3-70B-Instruct"), null))
+          .status();
+      assertThat(b70.weightBytes).isEqualTo(141_107_412_992L);
+      assertThat(b70.files).isEqualTo(10);
+      assertThat(b70.geometry.layers).isEqualTo(80);
+      assertThat(b70.geometry.headDim).isEqualTo(128);
+      ModelStatus b8 = ((Inspection.Known) i.inspect(ModelSource.parse("hf://meta-llama/Llama-3.1-8B-Instruct"), null))
+          .status();
+      assertThat(b8.weightBytes).isEqualTo(16_060_522_496L);
+      ModelStatus fp8 = ((Inspection.Known) i.inspect(ModelSource.parse("hf://meta-llama/Llama-3.1-405B-Instruct-FP8"),
+          null)).status();
+      assertThat(fp8.weightBytesByDtype).containsOnlyKeys("BF16", "F8_E4M3", "F32");
+      assertThat(fp8.weightBytes).isBetween(405_000_000_000L, 412_000_000_000L);
+    }
   }
 
   @Test

@@ -1,4 +1,4 @@
-package io.tensorlane.operator.model;
+package io.tensorlane.testkit.hub;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
@@ -21,13 +21,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A loopback HTTP server that speaks the part of the Hugging Face Hub file API inspection and downloads use:
+ * A loopback HTTP server (tests, the demo: {@code tensorlane-testkit hub}) that speaks the part of the Hugging Face Hub file API inspection and downloads use:
  * {@code GET /api/models/{id}/revision/{rev}} ({sha, siblings[].rfilename}) and {@code GET /{id}/resolve/{rev}/{file}}
  * with Range support. A repository may require a token (401 without or with a wrong one); large files can be
  * redirected to {@code /cdn/...} on another host name of the same server ({@code localhost} instead of
  * {@code 127.0.0.1}) the way the Hub sends them to its CDN. Every request is recorded.
  */
-public final class FakeHub implements AutoCloseable {
+public final class LocalHub implements AutoCloseable {
   private static final Pattern REVISION = Pattern.compile("^/api/models/(.+)/revision/([^/]+)$");
   private static final Pattern RESOLVE = Pattern.compile("^/(.+?/.+?)/resolve/([^/]+)/(.+)$");
   private static final Pattern RANGE = Pattern.compile("^bytes=(\\d+)-(\\d+)$");
@@ -45,8 +45,14 @@ public final class FakeHub implements AutoCloseable {
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private final AtomicInteger delayMillis = new AtomicInteger();
 
-  public FakeHub() throws IOException {
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+  /** On a free loopback port. */
+  public LocalHub() throws IOException {
+    this(0);
+  }
+
+  /** On loopback {@code port} (0: a free one). */
+  public LocalHub(int port) throws IOException {
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
     server.setExecutor(Executors.newFixedThreadPool(4));
     server.createContext("/", this::handle);
     server.start();
