@@ -27,6 +27,7 @@ import picocli.CommandLine.Command;
         io.tensorlane.runtime.probe.ProbeCommand.class,
         io.tensorlane.runtime.serve.ServeCommand.class,
         io.tensorlane.runtime.serve.PreflightCommand.class,
+        InspectModelCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main {
   public static void main(String[] args) {
