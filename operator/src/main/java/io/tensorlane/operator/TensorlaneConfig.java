@@ -91,8 +91,8 @@ public interface TensorlaneConfig {
 
     @Produces
     @Singleton
-    ModelResolver modelResolver(TensorlaneConfig config) {
-      return ModelResolvers.create(config.hubEndpoint(), new ModelSettings(config.modelRequestTimeout(),
+    ModelResolver modelResolver(TensorlaneConfig config, RenderSettings render) {
+      return ModelResolvers.create(render, new ModelSettings(config.modelRequestTimeout(),
           config.modelBranchTtl(), config.modelFailureTtl(), ModelSettings.defaults().threads()));
     }
 

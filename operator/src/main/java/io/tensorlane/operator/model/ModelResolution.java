@@ -16,13 +16,13 @@ import java.util.List;
  * @param status status.model: the facts read from the source (null when none are read for this source kind, or not yet)
  * @param state where inspection stands
  * @param reason condition reason when FAILED (ModelNotFound, Unauthorized, UnsupportedArchitecture, InvalidModel,
- *     SecretNotFound, ImageVolumeUnsupported, GeometryRequired, InvalidSource), InspectingModel when PENDING
+ *     SecretNotFound, SecretUnreadable, ImageVolumeUnsupported, InspectionFailed, InvalidSource), InspectingModel when PENDING
  * @param message for a person: which model, which file or field, and why; never a token
  */
 public record ModelResolution(ModelSource source, ModelStatus status, State state, String reason, String message) {
   /** Where inspection stands. */
   public enum State {
-    /** status holds the facts (hf:// read, or pvc:// read by a Job later). */
+    /** status holds the facts (hf:// read over the Hub API; pvc://, file://, oci:// read by the inspection Job). */
     KNOWN,
     /** Nothing to read: the spec carries geometry and weightBytes for a source the operator does not inspect. */
     NOT_NEEDED,

@@ -1,36 +1,60 @@
 package io.tensorlane.operator.model;
 
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelFactsException;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.model.ModelInspector.Inspection;
+import io.tensorlane.operator.plan.SpecValidator;
+import io.tensorlane.operator.render.RenderSettings;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.Base64;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Finds out what the model of an effective spec is, for the reconciler: reuses status.model while the source is
- * unchanged (the revision stays pinned, nothing is read), otherwise asks the {@link InspectionCache} (one read per
- * source + revision + credential, off the reconcile thread). The only calls made on the reconcile thread are a Secret
- * GET (when tokenSecret is set and the model is not known yet) and, once, the server version (for oci://).
+ * unchanged (the revision stays pinned, nothing is read). Otherwise, for hf:// it asks the {@link InspectionCache}
+ * (one read per source + revision + credential, off the reconcile thread); for pvc://, file:// and oci:// it runs the
+ * inspection Job ({@link InspectionJobs}; one per source and namespace) and reads its result. Calls made on the
+ * reconcile thread while a model is not known yet: a Secret GET (tokenSecret), the Job GET/create and its pods' list,
+ * and once the server version (oci://).
  */
 public final class ModelResolver {
   private final InspectionCache cache;
   private final ModelInspector inspector;
+  private final RenderSettings render;
+  private final Clock clock;
   private volatile Boolean imageVolumes;
 
-  public ModelResolver(InspectionCache cache, ModelInspector inspector) {
+  /**
+   * @param render the runtime image and UID of inspection Jobs (pvc://, file://, oci://)
+   */
+  public ModelResolver(InspectionCache cache, ModelInspector inspector, RenderSettings render, Clock clock) {
     this.cache = cache;
     this.inspector = inspector;
+    this.render = render;
+    this.clock = clock;
   }
 
-  public ModelResolution resolve(InferenceDeploymentSpec effective, String namespace, ModelStatus previous,
+  /**
+   * @param primary the InferenceDeployment (namespace; owner of an inspection Job)
+   * @param effective the spec to resolve the model of (the user's, or a rollback target)
+   * @param previous status.model as it is now
+   */
+  public ModelResolution resolve(InferenceDeployment primary, InferenceDeploymentSpec effective, ModelStatus previous,
       KubernetesClient client) {
+    String namespace = primary.getMetadata().getNamespace();
     ModelSpec m = effective == null ? null : effective.model;
     if (m == null || m.name == null) {
       return ModelResolution.failed(null, "InvalidSource", "spec.model.name is required");
@@ -42,28 +66,53 @@ public final class ModelResolver {
       return ModelResolution.failed(null, "InvalidSource", "spec.model.source: " + e.getMessage());
     }
     boolean overridden = m.geometry != null && m.weightBytes != null;
-    switch (source.scheme()) {
-      case HF -> {
-        return hub(source, m, namespace, previous, client);
-      }
-      case OCI -> {
-        if (!imageVolumes(client)) {
-          return ModelResolution.failed(source, "ImageVolumeUnsupported", "oci:// sources are mounted as image volumes, "
-              + "which need Kubernetes 1.31 or later with the ImageVolume feature; this API server is "
-              + version(client) + ". Use hf://, pvc:// or file://");
-        }
-        return overridden ? ModelResolution.notNeeded(source) : geometryRequired(source);
-      }
-      default -> {
-        return overridden ? ModelResolution.notNeeded(source) : geometryRequired(source);
-      }
+    if (source.scheme() == ModelSource.Scheme.HF) {
+      return hub(source, m, namespace, previous, client);
     }
+    if (source.scheme() == ModelSource.Scheme.OCI && !imageVolumes(client)) {
+      return ModelResolution.failed(source, "ImageVolumeUnsupported", "oci:// sources are mounted as image volumes, "
+          + "which need Kubernetes 1.31 or later with the ImageVolume feature; this API server is "
+          + version(client) + ". Use hf://, pvc:// or file://");
+    }
+    if (overridden) {
+      return ModelResolution.notNeeded(source);
+    }
+    if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
+      return ModelResolution.known(source, previous);
+    }
+    return job(primary, SpecValidator.withDefaults(effective), source, client);
   }
 
-  private static ModelResolution geometryRequired(ModelSource source) {
-    return ModelResolution.failed(source, "GeometryRequired", "the operator reads config.json and the safetensors "
-        + "headers from hf:// sources only; for " + source.scheme().prefix() + " set spec.model.geometry and "
-        + "spec.model.weightBytes");
+  /** pvc://, file://, oci://: the inspection Job's result, or the Job started (or retried after a failure). */
+  private ModelResolution job(InferenceDeployment primary, InferenceDeploymentSpec spec, ModelSource source,
+      KubernetesClient client) {
+    String ns = primary.getMetadata().getNamespace();
+    String name = InspectionJobs.name(source);
+    String running = "running inspect-model on " + source.uri() + " in Job " + name;
+    try {
+      Job job = client.batch().v1().jobs().inNamespace(ns).withName(name).get();
+      if (job == null) {
+        try {
+          client.resource(InspectionJobs.job(primary, spec, source, render)).create();
+        } catch (KubernetesClientException e) {
+          if (e.getCode() != 409) {
+            throw e;
+          }
+        }
+        return ModelResolution.pending(source, running);
+      }
+      List<Pod> pods = client.pods().inNamespace(ns).withLabel(InspectionJobs.LABEL, InspectionJobs.hash(source)).list()
+          .getItems();
+      Optional<ModelResolution> r = InspectionJobs.result(source, job, pods);
+      if (r.isPresent() && r.get().state() == ModelResolution.State.FAILED && InspectionJobs.finishedAt(job, pods)
+          .map(t -> t.plus(ModelSettings.FAILED_RECHECK).isBefore(clock.instant())).orElse(false)) {
+        // retry a failure once it is older than the recheck interval: the claim may have been filled meanwhile
+        client.resource(job).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
+      }
+      return r.orElseGet(() -> ModelResolution.pending(source, running));
+    } catch (KubernetesClientException e) {
+      return ModelResolution.pending(source, running + " (the API server answered " + e.getCode() + "; retrying)");
+    }
   }
 
   private ModelResolution hub(ModelSource source, ModelSpec m, String namespace, ModelStatus previous,

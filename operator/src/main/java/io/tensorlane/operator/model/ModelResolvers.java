@@ -1,5 +1,6 @@
 package io.tensorlane.operator.model;
 
+import io.tensorlane.operator.render.RenderSettings;
 import java.net.URI;
 import java.time.Clock;
 import java.util.concurrent.ExecutorService;
@@ -11,7 +12,9 @@ public final class ModelResolvers {
   private ModelResolvers() {
   }
 
-  public static ModelResolver create(String hubEndpoint, ModelSettings s) {
+  /** The resolver for {@code render}'s Hub endpoint, runtime image and UID. */
+  public static ModelResolver create(RenderSettings render, ModelSettings s) {
+    String hubEndpoint = render.hubEndpoint();
     AtomicInteger n = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(s.threads(), r -> {
       Thread t = new Thread(r, "tensorlane-model-inspect-" + n.incrementAndGet());
@@ -21,6 +24,6 @@ public final class ModelResolvers {
     Clock clock = Clock.systemUTC();
     HubClient hub = new HubClient(URI.create(hubEndpoint), s.requestTimeout());
     return new ModelResolver(new InspectionCache(pool, clock, s.branchTtl(), s.failureTtl()),
-        new ModelInspector(hub, clock));
+        new ModelInspector(hub, clock), render, clock);
   }
 }

@@ -66,7 +66,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
 
   /** With a model resolver of its own on renderSettings' Hub endpoint (tests and benchmarks). */
   public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics) {
-    this(settings, renderSettings, metrics, ModelResolvers.create(renderSettings.hubEndpoint(), ModelSettings.defaults()));
+    this(settings, renderSettings, metrics, ModelResolvers.create(renderSettings, ModelSettings.defaults()));
   }
 
   @Inject
@@ -120,8 +120,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
 
     // model facts first (status.model, or the inspection cache; never a blocking read here); the spec's geometry and
     // weightBytes win over what was read
-    ModelResolution model = models.resolve(step.effective(), primary.getMetadata().getNamespace(), prev.model,
-        ctx.getClient());
+    ModelResolution model = models.resolve(primary, step.effective(), prev.model, ctx.getClient());
     InferenceDeploymentSpec planned = model.fill(step.effective());
     Plan plan = !model.ready() ? model.blockingPlan() : PlanAndRender.plan(planned, obs.nodes(),
         new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes()));

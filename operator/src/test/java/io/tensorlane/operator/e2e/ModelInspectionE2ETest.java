@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
@@ -20,7 +22,14 @@ import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ParallelismSpec;
 import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.modelfacts.ConfigFacts;
+import io.tensorlane.modelfacts.ModelFacts;
+import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.operator.model.InspectionJobs;
+import io.tensorlane.testkit.sim.SimAction;
+import io.tensorlane.testkit.sim.SimRule;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.hub.Checkpoints;
 import io.tensorlane.operator.status.Conditions;
@@ -223,20 +232,82 @@ class ModelInspectionE2ETest {
     assertThat(hub.count("/org/shared/resolve/" + SHA + "/model-")).isEqualTo(4);
   }
 
+  /** What the runtime's inspect-model prints for the tiny checkpoint (the same modelfacts code and JSON). */
+  static String inspectModelOutput(String source) {
+    ConfigFacts c = ConfigFacts.parse(new String(Checkpoints.config("LlamaForCausalLM"), StandardCharsets.UTF_8),
+        "/models/tiny/config.json");
+    ModelStatus s = ModelFacts.of(c, List.of(Map.of("BF16", Checkpoints.BF16_BYTES, "F32", Checkpoints.F32_BYTES)),
+        "/models/tiny").toStatus(source, "sha256:" + "ab".repeat(32), "2026-11-29T12:00:00Z");
+    return Serialization.asJson(s);
+  }
+
+  @Test
+  void pvcAndFileSourcesAreReadByAnInspectionJob(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+    ModelSource pvcSource = ModelSource.parse("pvc://models/tiny");
+    ModelSource fileSource = ModelSource.parse("file:///var/lib/models/gpt2");
+    sim.addRule(SimRule.forAllPods("inspect-pvc", SimAction.succeed(inspectModelOutput(pvcSource.uri())))
+        .inNamespace(ns.name()).withLabels(Map.of(InspectionJobs.LABEL, InspectionJobs.hash(pvcSource))).withDelayMillis(500));
+    sim.addRule(SimRule.forAllPods("inspect-file", SimAction.fail("UnsupportedArchitecture: /models/config.json: "
+        + "architecture GPT2LMHeadModel is not supported by the Tensorlane runtime")).inNamespace(ns.name())
+        .withLabels(Map.of(InspectionJobs.LABEL, InspectionJobs.hash(fileSource))));
+    // the claim the source names, bound to a volume (a pod whose claim is missing or unbound is not scheduled)
+    client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(ns.name() + "-models")
+        .endMetadata().withNewSpec().addToCapacity("storage", new Quantity("1Gi")).withAccessModes("ReadOnlyMany")
+        .withStorageClassName("").withNewHostPath().withPath("/var/lib/models").endHostPath().withNewClaimRef()
+        .withNamespace(ns.name()).withName("models").endClaimRef().endSpec().build()).create();
+    client.persistentVolumeClaims().inNamespace(ns.name()).resource(new PersistentVolumeClaimBuilder().withNewMetadata()
+        .withName("models").endMetadata().withNewSpec().withAccessModes("ReadOnlyMany").withStorageClassName("")
+        .withVolumeName(ns.name() + "-models").withNewResources().addToRequests("storage", new Quantity("1Gi"))
+        .endResources().endSpec().build()).create();
+    for (int i = 0; i < 2; i++) {
+      InferenceDeployment d = userWrites(ns.name(), "pvc-read-" + i, "tiny", 2, 0);
+      d.getSpec().model.source = pvcSource.uri();
+      client.resource(d).create();
+    }
+    InferenceDeployment file = userWrites(ns.name(), "file-gpt2", "gpt2", 2, 0);
+    file.getSpec().model.source = fileSource.uri();
+    client.resource(file).create();
+
+    InferenceDeployment inspecting = Samples.await(client, ns.name(), "pvc-read-0", TIMEOUT,
+        condition(StatusAggregator.PROGRESSING, "InspectingModel"));
+    assertThat(Conditions.find(inspecting.getStatus().conditions, StatusAggregator.PROGRESSING).orElseThrow()
+        .getMessage()).contains("inspect-model").contains(InspectionJobs.name(pvcSource));
+    for (int i = 0; i < 2; i++) {
+      InferenceDeployment d = Samples.await(client, ns.name(), "pvc-read-" + i, TIMEOUT,
+          x -> x.getStatus() != null && x.getStatus().model != null && deploymentOf(client, ns.name(), x.getMetadata().getName()) != null);
+      assertThat(d.getStatus().model.source).isEqualTo("pvc://models/tiny");
+      assertThat(d.getStatus().model.revision).isEqualTo("sha256:" + "ab".repeat(32));
+      assertThat(d.getStatus().model.geometry.layers).isEqualTo(Checkpoints.LAYERS);
+      assertThat(d.getStatus().memoryPlan.weightsBytes).isEqualTo((Checkpoints.BF16_BYTES + Checkpoints.F32_BYTES) / 2);
+    }
+    // one Job for the source, shared by both deployments: inspect-model with the claim mounted read-only, no GPU
+    var jobs = client.batch().v1().jobs().inNamespace(ns.name()).withLabel(InspectionJobs.LABEL,
+        InspectionJobs.hash(pvcSource)).list().getItems();
+    assertThat(jobs).hasSize(1);
+    PodSpec jp = jobs.get(0).getSpec().getTemplate().getSpec();
+    assertThat(jp.getContainers().get(0).getArgs()).containsExactly("inspect-model", "--dir", "/models/tiny", "--source",
+        "pvc://models/tiny");
+    assertThat(jp.getContainers().get(0).getImage()).isEqualTo("tensorlane/tensorlane-runtime:test");
+    assertThat(jp.getContainers().get(0).getResources().getLimits()).doesNotContainKey("nvidia.com/gpu");
+    assertThat(jp.getVolumes()).anySatisfy(x -> {
+      assertThat(x.getPersistentVolumeClaim().getClaimName()).isEqualTo("models");
+      assertThat(x.getPersistentVolumeClaim().getReadOnly()).isTrue();
+    });
+
+    InferenceDeployment gpt2 = Samples.await(client, ns.name(), "file-gpt2", TIMEOUT,
+        condition(StatusAggregator.MODEL_UNAVAILABLE, "UnsupportedArchitecture"));
+    assertThat(Conditions.find(gpt2.getStatus().conditions, StatusAggregator.MODEL_UNAVAILABLE).orElseThrow()
+        .getMessage()).isEqualTo("/models/config.json: architecture GPT2LMHeadModel is not supported by the Tensorlane "
+            + "runtime");
+    assertThat(deploymentOf(client, ns.name(), "file-gpt2")).isNull();
+  }
+
   @Test
   void otherSourcesAreMountedAndUnknownSchemesAreRejectedAtApplyTime(KubernetesClient client, TestNamespace ns) {
     InferenceDeployment bad = userWrites(ns.name(), "s3", "org/tiny", 2, 0);
     bad.getSpec().model.source = "s3://bucket/llama";
     assertThatThrownBy(() -> client.resource(bad).create()).isInstanceOf(KubernetesClientException.class)
         .hasMessageContaining("spec.model.source");
-
-    InferenceDeployment noGeometry = userWrites(ns.name(), "pvc-bare", "org/tiny", 2, 0);
-    noGeometry.getSpec().model.source = "pvc://models/tiny";
-    client.resource(noGeometry).create();
-    InferenceDeployment bare = Samples.await(client, ns.name(), "pvc-bare", TIMEOUT,
-        condition(StatusAggregator.MODEL_UNAVAILABLE, "GeometryRequired"));
-    assertThat(Conditions.find(bare.getStatus().conditions, StatusAggregator.MODEL_UNAVAILABLE).orElseThrow()
-        .getMessage()).contains("pvc://").contains("spec.model.geometry");
 
     InferenceDeployment pvc = userWrites(ns.name(), "pvc", "org/tiny", 2, 0);
     pvc.getSpec().model.source = "pvc://models/tiny";
@@ -258,6 +329,8 @@ class ModelInspectionE2ETest {
       assertThat(e.getName()).isEqualTo(EngineEnv.MODEL_DIR);
       assertThat(e.getValue()).isEqualTo("/models/tiny");
     });
+    assertThat(client.batch().v1().jobs().inNamespace(ns.name()).list().getItems())
+        .as("a spec with geometry and weightBytes needs no inspection Job").isEmpty();
 
     // oci:// needs image volumes (Kubernetes 1.31+); the test API server is older and says so
     InferenceDeployment oci = userWrites(ns.name(), "oci", "org/tiny", 2, 0);
