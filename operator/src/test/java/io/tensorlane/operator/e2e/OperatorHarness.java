@@ -23,7 +23,22 @@ public final class OperatorHarness implements AutoCloseable {
   private final Operator operator;
   private final DecisionMetrics metrics = DecisionMetrics.inMemory();
 
-  private LocalHub sampleHub;
+  /**
+   * One loopback Hub with the sample models for the whole test JVM: its endpoint is part of the rendered pod template
+   * (HF_ENDPOINT), so an operator restarted in a test must see the same one or every revision would change.
+   */
+  private static LocalHub sampleHub;
+
+  private static synchronized LocalHub sampleHub() {
+    if (sampleHub == null) {
+      try {
+        sampleHub = SampleModels.serve(new LocalHub());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return sampleHub;
+  }
 
   private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render) {
     operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
@@ -48,15 +63,7 @@ public final class OperatorHarness implements AutoCloseable {
 
   /** With a loopback Hub serving the models of manifests/samples (header-only, real geometry). */
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    LocalHub hub;
-    try {
-      hub = SampleModels.serve(new LocalHub());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    OperatorHarness h = start(client, namespace, settings, renderSettings(hub.endpoint()));
-    h.sampleHub = hub;
-    return h;
+    return start(client, namespace, settings, renderSettings(sampleHub().endpoint()));
   }
 
   /** Render settings of the tests: runtime image tensorlane/tensorlane-runtime:test, the given Hub endpoint. */
@@ -78,8 +85,5 @@ public final class OperatorHarness implements AutoCloseable {
   @Override
   public void close() {
     operator.stop();
-    if (sampleHub != null) {
-      sampleHub.close();
-    }
   }
 }

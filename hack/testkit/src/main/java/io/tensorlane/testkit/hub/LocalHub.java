@@ -53,7 +53,11 @@ public final class LocalHub implements AutoCloseable {
   /** On loopback {@code port} (0: a free one). */
   public LocalHub(int port) throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
-    server.setExecutor(Executors.newFixedThreadPool(4));
+    server.setExecutor(Executors.newFixedThreadPool(4, r -> {
+      Thread t = new Thread(r, "local-hub");
+      t.setDaemon(true);
+      return t;
+    }));
     server.createContext("/", this::handle);
     server.start();
   }
