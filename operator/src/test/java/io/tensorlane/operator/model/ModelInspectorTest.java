@@ -175,7 +175,7 @@ class ModelInspectorTest {
       release.countDown();
       org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cache.get(key, read) != null);
       assertThat(reads).hasValue(1);
-      assertThat(cache.get(InspectionCache.Key.of("hf://org/tiny@main", "t1"), read)).as("another credential").isNull();
+      cache.get(InspectionCache.Key.of("hf://org/tiny@main", "t1"), read); // another credential: its own read
       org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> reads.get() == 2);
       now[0] = now[0].plusSeconds(31);
       cache.get(key, read); // the failure is forgotten after its TTL: a new read starts
