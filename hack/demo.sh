@@ -40,6 +40,7 @@ down() {
   say "stopping"
   stop_pidfile "$DEMO/operator.pid" quarkus-run.jar
   stop_pidfile "$DEMO/sim.pid" tensorlane-testkit
+  stop_pidfile "$DEMO/hub.pid" tensorlane-testkit
   "$ROOT/hack/local-cluster.sh" down || true
   log "logs of the last run: $DEMO"
 }
@@ -110,6 +111,18 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 log "simulator pid $(cat "$DEMO/sim.pid"), log $DEMO/sim.log; rules: hack/demo/sim-rules.yaml"
+# the samples name Hub models; a loopback Hub serves their config.json and safetensors headers (no weights)
+stop_pidfile "$DEMO/hub.pid" tensorlane-testkit
+rm -f "$DEMO/hub.endpoint"
+java -XX:+UseSerialGC -Xmx128m -jar "$JAR" hub --port 0 >"$DEMO/hub.endpoint" 2>"$DEMO/hub.log" &
+echo $! >"$DEMO/hub.pid"
+for _ in $(seq 1 60); do
+  [ -s "$DEMO/hub.endpoint" ] && break
+  kill -0 "$(cat "$DEMO/hub.pid")" 2>/dev/null || { tail -20 "$DEMO/hub.log" >&2; die "the local Hub exited"; }
+  sleep 0.5
+done
+HUB_ENDPOINT=$(head -1 "$DEMO/hub.endpoint")
+log "local Hub pid $(cat "$DEMO/hub.pid") at $HUB_ENDPOINT (the sample models, header-only)"
 
 say "6/7 operator"
 OP_JAR="$ROOT/operator/target/quarkus-app/quarkus-run.jar"
@@ -136,7 +149,7 @@ if [ -f "$OP_JAR" ]; then
   # run a copy: a rebuild of operator/ while the demo runs must not pull the jars from under it
   rm -rf "$DEMO/operator-app" && cp -r "$(dirname "$OP_JAR")" "$DEMO/operator-app"
   KUBECONFIG="$OP_KUBECONFIG" POD_NAMESPACE="$OP_NS" TENSORLANE_RUNTIME_IMAGE="tensorlane/tensorlane-runtime:0.1.0" \
-    java -Xmx256m -jar "$DEMO/operator-app/quarkus-run.jar" >"$DEMO/operator.log" 2>&1 &
+    TENSORLANE_MODEL_HUB_ENDPOINT="$HUB_ENDPOINT" java -Xmx256m -jar "$DEMO/operator-app/quarkus-run.jar" >"$DEMO/operator.log" 2>&1 &
   echo $! >"$DEMO/operator.pid"
   log "operator pid $(cat "$DEMO/operator.pid"), log $DEMO/operator.log"
 else

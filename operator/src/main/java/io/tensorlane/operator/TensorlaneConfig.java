@@ -5,6 +5,9 @@ import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.tensorlane.operator.model.ModelResolver;
+import io.tensorlane.operator.model.ModelResolvers;
+import io.tensorlane.operator.model.ModelSettings;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
 import jakarta.enterprise.inject.Produces;
@@ -47,6 +50,26 @@ public interface TensorlaneConfig {
   @WithDefault("0.1.0")
   String imageTag();
 
+  /** Base URL of the Hugging Face Hub that hf:// models are read from (inspection and the download step). */
+  @WithName("model.hub-endpoint")
+  @WithDefault(RenderSettings.DEFAULT_HUB_ENDPOINT)
+  String hubEndpoint();
+
+  /** Per-request time-out of the Hub client. */
+  @WithName("model.request-timeout")
+  @WithDefault("10s")
+  Duration modelRequestTimeout();
+
+  /** How long a model read for a branch or tag (not a commit) is reused. */
+  @WithName("model.branch-ttl")
+  @WithDefault("10m")
+  Duration modelBranchTtl();
+
+  /** How long a failed model read is remembered before it is tried again. */
+  @WithName("model.failure-ttl")
+  @WithDefault("30s")
+  Duration modelFailureTtl();
+
   /** CDI producer of the plain settings record. */
   @Singleton
   class Producer {
@@ -63,7 +86,14 @@ public interface TensorlaneConfig {
     @Produces
     @Singleton
     RenderSettings renderSettings(TensorlaneConfig config) {
-      return RenderSettings.of(config.imageRegistry(), config.imageTag());
+      return RenderSettings.of(config.imageRegistry(), config.imageTag()).withHubEndpoint(config.hubEndpoint());
+    }
+
+    @Produces
+    @Singleton
+    ModelResolver modelResolver(TensorlaneConfig config, RenderSettings render) {
+      return ModelResolvers.create(render, new ModelSettings(config.modelRequestTimeout(),
+          config.modelBranchTtl(), config.modelFailureTtl(), ModelSettings.defaults().threads()));
     }
 
     /** Leader election (activated in the prod profile only, quarkus.operator-sdk.activate-leader-election-for-profiles). */

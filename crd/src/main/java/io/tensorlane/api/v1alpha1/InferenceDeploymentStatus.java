@@ -17,7 +17,7 @@ public class InferenceDeploymentStatus {
   public Phase phase;
 
   @JsonPropertyDescription("Conditions (metav1.Condition): Ready, Progressing, Degraded, RolledBack, InvalidSpec, "
-      + "Unschedulable, DoesNotFit, MemoryFractionTooHigh, RollbackFailed, ApplyFailed.")
+      + "Unschedulable, DoesNotFit, MemoryFractionTooHigh, RollbackFailed, ApplyFailed, ModelUnavailable.")
   public List<Condition> conditions = new ArrayList<>();
 
   @JsonPropertyDescription("Pods of the current revision.")
@@ -28,6 +28,9 @@ public class InferenceDeploymentStatus {
 
   @JsonPropertyDescription("Hash of the rendered pod template currently applied.")
   public String revision;
+
+  @JsonPropertyDescription("The model as read from its source: architecture, geometry, weight bytes, revision.")
+  public ModelStatus model;
 
   @JsonPropertyDescription("The node topology the plan was made for.")
   public TopologyChoice topology;

@@ -6,6 +6,7 @@ import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.tensorlane.modelfacts.ModelSource;
 
 /** The model and the geometry the memory planner needs. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -15,21 +16,57 @@ public class ModelSpec {
   @JsonPropertyDescription("Model name as the engine knows it, e.g. meta-llama/Llama-3.3-70B-Instruct.")
   public String name;
 
-  @JsonPropertyDescription("Where the weights come from: a URI (hf://, s3://, pvc://<claim>/<path>, file://). Defaults to hf://<name>.")
+  @Pattern(ModelSource.PATTERN)
+  @JsonPropertyDescription("Where the weights come from: hf://org/name[@revision] (Hugging Face Hub; default hf://<name>), "
+      + "pvc://claim/path (read-only), file:///host/path (a node-local directory, read-only hostPath) or "
+      + "oci://registry/repo:tag (an image volume; Kubernetes 1.31+). Other schemes are rejected.")
   public String source;
+
+  @JsonPropertyDescription("Secret holding a Hub access token for hf:// sources (gated or private models). The operator "
+      + "reads it to inspect the model and the download step gets it as HF_TOKEN; it never appears in status or events.")
+  public TokenSecret tokenSecret;
+
+  @JsonPropertyDescription("Volume the download step (hf://) writes the model into: an emptyDir sized from the weight "
+      + "bytes by default, or an existing PersistentVolumeClaim to reuse across restarts.")
+  public ModelStorage storage;
 
   @Default("bf16")
   @JsonPropertyDescription("Data type of weights and activations: bf16, fp16, fp8 or fp32. Default bf16.")
   public DType dtype = DType.bf16;
 
-  @Required
-  @JsonPropertyDescription("Transformer geometry used to size KV cache and activations.")
+  @JsonPropertyDescription("Transformer geometry used to size KV cache and activations. Optional: read from the model's "
+      + "config.json (status.model.geometry); set it to override.")
   public ModelGeometry geometry;
 
-  @Required
   @Min(1)
-  @JsonPropertyDescription("Total bytes of the weights in the chosen dtype (all shards together); split evenly by tensor parallelism.")
+  @JsonPropertyDescription("Total bytes of the weights (all shards together); split evenly by tensor parallelism. "
+      + "Optional: read from the safetensors headers (status.model.weightBytes); set it to override.")
   public Long weightBytes;
+
+  /** A key of a Secret in the deployment's namespace. */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public static class TokenSecret {
+    @Required
+    @JsonPropertyDescription("Name of the Secret (in the InferenceDeployment's namespace).")
+    public String name;
+
+    @Default("token")
+    @JsonPropertyDescription("Key in the Secret whose value is the token. Default token.")
+    public String key = "token";
+  }
+
+  /** Where the download step puts the model. */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public static class ModelStorage {
+    @JsonPropertyDescription("An existing PersistentVolumeClaim (ReadWriteOnce per node or ReadWriteMany) to download into "
+        + "and reuse; files already complete are not downloaded again. Without it, an emptyDir.")
+    public String claimName;
+
+    @Pattern("^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")
+    @JsonPropertyDescription("Size limit of the emptyDir (a quantity such as 200Gi). Default: the weight bytes plus 5% "
+        + "and 1 GiB for the other files.")
+    public String sizeLimit;
+  }
 
   /** Element type of weights and activations. */
   public enum DType {

@@ -86,7 +86,9 @@ class CrdSchemaTest {
         Arguments.of("spec.memory.reserveMiB", 0.0, 65536.0, null),
         Arguments.of("spec.rollout.progressDeadlineSeconds", 30.0, 86400.0, null),
         Arguments.of("spec.rollout.autoRollback.maxAttempts", 0.0, 20.0, null),
-        Arguments.of("spec.model.name", null, null, "^[A-Za-z0-9][A-Za-z0-9._/-]{0,252}$"));
+        Arguments.of("spec.model.name", null, null, "^[A-Za-z0-9][A-Za-z0-9._/-]{0,252}$"),
+        Arguments.of("spec.model.source", null, null, io.tensorlane.modelfacts.ModelSource.PATTERN),
+        Arguments.of("spec.model.storage.sizeLimit", null, null, "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$"));
   }
 
   @ParameterizedTest
@@ -116,11 +118,17 @@ class CrdSchemaTest {
   }
 
   @Test
+  void tokenSecretKeyDefaultsToToken() {
+    assertThat(at(root(InferenceDeployment.class), "spec.model.tokenSecret.key").getDefault().asText()).isEqualTo("token");
+  }
+
+  @Test
   void requiredFields() {
     JSONSchemaProps r = root(InferenceDeployment.class);
     assertThat(r.getRequired()).contains("spec");
     assertThat(at(r, "spec").getRequired()).containsExactlyInAnyOrder("model", "parallelism");
-    assertThat(at(r, "spec.model").getRequired()).containsExactlyInAnyOrder("name", "geometry", "weightBytes");
+    assertThat(at(r, "spec.model").getRequired()).containsExactlyInAnyOrder("name");
+    assertThat(at(r, "spec.model.tokenSecret").getRequired()).containsExactly("name");
     assertThat(at(r, "spec.model.geometry").getRequired())
         .containsExactlyInAnyOrder("layers", "hiddenSize", "attentionHeads", "kvHeads");
   }

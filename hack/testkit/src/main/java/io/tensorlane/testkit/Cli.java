@@ -1,5 +1,6 @@
 package io.tensorlane.testkit;
 
+import io.tensorlane.testkit.hub.HubCommand;
 import io.tensorlane.testkit.sim.SimulatorBenchCommand;
 import io.tensorlane.testkit.sim.SimulatorCommand;
 import java.nio.file.Files;
@@ -9,9 +10,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code java -jar tensorlane-testkit-*-cli.jar up|down|status|sim} — what hack/local-cluster.sh and hack/demo.sh run. */
+/** {@code java -jar tensorlane-testkit-*-cli.jar up|down|status|sim|hub} — what hack/local-cluster.sh and hack/demo.sh run. */
 @Command(name = "tensorlane-testkit", mixinStandardHelpOptions = true,
-    subcommands = {Cli.Up.class, Cli.Down.class, Cli.Status.class, SimulatorCommand.class, SimulatorBenchCommand.class},
+    subcommands = {Cli.Up.class, Cli.Down.class, Cli.Status.class, SimulatorCommand.class, SimulatorBenchCommand.class,
+        HubCommand.class},
     description = "Local Kubernetes 1.20 control plane and GPU node simulator for Tensorlane's tests and demo.")
 public final class Cli implements Runnable {
   /** Default state directory of a detached control plane. */

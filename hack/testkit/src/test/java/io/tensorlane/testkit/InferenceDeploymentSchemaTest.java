@@ -47,8 +47,13 @@ class InferenceDeploymentSchemaTest {
             "spec.parallelism.tensor in body should be less than or equal to 8"),
         Arguments.of("fraction-too-big", (Consumer<InferenceDeploymentSpec>) s -> s.memory.fraction = "1.5",
             "spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'"),
-        Arguments.of("no-model-geometry", (Consumer<InferenceDeploymentSpec>) s -> s.model.geometry = null,
-            "spec.model.geometry: Required value"));
+        // geometry is optional (read from the model), but a geometry that is given is complete
+        Arguments.of("geometry-without-layers", (Consumer<InferenceDeploymentSpec>) s -> s.model.geometry.layers = null,
+            "spec.model.geometry.layers: Required value"),
+        Arguments.of("unknown-source-scheme", (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "s3://bucket/m",
+            "spec.model.source in body should match"),
+        Arguments.of("hf-source-with-three-parts", (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "hf://a/b/c",
+            "spec.model.source in body should match"));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -9,5 +9,9 @@ public enum Outcome {
   /** No node satisfies placement and free GPUs; condition Unschedulable. */
   UNSCHEDULABLE,
   /** The model does not fit into the GPUs of one pod; condition DoesNotFit. */
-  DOES_NOT_FIT
+  DOES_NOT_FIT,
+  /** The model's facts are being read from its source; condition Progressing with reason InspectingModel. */
+  INSPECTING_MODEL,
+  /** The model cannot be read or served (404, 401, malformed config, unsupported architecture); condition ModelUnavailable. */
+  MODEL_UNAVAILABLE
 }

@@ -24,7 +24,12 @@ import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.model.ModelResolution;
+import io.tensorlane.operator.model.ModelResolver;
+import io.tensorlane.operator.model.ModelResolvers;
+import io.tensorlane.operator.model.ModelSettings;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.PlannerSettings;
 import io.tensorlane.operator.preflight.PreflightGate;
@@ -39,6 +44,7 @@ import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
 import io.tensorlane.operator.support.EventSink;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
+import jakarta.inject.Inject;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
@@ -57,13 +63,22 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
   private final OperatorSettings settings;
   private final RenderSettings renderSettings;
   private final DecisionMetrics metrics;
+  private final ModelResolver models;
   private volatile ClusterObserver observer;
   private volatile EventSink sink;
 
+  /** With a model resolver of its own on renderSettings' Hub endpoint (tests and benchmarks). */
   public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics) {
+    this(settings, renderSettings, metrics, ModelResolvers.create(renderSettings, ModelSettings.defaults()));
+  }
+
+  @Inject
+  public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics,
+      ModelResolver models) {
     this.settings = settings;
     this.renderSettings = renderSettings;
     this.metrics = metrics;
+    this.models = models;
   }
 
   @Override
@@ -106,9 +121,13 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
     RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff()).step(primary, obs, now);
 
-    Plan plan = PlanAndRender.plan(step.effective(), obs.nodes(),
+    // model facts first (status.model, or the inspection cache; never a blocking read here); the spec's geometry and
+    // weightBytes win over what was read
+    ModelResolution model = models.resolve(primary, step.effective(), prev.model, ctx.getClient());
+    InferenceDeploymentSpec planned = model.fill(step.effective());
+    Plan plan = !model.ready() ? model.blockingPlan() : PlanAndRender.plan(planned, obs.nodes(),
         new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes()));
-    Rendered rendered = plan.ok() ? PlanAndRender.render(primary, step.effective(), plan, renderSettings) : null;
+    Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, renderSettings, model.status()) : null;
     AppliedSpec applied = prev.lastAppliedSpec;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
     // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
@@ -134,7 +153,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
-        preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null));
+        preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null, model));
     InferenceDeploymentStatus written = prev;
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
@@ -150,6 +169,12 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
     if (step.requeue() != null) {
       return control.rescheduleAfter(step.requeue());
+    }
+    if (model.state() == ModelResolution.State.PENDING) {
+      return control.rescheduleAfter(ModelSettings.PENDING_RECHECK);
+    }
+    if (model.state() == ModelResolution.State.FAILED) {
+      return control.rescheduleAfter(ModelSettings.FAILED_RECHECK);
     }
     boolean settled = next.phase == Phase.Failed || next.phase == Phase.Invalid || (next.phase == Phase.Ready
         || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null

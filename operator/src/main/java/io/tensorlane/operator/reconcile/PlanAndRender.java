@@ -2,6 +2,7 @@ package io.tensorlane.operator.reconcile;
 
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
@@ -32,8 +33,9 @@ final class PlanAndRender {
     }
   }
 
-  static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan, RenderSettings s) {
-    return Renderer.render(owner, effective, plan, s);
+  static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan, RenderSettings s,
+      ModelStatus model) {
+    return Renderer.render(owner, effective, plan, s, model);
   }
 
   /** "2×PCIe RTX PRO 6000 nodes, allreduce Custom, fraction 0.83". */

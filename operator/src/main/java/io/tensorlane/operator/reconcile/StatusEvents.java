@@ -15,13 +15,19 @@ import java.util.Objects;
 final class StatusEvents {
   private static final List<String> WARNINGS = List.of(StatusAggregator.INVALID_SPEC, StatusAggregator.UNSCHEDULABLE,
       StatusAggregator.DOES_NOT_FIT, StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.DEGRADED,
-      StatusAggregator.APPLY_FAILED);
+      StatusAggregator.APPLY_FAILED, StatusAggregator.MODEL_UNAVAILABLE);
 
   private StatusEvents() {
   }
 
   static void emit(EventRecorder events, DecisionMetrics metrics, InferenceDeployment about,
       InferenceDeploymentStatus prev, InferenceDeploymentStatus next, Plan plan) {
+    if (next.model != null && (prev.model == null || !Objects.equals(prev.model.revision, next.model.revision)
+        || !Objects.equals(prev.model.source, next.model.source))) {
+      events.normal(about, "ModelInspected", next.model.source + " at " + next.model.revision + ": "
+          + next.model.architecture + ", " + next.model.geometry.layers + " layers, " + next.model.weightBytes
+          + " weight bytes in " + next.model.files + " safetensors file(s)");
+    }
     String prevRevision = prev.lastAppliedSpec == null ? null : prev.lastAppliedSpec.revision;
     String nextRevision = next.lastAppliedSpec == null ? null : next.lastAppliedSpec.revision;
     if (!Objects.equals(prevRevision, nextRevision) && plan.ok()) {

@@ -23,7 +23,10 @@ final class EngineCommands {
   private EngineCommands() {
   }
 
-  static Engine render(InferenceDeploymentSpec spec, Plan plan) {
+  /**
+   * @param model where the model is in the pod (its directory) and the source URI the pod uses
+   */
+  static Engine render(InferenceDeploymentSpec spec, Plan plan, ModelVolumes.Mount model) {
     int tp = spec.parallelism.tensor;
     MemoryPlan mem = plan.memory();
     AllreduceChoice ar = plan.allreduce();
@@ -35,7 +38,7 @@ final class EngineCommands {
     switch (spec.engine.type) {
       case SGLang -> {
         env.add(env("HOME", "/tmp"));
-        args.addAll(List.of("--model-path", modelPath(spec), "--host", "0.0.0.0", "--port", port, "--tp",
+        args.addAll(List.of("--model-path", model.modelDir(), "--served-model-name", spec.model.name, "--host", "0.0.0.0", "--port", port, "--tp",
             Integer.toString(tp), "--mem-fraction-static", Units.fraction(mem.staticFraction()), "--context-length",
             Integer.toString(spec.serving.maxModelLength), "--chunked-prefill-size",
             Integer.toString(spec.serving.maxBatchTokens)));
@@ -46,7 +49,7 @@ final class EngineCommands {
       }
       case VLLM -> {
         env.add(env("HOME", "/tmp"));
-        args.addAll(List.of(modelPath(spec), "--host", "0.0.0.0", "--port", port, "--tensor-parallel-size",
+        args.addAll(List.of(model.modelDir(), "--served-model-name", spec.model.name, "--host", "0.0.0.0", "--port", port, "--tensor-parallel-size",
             Integer.toString(tp), "--gpu-memory-utilization", Units.fraction(mem.gpuMemoryUtilization()),
             "--max-model-len", Integer.toString(spec.serving.maxModelLength), "--max-num-batched-tokens",
             Integer.toString(spec.serving.maxBatchTokens)));
@@ -58,7 +61,8 @@ final class EngineCommands {
       default -> {
         args.add("serve");
         env.add(env(EngineEnv.MODEL, spec.model.name));
-        env.add(env(EngineEnv.MODEL_SOURCE, spec.model.source != null ? spec.model.source : "hf://" + spec.model.name));
+        env.add(env(EngineEnv.MODEL_SOURCE, model.source()));
+        env.add(env(EngineEnv.MODEL_DIR, model.modelDir()));
         env.add(env(EngineEnv.DTYPE, spec.model.dtype.name()));
         env.add(env(EngineEnv.PORT, port));
         env.add(env(EngineEnv.WORLD_SIZE, Integer.toString(tp)));
@@ -83,21 +87,6 @@ final class EngineCommands {
       engine.env().add(new EnvVarBuilder(e).build());
     });
     return engine;
-  }
-
-  /** What SGLang/vLLM take as the model: the HF id for hf:// (or no source), a local path for file://. */
-  static String modelPath(InferenceDeploymentSpec spec) {
-    String src = spec.model.source;
-    if (src == null || src.isBlank()) {
-      return spec.model.name;
-    }
-    if (src.startsWith("hf://")) {
-      return src.substring("hf://".length());
-    }
-    if (src.startsWith("file://")) {
-      return src.substring("file://".length());
-    }
-    return spec.model.name;
   }
 
   static boolean isTensorlane(InferenceDeploymentSpec spec) {

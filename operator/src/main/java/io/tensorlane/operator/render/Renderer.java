@@ -19,6 +19,7 @@ import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.SpecValidator;
 import java.nio.charset.StandardCharsets;
@@ -42,6 +43,8 @@ public final class Renderer {
   public static final String PORT_NAME = "http";
   public static final String GPU_RESOURCE = "nvidia.com/gpu";
   private static final int STARTUP_PERIOD_SECONDS = 10;
+  private static final long LOAD_BASE_SECONDS = 300;
+  private static final long LOAD_BYTES_PER_SECOND = 100_000_000L;
 
   private Renderer() {
   }
@@ -69,6 +72,16 @@ public final class Renderer {
    */
   public static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan,
       RenderSettings settings) {
+    return render(owner, effective, plan, settings, null);
+  }
+
+  /**
+   * As {@link #render(InferenceDeployment, InferenceDeploymentSpec, Plan, RenderSettings)}, with the model facts.
+   *
+   * @param model status.model (the commit an hf:// source is pinned to), or null for a source that is not inspected
+   */
+  public static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan,
+      RenderSettings settings, ModelStatus model) {
     if (plan == null || !plan.ok()) {
       throw new IllegalArgumentException("cannot render " + owner.getMetadata().getName() + ": the plan is not OK ("
           + (plan == null ? "none" : plan.outcome() + ": " + plan.message()) + ")");
@@ -80,7 +93,7 @@ public final class Renderer {
         .withKind(owner.getKind()).withName(owner.getMetadata().getName()).withUid(owner.getMetadata().getUid()).withController(true)
         .withBlockOwnerDeletion(true).build();
 
-    PodTemplateSpec template = podTemplate(name, spec, plan, settings);
+    PodTemplateSpec template = podTemplate(name, spec, plan, settings, model);
     String revision = revision(template);
     template.getMetadata().getLabels().put(LABEL_REVISION, revision);
 
@@ -111,20 +124,22 @@ public final class Renderer {
   }
 
   private static PodTemplateSpec podTemplate(String name, InferenceDeploymentSpec spec, Plan plan,
-      RenderSettings settings) {
-    EngineCommands.Engine engine = EngineCommands.render(spec, plan);
+      RenderSettings settings, ModelStatus model) {
+    ModelVolumes.Mount mount = ModelVolumes.of(spec, model, settings);
+    EngineCommands.Engine engine = EngineCommands.render(spec, plan, mount);
     String image = spec.engine.image != null && !spec.engine.image.isBlank() ? spec.engine.image : settings.runtimeImage();
     Quantity gpus = new Quantity(Integer.toString(spec.parallelism.tensor));
     int port = spec.serving.port;
-    int startupFailures = Math.max(1, (spec.rollout.progressDeadlineSeconds + STARTUP_PERIOD_SECONDS - 1)
-        / STARTUP_PERIOD_SECONDS);
+    int startupFailures = startupFailureThreshold(spec.rollout.progressDeadlineSeconds,
+        spec.model.weightBytes == null ? 0 : spec.model.weightBytes);
 
     Container container = new ContainerBuilder()
         .withName(CONTAINER).withImage(image)
         .withCommand(engine.command()).withArgs(engine.args()).withEnv(engine.env())
         .addNewPort().withName(PORT_NAME).withContainerPort(port).withProtocol("TCP").endPort()
         .withNewResources().addToRequests(GPU_RESOURCE, gpus).addToLimits(GPU_RESOURCE, gpus).endResources()
-        // model loading takes minutes: the startup probe allows the whole progress deadline
+        // model loading takes minutes: the startup probe allows the progress deadline or the load-time budget of the
+        // weights, whichever is longer; liveness and readiness start only after it, so loading is never killed
         .withStartupProbe(probe(engine.readyPath(), STARTUP_PERIOD_SECONDS, startupFailures, 5))
         .withReadinessProbe(probe(engine.readyPath(), 10, 3, 5))
         .withLivenessProbe(probe(engine.livePath(), 20, 3, 10))
@@ -133,6 +148,7 @@ public final class Renderer {
         .endCapabilities().endSecurityContext()
         .addNewVolumeMount().withName("dshm").withMountPath("/dev/shm").endVolumeMount()
         .addNewVolumeMount().withName("tmp").withMountPath("/tmp").endVolumeMount()
+        .addToVolumeMounts(mount.engineMount())
         .build();
 
     List<Toleration> tolerations = spec.placement.tolerations.stream().map(t -> new TolerationBuilder(t).build()).toList();
@@ -145,7 +161,9 @@ public final class Renderer {
         .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(settings.runAsUser())
         .withRunAsGroup(settings.runAsUser()).withFsGroup(settings.runAsUser())
         .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
+        .withInitContainers(mount.init() == null ? List.of() : List.of(mount.init()))
         .withContainers(container)
+        .addToVolumes(mount.volume())
         .addNewVolume().withName("dshm").withNewEmptyDir().withMedium("Memory")
         .withSizeLimit(new Quantity(settings.shmSizeLimit())).endEmptyDir().endVolume()
         .addNewVolume().withName("tmp").withNewEmptyDir().endEmptyDir().endVolume()
@@ -154,6 +172,23 @@ public final class Renderer {
         .addNewNodeSelectorTerm().withMatchExpressions(plan.placement().affinityRequirements()).endNodeSelectorTerm()
         .endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().endAffinity()
         .endSpec().build();
+  }
+
+  /**
+   * Startup probe failures (period {@value #STARTUP_PERIOD_SECONDS} s) that cover the longer of the progress deadline
+   * and {@link #loadSeconds}: a 140 GB model gets about 28 minutes even under the default 15-minute deadline.
+   */
+  static int startupFailureThreshold(int progressDeadlineSeconds, long weightBytes) {
+    long seconds = Math.max(progressDeadlineSeconds, loadSeconds(weightBytes));
+    return (int) Math.max(1, (seconds + STARTUP_PERIOD_SECONDS - 1) / STARTUP_PERIOD_SECONDS);
+  }
+
+  /**
+   * Budget for loading the weights from the pod's volume and starting: {@value #LOAD_BASE_SECONDS} s (CUDA context,
+   * communicator, warm-up) plus the weight bytes at {@value #LOAD_BYTES_PER_SECOND} B/s, a slow network volume.
+   */
+  static long loadSeconds(long weightBytes) {
+    return LOAD_BASE_SECONDS + weightBytes / LOAD_BYTES_PER_SECOND;
   }
 
   private static Probe probe(String path, int period, int failures, int timeout) {

@@ -30,6 +30,7 @@ public final class StatusAggregator {
   public static final String ROLLBACK_FAILED = "RollbackFailed";
   /** A child's apply failed (transient or not yet retried); cleared once the children are up to date. */
   public static final String APPLY_FAILED = "ApplyFailed";
+  public static final String MODEL_UNAVAILABLE = "ModelUnavailable";
   public static final String REVISION_LABEL = "tensorlane.io/revision";
 
   private StatusAggregator() {
@@ -45,6 +46,7 @@ public final class StatusAggregator {
     s.rollback = in.rollback();
     s.lastFailure = in.lastFailure();
     s.revision = in.lastApplied() == null ? null : in.lastApplied().revision;
+    s.model = in.model() == null ? null : in.model().status();
     if (plan != null) {
       s.topology = plan.topologyStatus();
       s.allreduce = plan.allreduceStatus();
@@ -74,6 +76,8 @@ public final class StatusAggregator {
       s.phase = switch (outcome) {
         case INVALID_SPEC -> Phase.Invalid;
         case UNSCHEDULABLE -> Phase.Unschedulable;
+        case INSPECTING_MODEL -> Phase.Progressing;
+        case MODEL_UNAVAILABLE -> Phase.Invalid;
         default -> Phase.DoesNotFit;
       };
     } else if (in.failed()) {
@@ -104,9 +108,11 @@ public final class StatusAggregator {
                 + (running == null ? "" : " on revision " + running)), g, now));
     boolean progressing = outcome == Outcome.OK && !in.failed() && !allReady && running != null;
     boolean held = outcome == Outcome.OK && in.hold() != null;
-    c.add(Conditions.next(p, PROGRESSING, progressing, progressing ? (remediating ? "Remediating" : "RollingOut")
+    boolean inspecting = outcome == Outcome.INSPECTING_MODEL;
+    c.add(Conditions.next(p, PROGRESSING, progressing || inspecting, inspecting ? "InspectingModel"
+        : progressing ? (remediating ? "Remediating" : "RollingOut")
         : allReady ? "RolloutComplete" : held ? "WaitingForPreflight" : s.phase.name(),
-        progressing ? "rolling out revision " + running : held ? in.hold() : "", g, now));
+        inspecting ? plan.message() : progressing ? "rolling out revision " + running : held ? in.hold() : "", g, now));
     boolean degraded = in.failed() || (!allReady && (in.failureActive() || bad.isPresent()));
     c.add(Conditions.next(p, DEGRADED, degraded, degraded ? (in.failed() ? "RemediationExhausted" : failureReason(in))
         : "NoFailure", degraded ? failureMessage(in, bad) : "", g, now));
@@ -124,6 +130,10 @@ public final class StatusAggregator {
         in.failed() ? failureMessage(in, bad) : "", g, now));
     c.add(Conditions.next(p, APPLY_FAILED, applyFailed != null, applyFailed != null ? applyFailed.reason() : "Applied",
         applyFailed != null ? applyFailed.message() : "", g, now));
+    boolean unavailable = outcome == Outcome.MODEL_UNAVAILABLE;
+    c.add(Conditions.next(p, MODEL_UNAVAILABLE, unavailable, unavailable ? (in.model() != null && in.model().reason() != null
+        ? in.model().reason() : MODEL_UNAVAILABLE) : "ModelAvailable", unavailable ? plan.message()
+        : s.model != null ? s.model.architecture + " " + s.model.source + " at " + s.model.revision : "", g, now));
     s.conditions = c;
     return s;
   }

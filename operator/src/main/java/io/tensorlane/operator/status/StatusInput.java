@@ -5,6 +5,7 @@ import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.FailureRecord;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.Plan;
 import java.time.Instant;
 import java.util.List;
@@ -28,17 +29,35 @@ import java.util.List;
  * @param rejected the API server's dry-run rejected a child of the effective spec (phase Invalid, InvalidSpec names the
  *     object and field), or null
  * @param applyFailed the last apply of a child failed and the children are not up to date yet (ApplyFailed), or null
+ * @param model what is known about the model (status.model, the ModelUnavailable reason), or null
  */
 public record StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
     int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
     FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ChildProblem rejected,
-    ChildProblem applyFailed) {
+    ChildProblem applyFailed, ModelResolution model) {
 
-  /** Without child problems. */
+  /** Without child problems or model facts (specs that carry their geometry). */
   public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
       int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
       FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
     this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
-        failureActive, failed, hold, now, null, null);
+        failureActive, failed, hold, now, null, null, null);
+  }
+
+  /** With model facts, without child problems. */
+  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
+      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
+      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ModelResolution model) {
+    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
+        failureActive, failed, hold, now, null, null, model);
+  }
+
+  /** With child problems, without model facts. */
+  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
+      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
+      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ChildProblem rejected,
+      ChildProblem applyFailed) {
+    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
+        failureActive, failed, hold, now, rejected, applyFailed, null);
   }
 }

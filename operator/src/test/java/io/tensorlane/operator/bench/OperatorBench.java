@@ -20,6 +20,8 @@ import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.plan.TopologyLabels;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.testkit.hub.LocalHub;
+import io.tensorlane.testkit.hub.SampleModels;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
@@ -59,6 +61,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * (2; 0 skips the baseline).
  */
 public final class OperatorBench {
+  /** The sample models on a loopback Hub (the samples carry no geometry: the operator reads it). */
+  static final LocalHub HUB = startHub();
   static final AtomicLong RECONCILES = new AtomicLong();
   static final java.util.concurrent.atomic.AtomicReference<Counting> RECONCILER =
       new java.util.concurrent.atomic.AtomicReference<>();
@@ -67,13 +71,21 @@ public final class OperatorBench {
   @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
   static final class Counting extends InferenceDeploymentReconciler {
     Counting(OperatorSettings s, DecisionMetrics m) {
-      super(s, RenderSettings.of("tensorlane", "bench"), m);
+      super(s, RenderSettings.of("tensorlane", "bench").withHubEndpoint(HUB.endpoint()), m);
     }
 
     @Override
     public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment p, Context<InferenceDeployment> c) {
       RECONCILES.incrementAndGet();
       return super.reconcile(p, c);
+    }
+  }
+
+  private static LocalHub startHub() {
+    try {
+      return SampleModels.serve(new LocalHub());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
   }
 

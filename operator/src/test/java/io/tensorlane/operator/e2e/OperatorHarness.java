@@ -7,6 +7,10 @@ import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
+import io.tensorlane.testkit.hub.LocalHub;
+import io.tensorlane.testkit.hub.SampleModels;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 
 /**
@@ -19,10 +23,27 @@ public final class OperatorHarness implements AutoCloseable {
   private final Operator operator;
   private final DecisionMetrics metrics = DecisionMetrics.inMemory();
 
-  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings) {
+  /**
+   * One loopback Hub with the sample models for the whole test JVM: its endpoint is part of the rendered pod template
+   * (HF_ENDPOINT), so an operator restarted in a test must see the same one or every revision would change.
+   */
+  private static LocalHub sampleHub;
+
+  private static synchronized LocalHub sampleHub() {
+    if (sampleHub == null) {
+      try {
+        sampleHub = SampleModels.serve(new LocalHub());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return sampleHub;
+  }
+
+  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render) {
     operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
         .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5)));
-    operator.register(new InferenceDeploymentReconciler(settings, RenderSettings.of("tensorlane", "test"), metrics),
+    operator.register(new InferenceDeploymentReconciler(settings, render, metrics),
         o -> o.settingNamespace(namespace));
     operator.register(new GpuTopologyNodeLabeller(settings, metrics));
   }
@@ -40,8 +61,19 @@ public final class OperatorHarness implements AutoCloseable {
     return start(client, namespace, testSettings());
   }
 
+  /** With a loopback Hub serving the models of manifests/samples (header-only, real geometry). */
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    OperatorHarness h = new OperatorHarness(client, namespace, settings);
+    return start(client, namespace, settings, renderSettings(sampleHub().endpoint()));
+  }
+
+  /** Render settings of the tests: runtime image tensorlane/tensorlane-runtime:test, the given Hub endpoint. */
+  public static RenderSettings renderSettings(String hubEndpoint) {
+    return RenderSettings.of("tensorlane", "test").withHubEndpoint(hubEndpoint);
+  }
+
+  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
+      RenderSettings render) {
+    OperatorHarness h = new OperatorHarness(client, namespace, settings, render);
     h.operator.start();
     return h;
   }

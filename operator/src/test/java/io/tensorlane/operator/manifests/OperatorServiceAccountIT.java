@@ -15,6 +15,8 @@ import io.tensorlane.testkit.sim.GpuNodeSimulator;
 import io.tensorlane.testkit.sim.SimAction;
 import io.tensorlane.testkit.sim.SimRule;
 import io.tensorlane.topology.TopologyFixtures;
+import io.tensorlane.testkit.hub.LocalHub;
+import io.tensorlane.testkit.hub.SampleModels;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -58,6 +60,7 @@ class OperatorServiceAccountIT {
       java.util.regex.Pattern.compile("because it is being terminated");
   static Process operator;
   static Path log;
+  static LocalHub hub;
 
   @BeforeAll
   static void startOperatorAsItsServiceAccount(LocalCluster cluster, KubernetesClient admin, GpuNodeSimulator sim)
@@ -90,11 +93,17 @@ class OperatorServiceAccountIT {
     pb.environment().put("POD_NAMESPACE", SYSTEM_NS);
     pb.environment().put("QUARKUS_HTTP_PORT", "0");
     pb.environment().put("TENSORLANE_RUNTIME_IMAGE", "tensorlane/tensorlane-runtime:test");
+    // the sample's model is read from a loopback Hub (config.json and safetensors headers of its real geometry)
+    hub = SampleModels.serve(new LocalHub());
+    pb.environment().put("TENSORLANE_MODEL_HUB_ENDPOINT", hub.endpoint());
     operator = pb.start();
   }
 
   @AfterAll
   static void stopOperator() throws InterruptedException {
+    if (hub != null) {
+      hub.close();
+    }
     if (operator != null) {
       operator.destroy();
       if (!operator.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {

@@ -58,7 +58,7 @@ class PreflightLocalClusterTest {
 
   @BeforeAll
   static void startOperator(KubernetesClient client) {
-    RenderSettings render = RenderSettings.of("tensorlane", "0.1.0");
+    RenderSettings render = RenderSettings.of("tensorlane", "0.1.0").withHubEndpoint("http://127.0.0.1:9");
     OperatorSettings settings = OperatorSettings.defaults().withRequeue(Duration.ofSeconds(2));
     PreflightSettings preflight = PreflightSettings.defaults(render.runtimeImage()).withDeadline(DEADLINE,
         Duration.ofSeconds(4)).withRecheck(Duration.ofSeconds(1));

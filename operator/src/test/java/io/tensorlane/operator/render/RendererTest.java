@@ -90,7 +90,9 @@ class RendererTest {
     assertThat(c.getTerminationMessagePolicy()).isEqualTo("FallbackToLogsOnError");
     assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health/ready");
     assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health/live");
-    assertThat(c.getStartupProbe().getFailureThreshold() * c.getStartupProbe().getPeriodSeconds()).isEqualTo(900);
+    // 141 GB of weights: 300 s + 141.1 GB at 100 MB/s = 1711 s, longer than the 900 s progress deadline
+    assertThat(c.getStartupProbe().getFailureThreshold() * c.getStartupProbe().getPeriodSeconds()).isEqualTo(1720);
+    assertThat(c.getStartupProbe().getHttpGet().getPath()).isEqualTo("/health/ready");
     assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
     assertThat(c.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
     assertThat(pod.getVolumes()).anySatisfy(v -> {
@@ -140,7 +142,8 @@ class RendererTest {
     return Stream.of(
         new EngineCase("SGLang with custom allreduce", engine(EngineType.SGLang, "lmsysorg/sglang:v0.5"), PRO,
             List.of("python3", "-m", "sglang.launch_server"),
-            List.of("--model-path meta-llama/Llama-3.3-70B-Instruct", "--tp 8", "--mem-fraction-static 0.95",
+            List.of("--model-path /models/meta-llama--Llama-3.3-70B-Instruct--main",
+                "--served-model-name meta-llama/Llama-3.3-70B-Instruct", "--tp 8", "--mem-fraction-static 0.95",
                 "--port 8000"), false, "/health"),
         new EngineCase("SGLang with NCCL disables the custom allreduce",
             with(engine(EngineType.SGLang, "sglang"), s -> s.allreduce.mode = AllreduceSpec.AllreduceMode.NCCL), PRO,
@@ -150,7 +153,7 @@ class RendererTest {
           s.model.weightBytes = 16_060_522_496L;
           s.parallelism.tensor = 4;
         }), RTX4090, List.of("vllm", "serve"),
-            List.of("meta-llama/Llama-3.3-70B-Instruct --host", "--tensor-parallel-size 4", "--gpu-memory-utilization 0.9"),
+            List.of("/models/meta-llama--Llama-3.3-70B-Instruct--main --served-model-name meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size 4", "--gpu-memory-utilization 0.9"),
             true, "/health"));
   }
 

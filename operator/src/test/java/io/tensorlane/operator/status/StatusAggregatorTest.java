@@ -7,8 +7,11 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
 import java.time.Instant;
@@ -64,6 +67,50 @@ class StatusAggregatorTest {
         failed, null, NOW);
   }
 
+  @Test
+  void inspectingModelIsProgressingWithReasonInspectingModel() {
+    var model = ModelResolution.pending(ModelSource.parse("hf://org/m"), "reading config.json of hf://org/m@main");
+    InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(),
+        model.blockingPlan(), null, 1, List.of(), null, null, null, null, false, false, null, NOW, model));
+    assertThat(s.phase).isEqualTo(Phase.Progressing);
+    assertThat(Conditions.find(s.conditions, StatusAggregator.PROGRESSING)).get().satisfies(c -> {
+      assertThat(c.getStatus()).isEqualTo("True");
+      assertThat(c.getReason()).isEqualTo("InspectingModel");
+      assertThat(c.getMessage()).isEqualTo("reading config.json of hf://org/m@main");
+    });
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.MODEL_UNAVAILABLE)).isFalse();
+    assertThat(s.model).isNull();
+  }
+
+  @Test
+  void aModelThatCannotBeReadIsInvalidWithModelUnavailableAndItsReason() {
+    var model = ModelResolution.failed(ModelSource.parse("hf://org/m"), "Unauthorized", "the Hub answered 401 for ...");
+    InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(),
+        model.blockingPlan(), null, 1, List.of(), null, null, null, null, false, false, null, NOW, model));
+    assertThat(s.phase).isEqualTo(Phase.Invalid);
+    assertThat(Conditions.find(s.conditions, StatusAggregator.MODEL_UNAVAILABLE)).get().satisfies(c -> {
+      assertThat(c.getStatus()).isEqualTo("True");
+      assertThat(c.getReason()).isEqualTo("Unauthorized");
+      assertThat(c.getMessage()).isEqualTo("the Hub answered 401 for ...");
+    });
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.INVALID_SPEC)).isFalse();
+    assertThat(Conditions.isTrue(s.conditions, StatusAggregator.PROGRESSING)).isFalse();
+  }
+
+  @Test
+  void knownModelFactsLandInStatusModel() {
+    ModelStatus facts = new ModelStatus();
+    facts.source = "hf://org/m@main";
+    facts.revision = "a".repeat(40);
+    facts.architecture = "LlamaForCausalLM";
+    var model = ModelResolution.known(ModelSource.parse("hf://org/m"), facts);
+    InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(), OK,
+        "r1", 1, List.of(), null, null, null, null, false, false, null, NOW, model));
+    assertThat(s.model).isSameAs(facts);
+    assertThat(Conditions.find(s.conditions, StatusAggregator.MODEL_UNAVAILABLE)).get()
+        .satisfies(c -> assertThat(c.getMessage()).isEqualTo("LlamaForCausalLM hf://org/m@main at " + "a".repeat(40)));
+  }
+
   static Stream<Arguments> cases() {
     return Stream.of(
         Arguments.of("nothing applied yet", in(OK, List.of(), null, null, false, false), Phase.Pending, false),
@@ -100,7 +147,8 @@ class StatusAggregatorTest {
     assertThat(s.conditions).extracting(c -> c.getType()).containsExactly(StatusAggregator.READY,
         StatusAggregator.PROGRESSING, StatusAggregator.DEGRADED, StatusAggregator.ROLLED_BACK,
         StatusAggregator.INVALID_SPEC, StatusAggregator.UNSCHEDULABLE, StatusAggregator.DOES_NOT_FIT,
-        StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.ROLLBACK_FAILED, StatusAggregator.APPLY_FAILED);
+        StatusAggregator.MEMORY_FRACTION_TOO_HIGH, StatusAggregator.ROLLBACK_FAILED, StatusAggregator.APPLY_FAILED,
+        StatusAggregator.MODEL_UNAVAILABLE);
     assertThat(s.conditions).allSatisfy(c -> {
       assertThat(c.getMessage()).isNotBlank(); // a 1.20 API server rejects "" in applied custom resources
       assertThat(c.getObservedGeneration()).isEqualTo(2L);

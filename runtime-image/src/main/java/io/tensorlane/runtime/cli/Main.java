@@ -28,6 +28,7 @@ import picocli.CommandLine.Command;
         io.tensorlane.runtime.serve.ServeCommand.class,
         io.tensorlane.runtime.serve.PreflightCommand.class,
         io.tensorlane.runtime.fetch.FetchModelCommand.class,
+        InspectModelCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main {
   public static void main(String[] args) {

@@ -1,0 +1,78 @@
+package io.tensorlane.operator.model;
+
+import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.modelfacts.ConfigFacts;
+import io.tensorlane.modelfacts.ModelFacts;
+import io.tensorlane.modelfacts.ModelFactsException;
+import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.modelfacts.SafetensorsHeader;
+import io.tensorlane.modelfacts.UnsupportedArchitectureException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads the facts of an hf:// model over the Hub API: the revision's commit and files, config.json, and for each
+ * safetensors file its 8-byte header length and its header (two Range requests; no weights). Never throws: every
+ * problem becomes an {@link Inspection.Failed} whose reason and message say which and why.
+ */
+public final class ModelInspector {
+  private final HubClient hub;
+  private final Clock clock;
+
+  public ModelInspector(HubClient hub, Clock clock) {
+    this.hub = hub;
+    this.clock = clock;
+  }
+
+  /** The outcome of one read. */
+  public sealed interface Inspection {
+    /** The facts, as status.model. */
+    record Known(ModelStatus status) implements Inspection {
+    }
+
+    /**
+     * @param retryable a transient failure (network, 5xx): the deployment stays InspectingModel
+     */
+    record Failed(String reason, String message, boolean retryable) implements Inspection {
+    }
+  }
+
+  public Inspection inspect(ModelSource source, String token) {
+    String id = source.location();
+    try {
+      HubClient.Revision rev = hub.revision(id, source.revision(), token);
+      String base = "hf://" + id + "@" + rev.sha();
+      if (!rev.files().contains("config.json")) {
+        return new Inspection.Failed("InvalidModel", base + " has no config.json", false);
+      }
+      ConfigFacts config = ConfigFacts.parse(new String(hub.file(id, rev.sha(), "config.json", token),
+          StandardCharsets.UTF_8), base + "/config.json");
+      List<Map<String, Long>> perFile = new ArrayList<>();
+      for (String f : rev.files().stream().filter(f -> f.endsWith(".safetensors")).sorted().toList()) {
+        String where = base + "/" + f;
+        long n = SafetensorsHeader.headerLength(hub.range(id, rev.sha(), f, 0, 7, token), -1, where);
+        perFile.add(SafetensorsHeader.bytesByDtype(hub.range(id, rev.sha(), f, 8, 8 + n - 1, token), where));
+      }
+      ModelFacts facts = ModelFacts.of(config, perFile, base);
+      return new Inspection.Known(facts.toStatus(source.uri(), rev.sha(),
+          clock.instant().truncatedTo(ChronoUnit.SECONDS).toString()));
+    } catch (HubException e) {
+      return switch (e.kind()) {
+        case NOT_FOUND -> new Inspection.Failed("ModelNotFound", e.getMessage(), false);
+        case UNAUTHORIZED -> new Inspection.Failed("Unauthorized", e.getMessage(), false);
+        case MALFORMED -> new Inspection.Failed("InvalidModel", e.getMessage(), false);
+        case UNREACHABLE -> new Inspection.Failed("HubUnreachable", e.getMessage(), true);
+      };
+    } catch (UnsupportedArchitectureException e) {
+      return new Inspection.Failed("UnsupportedArchitecture", e.getMessage(), false);
+    } catch (ModelFactsException e) {
+      return new Inspection.Failed("InvalidModel", e.getMessage(), false);
+    } catch (RuntimeException e) {
+      return new Inspection.Failed("InspectionFailed", "reading " + source.uri() + " failed: " + e, true);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package io.tensorlane.operator.model;
+
+import io.tensorlane.operator.render.RenderSettings;
+import java.net.URI;
+import java.time.Clock;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Builds the resolver with its Hub client, cache and inspection threads (daemon threads: they never hold the JVM). */
+public final class ModelResolvers {
+  private ModelResolvers() {
+  }
+
+  /** The resolver for {@code render}'s Hub endpoint, runtime image and UID. */
+  public static ModelResolver create(RenderSettings render, ModelSettings s) {
+    String hubEndpoint = render.hubEndpoint();
+    AtomicInteger n = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(s.threads(), r -> {
+      Thread t = new Thread(r, "tensorlane-model-inspect-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    Clock clock = Clock.systemUTC();
+    HubClient hub = new HubClient(URI.create(hubEndpoint), s.requestTimeout());
+    return new ModelResolver(new InspectionCache(pool, clock, s.branchTtl(), s.failureTtl()),
+        new ModelInspector(hub, clock), render, clock);
+  }
+}
