@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.engine;
 
 import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.kernels.AlgorithmTable;
 import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
@@ -175,8 +176,12 @@ public final class Communicator implements AutoCloseable {
    * says so, where it does not cover the size or where the message exceeds the custom allreduce's buffers.
    */
   public Algorithm route(long bytes) {
-    Algorithm a = bytes >= 1 && config.table().covers(bytes) ? config.table().select(bytes) : Algorithm.NCCL;
-    return a != Algorithm.NCCL && bytes > config.layout().maxMessageBytes() ? Algorithm.NCCL : a;
+    return route(config.table(), config.layout().maxMessageBytes(), bytes);
+  }
+
+  static Algorithm route(AlgorithmTable table, long maxMessageBytes, long bytes) {
+    Algorithm a = bytes >= 1 && table.covers(bytes) ? table.select(bytes) : Algorithm.NCCL;
+    return a != Algorithm.NCCL && bytes > maxMessageBytes ? Algorithm.NCCL : a;
   }
 
   /** The launch fence of virtual ranks, or null. */

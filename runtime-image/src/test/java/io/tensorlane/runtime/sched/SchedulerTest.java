@@ -179,12 +179,15 @@ class SchedulerTest {
     Scheduler big = start(n, 64, 100, 64, null);
     for (int pass = 0; pass < 2; pass++) {
       Scheduler s = pass == 0 ? big : start(n, 64, 100, 8, null); // 8 blocks x 4 = 32 tokens for 4 x 22
+      // every request is queued before the second step runs: on a busy machine r0 could otherwise finish alone
+      exec.gated = true;
       List<Collector> cs = new ArrayList<>();
       for (int i = 0; i < n; i++) {
         Collector c = new Collector();
         cs.add(c);
         s.submit(new SeqRequest("r" + i, prompt(6, i), 16, sp.withSeed(100 + i), Set.of(), true, logprobs), c);
       }
+      exec.allow(1_000_000);
       for (int i = 0; i < n; i++) {
         assertThat(cs.get(i).await()).isEqualTo(FinishReason.LENGTH);
         if (pass == 0) {
