@@ -152,12 +152,14 @@ class SchedulerTest {
   @Test
   void maxSeqsBoundsTheRowsOfEveryStep() throws Exception {
     Scheduler s = start(2, 64, 64);
+    exec.gated = true; // all five queued before the second step: two of them must share a step
     List<Collector> cs = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       Collector c = new Collector();
       cs.add(c);
       s.submit(req("r" + i, prompt(4 + i, i), 5), c);
     }
+    exec.allow(1_000_000);
     for (int i = 0; i < 5; i++) {
       assertThat(cs.get(i).await()).isEqualTo(FinishReason.LENGTH);
       assertThat(cs.get(i).ids()).containsExactly(FakeExecutor.reference(prompt(4 + i, i), 5, VOCAB));
