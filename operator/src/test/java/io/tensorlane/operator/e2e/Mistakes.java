@@ -45,7 +45,7 @@ record Mistakes(String name, String patch, String condition, String names) {
       schema("unknown dtype", "{\"model\":{\"dtype\":\"int4\"}}", "spec.model.dtype"),
       schema("zero layers", "{\"model\":{\"geometry\":{\"layers\":0}}}", "spec.model.geometry.layers"),
       schema("KV heads as a word", "{\"model\":{\"geometry\":{\"kvHeads\":\"eight\"}}}", "spec.model.geometry.kvHeads"),
-      schema("no weight size", "{\"model\":{\"weightBytes\":null}}", "weightBytes"),
+      schema("a model source of an unknown scheme", "{\"model\":{\"source\":\"s3://bucket/llama\"}}", "spec.model.source"),
       schema("model name with a space", "{\"model\":{\"name\":\"llama 3\"}}", "spec.model.name"),
       schema("port out of range", "{\"serving\":{\"port\":70000}}", "spec.serving.port"),
       schema("progress deadline of 5 s", "{\"rollout\":{\"progressDeadlineSeconds\":5}}",

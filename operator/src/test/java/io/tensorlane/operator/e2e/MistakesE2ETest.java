@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.render.ChildNames;
 import io.tensorlane.operator.render.Renderer;
@@ -61,9 +62,23 @@ class MistakesE2ETest {
     }
   }
 
+  /**
+   * The 2-GPU sample with Llama-3.1-8B's geometry and weight bytes written in the spec (the override path: no model is
+   * read), so that the geometry mistakes below are mistakes in what the user wrote.
+   */
   static InferenceDeployment base(String ns, String name) {
     InferenceDeployment d = Samples.load(Samples.SMALL_2GPU, ns, name);
     d.getSpec().replicas = 1;
+    ModelGeometry g = new ModelGeometry();
+    g.layers = 32;
+    g.hiddenSize = 4096;
+    g.attentionHeads = 32;
+    g.kvHeads = 8;
+    g.headDim = 128;
+    g.vocabSize = 128256;
+    g.intermediateSize = 14336;
+    d.getSpec().model.geometry = g;
+    d.getSpec().model.weightBytes = 16_060_522_496L;
     return d;
   }
 

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
@@ -48,7 +49,10 @@ final class SimOwners {
         a.restarts(), a.message())).orElse(a);
   }
 
-  /** pod → ReplicaSet → Deployment → InferenceDeployment (owner references); null when the chain breaks. */
+  /**
+   * pod → ReplicaSet → Deployment → InferenceDeployment (owner references); null when the chain breaks. A spec without
+   * geometry gets the one the operator read from the model (status.model), as the operator's own plan does.
+   */
   static InferenceDeploymentSpec ownerSpec(KubernetesClient client, Pod pod) {
     String ns = pod.getMetadata().getNamespace();
     var rs = owner(pod, "ReplicaSet").map(n -> client.apps().replicaSets().inNamespace(ns).withName(n).get());
@@ -56,7 +60,18 @@ final class SimOwners {
         .get());
     return dep.flatMap(d -> owner(d, "InferenceDeployment"))
         .map(n -> client.resources(InferenceDeployment.class).inNamespace(ns).withName(n).get())
-        .map(InferenceDeployment::getSpec).orElse(null);
+        .map(SimOwners::withModelGeometry).orElse(null);
+  }
+
+  static InferenceDeploymentSpec withModelGeometry(InferenceDeployment d) {
+    InferenceDeploymentSpec spec = d.getSpec();
+    if (spec == null || spec.model == null || spec.model.geometry != null || d.getStatus() == null
+        || d.getStatus().model == null || d.getStatus().model.geometry == null) {
+      return spec;
+    }
+    InferenceDeploymentSpec copy = Serialization.clone(spec);
+    copy.model.geometry = d.getStatus().model.geometry;
+    return copy;
   }
 
   private static Long gpuMemoryOf(KubernetesClient client, String node) {
