@@ -2,6 +2,7 @@ package io.tensorlane.operator.e2e;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
@@ -19,9 +20,15 @@ public final class OperatorHarness implements AutoCloseable {
   private final Operator operator;
   private final DecisionMetrics metrics = DecisionMetrics.inMemory();
 
-  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings) {
-    operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-        .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5)));
+  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings,
+      LeaderElectionConfiguration leaderElection) {
+    operator = new Operator(o -> {
+      o.withKubernetesClient(client).withCloseClientOnStop(false)
+          .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5));
+      if (leaderElection != null) {
+        o.withLeaderElectionConfiguration(leaderElection);
+      }
+    });
     operator.register(new InferenceDeploymentReconciler(settings, RenderSettings.of("tensorlane", "test"), metrics),
         o -> o.settingNamespace(namespace));
     operator.register(new GpuTopologyNodeLabeller(settings, metrics));
@@ -41,7 +48,13 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    OperatorHarness h = new OperatorHarness(client, namespace, settings);
+    return start(client, namespace, settings, null);
+  }
+
+  /** With {@code leaderElection} (null: none): only the holder of the lease reconciles. */
+  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
+      LeaderElectionConfiguration leaderElection) {
+    OperatorHarness h = new OperatorHarness(client, namespace, settings, leaderElection);
     h.operator.start();
     return h;
   }
