@@ -40,6 +40,11 @@ public final class LocalControlPlane implements AutoCloseable {
   private final Path stateDir;
   private final Path etcdData;
   private final List<ManagedProcess> processes = new ArrayList<>();
+  /** How each process was started and how its health is asked, for {@link #restartApiServerAndEtcd}. */
+  private final java.util.Map<String, List<String>> commands = new java.util.HashMap<>();
+  private final java.util.Map<String, String> healthUrls = new java.util.HashMap<>();
+  private Path logsDir;
+  private boolean detachedProcesses;
   private final boolean keepState;
   private LocalCluster cluster;
   private Duration startupTime;
@@ -123,6 +128,8 @@ public final class LocalControlPlane implements AutoCloseable {
   private void launch(KubeBinaries bin, boolean detached) throws IOException {
     Path pki = Files.createDirectories(stateDir.resolve("pki"));
     Path logs = Files.createDirectories(stateDir.resolve("logs"));
+    logsDir = logs;
+    detachedProcesses = detached;
     Files.createDirectories(etcdData);
     Path saKey = pki.resolve("sa.key");
     Path saPub = pki.resolve("sa.pub");
@@ -144,6 +151,7 @@ public final class LocalControlPlane implements AutoCloseable {
         "--listen-client-urls=" + etcdUrl, "--advertise-client-urls=" + etcdUrl,
         "--listen-peer-urls=" + peerUrl, "--initial-advertise-peer-urls=" + peerUrl,
         "--initial-cluster=tensorlane=" + peerUrl, "--snapshot-count=10000"));
+    healthUrls.put("etcd", etcdUrl + "/health");
     Readiness.await("etcd health", START_TIMEOUT, () -> Readiness.httpOk(etcdUrl + "/health"), List.of(etcd));
 
     String master = "https://127.0.0.1:" + apiPort;
@@ -164,6 +172,7 @@ public final class LocalControlPlane implements AutoCloseable {
         "--profiling=false",
         "--logtostderr=true", "--v=1"));
     Path serving = pki.resolve("apiserver.crt");
+    healthUrls.put("kube-apiserver", master + "/readyz");
     Readiness.await("kube-apiserver /readyz on " + master, START_TIMEOUT,
         () -> Files.isRegularFile(serving) && Readiness.httpOk(master + "/readyz"), List.of(etcd, api));
     Path kubeconfig = stateDir.resolve("kubeconfig");
@@ -201,6 +210,49 @@ public final class LocalControlPlane implements AutoCloseable {
   private ManagedProcess spawn(String name, Path logs, boolean detached, List<String> cmd) throws IOException {
     ManagedProcess p = ManagedProcess.start(name, cmd, logs.resolve(name + ".log"), detached);
     processes.add(p);
+    commands.put(name, cmd);
+    return p;
+  }
+
+  /**
+   * Restarts the API server and etcd the way a control-plane node reboot does: kube-apiserver, then etcd, are stopped
+   * by PID (SIGTERM, SIGKILL after 3 s), nothing runs for {@code downtime}, then etcd starts again on the same data
+   * directory and ports, then kube-apiserver with the same arguments (and serving certificate); returns when its
+   * /readyz answers. Objects, resourceVersions and the kubeconfig stay valid; the controller-manager and scheduler
+   * keep running and reconnect. Returns the time from the stop until /readyz.
+   */
+  public synchronized Duration restartApiServerAndEtcd(Duration downtime) {
+    long t0 = System.nanoTime();
+    ManagedProcess etcd = process("etcd");
+    ManagedProcess api = process("kube-apiserver");
+    stopProcesses(List.of(api, etcd));
+    try {
+      Thread.sleep(downtime.toMillis());
+      ManagedProcess newEtcd = respawn(etcd);
+      Readiness.await("etcd health after restart", START_TIMEOUT,
+          () -> Readiness.httpOk(healthUrls.get("etcd")), List.of(newEtcd));
+      ManagedProcess newApi = respawn(api);
+      Readiness.await("kube-apiserver /readyz after restart", START_TIMEOUT,
+          () -> Readiness.httpOk(healthUrls.get("kube-apiserver")), List.of(newEtcd, newApi));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot restart the API server and etcd", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while restarting the API server", e);
+    }
+    ClusterState.of(this).write(stateDir);
+    return Duration.ofNanos(System.nanoTime() - t0);
+  }
+
+  private ManagedProcess process(String name) {
+    return processes.stream().filter(p -> p.name().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalStateException("no " + name + " in this control plane"));
+  }
+
+  private ManagedProcess respawn(ManagedProcess old) throws IOException {
+    ManagedProcess p = ManagedProcess.start(old.name(), commands.get(old.name()), logsDir.resolve(old.name() + ".log"),
+        detachedProcesses);
+    processes.set(processes.indexOf(old), p);
     return p;
   }
 

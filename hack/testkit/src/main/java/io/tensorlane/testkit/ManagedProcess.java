@@ -109,6 +109,25 @@ public final class ManagedProcess {
     handle().ifPresent(ProcessHandle::destroy);
   }
 
+  /** SIGKILL, no grace (a crash, an OOM kill, a node lost); returns when the process is gone. */
+  public void kill() {
+    handle().ifPresent(h -> {
+      h.destroyForcibly();
+      try {
+        h.onExit().get(10, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        throw new IllegalStateException(name + " (pid " + pid + ") still alive 10 s after SIGKILL", e);
+      }
+    });
+    if (process != null) {
+      try {
+        process.waitFor(); // reap
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
   /** Waits up to {@code graceMillis} for exit after {@link #terminate()}, then SIGKILLs; true when gone. */
   public boolean awaitOrKill(long graceMillis) {
     Optional<ProcessHandle> h = handle();

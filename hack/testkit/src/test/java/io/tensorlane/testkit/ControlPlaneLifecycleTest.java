@@ -28,7 +28,19 @@ class ControlPlaneLifecycleTest {
       try (KubernetesClient c = plane.cluster().newClient()) {
         assertThat(c.getKubernetesVersion().getGitVersion()).isEqualTo("v" + KubeBinaries.VERSION);
         assertThat(c.namespaces().withName("kube-system").get()).isNotNull();
+
+        // restartApiServerAndEtcd: same ports, same data, same kubeconfig and client; objects survive
+        c.configMaps().inNamespace("default").resource(new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+            .withNewMetadata().withName("survives").endMetadata().addToData("k", "v").build()).create();
+        long apiPid = procs.get(1).pid();
+        Duration restart = plane.restartApiServerAndEtcd(Duration.ofMillis(500));
+        System.out.printf("[testkit] API server and etcd restarted in %.1f s%n", restart.toMillis() / 1000.0);
+        assertThat(plane.processes().get(1).pid()).isNotEqualTo(apiPid);
+        assertThat(ProcessHandle.of(apiPid)).isEmpty();
+        assertThat(c.configMaps().inNamespace("default").withName("survives").get().getData()).containsEntry("k", "v");
+        assertThat(ClusterState.read(plane.stateDir()).pids()).containsEntry("kube-apiserver", plane.processes().get(1).pid());
       }
+      procs = plane.processes();
     } finally {
       plane.stop();
     }

@@ -2,6 +2,7 @@ package io.tensorlane.operator.e2e;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
@@ -25,11 +26,17 @@ public final class OperatorHarness implements AutoCloseable {
 
   /**
    * One loopback Hub with the sample models for the whole test JVM: its endpoint is part of the rendered pod template
-   * (HF_ENDPOINT), so an operator restarted in a test must see the same one or every revision would change.
+   * (HF_ENDPOINT), so an operator restarted in a test must see the same one or every revision would change. An operator
+   * process a test starts ({@link OperatorProcess}) gets this JVM's endpoint through {@value #HUB_PROPERTY}.
    */
   private static LocalHub sampleHub;
+  static final String HUB_PROPERTY = "tensorlane.test.hub-endpoint";
 
-  private static synchronized LocalHub sampleHub() {
+  static synchronized String sampleHubEndpoint() {
+    String given = System.getProperty(HUB_PROPERTY);
+    if (given != null) {
+      return given;
+    }
     if (sampleHub == null) {
       try {
         sampleHub = SampleModels.serve(new LocalHub());
@@ -37,12 +44,18 @@ public final class OperatorHarness implements AutoCloseable {
         throw new UncheckedIOException(e);
       }
     }
-    return sampleHub;
+    return sampleHub.endpoint();
   }
 
-  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render) {
-    operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-        .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5)));
+  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render,
+      LeaderElectionConfiguration leaderElection) {
+    operator = new Operator(o -> {
+      o.withKubernetesClient(client).withCloseClientOnStop(false)
+          .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5));
+      if (leaderElection != null) {
+        o.withLeaderElectionConfiguration(leaderElection);
+      }
+    });
     operator.register(new InferenceDeploymentReconciler(settings, render, metrics),
         o -> o.settingNamespace(namespace));
     operator.register(new GpuTopologyNodeLabeller(settings, metrics));
@@ -63,7 +76,7 @@ public final class OperatorHarness implements AutoCloseable {
 
   /** With a loopback Hub serving the models of manifests/samples (header-only, real geometry). */
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    return start(client, namespace, settings, renderSettings(sampleHub().endpoint()));
+    return start(client, namespace, settings, renderSettings(sampleHubEndpoint()), null);
   }
 
   /** Render settings of the tests: runtime image tensorlane/tensorlane-runtime:test, the given Hub endpoint. */
@@ -73,7 +86,18 @@ public final class OperatorHarness implements AutoCloseable {
 
   public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
       RenderSettings render) {
-    OperatorHarness h = new OperatorHarness(client, namespace, settings, render);
+    return start(client, namespace, settings, render, null);
+  }
+
+  /** With {@code leaderElection} (null: none): only the holder of the lease reconciles. */
+  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
+      LeaderElectionConfiguration leaderElection) {
+    return start(client, namespace, settings, renderSettings(sampleHubEndpoint()), leaderElection);
+  }
+
+  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
+      RenderSettings render, LeaderElectionConfiguration leaderElection) {
+    OperatorHarness h = new OperatorHarness(client, namespace, settings, render, leaderElection);
     h.operator.start();
     return h;
   }

@@ -1,0 +1,59 @@
+package io.tensorlane.operator.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tensorlane.testkit.LocalCluster;
+import io.tensorlane.testkit.SharedCluster;
+import io.tensorlane.testkit.TestNamespace;
+import io.tensorlane.testkit.WithLocalCluster;
+import io.tensorlane.testkit.sim.GpuNodeSimulator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 17, item 5: kube-apiserver and etcd are restarted (stopped, 2 s down, started again on the same data and
+ * ports: {@code LocalControlPlane#restartApiServerAndEtcd}) twice while the {@link FaultStory} runs: once right after
+ * a round's edits (rollouts starting, a new deployment to remediate), once while {@code up}'s failing upgrade is
+ * applied and about to be rolled back. The operator process keeps running through the outages; afterwards every
+ * deployment converges and the {@link FaultInvariants} hold.
+ */
+@WithLocalCluster
+class ApiServerRestartE2ETest {
+  static final Duration DOWN = Duration.ofSeconds(2);
+
+  @Test
+  void apiServerAndEtcdRestartedMidRolloutLoseNothing(SharedCluster shared, LocalCluster cluster,
+      KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+    assumeTrue(shared.plane() != null, "attached to an external cluster (TENSORLANE_KUBECONFIG): its API server is not "
+        + "this JVM's to restart");
+    FaultStory.cluster(sim, ns.name());
+    try (FaultInvariants inv = new FaultInvariants(client, ns.name());
+        OperatorProcess operator = OperatorProcess.start(cluster, ns.name(), null)) {
+      operator.awaitStarted();
+      FaultStory story = new FaultStory(inv, ns.name());
+      story.create(false);
+      story.round();
+      restart(shared, "right after round 1's edits: " + story.phases());
+      story.round();
+      String failing = story.awaitUpgradeApplied();
+      restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
+      story.expectEndStates();
+
+      List<String> problems = new ArrayList<>(story.problems());
+      problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
+      assertThat(problems).as("operator log %s, last lines:%n%s", operator.log(), operator.logTail(30)).isEmpty();
+      assertThat(operator.isAlive()).as("the operator survived the outages").isTrue();
+      assertThat(operator.starts()).isEqualTo(1);
+    }
+  }
+
+  private static void restart(SharedCluster shared, String when) {
+    Duration took = shared.plane().restartApiServerAndEtcd(DOWN);
+    System.out.printf("[ApiServerRestartE2ETest] API server and etcd restarted (%d ms until ready again) %s%n",
+        took.toMillis(), when);
+  }
+}
