@@ -127,7 +127,7 @@ log "local Hub pid $(cat "$DEMO/hub.pid") at $HUB_ENDPOINT (the sample models, h
 say "6/7 operator"
 OP_JAR="$ROOT/operator/target/quarkus-app/quarkus-run.jar"
 stop_pidfile "$DEMO/operator.pid" quarkus-run.jar
-if [ "${TENSORLANE_DEMO_BUILD:-1}" != 0 ] && { [ ! -f "$OP_JAR" ] || [ -n "$(find "$ROOT/operator/src/main" "$ROOT/crd/src/main" "$ROOT/kernels/src/main" -newer "$OP_JAR" -print -quit 2>/dev/null)" ]; }; then
+if [ "${TENSORLANE_DEMO_BUILD:-1}" != 0 ] && { [ ! -f "$OP_JAR" ] || [ -n "$(find "$ROOT/operator/src/main" "$ROOT/crd/src/main" "$ROOT/contract/src/main" -newer "$OP_JAR" -print -quit 2>/dev/null)" ]; }; then
   log "building the operator (mvn package -pl operator -am; log $DEMO/build-operator.log)"
   (cd "$ROOT" && { mvn -B -q -o -pl operator -am package -DskipTests >"$DEMO/build-operator.log" 2>&1 \
       || mvn -B -q -pl operator -am package -DskipTests >>"$DEMO/build-operator.log" 2>&1; }) \

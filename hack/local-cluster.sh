@@ -29,12 +29,11 @@ need() {
 testkit_jar() {
   local jar
   jar=$(ls "$TESTKIT"/target/tensorlane-testkit-*-cli.jar 2>/dev/null | head -1 || true)
-  if [ -z "$jar" ] || [ -n "$(find "$TESTKIT/src/main" "$TESTKIT/pom.xml" "$ROOT/crd/src/main" "$ROOT/pom.xml" -newer "$jar" -print -quit 2>/dev/null)" ]; then
+  if [ -z "$jar" ] || [ -n "$(find "$TESTKIT/src/main" "$TESTKIT/pom.xml" "$ROOT/crd/src/main" "$ROOT/contract/src/main" "$ROOT/pom.xml" -newer "$jar" -print -quit 2>/dev/null)" ]; then
     need mvn "apt-get install maven (and a JDK 17: apt-get install openjdk-17-jdk-headless)"
     log "building the testkit launcher (mvn package -pl crd,hack/testkit -am)"
-    # the testkit uses only the kernels module's Java types; without nvcc its CUDA build is skipped (with a warning)
+    # the testkit needs crd and the pure-Java contract module, no CUDA build
     local flags=(-B -q -pl crd,hack/testkit -am package -DskipTests)
-    command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || flags+=(-Dtensorlane.skipNvcc=true)
     (cd "$ROOT" && { mvn -o "${flags[@]}" >/dev/null 2>&1 || mvn "${flags[@]}" >&2; }) || die "building hack/testkit failed"
     jar=$(ls "$TESTKIT"/target/tensorlane-testkit-*-cli.jar | head -1)
   fi

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >> .git/info/exclude
 rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
-mvn -B -o -q -pl kernels,runtime-image install -DskipTests -Dtensorlane.skipImages
+mvn -B -o -q -pl contract,kernels,runtime-image install -DskipTests -Dtensorlane.skipImages
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/app/lib"
 # The production image's module list (hack/images.sh, one source of truth) and its exclusion of java.desktop's natives.
@@ -21,7 +21,7 @@ cp runtime-image/target/tensorlane-runtime-0.1.0-SNAPSHOT.jar "$stage/app/"
 # api/gson/commons-compress/slf4j-api: what DJL's tokenizers binding needs; vertx/netty: serve's HTTP server; jinjava and
 # its guava/re2j/commons-*/java-ipv6/javassist/jackson-datatype/-yaml/snakeyaml/big-math/immutables: chat
 # templates; micrometer/prometheus/HdrHistogram/LatencyUtils: metrics
-for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jcublas jna- picocli tensorlane-kernels \
+for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jcublas jna- picocli tensorlane-kernels tensorlane-contract \
   kubernetes-client-api kubernetes-model-common tensorlane-crd tokenizers- api- gson- commons-compress slf4j-api \
   vertx-core netty- jinjava guava failureaccess re2j commons-lang3 commons-net java-ipv6 javassist \
   jackson-datatype jackson-dataformat-yaml snakeyaml big-math immutables-exceptions commons-io commons-codec \

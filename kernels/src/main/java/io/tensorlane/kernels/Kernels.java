@@ -1,5 +1,7 @@
 package io.tensorlane.kernels;
 
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.DType;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -1,5 +1,7 @@
 package io.tensorlane.kernels;
 
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.DType;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;

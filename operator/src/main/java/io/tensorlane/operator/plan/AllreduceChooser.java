@@ -9,7 +9,7 @@ import io.tensorlane.api.v1alpha1.Measurement;
 import io.tensorlane.api.v1alpha1.TopologySummary;
 import io.tensorlane.api.v1alpha1.TopologySummary.Interconnect;
 import io.tensorlane.api.v1alpha1.TopologySummary.P2p;
-import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.contract.Algorithm;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;

@@ -1,8 +1,8 @@
 package io.tensorlane.operator.plan;
 
 import io.tensorlane.api.v1alpha1.AllreduceDecision.AlgorithmRange;
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
 import java.util.ArrayList;
 import java.util.List;
 

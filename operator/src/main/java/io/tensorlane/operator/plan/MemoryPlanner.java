@@ -5,7 +5,7 @@ import static io.tensorlane.operator.plan.Units.MiB;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
-import io.tensorlane.kernels.MemoryBudget;
+import io.tensorlane.contract.MemoryBudget;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -5,7 +5,7 @@ import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
 import io.tensorlane.operator.plan.MemoryPlan;

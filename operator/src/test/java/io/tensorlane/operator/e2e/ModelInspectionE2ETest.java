@@ -23,7 +23,7 @@ import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ParallelismSpec;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.ModelStatus;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.modelfacts.ConfigFacts;
 import io.tensorlane.modelfacts.ModelFacts;
 import io.tensorlane.modelfacts.ModelSource;

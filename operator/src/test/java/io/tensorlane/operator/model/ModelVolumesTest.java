@@ -17,7 +17,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
 import io.tensorlane.operator.render.RenderSettings;

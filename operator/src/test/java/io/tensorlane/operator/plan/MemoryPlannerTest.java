@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tensorlane.api.v1alpha1.AllreduceSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.MemoryPlanStatus;
-import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.topology.TopologyFixtures;
 import java.util.List;
 import java.util.stream.Stream;

@@ -14,7 +14,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Measurement;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;

@@ -10,7 +10,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.kernels.MemoryBudget;
+import io.tensorlane.contract.MemoryBudget;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
 import io.tensorlane.operator.plan.SpecValidator;

@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;

@@ -5,10 +5,10 @@ import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
 import static jcuda.driver.JCudaDriver.cuDriverGetVersion;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.cli.BenchReport.Row;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;

@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

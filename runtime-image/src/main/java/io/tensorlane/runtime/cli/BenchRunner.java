@@ -13,9 +13,9 @@ import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.cli.BenchReport.Row;
 import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Communicator;

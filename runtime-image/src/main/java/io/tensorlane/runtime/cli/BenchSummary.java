@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.runtime.cli.BenchReport.Row;
 import java.util.ArrayList;
 import java.util.List;

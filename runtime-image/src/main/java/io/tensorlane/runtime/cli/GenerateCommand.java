@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.Generator;
 import io.tensorlane.runtime.llm.LlmEngine;

@@ -21,7 +21,7 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;

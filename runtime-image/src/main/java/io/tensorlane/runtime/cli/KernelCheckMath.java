@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.HostTensors;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -4,8 +4,8 @@ import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.AllreduceTimeoutException;

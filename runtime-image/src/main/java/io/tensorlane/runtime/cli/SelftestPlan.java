@@ -1,9 +1,9 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -7,9 +7,9 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

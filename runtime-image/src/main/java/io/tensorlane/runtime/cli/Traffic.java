@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.contract.Algorithm;
 
 /** Pure bandwidth arithmetic for the bench: what each kernel reads and writes (counted from tl_allreduce.cuh). */
 public final class Traffic {

@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
 import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
@@ -10,7 +10,7 @@ import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 
-import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.contract.BufferLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

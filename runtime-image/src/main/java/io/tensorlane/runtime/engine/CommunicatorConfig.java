@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.kernels.AlgorithmTable;
-import io.tensorlane.kernels.BufferLayout;
+import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.BufferLayout;
 import java.util.List;
 
 /**

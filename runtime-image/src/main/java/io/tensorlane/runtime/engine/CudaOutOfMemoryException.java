@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 
 /** Device memory ran out while allocating {@code phase}; carries what the termination message needs. */
 public class CudaOutOfMemoryException extends RuntimeException {

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;

@@ -5,9 +5,9 @@ import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import java.util.EnumMap;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 
 /** Pure launch arithmetic (grid sizes), kept apart from CUDA calls so it can be tested on a CPU. */
 public final class LaunchPlan {

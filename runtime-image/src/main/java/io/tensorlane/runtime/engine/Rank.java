@@ -10,9 +10,9 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

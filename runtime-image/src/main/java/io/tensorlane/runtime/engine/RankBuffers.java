@@ -4,9 +4,9 @@ import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DeviceBuffer;
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DeviceBuffer;
+import io.tensorlane.contract.TerminationMessage;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import jcuda.driver.CUdeviceptr;

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.contract.Algorithm;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Optional;

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.fetch;
 
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 
 /**
  * Why {@code fetch-model} failed: the exit code the init container ends with and the reason in its termination message.

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.llm;
 
-import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.contract.Algorithm;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;

@@ -5,7 +5,7 @@ import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import static jcuda.driver.JCudaDriver.cuMemsetD8;
 
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import java.util.ArrayList;

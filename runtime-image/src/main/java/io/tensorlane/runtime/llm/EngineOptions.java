@@ -25,7 +25,7 @@ import java.nio.file.Path;
  */
 public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen,
     long kvCacheTokens, double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize,
-    io.tensorlane.kernels.AlgorithmTable table, long maxMessageBytes) {
+    io.tensorlane.contract.AlgorithmTable table, long maxMessageBytes) {
 
   /** Options without an allreduce plan: default table, buffers sized for the largest step. */
   public EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen, long kvCacheTokens,
@@ -35,7 +35,7 @@ public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int max
   }
 
   /** The same options with the operator's allreduce plan. */
-  public EngineOptions withAllreducePlan(io.tensorlane.kernels.AlgorithmTable t, long maxBytes) {
+  public EngineOptions withAllreducePlan(io.tensorlane.contract.AlgorithmTable t, long maxBytes) {
     return new EngineOptions(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
         graphs, nccl, ncclLib, blockSize, t, maxBytes);
   }

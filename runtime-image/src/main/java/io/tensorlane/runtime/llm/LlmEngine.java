@@ -7,10 +7,10 @@ import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;

@@ -5,7 +5,7 @@ import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import java.util.EnumMap;

@@ -5,7 +5,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpy2DAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.model.Checkpoint;

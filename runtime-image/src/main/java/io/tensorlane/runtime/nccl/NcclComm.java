@@ -2,7 +2,7 @@ package io.tensorlane.runtime.nccl;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.Rank;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.serve;
 
-import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.contract.Algorithm;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.serve;
 
 import io.tensorlane.api.v1alpha1.Measurement;
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.runtime.cli.ExitCodes;
 import io.tensorlane.runtime.cli.Main;
 import io.tensorlane.runtime.cli.TerminationLog;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.api.v1alpha1.AllreduceDecision.AlgorithmRange;
 import io.tensorlane.api.v1alpha1.Measurement;
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.AlgorithmTable;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

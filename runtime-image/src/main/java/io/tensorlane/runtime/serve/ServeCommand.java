@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.serve;
 
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.cli.EngineArgs;
 import io.tensorlane.runtime.cli.ExitCodes;
 import java.io.PrintWriter;
@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
  * model server would (the plan from the environment, the static memory pool by the planned fraction, the communicator
  * with its buffers from the layout) and then runs a synthetic step loop (bf16 GEMMs with cuBLAS + one allreduce per
  * layer) so that readiness, metrics and CUDA OOM behave as in production; the preflight and tests use it. Without it,
- * {@code serve} needs a model directory ({@code --model} or {@value io.tensorlane.kernels.EngineEnv#MODEL_DIR}).
+ * {@code serve} needs a model directory ({@code --model} or {@value io.tensorlane.contract.EngineEnv#MODEL_DIR}).
  * CUDA OOM at start-up ends with the JSON termination message (phase static-pool or ipc-buffers) and exit code 3.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,

@@ -1,8 +1,8 @@
 package io.tensorlane.runtime.serve;
 
-import io.tensorlane.kernels.AlgorithmTable;
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.EngineEnv;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

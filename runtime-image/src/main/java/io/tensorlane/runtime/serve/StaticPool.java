@@ -8,9 +8,9 @@ import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
-import io.tensorlane.kernels.BufferLayout;
-import io.tensorlane.kernels.MemoryBudget;
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.MemoryBudget;
+import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import java.util.ArrayList;

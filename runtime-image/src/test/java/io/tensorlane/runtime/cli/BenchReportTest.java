@@ -1,14 +1,14 @@
 package io.tensorlane.runtime.cli;
 
-import static io.tensorlane.kernels.Algorithm.OneStage;
-import static io.tensorlane.kernels.Algorithm.Ring;
-import static io.tensorlane.kernels.Algorithm.TwoStage;
+import static io.tensorlane.contract.Algorithm.OneStage;
+import static io.tensorlane.contract.Algorithm.Ring;
+import static io.tensorlane.contract.Algorithm.TwoStage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.runtime.cli.BenchReport.Row;
 import java.util.List;
 import java.util.stream.Stream;

@@ -3,7 +3,7 @@ package io.tensorlane.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.HostTensors;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.DType;
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.DType;
+import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -3,7 +3,7 @@ package io.tensorlane.runtime.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package io.tensorlane.runtime.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tensorlane.kernels.Algorithm;
+import io.tensorlane.contract.Algorithm;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.stream.Stream;

@@ -6,7 +6,7 @@ import static io.tensorlane.runtime.fetch.FetchFixture.TOKEN;
 import static io.tensorlane.runtime.fetch.FetchFixture.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.fetch.FetchFixture.Result;
 import java.io.IOException;
 import java.nio.file.Files;

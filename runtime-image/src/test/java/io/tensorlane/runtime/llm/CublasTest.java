@@ -2,7 +2,7 @@ package io.tensorlane.runtime.llm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tensorlane.kernels.DType;
+import io.tensorlane.contract.DType;
 import org.junit.jupiter.api.Test;
 
 class CublasTest {

@@ -3,9 +3,9 @@ package io.tensorlane.runtime.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tensorlane.kernels.Algorithm;
-import io.tensorlane.kernels.AlgorithmTable;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.EngineEnv;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.stream.Stream;

@@ -2,7 +2,7 @@ package io.tensorlane.runtime.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tensorlane.kernels.TerminationMessage;
+import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

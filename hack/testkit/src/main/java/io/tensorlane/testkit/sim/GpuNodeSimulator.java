@@ -44,6 +44,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * There is no node heartbeat: the local control plane runs without the node-lifecycle controller.
  */
 public final class GpuNodeSimulator implements AutoCloseable {
+  private static final int FINALIZE_ATTEMPTS = 120; // 60 s at 500 ms
+
   public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
   public static final String RULES_KEY = "rules.yaml";
   /** Node label the simulator bumps when a pod on the node finished (see {@code nudgeScheduler}). */
@@ -354,12 +356,22 @@ public final class GpuNodeSimulator implements AutoCloseable {
   }
 
   private void forceDelete(Pod pod) {
+    forceDelete(pod, 1);
+  }
+
+  /** As a kubelet does, keeps trying while the API server is unreachable (a restart): a pod left Terminating counts. */
+  private void forceDelete(Pod pod, int attempt) {
     try {
       client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
           .withGracePeriod(0).delete();
     } catch (KubernetesClientException e) {
-      if (e.getCode() != 404) {
-        log("cannot finalize pod " + ref(pod) + ": " + e.getMessage());
+      if (e.getCode() == 404) {
+        return;
+      }
+      if (attempt < FINALIZE_ATTEMPTS) {
+        kubelet.schedule(() -> forceDelete(pod, attempt + 1), 500, TimeUnit.MILLISECONDS);
+      } else {
+        log("cannot finalize pod " + ref(pod) + " after " + attempt + " attempts: " + e.getMessage());
       }
     }
   }

@@ -3,7 +3,7 @@ package io.tensorlane.testkit.sim;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.tensorlane.kernels.EngineEnv;
+import io.tensorlane.contract.EngineEnv;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalDouble;

@@ -5,8 +5,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
-import io.tensorlane.kernels.EngineEnv;
-import io.tensorlane.kernels.MemoryBudget;
+import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.contract.MemoryBudget;
 import java.util.List;
 import java.util.Optional;
 

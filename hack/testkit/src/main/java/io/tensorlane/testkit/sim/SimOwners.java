@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.kernels.MemoryBudget;
+import io.tensorlane.contract.MemoryBudget;
 import java.util.Optional;
 import java.util.function.Supplier;
 

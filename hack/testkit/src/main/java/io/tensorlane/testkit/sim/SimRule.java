@@ -99,7 +99,7 @@ public record SimRule(String name, String namespace, Map<String, String> labels,
    *
    * @param oom the allocation that fails at the pod's start-up, asked only by an outOfMemory rule
    */
-  public boolean matches(Pod pod, java.util.function.Supplier<java.util.Optional<io.tensorlane.kernels.MemoryBudget.Oom>> oom) {
+  public boolean matches(Pod pod, java.util.function.Supplier<java.util.Optional<io.tensorlane.contract.MemoryBudget.Oom>> oom) {
     var meta = pod.getMetadata();
     if (namespace != null && !namespace.equals(meta.getNamespace())) {
       return false;

@@ -49,7 +49,7 @@ final class SimRules {
   }
 
   /** The first rule that matches, or null; {@code oom} is asked only by an outOfMemory rule. */
-  SimRule firstMatch(Pod pod, java.util.function.Supplier<java.util.Optional<io.tensorlane.kernels.MemoryBudget.Oom>> oom) {
+  SimRule firstMatch(Pod pod, java.util.function.Supplier<java.util.Optional<io.tensorlane.contract.MemoryBudget.Oom>> oom) {
     return all().stream().filter(r -> r.matches(pod, oom)).findFirst().orElse(null);
   }
 

@@ -90,8 +90,8 @@ class PodStatusesTest {
     assertThat(node.get("phase").asText()).isEqualTo("graph-buffers");
     assertThat(node.get("requestedBytes").asLong()).isEqualTo(123L);
     assertThat(node.get("freeBytes").asLong()).isEqualTo(45L);
-    var parsed = io.tensorlane.kernels.TerminationMessage.parse(json);
-    assertThat(parsed.reason()).isEqualTo(io.tensorlane.kernels.TerminationMessage.CUDA_OUT_OF_MEMORY);
+    var parsed = io.tensorlane.contract.TerminationMessage.parse(json);
+    assertThat(parsed.reason()).isEqualTo(io.tensorlane.contract.TerminationMessage.CUDA_OUT_OF_MEMORY);
   }
 
   @org.junit.jupiter.api.Test

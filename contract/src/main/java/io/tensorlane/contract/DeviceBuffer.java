@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 /**
  * One device allocation the custom allreduce makes on each rank.

@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 /**
  * Custom-allreduce algorithms. Names match {@code io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceAlgorithm}

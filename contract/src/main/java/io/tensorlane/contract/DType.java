@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 /** Element types the allreduce kernels take (accumulation is always fp32). */
 public enum DType {

@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;

@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonProcessingException;

@@ -1,12 +1,12 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
-import static io.tensorlane.kernels.Algorithm.OneStage;
-import static io.tensorlane.kernels.Algorithm.Ring;
-import static io.tensorlane.kernels.Algorithm.TwoStage;
+import static io.tensorlane.contract.Algorithm.OneStage;
+import static io.tensorlane.contract.Algorithm.Ring;
+import static io.tensorlane.contract.Algorithm.TwoStage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tensorlane.kernels.AlgorithmTable.Range;
+import io.tensorlane.contract.AlgorithmTable.Range;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.tensorlane.kernels;
+package io.tensorlane.contract;
 
 /**
  * Environment variables through which the operator hands the plan to the Tensorlane runtime's {@code serve}
