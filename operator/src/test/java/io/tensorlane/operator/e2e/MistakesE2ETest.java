@@ -11,8 +11,9 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
-import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.render.ChildNames;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.Conditions;
@@ -69,16 +70,9 @@ class MistakesE2ETest {
   static InferenceDeployment base(String ns, String name) {
     InferenceDeployment d = Samples.load(Samples.SMALL_2GPU, ns, name);
     d.getSpec().replicas = 1;
-    ModelGeometry g = new ModelGeometry();
-    g.layers = 32;
-    g.hiddenSize = 4096;
-    g.attentionHeads = 32;
-    g.kvHeads = 8;
-    g.headDim = 128;
-    g.vocabSize = 128256;
-    g.intermediateSize = 14336;
-    d.getSpec().model.geometry = g;
-    d.getSpec().model.weightBytes = 16_060_522_496L;
+    ModelSpec llama8b = Fixtures.llama8b(2).model;
+    d.getSpec().model.geometry = llama8b.geometry;
+    d.getSpec().model.weightBytes = llama8b.weightBytes;
     return d;
   }
 

@@ -73,6 +73,10 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void open() {
+    if (config.virtual()) {
+      // before the driver initializes: every user of virtual ranks (engine, selftest, serve --synthetic) needs them
+      SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
+    }
     Cuda.init();
     BufferLayout layout = config.layout();
     maxBlocks = layout.blocks();

@@ -199,23 +199,25 @@ public final class Rank implements AutoCloseable {
     synchronized (registered) {
       registeredSlot = registered.get(in);
     }
-    Runnable enqueue = () -> {
-      int slot = 0;
-      if (registeredSlot == null) {
-        // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
-        // no peer still reads it; stream order puts this copy before our kernel's start barrier.
-        Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
-      } else {
-        slot = registeredSlot;
-      }
-      launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
-    };
     LaunchFence fence = comm.fence();
     if (fence != null) {
-      fence.around(enqueue);
+      fence.around(() -> enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes));
     } else {
-      enqueue.run();
+      enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes);
     }
+  }
+
+  private void enqueue(Integer registeredSlot, CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream,
+      Algorithm algorithm, long bytes) {
+    int slot = 0;
+    if (registeredSlot == null) {
+      // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
+      // no peer still reads it; stream order puts this copy before our kernel's start barrier.
+      Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
+    } else {
+      slot = registeredSlot;
+    }
+    launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
   }
 
   private void launch(Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {

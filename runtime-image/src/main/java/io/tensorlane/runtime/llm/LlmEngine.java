@@ -111,7 +111,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     int world = options.tp();
     long e = dtype.bytes();
     long needed = Math.max((long) options.maxBatchTokens() * config.hiddenSize() * e,
-        4L * options.maxLogitRows() * layout.vocabPerRank() * world);
+        4L * options.maxLogitRows() * layout.vocabPadded());
     boolean sharing = devices.stream().distinct().count() < devices.size();
     // The plan's budget when there is one (larger messages go to NCCL); virtual ranks have no NCCL: what the steps need.
     long maxMsg = options.maxMessageBytes() > 0 && !sharing ? options.maxMessageBytes() : Math.max(needed, options.maxMessageBytes());
@@ -121,9 +121,6 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2)
         : options.table() != null && options.table().maxBytes() - 1 <= bl.maxMessageBytes() ? options.table()
         : AlgorithmTable.defaults(world, bl.maxMessageBytes());
-    if (sharing) {
-      SharedContextEnv.apply().forEach(w -> log.println("engine: warning: " + w));
-    }
     comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
     boolean virtual = comm.config().virtual();
     if (world > 1 && (options.nccl() || !virtual)) {
@@ -412,7 +409,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     long hiddenBytes = (long) n * config.hiddenSize() * dtype.bytes();
     allreduces.add(comm.route(hiddenBytes), 1 + 2L * config.numLayers(), hiddenBytes);
     if (m > 0) {
-      long logitsBytes = 4L * m * layout.vocabPerRank() * options.tp();
+      long logitsBytes = 4L * m * layout.vocabPadded();
       allreduces.add(comm.route(logitsBytes), 1, logitsBytes);
     }
   }

@@ -105,7 +105,7 @@ final class RankModel implements AutoCloseable {
     this.hidden = cfg.hiddenSize();
     this.inter = tpl.intermediatePerRank();
     this.vr = tpl.vocabPerRank();
-    this.vpad = vr * tpl.tp();
+    this.vpad = tpl.vocabPadded();
     this.mem = new DeviceMemory(rank.device(), rank.index());
     try {
       this.kernels = new ModelKernels();

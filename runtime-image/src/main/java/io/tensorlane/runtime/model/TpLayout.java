@@ -70,6 +70,11 @@ public record TpLayout(ModelConfig config, int tp) {
     return (config.vocabSize() + tp - 1) / tp;
   }
 
+  /** Rows of the gathered logits: vocabPerRank x tp (the vocabulary padded to a multiple of tp). */
+  public int vocabPadded() {
+    return vocabPerRank() * tp;
+  }
+
   public int vocabStart(int rank) {
     checkRank(rank);
     return rank * vocabPerRank();

@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.llm;
+package io.tensorlane.runtime.engine;
 
 import com.sun.jna.Library;
 import com.sun.jna.Native;
