@@ -16,7 +16,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code fetch-model}: the init step of a pod whose model comes from a Hugging Face Hub. The operator renders it as
- * {@code tensorlane-runtime fetch-model --source hf://ORG/NAME[@REV] --dest DIR}; the token comes from {@value #TOKEN}.
+ * {@code tensorlane-runtime fetch-model --source hf://[ORG/]NAME[@REV] --dest DIR}; the token comes from {@value #TOKEN}.
  * A failure ends with one line on stderr, the same line in the termination message (JSON, reason per
  * {@link FetchFailure.Kind}) and the kind's exit code.
  */
@@ -36,7 +36,7 @@ public final class FetchModelCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--source", required = true, paramLabel = "hf://ORG/NAME[@REV]", description = "The model (revision: "
+  @Option(names = "--source", required = true, paramLabel = "hf://[ORG/]NAME[@REV]", description = "The model (revision: "
       + "branch, tag or commit; default main).")
   String source;
 

@@ -5,9 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
 /**
- * A model on a Hugging Face Hub: {@code hf://ORG/NAME[@REVISION]} (revision: a branch, tag or commit; default main).
+ * A model on a Hugging Face Hub: {@code hf://[ORG/]NAME[@REVISION]} (revision: a branch, tag or commit; default main).
  *
- * @param id       ORG/NAME
+ * @param id       [ORG/]NAME
  * @param revision what was asked for (the commit it resolves to is pinned separately)
  */
 public record HubSource(String id, String revision) {
@@ -19,7 +19,7 @@ public record HubSource(String id, String revision) {
   /** The Hub's longest repository id. */
   static final int MAX_ID = 96;
 
-  /** Parses {@code hf://ORG/NAME[@REVISION]}; a bad URI ends with a message saying what is wrong. */
+  /** Parses {@code hf://[ORG/]NAME[@REVISION]}; a bad URI ends with a message saying what is wrong. */
   public static HubSource parse(String uri) throws FetchFailure {
     if (uri == null || !uri.startsWith(SCHEME)) {
       throw usage(uri, "expected hf://ORG/NAME[@REVISION]");
@@ -34,9 +34,10 @@ public record HubSource(String id, String revision) {
         throw usage(uri, "the revision '" + rev + "' is not a branch, tag or commit name");
       }
     }
+    // [ORG/]NAME as spec.model.source allows (io.tensorlane.modelfacts.ModelSource): the Hub has ids without an org
     String[] parts = rest.split("/", -1);
-    if (parts.length != 2) {
-      throw usage(uri, "expected exactly ORG/NAME before the optional @REVISION, got '" + rest + "'");
+    if (parts.length > 2) {
+      throw usage(uri, "expected [ORG/]NAME before the optional @REVISION, got '" + rest + "'");
     }
     for (String p : parts) {
       if (!PART.matcher(p).matches() || p.contains("..") || p.contains("--")) {

@@ -66,7 +66,7 @@ class FetchExitCodesTest {
         row("ok after two server errors", h -> h.failures.set(2), src, TOKEN, 0, null),
         row("ok with the token the hub requires", h -> h.requiredToken = TOKEN, src, TOKEN, 0, null),
         row("not an hf uri", none, "s3://acme/tiny", TOKEN, 2, "expected hf://ORG/NAME[@REVISION]"),
-        row("no org", none, "hf://tiny-llama", TOKEN, 2, "expected exactly ORG/NAME"),
+        row("three path parts", none, "hf://acme/tiny/x", TOKEN, 2, "expected [ORG/]NAME"),
         row("empty revision", none, src + "@", TOKEN, 2, "the revision '' is not a branch, tag or commit name"),
         row("bad name", none, "hf://acme/tiny llama", TOKEN, 2, "'tiny llama' is not a valid organization or model name"),
         row("bad endpoint", none, src, TOKEN, 2, "--endpoint 'ftp://x' is not an http(s)", "--endpoint", "ftp://x"),
