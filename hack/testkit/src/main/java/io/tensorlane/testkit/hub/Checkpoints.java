@@ -49,29 +49,9 @@ public final class Checkpoints {
 
   /** A safetensors file (header + zero data) holding {@code tensors}: name → [dtype, dims...]. */
   public static byte[] safetensors(Map<String, List<Object>> tensors) {
-    Map<String, Object> header = new LinkedHashMap<>();
-    header.put("__metadata__", Map.of("format", "pt"));
-    long offset = 0;
-    for (var e : tensors.entrySet()) {
-      String dtype = (String) e.getValue().get(0);
-      List<Object> shape = e.getValue().subList(1, e.getValue().size());
-      long n = dtype.equals("F32") ? 4 : 2;
-      for (Object d : shape) {
-        n *= ((Number) d).longValue();
-      }
-      header.put(e.getKey(), Map.of("dtype", dtype, "shape", shape, "data_offsets", List.of(offset, offset + n)));
-      offset += n;
-    }
-    try {
-      byte[] h = MAPPER.writeValueAsBytes(header);
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      out.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(h.length).array());
-      out.write(h);
-      out.write(new byte[(int) offset]);
-      return out.toByteArray();
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e);
-    }
+    byte[] h = header(tensors);
+    long data = tensors.values().stream().mapToLong(Checkpoints::bytes).sum();
+    return java.util.Arrays.copyOf(h, Math.toIntExact(h.length + data)); // the data: zeros
   }
 
   /** Two shards: embeddings + layer 0 in the first, layer 1 + norm + lm_head in the second (BF16, one F32 norm). */
@@ -172,17 +152,9 @@ public final class Checkpoints {
     header.put("__metadata__", Map.of("format", "pt"));
     long offset = 0;
     for (var e : tensors.entrySet()) {
-      String dtype = (String) e.getValue().get(0);
-      List<Object> shape = e.getValue().subList(1, e.getValue().size());
-      long n = switch (dtype) {
-        case "F32" -> 4;
-        case "F8_E4M3" -> 1;
-        default -> 2;
-      };
-      for (Object d : shape) {
-        n *= ((Number) d).longValue();
-      }
-      header.put(e.getKey(), Map.of("dtype", dtype, "shape", shape, "data_offsets", List.of(offset, offset + n)));
+      long n = bytes(e.getValue());
+      header.put(e.getKey(), Map.of("dtype", e.getValue().get(0), "shape", e.getValue().subList(1, e.getValue().size()),
+          "data_offsets", List.of(offset, offset + n)));
       offset += n;
     }
     try {
@@ -194,5 +166,18 @@ public final class Checkpoints {
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** Bytes of a tensor given as [dtype, dims...] (F32 4, F8_E4M3 1, BF16/F16 2). */
+  private static long bytes(List<Object> tensor) {
+    long n = switch ((String) tensor.get(0)) {
+      case "F32" -> 4;
+      case "F8_E4M3" -> 1;
+      default -> 2;
+    };
+    for (Object d : tensor.subList(1, tensor.size())) {
+      n *= ((Number) d).longValue();
+    }
+    return n;
   }
 }
