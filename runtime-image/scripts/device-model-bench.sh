@@ -12,6 +12,8 @@
 #            (GB/s), device read bandwidth (4 GiB reduction, GB/s)
 #   ours     evict the checkpoint from the page cache, then `bench-model --tp 1` (cold load; decode per batch in
 #            $BATCHES at context $CONTEXT, prefill $PREFILL tokens)
+#   base     (page cache warm) `bench-model --tp 1 --baseline-kernels`: the same engine with the split-key attention
+#            kernel for prefill tokens too - the same-run baseline of the tensor-core prefill kernel
 #   tf       oracle/bench_transformers.py --parts eager,compile: transformers bf16 sdpa (dynamic cache) and static cache
 #            + torch.compile(reduce-overhead); compiled batch sizes are skipped when the budget runs short
 #   tp2      (two GPUs and REAL_TP=2) bench-model --tp 2 with the custom allreduce, then with --nccl (page cache warm)
@@ -20,7 +22,7 @@
 # runtime-image/results/bench-8b-<machine>-<date>.json), bench.txt (the table), bench.log (combined log, capped),
 # ours-tp1.json, transformers.json, ours-tp2-custom.json, ours-tp2-nccl.json (raw, also inside bench.json).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), ITERS (50 ours / TF_ITERS 30 transformers),
-# WARMUP (5), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
+# WARMUP (5), TF_PARTS (eager,compile), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
 # Exit code: the summary's (0: no FAIL, 1: a FAIL), 2 when the checkpoint could not be made.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,7 +39,8 @@ APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
 ORACLE=runtime-image/scripts/oracle
 CKPT=${CKPT:-/tmp/tl-8b}
 W=${W:-/tmp/tl-bench}
-STEPS=${STEPS:-make disk ours tf tp2 summary}
+STEPS=${STEPS:-make disk ours base tf tp2 summary}
+TF_PARTS=${TF_PARTS:-eager,compile}
 BATCHES=${BATCHES:-1,8,32,128}
 CONTEXT=${CONTEXT:-512}
 PREFILL=${PREFILL:-2048}
@@ -106,11 +109,21 @@ if has_step ours; then
   grep -vE '^engine: loaded [0-9.]+ GB$' "$W/ours-tp1.log" | grep -E '^(bench-model|load|engine:| batch| +[0-9]+ |prefill| +ops)' | tee -a "$LOG"
 fi
 
+# ---- ours with the baseline kernels (page cache warm)
+if has_step base; then
+  rm -f "$W/ours-tp1-baseline.json"
+  t=$(tmo 100 $(( 100 + reserve_tp2 )))
+  step "bench-model tp1 baseline kernels" "$W/ours-tp1-baseline.log" timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 1 \
+    --baseline-kernels --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
+    --max-seconds $(( t - 15 )) --label tp1-baseline --json "$W/ours-tp1-baseline.json" $BENCH_ARGS
+  grep -E '^( batch| +[0-9]+ |prefill| +ops)' "$W/ours-tp1-baseline.log" | tee -a "$LOG"
+fi
+
 # ---- transformers
 if has_step tf; then
   rm -f "$W/transformers.json"
   t=$(tmo 400 $(( 15 + reserve_tp2 )))
-  step transformers "$W/tf.log" timeout -k 10 "$t" $PY $ORACLE/bench_transformers.py --model "$CKPT" --parts eager,compile \
+  step transformers "$W/tf.log" timeout -k 10 "$t" $PY $ORACLE/bench_transformers.py --model "$CKPT" --parts "$TF_PARTS" \
     --batches "$BATCHES" --context "$CONTEXT" --prefill "$PREFILL" --warmup "$WARMUP" --iters "$TF_ITERS" --budget $(( t - 10 )) \
     --out "$W/transformers.json" $Q $TF_ARGS
   grep -E '^\[.*(load|eager|static|compile|ERROR)' "$W/tf.log" | cut -c1-300 | tee -a "$LOG"
@@ -141,7 +154,7 @@ if has_step summary; then
   rc=$?
   { echo "---- summary"; cat "$W/summary.log"; } >> "$LOG"
 fi
-for f in ours-tp1 transformers ours-tp2-custom ours-tp2-nccl; do [ -f "$W/$f.json" ] && cp "$W/$f.json" "$OUT/"; done
+for f in ours-tp1 ours-tp1-baseline transformers ours-tp2-custom ours-tp2-nccl; do [ -f "$W/$f.json" ] && cp "$W/$f.json" "$OUT/"; done
 say "== total: $(( $(date +%s) - T_ALL )) s"
 if [ "$(stat -c %s "$LOG")" -gt 4000000 ]; then
   { head -c 1000000 "$LOG"; echo; echo "[... cut ...]"; tail -c 2900000 "$LOG"; } > "$W/bench.cut" && mv "$W/bench.cut" "$LOG"

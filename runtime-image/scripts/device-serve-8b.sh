@@ -3,9 +3,10 @@
 # scripts/device-prepare.sh (carried with carry: [".device"]) and the machine's python3 with transformers (the random
 # checkpoint of scripts/oracle/bench_make_8b.py). Starts `serve` on one GPU, waits for /health, runs `loadgen` closed
 # loop (token-id prompts of 512, 64 output tokens, EOS ignored) at concurrency 1 (8 requests) and 8, 32, 128 (128 each),
-# then stops the server with SIGTERM. Results under $OUT: loadgen-c1/, loadgen-c8-128/ (CSV, JSON, SVG), serve-8b.log.
-# Written 2026-12-01 and not yet run (the session's device time was spent); the bench checkpoint's tokenizer has 512
-# ids, so the ids a random model generates beyond them decode to nothing.
+# then at concurrency 32 with short prompts (32 tokens, 128 output tokens: the decode-bound case that issue #15's 70%
+# target is about), then stops the server with SIGTERM. Results under $OUT: loadgen-c1/, loadgen-c8-128/,
+# loadgen-c32-short/ (CSV, JSON, SVG), serve-8b.log. The bench checkpoint's tokenizer has a few hundred ids, so the ids
+# a random model generates beyond them decode to nothing (token-id prompts and ignore_eos keep the lengths exact).
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
 mkdir -p "$OUT"
@@ -23,15 +24,20 @@ if [ ! -f "$CKPT/.complete" ]; then
 fi
 vocab=$(python3 -c "import json; print(len(json.load(open('$CKPT/tokenizer.json'))['model']['vocab']))" 2>/dev/null || echo 300)
 PORT=18090
-$JAVA -jar "$APP" serve --model "$CKPT" --served-model-name llama-8b --port $PORT --max-seqs 128 --kv-cache-tokens 80000 \
+$JAVA -jar "$APP" serve --model "$CKPT" --served-model-name llama-8b --port $PORT --max-seqs 128 --kv-cache-tokens 80000 --memory-fraction 0.9 \
   --max-model-len 1024 --max-batch-tokens 2048 > /tmp/serve-8b.log 2>&1 &
 pid=$!
 for i in $(seq 1 150); do curl -sf "http://127.0.0.1:$PORT/health" > /dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 1; done
+if ! curl -sf "http://127.0.0.1:$PORT/health" > /dev/null; then
+  echo "== serve did not become ready (${i} s)" | tee -a "$LOG"; kill -TERM $pid 2>/dev/null; tail -20 /tmp/serve-8b.log | tee -a "$LOG"; exit 1
+fi
 echo "== ready after ${i} s" | tee -a "$LOG"
 LG="$JAVA -jar $APP loadgen --url http://127.0.0.1:$PORT --model llama-8b --token-ids --vocab-size $vocab --input-len 512 --output-len 64 --ignore-eos"
 timeout 120 $LG --concurrency 1 --num-requests 8 --out-dir "$OUT/loadgen-c1" >> "$LOG" 2>&1; echo "== loadgen c=1: exit $?" | tee -a "$LOG"
 timeout 200 $LG --concurrency 8,32,128 --num-requests 128 --out-dir "$OUT/loadgen-c8-128" >> "$LOG" 2>&1; echo "== loadgen c=8,32,128: exit $?" | tee -a "$LOG"
+LGS="$JAVA -jar $APP loadgen --url http://127.0.0.1:$PORT --model llama-8b --token-ids --vocab-size $vocab --input-len 32 --output-len 128 --ignore-eos"
+timeout 100 $LGS --concurrency 32 --num-requests 96 --out-dir "$OUT/loadgen-c32-short" >> "$LOG" 2>&1; echo "== loadgen c=32 short prompts: exit $?" | tee -a "$LOG"
 kill -TERM $pid; wait $pid; echo "== serve exit $?" | tee -a "$LOG"
 grep -E "^serve|engine: memory|warm" /tmp/serve-8b.log | head -10 >> "$LOG"
 tail -5 /tmp/serve-8b.log >> "$LOG"
-cat "$OUT"/loadgen-c1/loadgen.csv "$OUT"/loadgen-c8-128/loadgen.csv 2>/dev/null
+cat "$OUT"/loadgen-c1/loadgen.csv "$OUT"/loadgen-c8-128/loadgen.csv "$OUT"/loadgen-c32-short/loadgen.csv 2>/dev/null

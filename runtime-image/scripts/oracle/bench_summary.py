@@ -51,12 +51,14 @@ def fmt(x, spec="%.3f"):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dir", required=True, help="directory with disk.json, transformers.json, ours-tp1.json, ours-tp2-custom.json, ours-tp2-nccl.json")
+    ap.add_argument("--dir", required=True, help="directory with disk.json, transformers.json, ours-tp1.json, ours-tp1-baseline.json, ours-tp2-custom.json, "
+                    "ours-tp2-nccl.json")
     ap.add_argument("--out", required=True)
     ap.add_argument("--txt", required=True)
     ap.add_argument("--meta", help="JSON with date, gpu, driver, steps, ... (from the shell script)")
     args = ap.parse_args()
-    raw = {n: load(os.path.join(args.dir, n + ".json")) for n in ("disk", "transformers", "ours-tp1", "ours-tp2-custom", "ours-tp2-nccl", "evict")}
+    raw = {n: load(os.path.join(args.dir, n + ".json")) for n in ("disk", "transformers", "ours-tp1", "ours-tp1-baseline", "ours-tp2-custom", "ours-tp2-nccl",
+                                                                 "evict")}
     meta = load(args.meta) if args.meta else None
     disk, tf, ours = raw["disk"], raw["transformers"], raw["ours-tp1"]
     lines = []
@@ -127,6 +129,18 @@ def main():
     lines.append("")
     lines.append("prefill %s tokens: ours %s tokens/s, transformers sdpa %s tokens/s, ratio %s" % (
         get(ours, "prefill", "tokens"), fmt(op, "%.0f"), fmt(hp, "%.0f"), fmt(pr)))
+    base = raw["ours-tp1-baseline"]
+    if base:
+        b_dec = by_batch(get(base, "decode"))
+        lines.append("")
+        lines.append("same engine, baseline kernels (split-key attention for prefill tokens too), same run:")
+        for b in sorted(set(o_dec) | set(b_dec)):
+            x = get(o_dec.get(b), "wall_ms", "median")
+            y = get(b_dec.get(b), "wall_ms", "median")
+            lines.append("  decode batch %4d: ours %s ms, baseline kernels %s ms, ratio %s" % (b, fmt(x), fmt(y), fmt(x and y and x / y)))
+        bp = get(base, "prefill", "tokens_per_s")
+        lines.append("  prefill: ours %s tokens/s, baseline kernels %s tokens/s, ratio %s" % (fmt(op, "%.0f"), fmt(bp, "%.0f"),
+                                                                                           fmt(op and bp and op / bp)))
 
     cu = by_batch(get(raw["ours-tp2-custom"], "decode"))
     nc = by_batch(get(raw["ours-tp2-nccl"], "decode"))

@@ -314,15 +314,17 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
 // group hold 8 * NV consecutive elements of the key's row (16-byte loads of K and V), so a score is 8 * NV fused
 // multiply-adds per lane and three shuffles, and every group keeps its own online-softmax state (no cross-group
 // traffic inside the loop). The groups of a warp merge through shuffles, the warps through shared memory.
-// S == 1: the block writes out. S > 1: it writes (max, sum, acc[hd]) to ws[((t * hq + h) * S + z) * (hd + 2)] and
-// tl_attn_combine merges the slices. S depends only on the launch (the host picks it from n and the heads), so a
+// token_list (nullable) [n]: the block row i serves token token_list[i] (the tokens the prefill kernel leaves), else
+// token i. S == 1: the block writes out. S > 1: it writes (max, sum, acc[hd]) to ws[((i * hq + h) * S + z) * (hd + 2)]
+// and tl_attn_combine merges the slices. S depends only on the launch (the host picks it from n and the heads), so a
 // captured graph stays valid for any context length.
 // Launch: grid (n, hk * (hq / hk / GH), S), block 128.
 constexpr int kSplitWarps = 4;
 template <typename T, int GH, int NV>
 __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, const T* v_cache, const int* block_tables,
                                               const int* token_seq, const int* token_pos, int max_blocks_per_seq,
-                                              int block_size, T* out, float* ws, int n, int hq, int hk, float scale) {
+                                              int block_size, T* out, float* ws, const int* token_list, int n, int hq,
+                                              int hk, float scale) {
   constexpr int HD = 64 * NV;  // head dim
   constexpr int E = 8 * NV;    // elements per lane
   constexpr int V = 16 / sizeof(T);
@@ -330,8 +332,9 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
   __shared__ __align__(16) float sq[GH * HD];
   __shared__ float sacc[kSplitWarps][GH * HD];
   __shared__ float sml[kSplitWarps][GH][2];
-  const int t = blockIdx.x;
-  if (t >= n) return;
+  const int i = blockIdx.x;
+  if (i >= n) return;
+  const int t = token_list ? token_list[i] : i;
   const int G = hq / hk;
   const int hgroups = G / GH;
   const int kvh = blockIdx.y / hgroups;
@@ -475,7 +478,7 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
     if (S == 1) {
       out[qBase + idx] = Cv<T>::t(v / L);
     } else {
-      float* rec = ws + (((long long)t * hq + h0 + h) * S + z) * (HD + 2);
+      float* rec = ws + (((long long)i * hq + h0 + h) * S + z) * (HD + 2);
       rec[2 + dd] = v;
       if (dd == 0) {
         rec[0] = M;  // -inf: this slice held no key of the token
@@ -485,13 +488,15 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
   }
 }
 
-// Merges the S slices of tl_attn_split: out[t, h, :] = sum_z f_z acc_z / sum_z f_z sum_z, f_z = 2^(max_z - max).
-// Launch: grid (n, hq), block 128.
+// Merges the S slices of tl_attn_split: out[t, h, :] = sum_z f_z acc_z / sum_z f_z sum_z, f_z = 2^(max_z - max),
+// t = token_list[i] (or i when token_list is null) for block row i. Launch: grid (n, hq), block 128.
 template <typename T>
-__device__ __forceinline__ void tl_attn_combine(const float* ws, T* out, int n, int hq, int hd, int S) {
-  const int t = blockIdx.x, h = blockIdx.y;
-  if (t >= n) return;
-  const float* base = ws + ((long long)t * hq + h) * S * (hd + 2);
+__device__ __forceinline__ void tl_attn_combine(const float* ws, const int* token_list, T* out, int n, int hq, int hd,
+                                                int S) {
+  const int i = blockIdx.x, h = blockIdx.y;
+  if (i >= n) return;
+  const int t = token_list ? token_list[i] : i;
+  const float* base = ws + ((long long)i * hq + h) * S * (hd + 2);
   float M = -INFINITY;
   for (int z = 0; z < S; ++z) M = fmaxf(M, base[(long long)z * (hd + 2)]);
   float L = 0.0f;
@@ -509,6 +514,8 @@ __device__ __forceinline__ void tl_attn_combine(const float* ws, T* out, int n, 
     out[((long long)t * hq + h) * hd + d] = Cv<T>::t(v * invL);
   }
 }
+
+#include "tl_tensorcore.cuh"
 
 // ---- SwiGLU ---------------------------------------------------------------------------------------------------
 // gate_up [n, 2*inter], row = [gate (inter) | up (inter)]; out [n, inter] = silu(gate) * up, silu(x) = x/(1+e^-x).
@@ -563,63 +570,77 @@ __device__ __forceinline__ void tl_gather_rows(const T* in, const int* rows, T* 
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v1_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 1, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v2_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 1, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v4_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 1, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v1_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 2, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v2_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 2, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v4_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 2, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v1_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 4, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v2_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int n, int hq, int hk,     \
-      float scale) {                                                                                              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale) {                                                                       \
     tl_attn_split<T, 4, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, n, hq, hk, scale);                                              \
+                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(128) tl_attn_combine_##SUF(const float* ws, T* out, int n, int hq, \
-                                                                         int hd, int S) {                         \
-    tl_attn_combine<T>(ws, out, n, hq, hd, S);                                                                     \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_combine_##SUF(const float* ws, const int* token_list,  \
+                                                                         T* out, int n, int hq, int hd, int S) {  \
+    tl_attn_combine<T>(ws, token_list, out, n, hq, hd, S);                                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kPrefillWarps * 32) tl_attn_prefill_v1_##SUF(                       \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
+      int hq, int hk, float scale) {                                                                              \
+    tl_attn_prefill<T, 64>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,           \
+                           block_size, out, tiles, num_tiles, hq, hk, scale);                                     \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kPrefillWarps * 32) tl_attn_prefill_v2_##SUF(                       \
+      const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
+      int hq, int hk, float scale) {                                                                              \
+    tl_attn_prefill<T, 128>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,          \
+                            block_size, out, tiles, num_tiles, hq, hk, scale);                                    \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_silu_mul_##SUF(const T* gate_up, T* out, int n, int inter) { \
     tl_silu_mul<T>(gate_up, out, n, inter);                                                                        \

@@ -16,7 +16,8 @@ public final class Kernels {
   public static final java.util.List<String> MODEL_TYPED_KERNELS =
       java.util.List.of("tl_embed", "tl_add_rmsnorm", "tl_qkv_rope", "tl_attention", "tl_attn_split_g1_v1", "tl_attn_split_g1_v2",
           "tl_attn_split_g1_v4", "tl_attn_split_g2_v1", "tl_attn_split_g2_v2", "tl_attn_split_g2_v4", "tl_attn_split_g4_v1",
-          "tl_attn_split_g4_v2", "tl_attn_combine", "tl_silu_mul", "tl_gather_rows");
+          "tl_attn_split_g4_v2", "tl_attn_combine", "tl_attn_prefill_v1", "tl_attn_prefill_v2", "tl_silu_mul",
+          "tl_gather_rows");
   /** The greedy-sampling kernel (fp32 logits, one instantiation). */
   public static final String ARGMAX_KERNEL = "tl_argmax_f32";
   /** Real architectures (SASS) the fatbins carry. */

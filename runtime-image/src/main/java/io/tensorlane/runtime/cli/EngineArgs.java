@@ -34,10 +34,14 @@ public final class EngineArgs {
   @Option(names = "--nccl-lib", description = "Path of libnccl.so.2.")
   String ncclLib;
 
+  @Option(names = "--baseline-kernels", description = "The split-key attention kernel for prefill tokens too (the tensor-core "
+      + "prefill kernel off): a same-run baseline for benchmarks.")
+  boolean baselineKernels;
+
   /** The engine's options from these arguments and the command's own sizes (maxModelLen 0: the engine's default). */
   EngineOptions options(int maxSeqs, int maxModelLen, long kvCacheTokens, int maxLogitRows) {
     return new EngineOptions(model, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
-        !noGraphs, nccl, ncclLib, BLOCK_SIZE);
+        !noGraphs, nccl, ncclLib, BLOCK_SIZE).withBaselineKernels(baselineKernels);
   }
 
   /** A whole number from {@code env}, or {@code dflt} when unset; a bad value names the variable. */

@@ -160,14 +160,22 @@ public final class KernelCheckCommand implements Callable<Integer> {
         guard("qkv_rope", t, "hd=" + hd + ",bias=" + bias + ",qknorm=" + norm, () -> ropeCase(t, hd, bias, norm));
       }
     }
-    // 39 query tokens. Split-key kernel at head dim 64/128 (256), key slices: {8,2} 4 (4), {4,4} 2 (2), {16,2} 2 (1),
-    // {12,1} 3 (2), {32,8} 1 (1): one slice writes the output without the combine kernel. Head dim 96: the per-head kernel.
+    // SHUFFLED, 39 query tokens. Split-key kernel at head dim 64/128 (256), key slices: {8,2} 4 (4), {4,4} 2 (2),
+    // {16,2} 2 (1), {12,1} 3 (2), {32,8} 1 (1): one slice writes the output without the combine kernel. Head dim 96: the
+    // per-head kernel. PREFILL (head dims 64, 128): 6 tensor-core tiles and 12 tokens left to the split-key kernel.
+    KernelCheckAttention ac = new KernelCheckAttention(k, stream, rnd, this::sync);
     int[][] headConfigs = {{8, 2}, {4, 4}, {16, 2}, {12, 1}, {32, 8}};
-    for (int[] hc : headConfigs) {
-      for (int hd : new int[] {64, 96, 128, 256}) {
-        for (double sharp : new double[] {1, 8}) {
-          String nm = "hq=" + hc[0] + ",hk=" + hc[1] + ",hd=" + hd + ",scale=" + (int) sharp + "/sqrt(hd)";
-          guard("attention", t, nm, () -> attentionCase(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd)));
+    for (KernelCheckAttention.Layout layout : KernelCheckAttention.Layout.values()) {
+      for (int[] hc : headConfigs) {
+        for (int hd : layout == KernelCheckAttention.Layout.PREFILL ? new int[] {64, 128} : new int[] {64, 96, 128, 256}) {
+          for (double sharp : new double[] {1, 8}) {
+            String nm = (layout == KernelCheckAttention.Layout.PREFILL ? "prefill," : "") + "hq=" + hc[0] + ",hk=" + hc[1] + ",hd=" + hd
+                + ",scale=" + (int) sharp + "/sqrt(hd)";
+            guard("attention", t, nm, () -> {
+              KernelCheckAttention.Outcome o = ac.attention(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd), layout);
+              add(result("attention", t, nm + (o.tiles() > 0 ? ",tiles=" + o.tiles() + "+" + o.rest() : ""), o.stat()));
+            });
+          }
         }
       }
     }
@@ -322,69 +330,6 @@ public final class KernelCheckCommand implements Callable<Integer> {
     }
   }
 
-  private void attentionCase(DType t, int hq, int hk, int hd, double scale) {
-    int blockSize = 16;
-    int[] seqLen = {37, 301, 1}; // a 37-token prefill, one decode token at position 300, a 1-token sequence
-    int numBlocks = 40;
-    int maxBlocksPerSeq = 20;
-    // Shuffled physical blocks: sequence s gets the next ceil(len/16) blocks of a random permutation.
-    int[] perm = permutation(numBlocks);
-    int[] tables = new int[seqLen.length * maxBlocksPerSeq];
-    Arrays.fill(tables, -1); // entries past a sequence's length must never be read
-    int next = 0;
-    for (int s = 0; s < seqLen.length; s++) {
-      for (int b = 0; b < (seqLen[s] + blockSize - 1) / blockSize; b++) {
-        tables[s * maxBlocksPerSeq + b] = perm[next++];
-      }
-    }
-    List<int[]> tokens = new ArrayList<>(); // {seq, pos}
-    for (int p = 0; p < seqLen[0]; p++) {
-      tokens.add(new int[] {0, p});
-    }
-    tokens.add(new int[] {1, 300});
-    tokens.add(new int[] {2, 0});
-    java.util.Collections.shuffle(tokens, new java.util.Random(rnd.nextLong())); // mixed batch order
-    int n = tokens.size();
-    int[] tokenSeq = tokens.stream().mapToInt(x -> x[0]).toArray();
-    int[] tokenPos = tokens.stream().mapToInt(x -> x[1]).toArray();
-    int numSlots = numBlocks * blockSize;
-    int row = hk * hd;
-    byte[] kc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
-    byte[] vc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
-    // Slots that hold no key of any sequence are NaN: a kernel reading a wrong slot produces NaN and fails.
-    boolean[] used = new boolean[numSlots];
-    for (int s = 0; s < seqLen.length; s++) {
-      for (int j = 0; j < seqLen[s]; j++) {
-        used[ModelReference.slot(tables, maxBlocksPerSeq, blockSize, s, j)] = true;
-      }
-    }
-    for (int sl = 0; sl < numSlots; sl++) {
-      if (!used[sl]) {
-        Arrays.fill(kc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
-        Arrays.fill(vc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
-      }
-    }
-    byte[] q = HostTensors.random(t, (long) n * hq * hd, rnd.nextLong());
-    try (KernelCheckArena a = new KernelCheckArena()) {
-      long dQ = a.upload(q);
-      long dK = a.upload(kc);
-      long dV = a.upload(vc);
-      long dT = a.upload(ints(tables));
-      long dSeq = a.upload(ints(tokenSeq));
-      long dPos = a.upload(ints(tokenPos));
-      long dOut = a.poisoned((long) n * hq * hd * t.bytes());
-      long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-      long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
-      k.attention(t, dQ, dK, dV, dT, dSeq, dPos, maxBlocksPerSeq, blockSize, dOut, dWs, n, hq, hk, hd, (float) scale, stream);
-      sync();
-      double[] ref = ModelReference.attention(HostTensors.decode(q, t), HostTensors.decode(kc, t), HostTensors.decode(vc, t), tables,
-          tokenSeq, tokenPos, maxBlocksPerSeq, blockSize, n, hq, hk, hd, (float) scale);
-      double[] got = HostTensors.decode(a.download(dOut, n * hq * hd * t.bytes()), t);
-      String nm = "hq=" + hq + ",hk=" + hk + ",hd=" + hd + ",scale=" + Math.round(scale * Math.sqrt(hd)) + "/sqrt(hd)";
-      add(result("attention", t, nm, compare(got, ref, HostTensors.unitRoundoff(t), KAPPA_ATTENTION, 1.0))); // |v| <= 1
-    }
-  }
-
   private void siluCase(DType t) {
     int n = 5;
     int inter = 1000;
@@ -467,20 +412,6 @@ public final class KernelCheckCommand implements Callable<Integer> {
       v[i] = lo + rnd.nextDouble() * (hi - lo);
     }
     return v;
-  }
-
-  private int[] permutation(int n) {
-    int[] p = new int[n];
-    for (int i = 0; i < n; i++) {
-      p[i] = i;
-    }
-    for (int i = n - 1; i > 0; i--) {
-      int j = rnd.nextInt(i + 1);
-      int tmp = p[i];
-      p[i] = p[j];
-      p[j] = tmp;
-    }
-    return p;
   }
 
   private void sync() {

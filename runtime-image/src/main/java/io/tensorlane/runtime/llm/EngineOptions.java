@@ -22,10 +22,20 @@ import java.nio.file.Path;
  * @param maxMessageBytes the largest custom-allreduce message the plan budgeted IPC buffers for (0: the engine sizes
  *                        them for its largest step); larger messages go to NCCL. Virtual ranks (no NCCL) take at least
  *                        what their steps need.
+ * @param baselineKernels the split-key attention kernel for prefill tokens too, instead of the tensor-core prefill kernel
+ *                        (bench-model's same-run baseline)
  */
 public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen,
     long kvCacheTokens, double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize,
-    io.tensorlane.contract.AlgorithmTable table, long maxMessageBytes) {
+    io.tensorlane.contract.AlgorithmTable table, long maxMessageBytes, boolean baselineKernels) {
+
+  /** Options with the engine's own kernels and the given allreduce plan. */
+  public EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen, long kvCacheTokens,
+      double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize,
+      io.tensorlane.contract.AlgorithmTable table, long maxMessageBytes) {
+    this(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows, graphs, nccl, ncclLib,
+        blockSize, table, maxMessageBytes, false);
+  }
 
   /** Options without an allreduce plan: default table, buffers sized for the largest step. */
   public EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen, long kvCacheTokens,
@@ -37,7 +47,13 @@ public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int max
   /** The same options with the operator's allreduce plan. */
   public EngineOptions withAllreducePlan(io.tensorlane.contract.AlgorithmTable t, long maxBytes) {
     return new EngineOptions(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
-        graphs, nccl, ncclLib, blockSize, t, maxBytes);
+        graphs, nccl, ncclLib, blockSize, t, maxBytes, baselineKernels);
+  }
+
+  /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
+  public EngineOptions withBaselineKernels(boolean baseline) {
+    return new EngineOptions(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
+        graphs, nccl, ncclLib, blockSize, table, maxMessageBytes, baseline);
   }
 
   public EngineOptions {

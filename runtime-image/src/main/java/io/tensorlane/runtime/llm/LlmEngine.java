@@ -148,7 +148,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         int peers = comm.config().ranksOn(r.device()) - 1;
         share = new RankModel.GemmShare(0, Math.max(8, multiprocessors(r) - (peers * comm.maxBlocks() + 1) / 2));
       }
-      ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share));
+      ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share, !options.baselineKernels()));
       return null;
     });
     long t0 = System.nanoTime();

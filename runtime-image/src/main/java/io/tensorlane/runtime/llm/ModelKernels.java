@@ -31,6 +31,7 @@ public final class ModelKernels implements AutoCloseable {
   static final int ROPE_WARPS = 4;
   static final int ATTENTION_THREADS = 128;
   static final int SPLIT_THREADS = 128;
+  static final int PREFILL_THREADS = 128;
   /** Blocks that keep an H200 (132 SMs) busy: two per SM. */
   static final int SPLIT_TARGET_BLOCKS = 264;
   static final int MAX_SPLITS = 32;
@@ -105,13 +106,16 @@ public final class ModelKernels implements AutoCloseable {
   }
 
   /**
-   * Paged causal GQA attention over a mixed prefill/decode batch (K/V of the step already in the cache). The split-key
-   * kernel runs when the head dim is 64, 128 or 256 (see {@link #splitGroup}); its slices of long key ranges meet in
-   * {@code workspace} ({@link #attentionWorkspaceBytes} bytes, 16-byte aligned), merged by a second kernel. Other head
-   * dims run the per-head kernel, which needs no workspace.
+   * Paged causal GQA attention over a mixed prefill/decode batch (K/V of the step already in the cache). With
+   * {@code numTiles > 0} (an {@link AttentionPlan} on the device: {@code tiles} pairs, {@code rest} tokens), the
+   * tensor-core kernel serves the tiles and the split-key kernel the {@code numRest} rest tokens; with no tiles the
+   * split-key kernel takes all {@code n} tokens. The split-key kernel runs when the head dim is 64, 128 or 256 (see
+   * {@link #splitGroup}); its slices of long key ranges meet in {@code workspace} ({@link #attentionWorkspaceBytes}
+   * bytes, 16-byte aligned), merged by a second kernel. Other head dims run the per-head kernel (no workspace, no tiles).
    */
   public void attention(DType t, long q, long kCache, long vCache, long blockTables, long tokenSeq, long tokenPos, int maxBlocksPerSeq,
-      int blockSize, long out, long workspace, int n, int hq, int hk, int hd, float scale, CUstream s) {
+      int blockSize, long out, long workspace, long tiles, int numTiles, long rest, int numRest, int n, int hq, int hk, int hd, float scale,
+      CUstream s) {
     heads(hq, hk, hd);
     positive("blockSize", blockSize);
     positive("maxBlocksPerSeq", maxBlocksPerSeq);
@@ -125,6 +129,23 @@ public final class ModelKernels implements AutoCloseable {
     if (n <= 0) {
       return;
     }
+    long list = 0;
+    int count = n;
+    if (numTiles > 0) {
+      if (!AttentionPlan.tiledHeadDim(hd) || tiles == 0 || (numRest > 0 && rest == 0)) {
+        throw new IllegalArgumentException("attention: " + numTiles + " query tiles need head dim 64 or 128 (got " + hd
+            + ") and device tile/rest lists");
+      }
+      String name = "tl_attn_prefill_v" + hd / 64;
+      launch(fn(t, name), numTiles, hq, PREFILL_THREADS, s, name,
+          p(q), p(kCache), p(vCache), p(blockTables), p(tokenSeq), p(tokenPos), i(maxBlocksPerSeq), i(blockSize), p(out), p(tiles),
+          i(numTiles), i(hq), i(hk), f(scale));
+      list = rest;
+      count = numRest;
+      if (count == 0) {
+        return;
+      }
+    }
     int gh = splitGroup(hq / hk, hd);
     if (gh == 0) {
       launch(fn(t, "tl_attention"), n, hq, ATTENTION_THREADS, s, "tl_attention",
@@ -133,16 +154,17 @@ public final class ModelKernels implements AutoCloseable {
       return;
     }
     int perToken = hq / gh;  // blocks per token and slice: hk kv heads x (group / gh)
-    int splits = splits(n, perToken);
+    int splits = splits(count, perToken);
     if (splits > 1 && workspace == 0) {
       throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
     }
     String name = "tl_attn_split_g" + gh + "_v" + hd / 64;
-    launch3(fn(t, name), n, perToken, splits, SPLIT_THREADS, s, name,
+    launch3(fn(t, name), count, perToken, splits, SPLIT_THREADS, s, name,
         p(q), p(kCache), p(vCache), p(blockTables), p(tokenSeq), p(tokenPos), i(maxBlocksPerSeq), i(blockSize), p(out), p(workspace),
-        i(n), i(hq), i(hk), f(scale));
+        p(list), i(count), i(hq), i(hk), f(scale));
     if (splits > 1) {
-      launch(fn(t, "tl_attn_combine"), n, hq, SPLIT_THREADS, s, "tl_attn_combine", p(workspace), p(out), i(n), i(hq), i(hd), i(splits));
+      launch(fn(t, "tl_attn_combine"), count, hq, SPLIT_THREADS, s, "tl_attn_combine", p(workspace), p(list), p(out), i(count), i(hq),
+          i(hd), i(splits));
     }
   }
 

@@ -71,7 +71,13 @@ final class RankModel implements AutoCloseable {
   private final long tokenRow;
   private final long tables;
   private final long logitTokens;
+  private final long attnTiles;
+  private final long attnRest;
   final long outIds;
+  /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
+  private final boolean tiledPrefill;
+  private int numTiles;
+  private int numRest;
   // activations
   final CUdeviceptr part;
   final CUdeviceptr red;
@@ -93,8 +99,9 @@ final class RankModel implements AutoCloseable {
   private long kvLayerBytes;
   private int kvBlocks;
 
-  RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share) {
+  RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, boolean tiledPrefill) {
     this.rank = rank;
+    this.tiledPrefill = tiledPrefill;
     this.cfg = cfg;
     this.tpl = tpl;
     this.dt = dt;
@@ -118,6 +125,8 @@ final class RankModel implements AutoCloseable {
       tokenRow = addr(mem.alloc(ACTIVATIONS, "token rows", 4L * t, true));
       tables = addr(mem.alloc(ACTIVATIONS, "block tables", 4L * dims.maxRows() * dims.maxBlocksPerSeq(), true));
       logitTokens = addr(mem.alloc(ACTIVATIONS, "logit tokens", 4L * m, true));
+      attnTiles = addr(mem.alloc(ACTIVATIONS, "attention tiles", 8L * Math.max(1, AttentionPlan.maxTiles(t)), true));
+      attnRest = addr(mem.alloc(ACTIVATIONS, "attention rest tokens", 4L * t, true));
       outIds = addr(mem.alloc(ACTIVATIONS, "sampled ids", 4L * m, true));
       part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
       red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
@@ -229,6 +238,16 @@ final class RankModel implements AutoCloseable {
     put(tokenRow, b.tokenRow(), n);
     put(tables, b.blockTables(), b.blockTables().length);
     put(logitTokens, b.logitTokens(), b.logitTokens().length);
+    AttentionPlan plan = tiledPrefill ? AttentionPlan.of(b.tokenRow(), b.positions(), n, hd) : AttentionPlan.NONE;
+    put(attnTiles, plan.tiles(), plan.tiles().length);
+    put(attnRest, plan.rest(), plan.rest().length);
+    numTiles = plan.numTiles();
+    numRest = plan.rest().length;
+  }
+
+  /** A Linear of this model's type (cuBLAS). */
+  private void linear(long x, long w, long y, int n, int in, int out) {
+    blas.linear(dt, x, w, y, dt, n, in, out, out);
   }
 
   private static void put(long dst, int[] src, int n) {
@@ -277,26 +296,26 @@ final class RankModel implements AutoCloseable {
       String p = "layers." + l + ".";
       kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
       mark("norm");
-      blas.linear(dt, xn, w(p + "qkv"), qkv, dt, n, hidden, qkvCols, qkvCols);
+      linear(xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
       mark("gemm qkv");
       long kc = kvBase + 2L * l * kvLayerBytes;
       long vc = kc + kvLayerBytes;
       kernels.qkvRope(dt, qkv, wOrZero(p + "qkv_bias"), wOrZero(p + "q_norm"), wOrZero(p + "k_norm"), eps, cos, sin, positions, slots,
           q, kc, vc, n, hq, hk, hd, s);
           mark("rope+kv write");
-      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, attnWorkspace, n, hq, hk,
+      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, attnWorkspace, attnTiles, numTiles, attnRest, numRest, n, hq, hk,
           hd, scale, s);
       mark("attention");
-      blas.linear(dt, attn, w(p + "o"), addr(part), dt, n, hq * hd, hidden, hidden);
+      linear(attn, w(p + "o"), addr(part), n, hq * hd, hidden);
       mark("gemm o");
       delta = reduce((long) n * hidden, dt, part, red);
       kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
       mark("norm");
-      blas.linear(dt, xn, w(p + "gate_up"), gateUp, dt, n, hidden, 2 * inter, 2 * inter);
+      linear(xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
       mark("gemm gate_up");
       kernels.siluMul(dt, gateUp, act, n, inter, s);
       mark("silu*up");
-      blas.linear(dt, act, w(p + "down"), addr(part), dt, n, inter, hidden, hidden);
+      linear(act, w(p + "down"), addr(part), n, inter, hidden);
       mark("gemm down");
       delta = reduce((long) n * hidden, dt, part, red);
     }
