@@ -5,8 +5,9 @@ Geometry of Llama-3.1-8B: hidden 4096, intermediate 14336, 32 layers, 32 query /
 vocab 128256, untied LM head, rope llama3 (factor 8, low 1, high 4, original 8192, theta 500000),
 max_position_embeddings 131072. The model is built directly on the GPU in bf16 (no CPU init), its weights drawn
 from N(0, 0.02) (norm weights 1) with a fixed seed, then saved with save_pretrained as sharded safetensors
-(max_shard_size 5GB), plus a tiny byte-level BPE tokenizer.json (vocab 512; bench prompts are random ids, so no
-id beyond it is ever decoded). A file OUT/.complete is written last: its presence means the checkpoint is whole.
+(max_shard_size 5GB), plus a tokenizer.json that covers the whole vocabulary: a tiny byte-level BPE (512 ids) and
+plain added tokens "<tN>" for every id above it, so that every id a random model generates decodes to text (serve
+streams a chunk per token that has text; loadgen measures from those chunks). A file OUT/.complete is written last: its presence means the checkpoint is whole.
 
 Runs on the GPU machine (torch, transformers 5.x, tokenizers; no internet). Prints bytes written and seconds.
 
@@ -56,7 +57,7 @@ def make_config(transformers, layers):
     return cfg
 
 
-def write_tokenizer(out):
+def write_tokenizer(out, vocab_size):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -67,6 +68,7 @@ def write_tokenizer(out):
             "The quick brown fox jumps over the lazy dog. " * 4,
             "import os, sys, json, time\nfor i in range(10):\n    print(i)\n"] * 20
     tok.train_from_iterator(text, trainer)
+    tok.add_tokens(["<t%d>" % i for i in range(tok.get_vocab_size(), vocab_size)])
     tok.save(os.path.join(out, "tokenizer.json"))
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
         json.dump({"bos_token": SPECIALS[0], "eos_token": SPECIALS[1], "pad_token": SPECIALS[2], "add_bos_token": True,
@@ -128,7 +130,7 @@ def main():
     except TypeError:
         model.save_pretrained(args.out, max_shard_size="5GB", safe_serialization=True)
     log("bench_make_8b: save_pretrained in %.1f s" % (time.time() - t1))
-    vocab = write_tokenizer(args.out)
+    vocab = write_tokenizer(args.out, cfg.vocab_size)
     with open(os.path.join(args.out, "config.json")) as f:
         c = json.load(f)
     shards = sorted(f for f in os.listdir(args.out) if f.endswith(".safetensors"))
