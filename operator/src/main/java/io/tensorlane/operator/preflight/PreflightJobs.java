@@ -7,8 +7,8 @@ import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
-import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.render.ChildNames;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -56,7 +56,8 @@ public final class PreflightJobs {
     labels.put(INSTANCE_LABEL, ChildNames.of(owner.getMetadata().getName()));
     labels.put("app.kubernetes.io/managed-by", "tensorlane-operator");
     var spec = owner.getSpec();
-    String image = spec.engine != null && spec.engine.type == EngineType.Tensorlane && spec.engine.image != null
+    // the engine's own image when the preflight measures that engine (a custom build of the runtime)
+    String image = EngineProfiles.of(spec).preflight() && spec.engine != null && spec.engine.image != null
         && !spec.engine.image.isBlank() ? spec.engine.image : s.runtimeImage();
     long maxBytes = Math.min(s.benchMaxBytes(), spec.allreduce == null || spec.allreduce.maxMessageBytes == null
         ? s.benchMaxBytes() : spec.allreduce.maxMessageBytes);

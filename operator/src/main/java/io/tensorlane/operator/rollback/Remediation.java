@@ -2,6 +2,8 @@ package io.tensorlane.operator.rollback;
 
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.operator.engine.EngineProfile;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.SpecValidator;
 import io.tensorlane.operator.plan.Units;
@@ -9,14 +11,15 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Remediation steps, one per attempt, in this order: lower the memory fraction, shrink the allreduce buffer, fall
- * back to NCCL; each at most once per generation, after which only the fraction keeps being lowered.
+ * Remediation steps, one per attempt, in the order of the engine's profile ({@link EngineProfile#remediations()};
+ * at most: lower the memory fraction, shrink the allreduce buffer, fall back to NCCL); each at most once per
+ * generation, after which only the fraction keeps being lowered.
  */
 public final class Remediation {
   public static final String LOWER_MEMORY_FRACTION = "LowerMemoryFraction";
   public static final String SHRINK_ALLREDUCE_BUFFER = "ShrinkAllreduceBuffer";
   public static final String FALL_BACK_TO_NCCL = "FallBackToNccl";
-  /** Order of the first round. */
+  /** Every action, in the order of the first round (an engine's profile may leave some out). */
   public static final List<String> ORDER = List.of(LOWER_MEMORY_FRACTION, SHRINK_ALLREDUCE_BUFFER, FALL_BACK_TO_NCCL);
   /** Memory fraction step. */
   public static final double FRACTION_STEP = 0.05;
@@ -41,7 +44,7 @@ public final class Remediation {
    */
   public static Optional<Step> next(InferenceDeploymentSpec failed, List<String> done, double plannedFraction,
       AllreduceChoice.Mode plannedAllreduce) {
-    for (String action : ORDER) {
+    for (String action : EngineProfiles.of(failed).remediations()) {
       if (!done.contains(action)) {
         Optional<Step> s = apply(action, failed, plannedFraction, plannedAllreduce);
         if (s.isPresent()) {
