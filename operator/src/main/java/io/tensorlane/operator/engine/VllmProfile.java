@@ -67,8 +67,12 @@ public final class VllmProfile implements EngineProfile {
     return EngineProfile.requireImage(spec);
   }
 
+  /**
+   * Not {@link Remediation#SHRINK_ALLREDUCE_BUFFER}: vLLM sizes its own allreduce buffers and is not given
+   * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod.
+   */
   @Override
   public List<String> remediations() {
-    return Remediation.ORDER;
+    return List.of(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
   }
 }

@@ -68,7 +68,7 @@ class VllmProfileTest {
     assertThat(P.readyPath()).isEqualTo("/health");
     assertThat(P.livePath()).isEqualTo("/health");
     assertThat(P.preflight()).isFalse();
-    assertThat(P.remediations()).contains(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
+    assertThat(P.remediations()).containsExactly(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
   }
 
   @Test
