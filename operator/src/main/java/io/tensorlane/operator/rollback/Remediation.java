@@ -2,9 +2,9 @@ package io.tensorlane.operator.rollback;
 
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.engine.EngineProfile;
 import io.tensorlane.operator.engine.EngineProfiles;
-import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.SpecValidator;
 import io.tensorlane.operator.plan.Units;
 import java.util.List;
@@ -43,7 +43,7 @@ public final class Remediation {
    * @param plannedAllreduce the allreduce it ran with (buffer steps apply only to Custom)
    */
   public static Optional<Step> next(InferenceDeploymentSpec failed, List<String> done, double plannedFraction,
-      AllreduceChoice.Mode plannedAllreduce) {
+      Allreduce plannedAllreduce) {
     for (String action : EngineProfiles.of(failed).remediations()) {
       if (!done.contains(action)) {
         Optional<Step> s = apply(action, failed, plannedFraction, plannedAllreduce);
@@ -56,9 +56,9 @@ public final class Remediation {
   }
 
   static Optional<Step> apply(String action, InferenceDeploymentSpec failed, double plannedFraction,
-      AllreduceChoice.Mode plannedAllreduce) {
+      Allreduce plannedAllreduce) {
     InferenceDeploymentSpec s = SpecValidator.withDefaults(failed);
-    boolean custom = plannedAllreduce == AllreduceChoice.Mode.Custom && s.allreduce.mode != AllreduceMode.NCCL
+    boolean custom = plannedAllreduce == Allreduce.Custom && s.allreduce.mode != AllreduceMode.NCCL
         && s.parallelism.tensor > 1;
     switch (action) {
       case LOWER_MEMORY_FRACTION -> {

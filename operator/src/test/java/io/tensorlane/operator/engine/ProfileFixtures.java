@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.AllreduceDecision.AlgorithmRange;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.Fixtures;
@@ -55,11 +56,11 @@ final class ProfileFixtures {
 
   static Plan plan(Ar ar) {
     AllreduceChoice choice = switch (ar) {
-      case CUSTOM -> new AllreduceChoice(AllreduceChoice.Mode.Custom,
+      case CUSTOM -> new AllreduceChoice(Allreduce.Custom,
           List.of(new AlgorithmRange(65_536, "OneStage"), new AlgorithmRange(8_388_608, "Ring")), 8_388_608, "test",
           List.of(new AllreduceChoice.NcclEnv("NCCL_PROTO", "^LL128", "crosses the CPU")), false);
-      case NCCL -> new AllreduceChoice(AllreduceChoice.Mode.NCCL, List.of(), 0, "test", List.of(), false);
-      case NONE -> new AllreduceChoice(AllreduceChoice.Mode.None, List.of(), 0, "test", List.of(), false);
+      case NCCL -> new AllreduceChoice(Allreduce.NCCL, List.of(), 0, "test", List.of(), false);
+      case NONE -> new AllreduceChoice(Allreduce.None, List.of(), 0, "test", List.of(), false);
     };
     MemoryPlan memory = new MemoryPlan(100L << 30, STATIC, UTILIZATION, KV_TOKENS, MemoryPlan.AUTO, 8L << 30, 70L << 30,
         3L << 30, 560L << 20, 1L << 30, 192L << 20, 18L << 20, 512L << 20, 5L << 30, 1L << 30, false, List.of());
