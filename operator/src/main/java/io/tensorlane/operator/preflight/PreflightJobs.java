@@ -66,7 +66,8 @@ public final class PreflightJobs {
     if (spec.placement != null && spec.placement.tolerations != null) {
       tolerations.addAll(spec.placement.tolerations);
     }
-    tolerations.add(new TolerationBuilder().withKey(Renderer.GPU_RESOURCE).withOperator("Exists").withEffect("NoSchedule").build());
+    tolerations.add(new TolerationBuilder().withKey(Renderer.GPU_RESOURCE).withOperator("Exists").withEffect("NoSchedule")
+        .build());
     return new JobBuilder()
         .withNewMetadata()
           .withName(name).withNamespace(owner.getMetadata().getNamespace()).withLabels(labels)
