@@ -18,7 +18,7 @@ public final class EngineEnv {
   public static final String PORT = "TENSORLANE_PORT";
   /** Tensor-parallel world size: GPUs of the pod. */
   public static final String WORLD_SIZE = "TENSORLANE_WORLD_SIZE";
-  /** Custom, NCCL or None. */
+  /** {@link Allreduce}: Custom, NCCL or None. */
   public static final String ALLREDUCE = "TENSORLANE_ALLREDUCE";
   /** {@link AlgorithmTable} JSON (only with Custom). */
   public static final String ALGORITHM_TABLE = "TENSORLANE_ALGORITHM_TABLE";

@@ -2,6 +2,7 @@ package io.tensorlane.operator.plan;
 
 import io.tensorlane.api.v1alpha1.AllreduceDecision;
 import io.tensorlane.api.v1alpha1.AllreduceDecision.AlgorithmRange;
+import io.tensorlane.contract.Allreduce;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,13 +18,8 @@ import java.util.List;
  * @param ncclEnv NCCL environment for the topology, each with its reason (empty for NVLink and tensor 1)
  * @param measured the table came from the node's preflight measurement
  */
-public record AllreduceChoice(Mode mode, List<AlgorithmRange> table, long maxMessageBytes, String reason,
+public record AllreduceChoice(Allreduce mode, List<AlgorithmRange> table, long maxMessageBytes, String reason,
     List<NcclEnv> ncclEnv, boolean measured) {
-
-  /** Allreduce implementations. */
-  public enum Mode {
-    Custom, NCCL, None
-  }
 
   /** One NCCL environment variable and why it is set. */
   public record NcclEnv(String name, String value, String reason) {
@@ -35,7 +31,7 @@ public record AllreduceChoice(Mode mode, List<AlgorithmRange> table, long maxMes
   }
 
   public boolean custom() {
-    return mode == Mode.Custom;
+    return mode == Allreduce.Custom;
   }
 
   /** The status form ({@code status.allreduce}). */

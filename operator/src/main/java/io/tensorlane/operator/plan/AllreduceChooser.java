@@ -10,6 +10,7 @@ import io.tensorlane.api.v1alpha1.TopologySummary;
 import io.tensorlane.api.v1alpha1.TopologySummary.Interconnect;
 import io.tensorlane.api.v1alpha1.TopologySummary.P2p;
 import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.Allreduce;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -62,7 +63,7 @@ public final class AllreduceChooser {
   public static AllreduceChoice choose(AllreduceSpec spec, int tensor, GpuTopologyStatus representative,
       String customBlocker, PlannerSettings settings) {
     if (tensor <= 1) {
-      return new AllreduceChoice(AllreduceChoice.Mode.None, List.of(), 0, "tensor parallelism 1: no allreduce",
+      return new AllreduceChoice(Allreduce.None, List.of(), 0, "tensor parallelism 1: no allreduce",
           List.of(), false);
     }
     String desc = describe(representative);
@@ -100,11 +101,11 @@ public final class AllreduceChooser {
     String forced = mode == AllreduceMode.Custom ? " (allreduce.mode Custom)" : "";
     String reason = desc + " → custom" + forced + ": " + AllreduceTables.describe(table) + origin + ", NCCL above "
         + Units.bytes(max) + envNote;
-    return new AllreduceChoice(AllreduceChoice.Mode.Custom, table, max, reason, env, measured);
+    return new AllreduceChoice(Allreduce.Custom, table, max, reason, env, measured);
   }
 
   private static AllreduceChoice nccl(String reason, List<AllreduceChoice.NcclEnv> env) {
-    return new AllreduceChoice(AllreduceChoice.Mode.NCCL, List.of(), 0, reason, env, false);
+    return new AllreduceChoice(Allreduce.NCCL, List.of(), 0, reason, env, false);
   }
 
   /** "PCIe, full P2P, 8 GPUs in 2 NUMA islands" / "NVLink, 8 GPUs" / "PCIe, P2P None, 4 GPUs". */

@@ -9,6 +9,7 @@ import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.PlacementSpec;
 import io.tensorlane.api.v1alpha1.RolloutSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
+import io.tensorlane.operator.engine.EngineProfiles;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,10 +51,11 @@ public final class SpecValidator {
     if (spec.replicas != null && spec.replicas < 0) {
       return "spec.replicas must be >= 0, got " + spec.replicas;
     }
-    EngineSpec e = spec.engine;
-    if (e != null && e.type != null && e.type != EngineSpec.EngineType.Tensorlane && (e.image == null || e.image.isBlank())) {
-      return "spec.engine.image is required for engine " + e.type;
+    String engineProblem = EngineProfiles.of(spec).validate(spec);
+    if (engineProblem != null) {
+      return engineProblem;
     }
+    EngineSpec e = spec.engine;
     if (e != null && e.image != null && !e.image.isBlank() && !ImageReference.valid(e.image)) {
       return "spec.engine.image '" + e.image + "' is not an image reference ([registry[:port]/]path[:tag][@digest], "
           + "no spaces, lower-case path)";

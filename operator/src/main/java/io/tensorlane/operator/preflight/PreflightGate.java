@@ -1,10 +1,11 @@
 package io.tensorlane.operator.preflight;
 
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
-import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.Measurement;
+import io.tensorlane.operator.engine.EngineProfile;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import java.time.Duration;
@@ -14,9 +15,10 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 
 /**
- * The pure preflight decision. A node needs a preflight when a {@code Tensorlane}-engine deployment with tensor
- * parallelism above 1 is planned with the custom allreduce on it and its GpuTopology has no recent measurement for that
- * many GPUs (neither a success nor a failure). Only the first rollout waits for it (nothing was applied yet).
+ * The pure preflight decision. A node needs a preflight when a deployment whose engine the preflight measures
+ * ({@link EngineProfile#preflight()}: Tensorlane's runtime) with tensor parallelism above 1 is planned with the
+ * custom allreduce on it and its GpuTopology has no recent measurement for that many GPUs (neither a success nor a
+ * failure). Only the first rollout waits for it (nothing was applied yet).
  */
 public final class PreflightGate {
   private PreflightGate() {
@@ -96,9 +98,9 @@ public final class PreflightGate {
   /** Why no preflight is needed for this node, or null when one is. */
   static String notNeeded(InferenceDeploymentSpec spec, boolean plannedCustom, GpuTopologyStatus topology, Instant now,
       Duration maxAge) {
-    EngineType engine = spec.engine == null || spec.engine.type == null ? EngineType.Tensorlane : spec.engine.type;
-    if (engine != EngineType.Tensorlane) {
-      return "engine " + engine + " runs its own allreduce";
+    EngineProfile engine = EngineProfiles.of(spec);
+    if (!engine.preflight()) {
+      return "engine " + engine.type() + " runs its own allreduce";
     }
     int tensor = spec.parallelism == null || spec.parallelism.tensor == null ? 1 : spec.parallelism.tensor;
     if (tensor <= 1) {

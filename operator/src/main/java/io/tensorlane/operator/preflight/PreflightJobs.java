@@ -7,9 +7,10 @@ import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
-import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.render.ChildNames;
+import io.tensorlane.operator.render.Renderer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -28,10 +29,8 @@ import java.util.Map;
  */
 public final class PreflightJobs {
   public static final String CONTAINER = "preflight";
-  public static final String GPU_RESOURCE = "nvidia.com/gpu";
   public static final String COMPONENT_LABEL = "app.kubernetes.io/component";
   public static final String COMPONENT = "preflight";
-  public static final String INSTANCE_LABEL = "app.kubernetes.io/instance";
   public static final String NODE_ANNOTATION = "tensorlane.io/preflight-node";
   public static final String WORLD_SIZE_ANNOTATION = "tensorlane.io/preflight-world-size";
   /** The runtime CLI's subcommand the Job runs. */
@@ -51,12 +50,13 @@ public final class PreflightJobs {
   public static Job job(InferenceDeployment owner, String node, int worldSize, PreflightSettings s) {
     String name = name(owner.getMetadata().getName(), node, worldSize);
     Map<String, String> labels = new LinkedHashMap<>();
-    labels.put("app.kubernetes.io/name", "tensorlane");
+    labels.put(Renderer.LABEL_NAME, "tensorlane");
     labels.put(COMPONENT_LABEL, COMPONENT);
-    labels.put(INSTANCE_LABEL, ChildNames.of(owner.getMetadata().getName()));
-    labels.put("app.kubernetes.io/managed-by", "tensorlane-operator");
+    labels.put(Renderer.LABEL_INSTANCE, ChildNames.of(owner.getMetadata().getName()));
+    labels.put(Renderer.LABEL_MANAGED_BY, "tensorlane-operator");
     var spec = owner.getSpec();
-    String image = spec.engine != null && spec.engine.type == EngineType.Tensorlane && spec.engine.image != null
+    // the engine's own image when the preflight measures that engine (a custom build of the runtime)
+    String image = EngineProfiles.of(spec).preflight() && spec.engine != null && spec.engine.image != null
         && !spec.engine.image.isBlank() ? spec.engine.image : s.runtimeImage();
     long maxBytes = Math.min(s.benchMaxBytes(), spec.allreduce == null || spec.allreduce.maxMessageBytes == null
         ? s.benchMaxBytes() : spec.allreduce.maxMessageBytes);
@@ -66,7 +66,8 @@ public final class PreflightJobs {
     if (spec.placement != null && spec.placement.tolerations != null) {
       tolerations.addAll(spec.placement.tolerations);
     }
-    tolerations.add(new TolerationBuilder().withKey(GPU_RESOURCE).withOperator("Exists").withEffect("NoSchedule").build());
+    tolerations.add(new TolerationBuilder().withKey(Renderer.GPU_RESOURCE).withOperator("Exists").withEffect("NoSchedule")
+        .build());
     return new JobBuilder()
         .withNewMetadata()
           .withName(name).withNamespace(owner.getMetadata().getNamespace()).withLabels(labels)
@@ -96,8 +97,8 @@ public final class PreflightJobs {
                 .withArgs(COMMAND, "--world-size", Integer.toString(worldSize), "--bench-max-bytes", Long.toString(maxBytes),
                     "--timeout-seconds", Long.toString(selfTimeout))
                 .withNewResources()
-                  .addToLimits(GPU_RESOURCE, new Quantity(Integer.toString(worldSize)))
-                  .addToRequests(GPU_RESOURCE, new Quantity(Integer.toString(worldSize)))
+                  .addToLimits(Renderer.GPU_RESOURCE, new Quantity(Integer.toString(worldSize)))
+                  .addToRequests(Renderer.GPU_RESOURCE, new Quantity(Integer.toString(worldSize)))
                 .endResources()
                 .withTerminationMessagePath("/dev/termination-log")
                 // a crash that writes no JSON still leaves the tail of its log as the message
@@ -118,7 +119,7 @@ public final class PreflightJobs {
   public static boolean isPreflightPodOf(io.fabric8.kubernetes.api.model.Pod pod, String namespace, String deployment) {
     Map<String, String> l = pod.getMetadata().getLabels();
     return l != null && namespace.equals(pod.getMetadata().getNamespace()) && COMPONENT.equals(l.get(COMPONENT_LABEL))
-        && ChildNames.of(deployment).equals(l.get(INSTANCE_LABEL));
+        && ChildNames.of(deployment).equals(l.get(Renderer.LABEL_INSTANCE));
   }
 
   static String hash(String s) {

@@ -18,6 +18,7 @@ import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.reconcile.ApiRejections;
 import io.tensorlane.operator.reconcile.ClusterObserver;
 import io.tensorlane.operator.support.EventRecorder;
@@ -73,7 +74,7 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
       return UpdateControl.noUpdate(); // a spec whose children the API server rejects gets no preflight Job either
     }
     Instant now = Instant.now();
-    boolean custom = "Custom".equals(status.allreduce.mode);
+    boolean custom = Allreduce.Custom.name().equals(status.allreduce.mode);
     boolean firstRollout = status.lastAppliedSpec == null;
     Duration recheck = null;
     // the planned nodes, plus the nodes of this deployment's preflight Jobs: a running Job is followed to its end even

@@ -5,7 +5,8 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
-import io.tensorlane.operator.plan.AllreduceChoice;
+import io.tensorlane.contract.Allreduce;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.reconcile.Observation;
 import io.tensorlane.operator.rollback.FailureDetector;
 import io.tensorlane.operator.rollback.FailureSignal;
@@ -46,11 +47,12 @@ public final class RecoveryCoordinator {
       return new RecoveryStep(null, effective, false, st.lastStableSpec, st.rollback, st.lastFailure, failed, false, null);
     }
     int replicas = user.replicas == null ? 1 : user.replicas;
-    FailureSignal failure = FailureDetector.detect(obs.pods(), applied.revision, obs.deployment(), now).orElse(null);
+    FailureSignal failure = FailureDetector.detect(obs.pods(), applied.revision, obs.deployment(),
+        EngineProfiles.of(applied.spec), now).orElse(null);
     Instant readySince = FailureDetector.allReadySince(obs.pods(), applied.revision, replicas).orElse(null);
     double fraction = st.memoryPlan != null && st.memoryPlan.staticFraction != null ? st.memoryPlan.staticFraction : 0;
-    AllreduceChoice.Mode mode = st.allreduce == null || st.allreduce.mode == null ? AllreduceChoice.Mode.None
-        : AllreduceChoice.Mode.valueOf(st.allreduce.mode);
+    Allreduce mode = st.allreduce == null || st.allreduce.mode == null ? Allreduce.None
+        : Allreduce.valueOf(st.allreduce.mode);
     RollbackDecision d = RollbackDecider.decide(new RollbackInput(gen, user, applied, st.lastStableSpec, st.rollback,
         failure, readySince, fraction, mode, now, backoffBase));
     boolean active = failure != null;

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentCondition;
 import io.tensorlane.contract.TerminationMessage;
+import io.tensorlane.operator.engine.EngineProfile;
 import io.tensorlane.operator.render.Renderer;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -18,10 +19,10 @@ import java.util.Optional;
 
 /** Finds failures on the pods of one revision; pure over the observed objects. */
 public final class FailureDetector {
-  /** Lines of SGLang / vLLM / PyTorch logs that mean CUDA out of memory (matched case-insensitively). */
-  static final List<String> CUDA_OOM_MARKERS = List.of("cuda out of memory", "torch.outofmemoryerror",
-      "torch.cuda.outofmemoryerror", "cuda error: out of memory", "outofmemoryerror");
-  /** A Java heap OOM (our runtime is Java) is not GPU memory; lowering the GPU fraction would not help. */
+  /**
+   * A Java heap OOM (the runtime image, which runs the download step in every pod, is Java) is not GPU memory;
+   * lowering the GPU fraction would not help.
+   */
   static final String JAVA_HEAP_OOM = "java.lang.outofmemoryerror";
   /** Longest message kept in status. */
   static final int MAX_MESSAGE = 512;
@@ -35,16 +36,18 @@ public final class FailureDetector {
    * Progressing=False/ProgressDeadlineExceeded when its template has that revision.
    *
    * @param deployment the owned Deployment, or null
+   * @param engine the profile of the engine the revision runs (its OOM log lines)
    * @param now used as the time when a pod does not say when it failed
    */
-  public static Optional<FailureSignal> detect(List<Pod> pods, String revision, Deployment deployment, Instant now) {
+  public static Optional<FailureSignal> detect(List<Pod> pods, String revision, Deployment deployment,
+      EngineProfile engine, Instant now) {
     List<FailureSignal> found = new ArrayList<>();
     for (Pod pod : ofRevision(pods, revision)) {
       String name = pod.getMetadata().getName();
       for (ContainerStatus cs : statuses(pod)) {
         for (ContainerStateTerminated t : terminated(cs)) {
           Instant at = time(t.getFinishedAt(), now);
-          String cuda = cudaOom(t.getMessage());
+          String cuda = cudaOom(t.getMessage(), engine.oomLogMarkers());
           if (cuda != null) {
             found.add(new FailureSignal(FailureSignal.Kind.CudaOutOfMemory, name, revision, cuda, at));
           } else if ("OOMKilled".equals(t.getReason())) {
@@ -88,9 +91,10 @@ public final class FailureDetector {
 
   /**
    * The CUDA-OOM description in a termination message, or null: our runtime's JSON ({@link TerminationMessage},
-   * reason CudaOutOfMemory) or, for SGLang/vLLM (FallbackToLogsOnError), the first log line with an OOM marker.
+   * reason CudaOutOfMemory) or, for an engine that logs it (FallbackToLogsOnError), the first log line with one of
+   * {@code markers} ({@link EngineProfile#oomLogMarkers()}).
    */
-  static String cudaOom(String message) {
+  static String cudaOom(String message, List<String> markers) {
     if (message == null || message.isBlank()) {
       return null;
     }
@@ -112,7 +116,7 @@ public final class FailureDetector {
       if (lower.contains(JAVA_HEAP_OOM)) {
         continue;
       }
-      if (CUDA_OOM_MARKERS.stream().anyMatch(lower::contains)) {
+      if (markers.stream().anyMatch(lower::contains)) {
         return trim(line.trim());
       }
     }

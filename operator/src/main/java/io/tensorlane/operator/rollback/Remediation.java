@@ -2,21 +2,24 @@ package io.tensorlane.operator.rollback;
 
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.operator.plan.AllreduceChoice;
+import io.tensorlane.contract.Allreduce;
+import io.tensorlane.operator.engine.EngineProfile;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.SpecValidator;
 import io.tensorlane.operator.plan.Units;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * Remediation steps, one per attempt, in this order: lower the memory fraction, shrink the allreduce buffer, fall
- * back to NCCL; each at most once per generation, after which only the fraction keeps being lowered.
+ * Remediation steps, one per attempt, in the order of the engine's profile ({@link EngineProfile#remediations()};
+ * at most: lower the memory fraction, shrink the allreduce buffer, fall back to NCCL); each at most once per
+ * generation, after which only the fraction keeps being lowered.
  */
 public final class Remediation {
   public static final String LOWER_MEMORY_FRACTION = "LowerMemoryFraction";
   public static final String SHRINK_ALLREDUCE_BUFFER = "ShrinkAllreduceBuffer";
   public static final String FALL_BACK_TO_NCCL = "FallBackToNccl";
-  /** Order of the first round. */
+  /** Every action, in the order of the first round (an engine's profile may leave some out). */
   public static final List<String> ORDER = List.of(LOWER_MEMORY_FRACTION, SHRINK_ALLREDUCE_BUFFER, FALL_BACK_TO_NCCL);
   /** Memory fraction step. */
   public static final double FRACTION_STEP = 0.05;
@@ -40,8 +43,8 @@ public final class Remediation {
    * @param plannedAllreduce the allreduce it ran with (buffer steps apply only to Custom)
    */
   public static Optional<Step> next(InferenceDeploymentSpec failed, List<String> done, double plannedFraction,
-      AllreduceChoice.Mode plannedAllreduce) {
-    for (String action : ORDER) {
+      Allreduce plannedAllreduce) {
+    for (String action : EngineProfiles.of(failed).remediations()) {
       if (!done.contains(action)) {
         Optional<Step> s = apply(action, failed, plannedFraction, plannedAllreduce);
         if (s.isPresent()) {
@@ -53,9 +56,9 @@ public final class Remediation {
   }
 
   static Optional<Step> apply(String action, InferenceDeploymentSpec failed, double plannedFraction,
-      AllreduceChoice.Mode plannedAllreduce) {
+      Allreduce plannedAllreduce) {
     InferenceDeploymentSpec s = SpecValidator.withDefaults(failed);
-    boolean custom = plannedAllreduce == AllreduceChoice.Mode.Custom && s.allreduce.mode != AllreduceMode.NCCL
+    boolean custom = plannedAllreduce == Allreduce.Custom && s.allreduce.mode != AllreduceMode.NCCL
         && s.parallelism.tensor > 1;
     switch (action) {
       case LOWER_MEMORY_FRACTION -> {

@@ -3,7 +3,7 @@ package io.tensorlane.operator.rollback;
 import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
-import io.tensorlane.operator.plan.AllreduceChoice;
+import io.tensorlane.contract.Allreduce;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -25,7 +25,7 @@ import java.time.Instant;
  */
 public record RollbackInput(long generation, InferenceDeploymentSpec userSpec, AppliedSpec lastApplied,
     AppliedSpec lastStable, RollbackStatus rollback, FailureSignal failure, Instant allReadySince,
-    double plannedFraction, AllreduceChoice.Mode plannedAllreduce, Instant now, Duration backoffBase) {
+    double plannedFraction, Allreduce plannedAllreduce, Instant now, Duration backoffBase) {
 
   /** The default backoff base. */
   public static final Duration DEFAULT_BACKOFF = Duration.ofSeconds(10);

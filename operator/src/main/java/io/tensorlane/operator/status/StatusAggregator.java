@@ -8,6 +8,7 @@ import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.render.Renderer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -31,7 +32,6 @@ public final class StatusAggregator {
   /** A child's apply failed (transient or not yet retried); cleared once the children are up to date. */
   public static final String APPLY_FAILED = "ApplyFailed";
   public static final String MODEL_UNAVAILABLE = "ModelUnavailable";
-  public static final String REVISION_LABEL = "tensorlane.io/revision";
 
   private StatusAggregator() {
   }
@@ -174,7 +174,7 @@ public final class StatusAggregator {
   }
 
   public static String revisionOf(Pod pod) {
-    return pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(REVISION_LABEL);
+    return pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(Renderer.LABEL_REVISION);
   }
 
   private static Condition outcomeCondition(List<Condition> p, String type, Outcome o, Plan plan, long g,

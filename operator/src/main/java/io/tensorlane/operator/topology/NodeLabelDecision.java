@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
 import io.tensorlane.operator.plan.TopologyLabels;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.topology.GfdHeuristic;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,7 +25,6 @@ import java.util.Objects;
  */
 public record NodeLabelDecision(Map<String, String> labels, GpuTopologyStatus heuristic, boolean stale, String reason) {
 
-  public static final String GPU_RESOURCE = "nvidia.com/gpu";
   /** The label keys the labeller owns. */
   public static final List<String> KEYS = List.of(TopologyLabels.INTERCONNECT, TopologyLabels.P2P,
       TopologyLabels.GPU_COUNT, TopologyLabels.GPU_PRODUCT);
@@ -46,7 +46,7 @@ public record NodeLabelDecision(Map<String, String> labels, GpuTopologyStatus he
     // no probe result: a heuristic from GFD labels, for GPU nodes only
     if (gpuCapacity(capacity) <= 0) {
       return new NodeLabelDecision(status == null ? Map.of() : TopologyLabels.forTopology(status), null, false,
-          "node has no " + GPU_RESOURCE + " capacity");
+          "node has no " + Renderer.GPU_RESOURCE + " capacity");
     }
     GfdHeuristic.Result derived = GfdHeuristic.derive(nodeLabels);
     if (!derived.derived()) {
@@ -94,7 +94,7 @@ public record NodeLabelDecision(Map<String, String> labels, GpuTopologyStatus he
   }
 
   public static int gpuCapacity(Map<String, Quantity> capacity) {
-    Quantity q = capacity == null ? null : capacity.get(GPU_RESOURCE);
+    Quantity q = capacity == null ? null : capacity.get(Renderer.GPU_RESOURCE);
     if (q == null) {
       return 0;
     }

@@ -20,6 +20,7 @@ import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.plan.TopologyLabels;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.hub.SampleModels;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -348,7 +349,7 @@ public final class OperatorBench {
       }
     }), 0);
     SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform(new Handler<>(d -> {
-      String rev = d.getSpec().getTemplate().getMetadata().getLabels().get(StatusAggregator.REVISION_LABEL);
+      String rev = d.getSpec().getTemplate().getMetadata().getLabels().get(Renderer.LABEL_REVISION);
       String first = firstRevision.putIfAbsent(d.getMetadata().getName(), rev);
       if (first != null && !first.equals(rev)) {
         patchedAt.putIfAbsent(d.getMetadata().getName(), System.nanoTime());

@@ -181,7 +181,7 @@ class MistakesE2ETest {
     InferenceDeployment rolled = Samples.await(client, ns.name(), RUNNING, Duration.ofSeconds(60),
         Samples.phase(Phase.Ready).and(x -> !revision.equals(x.getStatus().revision)));
     assertThat(RolloutE2ETest.deployment(client, ns, rolled).getSpec().getTemplate().getMetadata().getLabels())
-        .containsEntry(StatusAggregator.REVISION_LABEL, rolled.getStatus().revision);
+        .containsEntry(Renderer.LABEL_REVISION, rolled.getStatus().revision);
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.testkit.TestNamespace;
@@ -129,7 +130,7 @@ class RollbackE2ETest {
     assertThat(s.revision).isEqualTo(stable);
     assertThat(s.rollback.history).extracting(a -> a.action).containsExactly("Rollback");
     assertThat(RolloutE2ETest.deployment(client, ns, rolledBack).getSpec().getTemplate().getMetadata().getLabels())
-        .containsEntry(StatusAggregator.REVISION_LABEL, stable);
+        .containsEntry(Renderer.LABEL_REVISION, stable);
     awaitReasons(client, ns, "upg", "Rollback");
 
     // the user edits the spec again: a new generation is tried (and is healthy)

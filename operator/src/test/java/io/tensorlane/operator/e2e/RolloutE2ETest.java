@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.plan.TopologyLabels;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.testkit.TestNamespace;
@@ -144,7 +145,7 @@ class RolloutE2ETest {
         Samples.phase(Phase.Ready).and(x -> !oldRevision.equals(x.getStatus().revision)));
     Deployment dep = deployment(client, ns, d);
     assertThat(dep.getSpec().getTemplate().getMetadata().getLabels())
-        .containsEntry(StatusAggregator.REVISION_LABEL, d.getStatus().revision);
+        .containsEntry(Renderer.LABEL_REVISION, d.getStatus().revision);
     assertThat(d.getStatus().lastAppliedSpec.spec.serving.maxBatchTokens).isEqualTo(4096);
     assertThat(d.getStatus().lastAppliedSpec.generation).isEqualTo(d.getMetadata().getGeneration());
   }

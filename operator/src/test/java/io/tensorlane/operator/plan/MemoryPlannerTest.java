@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tensorlane.api.v1alpha1.AllreduceSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.MemoryPlanStatus;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.topology.TopologyFixtures;
 import java.util.List;
@@ -40,7 +41,7 @@ class MemoryPlannerTest {
     Plan plan = Planner.plan(seedSpec("0.95"), seedBox(), SETTINGS);
 
     assertThat(plan.outcome()).isEqualTo(Outcome.OK);
-    assertThat(plan.allreduce().mode()).isEqualTo(AllreduceChoice.Mode.Custom);
+    assertThat(plan.allreduce().mode()).isEqualTo(Allreduce.Custom);
     MemoryPlan m = plan.memory();
     assertThat(m.fractionTooHigh()).isTrue();
     assertThat(m.fractionSource()).isEqualTo("user");

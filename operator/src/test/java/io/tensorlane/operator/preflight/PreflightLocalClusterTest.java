@@ -19,6 +19,7 @@ import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.TestNamespace;
 import io.tensorlane.testkit.WithLocalCluster;
@@ -211,13 +212,13 @@ class PreflightLocalClusterTest {
 
   static Job awaitJob(KubernetesClient client, TestNamespace ns, String deployment) {
     return client.batch().v1().jobs().inNamespace(ns.name()).withLabels(Map.of(PreflightJobs.COMPONENT_LABEL,
-            PreflightJobs.COMPONENT, PreflightJobs.INSTANCE_LABEL, deployment))
+            PreflightJobs.COMPONENT, Renderer.LABEL_INSTANCE, deployment))
         .informOnCondition(l -> l.size() == 1).orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
   }
 
   static Pod awaitPreflightPod(KubernetesClient client, TestNamespace ns, String deployment, Predicate<Pod> p) {
     return client.pods().inNamespace(ns.name()).withLabels(Map.of(PreflightJobs.COMPONENT_LABEL,
-            PreflightJobs.COMPONENT, PreflightJobs.INSTANCE_LABEL, deployment))
+            PreflightJobs.COMPONENT, Renderer.LABEL_INSTANCE, deployment))
         .informOnCondition(l -> l.size() == 1 && l.get(0).getStatus() != null && p.test(l.get(0)))
         .orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
   }

@@ -9,7 +9,9 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.contract.TerminationMessage;
+import io.tensorlane.operator.engine.EngineProfiles;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -53,7 +55,8 @@ class FailureDetectorTest {
         .withLastUpdateTime("2026-11-29T11:58:00Z").endCondition().endStatus().build();
   }
 
-  record Case(String name, List<Pod> pods, Deployment deployment, FailureSignal.Kind kind, String pod, String message) {
+  record Case(String name, EngineType engine, List<Pod> pods, Deployment deployment, FailureSignal.Kind kind, String pod,
+      String message) {
     @Override
     public String toString() {
       return name;
@@ -61,28 +64,35 @@ class FailureDetectorTest {
   }
 
   static Stream<Case> cases() {
+    EngineType tl = EngineType.Tensorlane;
+    EngineType sg = EngineType.SGLang;
     return Stream.of(
-        new Case("healthy", List.of(pod("p0", REV)), deployment(REV, null), null, null, null),
-        new Case("our runtime's JSON CUDA-OOM message", List.of(pod("p0", REV, terminated("Error", OUR_OOM, true, true))),
+        new Case("healthy", tl, List.of(pod("p0", REV)), deployment(REV, null), null, null, null),
+        new Case("our runtime's JSON CUDA-OOM message", tl, List.of(pod("p0", REV, terminated("Error", OUR_OOM, true, true))),
             null, FailureSignal.Kind.CudaOutOfMemory, "p0", "CUDA out of memory in phase ipc-buffers allocating staging"),
-        new Case("SGLang log line via FallbackToLogsOnError", List.of(pod("p0", REV, terminated("Error", SGLANG_LOG, false, false))),
-            null, FailureSignal.Kind.CudaOutOfMemory, "p0", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 24.00 MiB"),
-        new Case("host OOMKilled in lastState", List.of(pod("p0", REV, terminated("OOMKilled", null, true, false))), null,
+        new Case("the runtime's JSON in an SGLang pod (its download step)", sg,
+            List.of(pod("p0", REV, terminated("Error", OUR_OOM, true, true))),
+            null, FailureSignal.Kind.CudaOutOfMemory, "p0", "CUDA out of memory in phase ipc-buffers"),
+        new Case("SGLang log line via FallbackToLogsOnError", sg,
+            List.of(pod("p0", REV, terminated("Error", SGLANG_LOG, false, false))), null,
+            FailureSignal.Kind.CudaOutOfMemory, "p0", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 24.00 MiB"),
+        new Case("host OOMKilled in lastState", tl, List.of(pod("p0", REV, terminated("OOMKilled", null, true, false))), null,
             FailureSignal.Kind.OOMKilled, "p0", "OOMKilled (host memory)"),
-        new Case("CUDA OOM wins over CrashLoopBackOff on another pod",
+        new Case("CUDA OOM wins over CrashLoopBackOff on another pod", tl,
             List.of(pod("p0", REV, terminated("Error", "boom", true, true)), pod("p1", REV, terminated("Error", OUR_OOM, true, true))),
             null, FailureSignal.Kind.CudaOutOfMemory, "p1", "ipc-buffers"),
-        new Case("CrashLoopBackOff without OOM", List.of(pod("p0", REV, terminated("Error", "segfault", true, true))), null,
+        new Case("CrashLoopBackOff without OOM", tl, List.of(pod("p0", REV, terminated("Error", "segfault", true, true))), null,
             FailureSignal.Kind.CrashLoopBackOff, "p0", "restarted 3 times: last exit code 1 (Error)"),
-        new Case("a Java heap OOM is not a CUDA OOM", List.of(pod("p0", REV, terminated("Error", JAVA_HEAP, true, true))), null,
+        new Case("a Java heap OOM is not a CUDA OOM, even among PyTorch's markers", sg,
+            List.of(pod("p0", REV, terminated("Error", JAVA_HEAP, true, true))), null,
             FailureSignal.Kind.CrashLoopBackOff, "p0", "restarted"),
-        new Case("pods of another revision are ignored", List.of(pod("p0", "old", terminated("OOMKilled", OUR_OOM, true, true))),
+        new Case("pods of another revision are ignored", tl, List.of(pod("p0", "old", terminated("OOMKilled", OUR_OOM, true, true))),
             deployment(REV, null), null, null, null),
-        new Case("progress deadline", List.of(pod("p0", REV)), deployment(REV, "ProgressDeadlineExceeded"),
+        new Case("progress deadline", tl, List.of(pod("p0", REV)), deployment(REV, "ProgressDeadlineExceeded"),
             FailureSignal.Kind.ProgressDeadlineExceeded, null, "timed out progressing"),
-        new Case("progress deadline of an older template is ignored", List.of(), deployment("old", "ProgressDeadlineExceeded"),
-            null, null, null),
-        new Case("JSON that is not ours falls back to the line match", List.of(pod("p0", REV,
+        new Case("progress deadline of an older template is ignored", tl, List.of(),
+            deployment("old", "ProgressDeadlineExceeded"), null, null, null),
+        new Case("JSON that is not ours falls back to the line match", sg, List.of(pod("p0", REV,
             terminated("Error", "{\"level\":\"error\",\"msg\":\"CUDA out of memory\"}", false, false))), null,
             FailureSignal.Kind.CudaOutOfMemory, "p0", "CUDA out of memory"));
   }
@@ -90,7 +100,7 @@ class FailureDetectorTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("cases")
   void detects(Case c) {
-    Optional<FailureSignal> f = FailureDetector.detect(c.pods(), REV, c.deployment(), NOW);
+    Optional<FailureSignal> f = FailureDetector.detect(c.pods(), REV, c.deployment(), EngineProfiles.of(c.engine()), NOW);
 
     if (c.kind() == null) {
       assertThat(f).isEmpty();

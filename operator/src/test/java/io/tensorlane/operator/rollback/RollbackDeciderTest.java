@@ -9,7 +9,7 @@ import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
-import io.tensorlane.operator.plan.AllreduceChoice;
+import io.tensorlane.contract.Allreduce;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -68,7 +68,7 @@ class RollbackDeciderTest {
     FailureSignal failure;
     Instant readySince;
     double plannedFraction = 0.95;
-    AllreduceChoice.Mode plannedAllreduce = AllreduceChoice.Mode.Custom;
+    Allreduce plannedAllreduce = Allreduce.Custom;
   }
 
   record Case(String name, RollbackInput input, Class<? extends RollbackDecision> expected, String detail) {
@@ -127,7 +127,7 @@ class RollbackDeciderTest {
           b.failure = failure(CUDA, "r3");
         }), RollbackDecision.Remediate.class, "allreduce.mode Auto -> NCCL"),
         new Case("OOM with NCCL planned → buffer steps skipped, fraction again", in(b -> {
-          b.plannedAllreduce = AllreduceChoice.Mode.NCCL;
+          b.plannedAllreduce = Allreduce.NCCL;
           b.applied = applied(with(llama70b(8), s -> s.memory.fraction = "0.90"), GEN, "r2");
           b.rollback = status(GEN, 1, "bad", null, Remediation.LOWER_MEMORY_FRACTION);
           b.failure = failure(CUDA, "r2");
@@ -180,7 +180,7 @@ class RollbackDeciderTest {
             s.memory.fraction = "0.12";
             s.allreduce.mode = AllreduceMode.NCCL;
           }), GEN, "r9");
-          b.plannedAllreduce = AllreduceChoice.Mode.NCCL;
+          b.plannedAllreduce = Allreduce.NCCL;
           b.user = with(llama70b(8), s -> s.rollout.autoRollback.maxAttempts = 20);
           b.rollback = status(GEN, 9, "r8", null, Remediation.LOWER_MEMORY_FRACTION);
           b.failure = failure(CUDA, "r9");

@@ -14,6 +14,7 @@ import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.render.Renderer;
 import java.time.Instant;
 import java.util.List;
 import java.util.stream.Stream;
@@ -27,7 +28,7 @@ class StatusAggregatorTest {
   static final Plan OK = new Plan(Outcome.OK, null, null, null, null, List.of());
 
   static Pod pod(String name, String revision, String state) {
-    var b = new PodBuilder().withNewMetadata().withName(name).addToLabels(StatusAggregator.REVISION_LABEL, revision)
+    var b = new PodBuilder().withNewMetadata().withName(name).addToLabels(Renderer.LABEL_REVISION, revision)
         .endMetadata().withNewStatus();
     switch (state) {
       case "ready" -> b.addNewCondition().withType("Ready").withStatus("True").endCondition()

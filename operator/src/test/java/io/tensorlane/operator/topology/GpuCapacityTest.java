@@ -3,6 +3,7 @@ package io.tensorlane.operator.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.tensorlane.operator.render.Renderer;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -21,7 +22,7 @@ class GpuCapacityTest {
       "-1|-1",
   })
   void readsTheCount(String quantity, int expected) {
-    assertThat(NodeLabelDecision.gpuCapacity(Map.of(NodeLabelDecision.GPU_RESOURCE, new Quantity(quantity))))
+    assertThat(NodeLabelDecision.gpuCapacity(Map.of(Renderer.GPU_RESOURCE, new Quantity(quantity))))
         .isEqualTo(expected);
   }
 
@@ -29,7 +30,7 @@ class GpuCapacityTest {
   @CsvSource(delimiter = '|', value = {"8|", "4|''", "2|k"})
   void amountAndFormatApart(String amount, String format) {
     int expected = new Quantity(amount, format).getNumericalAmount().intValue();
-    assertThat(NodeLabelDecision.gpuCapacity(Map.of(NodeLabelDecision.GPU_RESOURCE, new Quantity(amount, format))))
+    assertThat(NodeLabelDecision.gpuCapacity(Map.of(Renderer.GPU_RESOURCE, new Quantity(amount, format))))
         .isEqualTo(expected);
   }
 

@@ -12,6 +12,7 @@ import static jcuda.driver.JCudaDriver.cuMemsetD16;
 
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DType;
 import io.tensorlane.contract.DeviceBuffer;
@@ -72,7 +73,7 @@ final class GpuSteps implements StepSource {
     this.ncclLib = ncclLib;
     this.gemm = gemm;
     this.out = out;
-    if (config.allreduce() == ServeConfig.Allreduce.Custom) {
+    if (config.allreduce() == Allreduce.Custom) {
       long largest = shape.largestMessageBytes();
       if (largest > config.maxMessageBytes() && devices.stream().distinct().count() < devices.size()) {
         throw new IllegalArgumentException("the largest step message (" + largest + " bytes) exceeds "
@@ -91,17 +92,17 @@ final class GpuSteps implements StepSource {
   public void start() {
     pool = StaticPool.take(devices, config.memoryFraction(), poolLeaveFreeBytes);
     out.printf("serve: static pool %d bytes (fraction %.4f of each GPU's memory)%n", pool.bytes(), config.memoryFraction());
-    boolean custom = config.allreduce() == ServeConfig.Allreduce.Custom;
+    boolean custom = config.allreduce() == Allreduce.Custom;
     BufferLayout layout = custom ? config.layout() : BufferLayout.of(devices.size(), BufferLayout.VECTOR_BYTES);
     AlgorithmTable table = custom ? config.table() : AlgorithmTable.single(devices.size(), Algorithm.OneStage, 2);
     comm = Communicator.create(new CommunicatorConfig(devices, layout, table, CommunicatorConfig.DEFAULT_TIMEOUT_MILLIS));
     boolean virtual = devices.stream().distinct().count() < devices.size();
-    if (config.allreduce() == ServeConfig.Allreduce.NCCL || (custom && !virtual)) {
+    if (config.allreduce() == Allreduce.NCCL || (custom && !virtual)) {
       try {
         nccl = new NcclComm(Nccl.load(ncclLib), devices);
         comm.setFallback(nccl);
       } catch (RuntimeException e) {
-        if (config.allreduce() == ServeConfig.Allreduce.NCCL) {
+        if (config.allreduce() == Allreduce.NCCL) {
           throw e;
         }
         out.println("serve: no NCCL fallback (" + e.getMessage() + "); messages above " + config.maxMessageBytes()
@@ -239,7 +240,7 @@ final class GpuSteps implements StepSource {
   }
 
   private Algorithm algorithmFor(long bytes) {
-    if (config.allreduce() != ServeConfig.Allreduce.Custom) {
+    if (config.allreduce() != Allreduce.Custom) {
       return Algorithm.NCCL;
     }
     AlgorithmTable t = config.table();

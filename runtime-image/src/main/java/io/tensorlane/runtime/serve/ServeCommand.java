@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.serve;
 
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.cli.EngineArgs;
 import io.tensorlane.runtime.cli.ExitCodes;
@@ -148,8 +149,8 @@ public final class ServeCommand implements Callable<Integer> {
         : env.getOrDefault(EngineEnv.MODEL, dir.toAbsolutePath().normalize().getFileName().toString());
     io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(dir, config.worldSize(), virtualRanks != null,
         Math.min(maxSeqs, batchTokens), batchTokens, maxLen, kv, config.memoryFraction(), maxSeqs, true,
-        config.allreduce() == ServeConfig.Allreduce.NCCL, ncclLib, EngineArgs.BLOCK_SIZE)
-        .withAllreducePlan(config.allreduce() == ServeConfig.Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
+        config.allreduce() == Allreduce.NCCL, ncclLib, EngineArgs.BLOCK_SIZE)
+        .withAllreducePlan(config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
     out.printf("serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n", name, dir, config.worldSize(),
         virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port());
     out.flush();

@@ -1,11 +1,11 @@
 package io.tensorlane.runtime.serve;
 
 import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.EngineEnv;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -21,11 +21,6 @@ import java.util.Map;
  */
 public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable table, long maxMessageBytes,
     double memoryFraction, int port) {
-
-  /** Allreduce implementations (the operator's AllreduceChoice.Mode names). */
-  public enum Allreduce {
-    Custom, NCCL, None
-  }
 
   public static final int DEFAULT_PORT = 8080;
 
@@ -89,11 +84,7 @@ public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable tab
     if (modeText == null || modeText.isBlank()) {
       mode = world > 1 ? Allreduce.Custom : Allreduce.None;
     } else {
-      for (Allreduce a : Allreduce.values()) {
-        if (a.name().toLowerCase(Locale.ROOT).equals(modeText.trim().toLowerCase(Locale.ROOT))) {
-          mode = a;
-        }
-      }
+      mode = Allreduce.find(modeText).orElse(null);
       if (mode == null) {
         problems.add(EngineEnv.ALLREDUCE + " must be Custom, NCCL or None, got '" + modeText + "'");
       }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
 import java.util.HashMap;
 import java.util.Map;
@@ -36,7 +37,7 @@ class ServeConfigTest {
   void readsTheRenderedPlan() {
     ServeConfig c = ServeConfig.from(planned(), ServeConfig.Overrides.NONE);
     assertThat(c.worldSize()).isEqualTo(8);
-    assertThat(c.allreduce()).isEqualTo(ServeConfig.Allreduce.Custom);
+    assertThat(c.allreduce()).isEqualTo(Allreduce.Custom);
     assertThat(c.table().select(43008)).isEqualTo(Algorithm.OneStage);
     assertThat(c.maxMessageBytes()).isEqualTo(8L << 20);
     assertThat(c.memoryFraction()).isEqualTo(0.83);
@@ -60,7 +61,7 @@ class ServeConfigTest {
     assertThat(nccl.layout()).isNull();
     ServeConfig one = ServeConfig.from(planned(EngineEnv.WORLD_SIZE, "1", EngineEnv.ALLREDUCE, "None"),
         ServeConfig.Overrides.NONE);
-    assertThat(one.allreduce()).isEqualTo(ServeConfig.Allreduce.None);
+    assertThat(one.allreduce()).isEqualTo(Allreduce.None);
   }
 
   static Stream<Arguments> bad() {

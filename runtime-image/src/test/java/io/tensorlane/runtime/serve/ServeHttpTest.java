@@ -2,6 +2,7 @@ package io.tensorlane.runtime.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import java.io.PrintWriter;
@@ -96,7 +97,7 @@ class ServeHttpTest {
   }
 
   ServeConfig config(int port) {
-    return new ServeConfig(8, ServeConfig.Allreduce.Custom, null, 8L << 20, 0.8, port);
+    return new ServeConfig(8, Allreduce.Custom, null, 8L << 20, 0.8, port);
   }
 
   @Test

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MemoryBudget;
 import java.util.List;
@@ -52,7 +53,7 @@ public final class SimMemory {
     }
     int tp = (int) first(pod, EngineEnv.WORLD_SIZE, List.of("--tp", "--tensor-parallel-size"), gpus(pod));
     boolean tensorlane = env(pod, EngineEnv.ALLREDUCE) != null;
-    boolean custom = tensorlane ? "Custom".equals(env(pod, EngineEnv.ALLREDUCE))
+    boolean custom = tensorlane ? Allreduce.Custom.name().equals(env(pod, EngineEnv.ALLREDUCE))
         : tp > 1 && !hasArg(pod, "--disable-custom-all-reduce");
     long maxMessage = (long) first(pod, EngineEnv.MAX_MESSAGE_BYTES, List.of(), DEFAULT_MAX_MESSAGE_BYTES);
     long tokens = (long) first(pod, EngineEnv.MAX_BATCH_TOKENS,

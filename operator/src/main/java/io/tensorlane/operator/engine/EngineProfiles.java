@@ -1,0 +1,41 @@
+package io.tensorlane.operator.engine;
+
+import io.tensorlane.api.v1alpha1.EngineSpec;
+import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The registry: one {@link EngineProfile} per value of the CRD's {@code spec.engine.type}. The switch has no default,
+ * so a new CRD value does not compile until it has a profile here.
+ */
+public final class EngineProfiles {
+  private static final EngineProfile TENSORLANE = new TensorlaneProfile();
+  private static final EngineProfile SGLANG = new SglangProfile();
+  private static final EngineProfile VLLM = new VllmProfile();
+
+  private EngineProfiles() {
+  }
+
+  /** The profile of {@code type}. */
+  public static EngineProfile of(EngineType type) {
+    return switch (type) {
+      case Tensorlane -> TENSORLANE;
+      case SGLang -> SGLANG;
+      case VLLM -> VLLM;
+    };
+  }
+
+  /** The profile of a spec's engine; the schema default ({@link EngineSpec#type}) when the spec does not say. */
+  public static EngineProfile of(InferenceDeploymentSpec spec) {
+    EngineType type = spec == null || spec.engine == null || spec.engine.type == null ? new EngineSpec().type
+        : spec.engine.type;
+    return of(type);
+  }
+
+  /** Every profile, in the CRD enum's order. */
+  public static List<EngineProfile> all() {
+    return Arrays.stream(EngineType.values()).map(EngineProfiles::of).toList();
+  }
+}

@@ -1,0 +1,79 @@
+package io.tensorlane.operator.engine;
+
+import static io.tensorlane.operator.engine.EngineProfile.env;
+
+import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.operator.plan.MemoryPlan;
+import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.Units;
+import io.tensorlane.operator.rollback.Remediation;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * SGLang ({@code python3 -m sglang.launch_server}): the static fraction as {@code --mem-fraction-static}, its own
+ * custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels),
+ * an image is required.
+ */
+public final class SglangProfile implements EngineProfile {
+  @Override
+  public EngineType type() {
+    return EngineType.SGLang;
+  }
+
+  @Override
+  public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
+    int tp = spec.parallelism.tensor;
+    List<String> args = new ArrayList<>(List.of("--model-path", model.dir(), "--served-model-name", spec.model.name,
+        "--host", "0.0.0.0", "--port", Integer.toString(spec.serving.port), "--tp", Integer.toString(tp),
+        "--mem-fraction-static", Units.fraction(memoryFraction(plan.memory())),
+        "--context-length", Integer.toString(spec.serving.maxModelLength),
+        "--chunked-prefill-size", Integer.toString(spec.serving.maxBatchTokens)));
+    if (tp > 1 && !plan.allreduce().custom()) {
+      args.add("--disable-custom-all-reduce");
+    }
+    return new Launch(List.of("python3", "-m", "sglang.launch_server"), args, List.of(env("HOME", "/tmp")));
+  }
+
+  /** {@code mem_fraction_static}: weights + KV cache over total memory. */
+  @Override
+  public double memoryFraction(MemoryPlan plan) {
+    return plan.staticFraction();
+  }
+
+  @Override
+  public String readyPath() {
+    return "/health";
+  }
+
+  @Override
+  public String livePath() {
+    return "/health";
+  }
+
+  /** PyTorch's CUDA OOM, as SGLang's scheduler processes log it. */
+  @Override
+  public List<String> oomLogMarkers() {
+    return PYTORCH_OOM_MARKERS;
+  }
+
+  @Override
+  public boolean preflight() {
+    return false;
+  }
+
+  @Override
+  public String validate(InferenceDeploymentSpec spec) {
+    return EngineProfile.requireImage(spec);
+  }
+
+  /**
+   * Not {@link Remediation#SHRINK_ALLREDUCE_BUFFER}: SGLang sizes its own allreduce buffers and is not given
+   * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod.
+   */
+  @Override
+  public List<String> remediations() {
+    return List.of(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
+  }
+}

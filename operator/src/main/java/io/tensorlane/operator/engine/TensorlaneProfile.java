@@ -1,0 +1,93 @@
+package io.tensorlane.operator.engine;
+
+import static io.tensorlane.operator.engine.EngineProfile.env;
+
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.operator.plan.AllreduceChoice;
+import io.tensorlane.operator.plan.AllreduceTables;
+import io.tensorlane.operator.plan.MemoryPlan;
+import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.Units;
+import io.tensorlane.operator.rollback.Remediation;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
+ * custom allreduce's algorithm table and buffer size; reports CUDA OOM as the contract's JSON termination message;
+ * measured by the preflight; image defaults to the operator's runtime image.
+ */
+public final class TensorlaneProfile implements EngineProfile {
+  @Override
+  public EngineType type() {
+    return EngineType.Tensorlane;
+  }
+
+  @Override
+  public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
+    int tp = spec.parallelism.tensor;
+    MemoryPlan mem = plan.memory();
+    AllreduceChoice ar = plan.allreduce();
+    List<EnvVar> env = new ArrayList<>();
+    env.add(env(EngineEnv.MODEL, spec.model.name));
+    env.add(env(EngineEnv.MODEL_SOURCE, model.source()));
+    env.add(env(EngineEnv.MODEL_DIR, model.dir()));
+    env.add(env(EngineEnv.DTYPE, spec.model.dtype.name()));
+    env.add(env(EngineEnv.PORT, Integer.toString(spec.serving.port)));
+    env.add(env(EngineEnv.WORLD_SIZE, Integer.toString(tp)));
+    env.add(env(EngineEnv.ALLREDUCE, ar.mode().name()));
+    if (ar.custom()) {
+      env.add(env(EngineEnv.ALGORITHM_TABLE, Serialization.asJson(
+          AllreduceTables.toKernelTable(tp, ar.measured() ? "preflight" : "planner", ar.table()))));
+      env.add(env(EngineEnv.MAX_MESSAGE_BYTES, Long.toString(ar.maxMessageBytes())));
+    }
+    env.add(env(EngineEnv.MEMORY_FRACTION, Units.fraction(memoryFraction(mem))));
+    env.add(env(EngineEnv.KV_CACHE_TOKENS, Long.toString(mem.kvCacheTokens())));
+    env.add(env(EngineEnv.MAX_MODEL_LENGTH, Integer.toString(spec.serving.maxModelLength)));
+    env.add(env(EngineEnv.MAX_BATCH_TOKENS, Integer.toString(spec.serving.maxBatchTokens)));
+    return new Launch(null, List.of("serve"), env);
+  }
+
+  /** {@link EngineEnv#MEMORY_FRACTION} is the static pool: weights + KV cache over total memory. */
+  @Override
+  public double memoryFraction(MemoryPlan plan) {
+    return plan.staticFraction();
+  }
+
+  @Override
+  public String readyPath() {
+    return "/health/ready";
+  }
+
+  @Override
+  public String livePath() {
+    return "/health/live";
+  }
+
+  /** None: every CUDA OOM the runtime meets ends in its JSON termination message. */
+  @Override
+  public List<String> oomLogMarkers() {
+    return List.of();
+  }
+
+  @Override
+  public boolean preflight() {
+    return true;
+  }
+
+  /** Nothing beyond the general checks: the image defaults to the runtime's. */
+  @Override
+  public String validate(InferenceDeploymentSpec spec) {
+    return null;
+  }
+
+  /** All of them: the fraction, the buffer size and the allreduce mode are each in the rendered environment. */
+  @Override
+  public List<String> remediations() {
+    return Remediation.ORDER;
+  }
+}
