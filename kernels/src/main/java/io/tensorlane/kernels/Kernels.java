@@ -18,8 +18,8 @@ public final class Kernels {
           "tl_attn_split_g1_v4", "tl_attn_split_g2_v1", "tl_attn_split_g2_v2", "tl_attn_split_g2_v4", "tl_attn_split_g4_v1",
           "tl_attn_split_g4_v2", "tl_attn_combine", "tl_attn_prefill_v1", "tl_attn_prefill_v2", "tl_silu_mul",
           "tl_gather_rows");
-  /** The greedy-sampling kernel (fp32 logits, one instantiation). */
-  public static final String ARGMAX_KERNEL = "tl_argmax_f32";
+  /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
+  public static final String SAMPLE_KERNEL = "tl_sample_f32";
   /** Real architectures (SASS) the fatbins carry. */
   public static final int[] SASS_ARCHES = {80, 86, 89, 90, 100, 120};
   /** Virtual architecture whose PTX the fatbin carries for newer GPUs. */

@@ -34,7 +34,7 @@ class FatbinTest {
     for (String base : Kernels.MODEL_TYPED_KERNELS) {
       assertThat(text).contains(Kernels.modelKernel(base, DType.bf16)).contains(Kernels.modelKernel(base, DType.fp16));
     }
-    assertThat(text).contains(Kernels.ARGMAX_KERNEL);
+    assertThat(text).contains(Kernels.SAMPLE_KERNEL);
   }
 
   @Test

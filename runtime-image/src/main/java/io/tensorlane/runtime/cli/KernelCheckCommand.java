@@ -27,6 +27,7 @@ import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.ModelKernels;
+import io.tensorlane.runtime.text.SamplingParams;
 import io.tensorlane.runtime.llm.ModelReference;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -54,7 +55,7 @@ import picocli.CommandLine.Spec;
  * arithmetic inside the kernel. Copies (embed, gather) and argmax must match exactly.
  */
 @Command(name = "kernelcheck", mixinStandardHelpOptions = true,
-    description = "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, argmax) on one GPU "
+    description = "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, sample) on one GPU "
         + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
         + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
 public final class KernelCheckCommand implements Callable<Integer> {
@@ -122,7 +123,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
       Cuda.check(cuStreamCreate(stream, 0), "cuStreamCreate");
       rnd = new SplittableRandom(seed);
       out.printf("seed %d; pass: every element finite and |out-ref| <= u*|ref| + kappa*M (u: unit roundoff of the output type, "
-          + "M: magnitude of the case, kappa %.0e, attention %.0e); copies and argmax exact; outputs poisoned with 0xFF first%n", seed, KAPPA,
+          + "M: magnitude of the case, kappa %.0e, attention %.0e); copies and greedy sampling exact, seeded sampling by a chi-square test at p = 1e-4; outputs poisoned with 0xFF first%n", seed, KAPPA,
           KAPPA_ATTENTION);
       out.println("kernel         dtype case                                     maxAbsErr maxRelErr result");
       try (ModelKernels kernels = new ModelKernels()) {
@@ -130,7 +131,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
         for (DType t : types) {
           runAll(t);
         }
-        argmaxCase();
+        samplingCases();
       } finally {
         cuStreamDestroy(stream);
       }
@@ -361,43 +362,34 @@ public final class KernelCheckCommand implements Callable<Integer> {
     }
   }
 
-  private void argmaxCase() {
-    guard("argmax", DType.fp32, "m=4,vocab=50000,stride=50048", () -> {
-      int m = 4;
-      int vocab = 50000;
-      int stride = 50048;
-      float[] x = new float[m * stride];
-      for (int i = 0; i < x.length; i++) {
-        x[i] = (float) (rnd.nextDouble() * 20 - 10);
+  private void samplingCases() {
+    KernelCheckSampling sc = new KernelCheckSampling(k, stream, rnd, this::sync);
+    guard("sample", DType.fp32, "greedy,m=4,vocab=50000,stride=50048", () -> {
+      String f = sc.greedy();
+      if (!f.isEmpty()) {
+        out.println("  sample greedy: " + f);
       }
-      for (int i = 0; i < m; i++) {
-        Arrays.fill(x, i * stride + vocab, (i + 1) * stride, 1e30f); // padding past vocab must be ignored
-      }
-      x[100] = 50f; // row 0: tie between 100 and 40000 -> 100
-      x[40000] = 50f;
-      x[stride] = Float.NaN; // row 1: NaN never wins
-      x[stride + 7] = Float.NaN;
-      x[stride + 3000] = 40f;
-      x[2 * stride + vocab - 1] = 60f; // row 2: the last index
-      Arrays.fill(x, 3 * stride, 3 * stride + vocab, 1f); // row 3: all equal, NaN first -> 1
-      x[3 * stride] = Float.NaN;
-      try (KernelCheckArena a = new KernelCheckArena()) {
-        long dX = a.upload(floats(x));
-        long dOut = a.poisoned(m * 4L);
-        k.argmax(dX, m, vocab, stride, dOut, stream);
-        sync();
-        int[] ref = ModelReference.argmax(x, m, vocab, stride);
-        int[] got = toInts(a.download(dOut, m * 4));
-        double maxAbs = 0;
-        for (int i = 0; i < m; i++) {
-          maxAbs = Math.max(maxAbs, Math.abs(got[i] - ref[i]));
-        }
-        if (maxAbs != 0) {
-          out.println("  argmax: got " + Arrays.toString(got) + ", expected " + Arrays.toString(ref));
-        }
-        add(new Result("argmax", "fp32", "m=4,vocab=50000,stride=50048", maxAbs, maxAbs == 0 ? 0 : Double.POSITIVE_INFINITY, maxAbs == 0));
-      }
+      add(new Result("sample", "fp32", "greedy,m=4,vocab=50000,stride=50048", f.isEmpty() ? 0 : 1, f.isEmpty() ? 0 : 1, f.isEmpty()));
     });
+    // 8000 seeded draws of one 64-id row per filter combination; chi-square against the kept distribution
+    SamplingParams[] ps = {new SamplingParams(1f, 1f, 0, 0f, 11), new SamplingParams(0.7f, 1f, 10, 0f, 12),
+        new SamplingParams(1.3f, 0.8f, 0, 0f, 13), new SamplingParams(1f, 1f, 0, 0.1f, 14), new SamplingParams(0.9f, 0.9f, 20, 0.05f, 15)};
+    for (SamplingParams p : ps) {
+      String nm = "T=" + p.temperature() + ",k=" + p.topK() + ",p=" + p.topP() + ",minp=" + p.minP();
+      guard("sample", DType.fp32, nm, () -> report(nm, sc.distribution(64, p, 8000)));
+    }
+    SamplingParams big = new SamplingParams(0.8f, 0.95f, 50, 0.02f, 16);
+    guard("sample", DType.fp32, "vocab=128256,k=50,p=0.95", () -> report("vocab=128256,k=50,p=0.95", sc.largeVocabulary(128256, big, 16)));
+    SamplingParams nucleus = new SamplingParams(1f, 0.9f, 0, 0f, 17);
+    guard("sample", DType.fp32, "vocab=152064,p=0.9", () -> report("vocab=152064,p=0.9", sc.largeVocabulary(152064, nucleus, 16)));
+  }
+
+  private void report(String name, KernelCheckSampling.Outcome o) {
+    if (!o.pass()) {
+      out.println("  sample " + name + ": " + o.failure());
+    }
+    add(new Result("sample", "fp32", name + (Double.isNaN(o.chi2()) ? "" : String.format(java.util.Locale.ROOT, ",chi2=%.1f/%.1f", o.chi2(),
+        o.critical())), o.pass() ? 0 : 1, o.pass() ? 0 : 1, o.pass()));
   }
 
   private Result result(String kernel, DType t, String name, KernelCheckMath.Stat s) {

@@ -7,12 +7,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
-import java.util.random.RandomGenerator;
 
 /**
  * Offline generation over an {@link LlmEngine}: every prompt prefilled (packed into steps of at most maxBatchTokens
- * tokens, long prompts chunked), then all sequences decoded together, one token per sequence per step. Greedy requests
- * without logprobs use the GPU's argmax; others copy the rows' logits and sample on the host.
+ * tokens, long prompts chunked), then all sequences decoded together, one token per sequence per step. The GPU draws
+ * every token (greedy or seeded sampling, {@link SamplingRows}); logits come to the host only for logprobs and prompt
+ * logits.
  */
 public final class Generator {
   /** One prompt to continue. */
@@ -41,7 +41,6 @@ public final class Generator {
     final Request req;
     final int index;
     final List<Integer> table = new ArrayList<>();
-    final RandomGenerator rng;
     int prefilled;
     int[] tokens;
     int length;
@@ -55,14 +54,13 @@ public final class Generator {
       this.index = index;
       this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());
       this.length = req.promptIds().length;
-      this.rng = Sampler.rngFor(req.sampling().seed());
       if (req.promptLogits()) {
         promptLogits = new float[0];
       }
     }
 
     boolean needsLogits() {
-      return req.logprobs() > 0 || req.sampling().temperature() > 0;
+      return req.logprobs() > 0;
     }
   }
 
@@ -119,6 +117,9 @@ public final class Generator {
         StepBatch.Logits want = all ? StepBatch.Logits.ALL : last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE;
         int rows = want == StepBatch.Logits.ALL ? chunk : want == StepBatch.Logits.LAST ? 1 : 0;
         b.add(s.table, Arrays.copyOfRange(s.req.promptIds(), s.prefilled, s.prefilled + chunk), s.prefilled, want);
+        if (last) {
+          b.sample(s.req.sampling(), 0);
+        }
         inStep.add(s);
         ranges.add(new int[] {logitRows, rows, last ? 1 : 0});
         logitRows += rows;
@@ -160,6 +161,7 @@ public final class Generator {
             throw new IllegalStateException("the KV cache (" + alloc.blocks() + " blocks) ran out while decoding " + active.size() + " sequences");
           }
           b.add(s.table, new int[] {s.tokens[s.length - 1]}, s.length - 1, StepBatch.Logits.LAST);
+          b.sample(s.req.sampling(), s.out.size());
         }
         boolean wantLogits = group.stream().anyMatch(Seq::needsLogits);
         LlmEngine.StepResult res = engine.step(b.build(), wantLogits);
@@ -181,12 +183,7 @@ public final class Generator {
 
   /** Takes the token for logits row {@code row} of {@code res} as {@code s}'s next token. */
   private void accept(Seq s, LlmEngine.StepResult res, int row, int vocab) {
-    int token;
-    if (s.req.sampling().temperature() == 0 || res.logits() == null) {
-      token = res.argmax()[row];
-    } else {
-      token = Sampler.sample(res.logits(), row * vocab, vocab, s.req.sampling(), s.rng);
-    }
+    int token = res.ids()[row];
     if (s.req.logprobs() > 0) {
       s.logprobs.add(Sampler.logprobs(res.logits(), row * vocab, vocab, token, s.req.logprobs()));
     }

@@ -279,7 +279,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   }
 
   /** The result of one step: the greedy token per logits row, and the rows' logits ({@code rows × vocab}) when asked. */
-  public record StepResult(int[] argmax, float[] logits) {}
+  public record StepResult(int[] ids, float[] logits) {}
 
   /** Runs one forward pass of {@code batch} on every rank. */
   @Override

@@ -36,12 +36,12 @@ public final class ModelKernels implements AutoCloseable {
   static final int SPLIT_TARGET_BLOCKS = 264;
   static final int MAX_SPLITS = 32;
   static final int ELEMENTWISE_THREADS = 256;
-  static final int ARGMAX_THREADS = 512;
+  static final int SAMPLE_THREADS = 1024;
   static final int MAX_ELEMENTWISE_BLOCKS = 65535;
 
   private final CUmodule module = new CUmodule();
   private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
-  private final CUfunction argmax = new CUfunction();
+  private final CUfunction sample = new CUfunction();
   private boolean closed;
 
   /** Loads the model fatbin in the current context and resolves every entry point. */
@@ -58,7 +58,7 @@ public final class ModelKernels implements AutoCloseable {
         }
         typed.put(d, m);
       }
-      Cuda.check(cuModuleGetFunction(argmax, module, Kernels.ARGMAX_KERNEL), "cuModuleGetFunction(" + Kernels.ARGMAX_KERNEL + ")");
+      Cuda.check(cuModuleGetFunction(sample, module, Kernels.SAMPLE_KERNEL), "cuModuleGetFunction(" + Kernels.SAMPLE_KERNEL + ")");
     } catch (RuntimeException e) {
       cuModuleUnload(module);
       throw e;
@@ -232,16 +232,23 @@ public final class ModelKernels implements AutoCloseable {
     launch(fn(t, "tl_gather_rows"), m, 1, ELEMENTWISE_THREADS, s, "tl_gather_rows", p(in), p(rows), p(out), i(m), i(cols));
   }
 
-  /** outIds[i] = argmax over [0, vocab) of fp32 row i (row i at logits + i*stride elements); ties: lowest index; NaN never wins. */
-  public void argmax(long logits, int m, int vocab, long stride, long outIds, CUstream s) {
+  /**
+   * outIds[i] = the token drawn from fp32 logits row i (row i at logits + i*stride elements) by row i of {@code params}
+   * (a {@link SamplingRows} layout for {@code capacity} rows, 8-byte aligned): greedy rows take the argmax (ties: lowest
+   * index; NaN never wins), others temperature / top-k / top-p / min-p with the seeded Gumbel-max draw (tl_sample.cuh).
+   */
+  public void sample(long logits, int m, int vocab, long stride, long params, int capacity, long outIds, CUstream s) {
     positive("vocab", vocab);
     if (stride < vocab) {
-      throw new IllegalArgumentException("argmax: stride " + stride + " < vocab " + vocab);
+      throw new IllegalArgumentException("sample: stride " + stride + " < vocab " + vocab);
+    }
+    if (m > capacity || capacity % 2 != 0 || (params & 7) != 0) {
+      throw new IllegalArgumentException("sample: " + m + " rows need an even capacity >= m (got " + capacity + ") and 8-byte aligned params");
     }
     if (m <= 0) {
       return;
     }
-    launch(argmax, m, 1, ARGMAX_THREADS, s, Kernels.ARGMAX_KERNEL, p(logits), i(m), i(vocab), l(stride), p(outIds));
+    launch(sample, m, 1, SAMPLE_THREADS, s, Kernels.SAMPLE_KERNEL, p(logits), i(m), i(vocab), l(stride), p(params), i(capacity), p(outIds));
   }
 
   @Override

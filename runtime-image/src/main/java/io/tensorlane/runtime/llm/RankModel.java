@@ -73,6 +73,10 @@ final class RankModel implements AutoCloseable {
   private final long logitTokens;
   private final long attnTiles;
   private final long attnRest;
+  private final long sampling;
+  private final int samplingCapacity;
+  /** Whether the device's sampling parameters may hold a non-greedy row (else they are all greedy: no upload needed). */
+  private boolean samplingDirty;
   final long outIds;
   /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
   private final boolean tiledPrefill;
@@ -127,6 +131,8 @@ final class RankModel implements AutoCloseable {
       logitTokens = addr(mem.alloc(ACTIVATIONS, "logit tokens", 4L * m, true));
       attnTiles = addr(mem.alloc(ACTIVATIONS, "attention tiles", 8L * Math.max(1, AttentionPlan.maxTiles(t)), true));
       attnRest = addr(mem.alloc(ACTIVATIONS, "attention rest tokens", 4L * t, true));
+      samplingCapacity = SamplingRows.capacity(m);
+      sampling = addr(mem.alloc(ACTIVATIONS, "sampling parameters", 28L * samplingCapacity, true)); // zeros: greedy rows
       outIds = addr(mem.alloc(ACTIVATIONS, "sampled ids", 4L * m, true));
       part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
       red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
@@ -243,6 +249,11 @@ final class RankModel implements AutoCloseable {
     put(attnRest, plan.rest(), plan.rest().length);
     numTiles = plan.numTiles();
     numRest = plan.rest().length;
+    if (rank.index() == 0 && (samplingDirty || !b.sampling().allGreedy())) {
+      int[] words = b.sampling().pack(samplingCapacity);
+      put(sampling, words, words.length);
+      samplingDirty = !b.sampling().allGreedy();
+    }
   }
 
   /** A Linear of this model's type (cuBLAS). */
@@ -341,8 +352,8 @@ final class RankModel implements AutoCloseable {
       mark("logits gather");
     }
     if (rank.index() == 0) {
-      kernels.argmax(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), outIds, s);
-      mark("argmax");
+      kernels.sample(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), sampling, samplingCapacity, outIds, s);
+      mark("sample");
     }
   }
 

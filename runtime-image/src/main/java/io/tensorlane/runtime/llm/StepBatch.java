@@ -1,5 +1,7 @@
 package io.tensorlane.runtime.llm;
 
+import io.tensorlane.runtime.text.SamplingParams;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -7,10 +9,17 @@ import java.util.List;
  * The host side of one forward step: a mixed batch of prefill chunks and decode tokens, flattened into the arrays the
  * kernels read. Token {@code t} belongs to batch row {@code tokenRow[t]} (a sequence), sits at {@code positions[t]},
  * and its K/V go to cache slot {@code slots[t]} ({@code block * blockSize + position % blockSize}). {@code blockTables}
- * is {@code rows × maxBlocksPerSeq}. Logits are produced for the tokens listed in {@code logitTokens}.
+ * is {@code rows × maxBlocksPerSeq}. Logits are produced for the tokens listed in {@code logitTokens}, and the GPU draws
+ * each logits row's token by {@code sampling} (one entry per logits row).
  */
 public record StepBatch(int[] tokenIds, int[] positions, int[] slots, int[] tokenRow, int rows, int[] blockTables,
-    int maxBlocksPerSeq, int[] logitTokens) {
+    int maxBlocksPerSeq, int[] logitTokens, SamplingRows sampling) {
+
+  public StepBatch {
+    if (sampling.rows() != logitTokens.length) {
+      throw new IllegalArgumentException("sampling rows " + sampling.rows() + " != logits rows " + logitTokens.length);
+    }
+  }
 
   public int tokens() {
     return tokenIds.length;
@@ -29,6 +38,9 @@ public record StepBatch(int[] tokenIds, int[] positions, int[] slots, int[] toke
     private int rows;
     private int[] logits = new int[8];
     private int m;
+    private final List<Draw> draws = new ArrayList<>();
+
+    private record Draw(int row, SamplingParams params, int generated) {}
 
     public Builder(int blockSize, int maxBlocksPerSeq) {
       this.blockSize = blockSize;
@@ -91,9 +103,25 @@ public record StepBatch(int[] tokenIds, int[] positions, int[] slots, int[] toke
       return rows;
     }
 
+    /**
+     * The last logits row added draws by {@code p} as its sequence's {@code generated}-th token (rows without a call are
+     * greedy).
+     */
+    public Builder sample(SamplingParams p, int generated) {
+      if (m == 0) {
+        throw new IllegalStateException("no logits row to sample");
+      }
+      draws.add(new Draw(m - 1, p, generated));
+      return this;
+    }
+
     public StepBatch build() {
+      SamplingRows sr = new SamplingRows(m);
+      for (Draw d : draws) {
+        sr.set(d.row(), d.params(), d.generated());
+      }
       return new StepBatch(Arrays.copyOf(ids, n), Arrays.copyOf(pos, n), Arrays.copyOf(slots, n), Arrays.copyOf(row, n), rows,
-          tables.clone(), maxBlocksPerSeq, Arrays.copyOf(logits, m));
+          tables.clone(), maxBlocksPerSeq, Arrays.copyOf(logits, m), sr);
     }
   }
 
@@ -123,6 +151,6 @@ public record StepBatch(int[] tokenIds, int[] positions, int[] slots, int[] toke
       lt[logitTokens.length + t - n] = t;
     }
     int[] tables = Arrays.copyOf(blockTables, (rows + 1) * maxBlocksPerSeq);
-    return new StepBatch(ids, pos, sl, rw, rows + 1, tables, maxBlocksPerSeq, lt);
+    return new StepBatch(ids, pos, sl, rw, rows + 1, tables, maxBlocksPerSeq, lt, sampling.padTo(lt.length));
   }
 }

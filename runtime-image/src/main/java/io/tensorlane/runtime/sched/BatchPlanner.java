@@ -137,6 +137,9 @@ final class BatchPlanner {
       boolean samples = s.computed + e.n() == s.length;
       int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + e.n());
       b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
+      if (samples) {
+        b.sample(s.req.sampling(), s.generated);
+      }
       entries.add(new Entry(s, e.n(), samples ? row++ : -1));
       wantLogits |= samples && s.req.needsLogits();
     }

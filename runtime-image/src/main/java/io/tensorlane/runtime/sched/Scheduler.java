@@ -19,7 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The serving loop: one thread runs steps of a {@link StepExecutor} back to back while there is work, and sleeps on a
  * condition when there is none. Continuous batching with chunked prefill and preemption by recompute ({@link
- * BatchPlanner}); sampling on the host when a request needs logits, else the executor's argmax.
+ * BatchPlanner}); the executor draws every token (on the GPU); logits reach the host only for logprobs.
  *
  * <p>Threads: {@link #submit}, {@link Handle#cancel}, {@link #drain}, {@link #awaitIdle}, {@link #stats} and {@link
  * #close} may be called from any thread. Listeners run on the scheduler thread (see {@link SequenceListener}). The
@@ -297,12 +297,7 @@ public final class Scheduler implements AutoCloseable {
   /** Takes logits row {@code row} as {@code s}'s next token, tells the listener, and ends the sequence if due. */
   private void accept(Sequence s, LlmEngine.StepResult res, int row, long now) {
     SeqRequest r = s.req;
-    int token;
-    if (r.sampling().temperature() == 0 || res.logits() == null) {
-      token = res.argmax()[row];
-    } else {
-      token = Sampler.sample(res.logits(), row * vocab, vocab, r.sampling(), s.rng);
-    }
+    int token = res.ids()[row];
     TopLogprobs lp = r.logprobs() > 0 && res.logits() != null ? Sampler.logprobs(res.logits(), row * vocab, vocab, token, r.logprobs()) : null;
     s.tokens[s.length++] = token;
     s.generated++;

@@ -40,6 +40,6 @@ public record SeqRequest(String id, int[] promptIds, int maxTokens, SamplingPara
 
   /** Whether the step must copy this sequence's logits row to the host. */
   boolean needsLogits() {
-    return sampling.temperature() > 0 || logprobs > 0;
+    return logprobs > 0;
   }
 }

@@ -1,10 +1,8 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.text.Sampler;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.random.RandomGenerator;
 
 /**
  * One sequence's state. Everything but {@link #cancelled} and {@link #timings} belongs to the scheduler thread.
@@ -16,7 +14,6 @@ final class Sequence implements Scheduler.Handle {
   final SeqRequest req;
   final SequenceListener listener;
   final List<Integer> table = new ArrayList<>();
-  final RandomGenerator rng;
   final int[] tokens;
   int length;
   int computed;
@@ -37,7 +34,6 @@ final class Sequence implements Scheduler.Handle {
     this.owner = owner;
     this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());
     this.length = req.promptIds().length;
-    this.rng = Sampler.rngFor(req.sampling().seed());
     this.arrivalNanos = now;
   }
 

@@ -2,6 +2,8 @@ package io.tensorlane.runtime.sched;
 
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.llm.StepBatch;
+import io.tensorlane.runtime.text.SamplingParams;
+import io.tensorlane.runtime.text.Sampler;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -14,7 +16,8 @@ import java.util.function.IntPredicate;
 /**
  * A CPU stand-in for the engine with a real (fake) paged KV cache: every step writes each token's id to its slot, then
  * each logits row's next token is a hash of the whole context read back through the row's block table, and of the
- * position. Wrong slots, block tables or recompute after preemption therefore change the output. Records every batch;
+ * position (sampled rows: drawn by the host sampler from logits derived from that hash, seeded by the row's seed and
+ * counter, as the GPU draws them). Wrong slots, block tables or recompute after preemption therefore change the output. Records every batch;
  * optionally gated (each step waits for a permit) and failing on chosen steps.
  */
 final class FakeExecutor implements StepExecutor {
@@ -82,6 +85,12 @@ final class FakeExecutor implements StepExecutor {
       argmax[i] = next(h, vocab);
       if (out != null) {
         fillLogits(out, i * vocab, vocab, h);
+      }
+      SamplingParams p = b.sampling().params(i);
+      if (!p.isGreedy()) { // the GPU draws from the row's logits; here the host sampler does, seeded by (seed, counter)
+        float[] row = new float[vocab];
+        fillLogits(row, 0, vocab, h);
+        argmax[i] = Sampler.sample(row, 0, vocab, p, Sampler.rngFor(p.seed() * 1_000_003L + b.sampling().counter(i)));
       }
     }
     return new LlmEngine.StepResult(argmax, out);
