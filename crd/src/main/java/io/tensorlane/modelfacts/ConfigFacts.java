@@ -1,15 +1,15 @@
 package io.tensorlane.modelfacts;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What the planner needs from a Hugging Face {@code config.json}: the architecture, the geometry, the context length
  * and the weight dtype. Reads transformers 4 ({@code torch_dtype}) and 5 ({@code dtype}) spellings and configs that
- * nest the language model under {@code text_config}. Errors name the file and the config.json field.
+ * nest the language model under {@code text_config} (through {@link ConfigJson}, the one parse of config.json; the
+ * runtime's ModelConfig is these facts plus the engine-only fields). Errors name the file and the config.json field.
  *
  * @param architecture the Hugging Face class, e.g. LlamaForCausalLM
  * @param maxPositionEmbeddings max_position_embeddings
@@ -19,7 +19,17 @@ public record ConfigFacts(String architecture, ModelGeometry geometry, int maxPo
   /** The decoder-only architectures Tensorlane's runtime serves. */
   public static final List<String> SUPPORTED = List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
       "Qwen3ForCausalLM");
-  private static final ObjectMapper MAPPER = new ObjectMapper();
+  /** The class of each supported {@code model_type} (read when a config has no {@code architectures}). */
+  public static final Map<String, String> MODEL_TYPES = modelTypes();
+
+  private static Map<String, String> modelTypes() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("llama", "LlamaForCausalLM");
+    m.put("mistral", "MistralForCausalLM");
+    m.put("qwen2", "Qwen2ForCausalLM");
+    m.put("qwen3", "Qwen3ForCausalLM");
+    return java.util.Collections.unmodifiableMap(m);
+  }
 
   /**
    * Parses config.json text.
@@ -29,93 +39,35 @@ public record ConfigFacts(String architecture, ModelGeometry geometry, int maxPo
    *     ({@link UnsupportedArchitectureException})
    */
   public static ConfigFacts parse(String json, String sourceName) {
-    JsonNode root;
-    try {
-      root = MAPPER.readTree(json);
-    } catch (JsonProcessingException e) {
-      throw new ModelFactsException(sourceName + ": not valid JSON: " + e.getOriginalMessage(), e);
+    return of(ConfigJson.parse(json, sourceName));
+  }
+
+  /** The facts of a parsed config.json (the runtime reads its engine-only fields from the same {@code config}). */
+  public static ConfigFacts of(ConfigJson config) {
+    String arch = config.architecture();
+    if (!SUPPORTED.contains(arch)) {
+      throw new UnsupportedArchitectureException(config.source() + ": architecture " + arch
+          + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", SUPPORTED) + ")", arch);
     }
-    if (root == null || !root.isObject()) {
-      throw new ModelFactsException(sourceName + ": expected a JSON object");
-    }
-    String arch = architecture(root, sourceName);
-    JsonNode text = root.get("text_config");
-    Fields f = new Fields(text != null && text.isObject() ? text : root, root, sourceName,
-        text != null && text.isObject() ? "text_config." : "");
-    int hidden = f.requireInt("hidden_size");
-    int heads = f.requireInt("num_attention_heads");
-    Integer kv = f.optInt("num_key_value_heads");
-    Integer headDim = f.optInt("head_dim");
+    int hidden = config.requirePositive("hidden_size");
+    int heads = config.requirePositive("num_attention_heads");
+    Integer kv = config.optPositive("num_key_value_heads");
+    Integer headDim = config.optPositive("head_dim");
     if (headDim == null && hidden % heads != 0) {
-      throw new ModelFactsException(sourceName + ": hidden_size " + hidden + " is not a multiple of num_attention_heads "
-          + heads + " and there is no head_dim");
+      throw config.error("hidden_size " + hidden + " is not a multiple of num_attention_heads " + heads
+          + " and there is no head_dim");
     }
     ModelGeometry g = new ModelGeometry();
-    g.layers = f.requireInt("num_hidden_layers");
+    g.layers = config.requirePositive("num_hidden_layers");
     g.hiddenSize = hidden;
     g.attentionHeads = heads;
     g.kvHeads = kv == null ? heads : kv;
     g.headDim = headDim == null ? hidden / heads : headDim;
-    g.vocabSize = f.requireInt("vocab_size");
-    g.intermediateSize = f.requireInt("intermediate_size");
+    g.vocabSize = config.requirePositive("vocab_size");
+    g.intermediateSize = config.requirePositive("intermediate_size");
     if (heads % g.kvHeads != 0) {
-      throw new ModelFactsException(sourceName + ": num_attention_heads " + heads
-          + " is not a multiple of num_key_value_heads " + g.kvHeads);
+      throw config.error("num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + g.kvHeads);
     }
-    return new ConfigFacts(arch, g, f.requireInt("max_position_embeddings"), f.dtype());
-  }
-
-  private static String architecture(JsonNode root, String sourceName) {
-    JsonNode archs = root.get("architectures");
-    if (archs == null || archs.isNull()) {
-      throw new ModelFactsException(sourceName + ": missing field architectures (expected one of " + SUPPORTED + ")");
-    }
-    if (!archs.isArray() || archs.size() != 1 || !archs.get(0).isTextual()) {
-      throw new ModelFactsException(sourceName + ": architectures must list exactly one class name, got " + archs);
-    }
-    String a = archs.get(0).asText();
-    if (!SUPPORTED.contains(a)) {
-      throw new UnsupportedArchitectureException(sourceName + ": architecture " + a
-          + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", SUPPORTED) + ")", a);
-    }
-    return a;
-  }
-
-  /** Field lookup in the language-model part of the config (text_config when nested), dtype also at the top. */
-  private record Fields(JsonNode node, JsonNode root, String source, String prefix) {
-    int requireInt(String name) {
-      Integer v = optInt(name);
-      if (v == null) {
-        throw new ModelFactsException(source + ": missing field " + prefix + name + " (expected an integer)");
-      }
-      return v;
-    }
-
-    Integer optInt(String name) {
-      JsonNode n = node.get(name);
-      if (n == null || n.isNull()) {
-        return null;
-      }
-      if (n.isIntegralNumber() && n.canConvertToInt() && n.intValue() > 0) {
-        return n.intValue();
-      }
-      throw new ModelFactsException(source + ": " + prefix + name + " must be a positive integer, got " + n);
-    }
-
-    String dtype() {
-      for (JsonNode where : List.of(node, root)) {
-        for (String name : List.of("torch_dtype", "dtype")) {
-          JsonNode n = where.get(name);
-          if (n != null && !n.isNull()) {
-            if (!n.isTextual()) {
-              throw new ModelFactsException(source + ": " + name + " must be a string, got " + n);
-            }
-            String d = n.asText();
-            return d.startsWith("torch.") ? d.substring("torch.".length()) : d;
-          }
-        }
-      }
-      throw new ModelFactsException(source + ": missing field torch_dtype (or dtype), e.g. bfloat16");
-    }
+    return new ConfigFacts(arch, g, config.requirePositive("max_position_embeddings"), config.dtype());
   }
 }

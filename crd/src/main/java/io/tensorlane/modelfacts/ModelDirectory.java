@@ -1,7 +1,6 @@
 package io.tensorlane.modelfacts;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,8 +53,7 @@ public final class ModelDirectory {
     List<Map<String, Long>> perFile = new ArrayList<>();
     for (Path f : files) {
       try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-        long n = SafetensorsHeader.headerLength(readAt(ch, 0, 8, f), ch.size(), f.toString());
-        byte[] header = readAt(ch, 8, (int) n, f);
+        byte[] header = SafetensorsHeader.read(ch, f.toString());
         sha.update(f.getFileName().toString().getBytes(StandardCharsets.UTF_8));
         sha.update(header);
         perFile.add(SafetensorsHeader.bytesByDtype(header, f.toString()));
@@ -64,16 +62,6 @@ public final class ModelDirectory {
       }
     }
     return new Read(ModelFacts.of(facts, perFile, dir.toString()), "sha256:" + HexFormat.of().formatHex(sha.digest()));
-  }
-
-  private static byte[] readAt(FileChannel ch, long pos, int n, Path f) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(n);
-    while (b.hasRemaining()) {
-      if (ch.read(b, pos + b.position()) < 0) {
-        throw new ModelFactsException(f + ": ends before its header does");
-      }
-    }
-    return b.array();
   }
 
   private static MessageDigest sha256() {

@@ -91,13 +91,16 @@ class ConfigFactsTest {
         Arguments.of("{\"architectures\": [\"LlamaForCausalLM\"], " + ok.replace("\"vocab_size\": 100,", "") + "}",
             "missing field vocab_size"),
         Arguments.of("{\"architectures\": [\"LlamaForCausalLM\"], " + ok.replace("\"hidden_size\": 64", "\"hidden_size\": \"64\"") + "}",
-            "hidden_size must be a positive integer, got \"64\""),
+            "hidden_size must be an integer, got \"64\""),
         Arguments.of("{\"architectures\": [\"LlamaForCausalLM\"], " + ok.replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3") + "}",
             "num_attention_heads 4 is not a multiple of num_key_value_heads 3"),
         Arguments.of("{\"architectures\": [\"LlamaForCausalLM\"], " + ok.replace(", \"torch_dtype\": \"bfloat16\"", "") + "}",
             "missing field torch_dtype"),
         Arguments.of("{\"architectures\": [\"LlamaForCausalLM\"], " + ok.replace("\"hidden_size\": 64", "\"hidden_size\": 66") + "}",
             "hidden_size 66 is not a multiple of num_attention_heads 4 and there is no head_dim"),
+        Arguments.of("{\"architectures\": [\"LlamaForCausalLM\"], " + ok.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 0") + "}",
+            "num_hidden_layers must be > 0, got 0"),
+        Arguments.of("{\"model_type\": \"gpt2\", " + ok + "}", "model_type gpt2 is not supported (supported: llama, mistral, qwen2, qwen3)"),
         Arguments.of("{not json", "not valid JSON"),
         Arguments.of("[1, 2]", "expected a JSON object"));
   }
@@ -108,6 +111,21 @@ class ConfigFactsTest {
     assertThatThrownBy(() -> ConfigFacts.parse(json, "hf://org/m@abc/config.json"))
         .isInstanceOf(ModelFactsException.class)
         .hasMessageStartingWith("hf://org/m@abc/config.json: ").hasMessageContaining(message);
+  }
+
+  @Test
+  void whatTheEngineAcceptsTheFactsAcceptToo() {
+    // one class name as a plain string, the class from model_type when architectures is absent, integral floats
+    String geometry = """
+        "num_hidden_layers": 2, "hidden_size": 64.0, "num_attention_heads": 4, "vocab_size": 100,
+        "intermediate_size": 128, "max_position_embeddings": 256, "torch_dtype": "torch.float16\"""";
+    ConfigFacts plain = ConfigFacts.parse("{\"architectures\": \"MistralForCausalLM\", " + geometry + "}", "a");
+    assertThat(plain.architecture()).isEqualTo("MistralForCausalLM");
+    assertThat(plain.geometry()).usingRecursiveComparison().isEqualTo(geometry(2, 64, 4, 4, 16, 100, 128));
+    assertThat(plain.dtype()).isEqualTo("float16");
+    assertThat(ConfigFacts.parse("{\"model_type\": \"qwen2\", " + geometry + "}", "b").architecture())
+        .isEqualTo("Qwen2ForCausalLM");
+    assertThat(ConfigFacts.MODEL_TYPES.values()).containsExactlyElementsOf(ConfigFacts.SUPPORTED);
   }
 
   @Test

@@ -48,10 +48,27 @@ class SafetensorsHeaderTest {
     assertThatThrownBy(() -> SafetensorsHeader.headerLength(new byte[3], -1, "c")).hasMessageContaining("fewer than 8");
   }
 
+  @Test
+  void entriesInHeaderOrderCheckedAgainstTheDataSectionWhenItsSizeIsKnown() {
+    byte[] h = """
+        {"b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]},
+         "__metadata__": {"format": "pt"},
+         "a": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}""".getBytes(StandardCharsets.UTF_8);
+    List<SafetensorsHeader.Entry> es = SafetensorsHeader.entries(h, 16, "m");
+    assertThat(es).extracting(SafetensorsHeader.Entry::name).containsExactly("b", "a");
+    assertThat(es.get(1).shape()).containsExactly(2, 2);
+    assertThat(es.get(1).bytes()).isEqualTo(8);
+    assertThat(SafetensorsHeader.declaredSize(h, "m")).isEqualTo(8 + h.length + 16);
+    assertThatThrownBy(() -> SafetensorsHeader.entries(h, 12, "m")).isInstanceOf(ModelFactsException.class)
+        .hasMessage("m: tensor b: data_offsets [8, 16] are outside the data section of 12 bytes");
+    assertThatThrownBy(() -> SafetensorsHeader.headerLength(le(2), 5, "s")).isInstanceOf(ModelFactsException.class)
+        .hasMessage("s: 5 bytes is too short for a safetensors file (8-byte header length)");
+  }
+
   static Stream<Arguments> broken() {
     return Stream.of(
         Arguments.of("{\"w\": {\"dtype\": \"BF16\", \"shape\": [4], \"data_offsets\": [0, 6]}}",
-            "tensor w: data_offsets hold 6 bytes but shape [4] x BF16 needs 8"),
+            "tensor w: data_offsets [0, 6] hold 6 bytes but shape [4] x BF16 needs 8"),
         Arguments.of("{\"w\": {\"shape\": [4], \"data_offsets\": [0, 8]}}", "tensor w: missing dtype"),
         Arguments.of("{\"w\": {\"dtype\": \"BF16\", \"shape\": [4], \"data_offsets\": [8, 0]}}", "data_offsets must be"),
         Arguments.of("{\"w\": {\"dtype\": \"BF16\", \"data_offsets\": [0, 8]}}", "missing shape"),

@@ -2,11 +2,14 @@ package io.tensorlane.operator.model;
 
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ConfigFacts;
+import io.tensorlane.modelfacts.HubClient;
+import io.tensorlane.modelfacts.HubException;
 import io.tensorlane.modelfacts.ModelFacts;
 import io.tensorlane.modelfacts.ModelFactsException;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.modelfacts.SafetensorsHeader;
 import io.tensorlane.modelfacts.UnsupportedArchitectureException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.temporal.ChronoUnit;
@@ -15,11 +18,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads the facts of an hf:// model over the Hub API: the revision's commit and files, config.json, and for each
- * safetensors file its 8-byte header length and its header (two Range requests; no weights). Never throws: every
- * problem becomes an {@link Inspection.Failed} whose reason and message say which and why.
+ * Reads the facts of an hf:// model over the Hub API (the shared {@link HubClient}, crd module): the revision's commit
+ * and files, config.json, and for each safetensors file its 8-byte header length and its header (two Range requests;
+ * no weights). Never throws: every problem becomes an {@link Inspection.Failed} whose reason and message say which and
+ * why.
  */
 public final class ModelInspector {
+  /** What a 401/403 tells the user: the operator reads the token from spec.model.tokenSecret. */
+  public static final HubClient.TokenHint TOKEN_HINT = new HubClient.TokenHint(
+      "the model is gated or private (or does not exist): set spec.model.tokenSecret",
+      "the token in spec.model.tokenSecret is not accepted for this model");
+
   private final HubClient hub;
   private final Clock clock;
 
@@ -49,7 +58,7 @@ public final class ModelInspector {
       if (!rev.files().contains("config.json")) {
         return new Inspection.Failed("InvalidModel", base + " has no config.json", false);
       }
-      ConfigFacts config = ConfigFacts.parse(new String(hub.file(id, rev.sha(), "config.json", token),
+      ConfigFacts config = ConfigFacts.parse(new String(hub.small(id, rev.sha(), "config.json", token),
           StandardCharsets.UTF_8), base + "/config.json");
       List<Map<String, Long>> perFile = new ArrayList<>();
       for (String f : rev.files().stream().filter(f -> f.endsWith(".safetensors")).sorted().toList()) {
@@ -67,6 +76,12 @@ public final class ModelInspector {
         case MALFORMED -> new Inspection.Failed("InvalidModel", e.getMessage(), false);
         case UNREACHABLE -> new Inspection.Failed("HubUnreachable", e.getMessage(), true);
       };
+    } catch (IOException e) {
+      return new Inspection.Failed("HubUnreachable", "cannot reach the Hub at " + hub.shown() + " for " + source.uri()
+          + ": " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()), true);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Inspection.Failed("HubUnreachable", "interrupted while reading " + source.uri(), true);
     } catch (UnsupportedArchitectureException e) {
       return new Inspection.Failed("UnsupportedArchitecture", e.getMessage(), false);
     } catch (ModelFactsException e) {

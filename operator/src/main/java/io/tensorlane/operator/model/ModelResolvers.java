@@ -1,5 +1,6 @@
 package io.tensorlane.operator.model;
 
+import io.tensorlane.modelfacts.HubClient;
 import io.tensorlane.operator.render.RenderSettings;
 import java.net.URI;
 import java.time.Clock;
@@ -22,7 +23,8 @@ public final class ModelResolvers {
       return t;
     });
     Clock clock = Clock.systemUTC();
-    HubClient hub = new HubClient(URI.create(hubEndpoint), s.requestTimeout());
+    HubClient hub = new HubClient(URI.create(hubEndpoint), s.requestTimeout(), "tensorlane-operator",
+        ModelInspector.TOKEN_HINT);
     return new ModelResolver(new InspectionCache(pool, clock, s.branchTtl(), s.failureTtl()),
         new ModelInspector(hub, clock), render, clock);
   }

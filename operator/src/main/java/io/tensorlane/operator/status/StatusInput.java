@@ -35,29 +35,4 @@ public record StatusInput(long generation, InferenceDeploymentStatus previous, P
     int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
     FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ChildProblem rejected,
     ChildProblem applyFailed, ModelResolution model) {
-
-  /** Without child problems or model facts (specs that carry their geometry). */
-  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
-      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now) {
-    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
-        failureActive, failed, hold, now, null, null, null);
-  }
-
-  /** With model facts, without child problems. */
-  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
-      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ModelResolution model) {
-    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
-        failureActive, failed, hold, now, null, null, model);
-  }
-
-  /** With child problems, without model facts. */
-  public StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
-      int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-      FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ChildProblem rejected,
-      ChildProblem applyFailed) {
-    this(generation, previous, plan, revision, desiredReplicas, pods, lastApplied, lastStable, rollback, lastFailure,
-        failureActive, failed, hold, now, rejected, applyFailed, null);
-  }
 }

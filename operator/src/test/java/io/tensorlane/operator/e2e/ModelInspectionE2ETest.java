@@ -207,7 +207,7 @@ class ModelInspectionE2ETest {
     InferenceDeployment missing = Samples.await(client, ns.name(), "missing", TIMEOUT,
         condition(StatusAggregator.MODEL_UNAVAILABLE, "ModelNotFound"));
     assertThat(Conditions.find(missing.getStatus().conditions, StatusAggregator.MODEL_UNAVAILABLE).orElseThrow()
-        .getMessage()).isEqualTo("the Hub answered 404 for revision main of org/missing: no such model, revision or file");
+        .getMessage()).isEqualTo("model org/missing (revision 'main') at " + hub.endpoint() + ": HTTP 404, the model does not exist");
     InferenceDeployment gpt2 = Samples.await(client, ns.name(), "gpt2", TIMEOUT,
         condition(StatusAggregator.MODEL_UNAVAILABLE, "UnsupportedArchitecture"));
     Condition c = Conditions.find(gpt2.getStatus().conditions, StatusAggregator.MODEL_UNAVAILABLE).orElseThrow();

@@ -6,6 +6,7 @@ import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.testkit.hub.Checkpoints;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.hub.SampleModels;
+import io.tensorlane.modelfacts.HubClient;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.model.ModelInspector.Inspection;
 import java.net.URI;
@@ -43,7 +44,11 @@ class ModelInspectorTest {
     broken.put("config.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}"
         .getBytes(StandardCharsets.UTF_8));
     hub.put("org/broken", new LocalHub.Repo(SHA, broken, null, false));
-    inspector = new ModelInspector(new HubClient(URI.create(hub.endpoint()), Duration.ofSeconds(5)), CLOCK);
+    inspector = new ModelInspector(client(hub.endpoint(), Duration.ofSeconds(5)), CLOCK);
+  }
+
+  static HubClient client(String endpoint, Duration timeout) {
+    return new HubClient(URI.create(endpoint), timeout, "tensorlane-operator", ModelInspector.TOKEN_HINT);
   }
 
   @AfterAll
@@ -80,7 +85,7 @@ class ModelInspectorTest {
   @Test
   void theSampleModelsHeaderOnlyCheckpointsHaveTheRealSizes() throws Exception {
     try (LocalHub samples = SampleModels.serve(new LocalHub())) {
-      ModelInspector i = new ModelInspector(new HubClient(URI.create(samples.endpoint()), Duration.ofSeconds(5)), CLOCK);
+      ModelInspector i = new ModelInspector(client(samples.endpoint(), Duration.ofSeconds(5)), CLOCK);
       ModelStatus b70 = ((Inspection.Known) i.inspect(ModelSource.parse("hf://meta-llama/Llama-3.3-70B-Instruct"), null))
           .status();
       assertThat(b70.weightBytes).isEqualTo(141_107_412_992L);
@@ -100,8 +105,9 @@ class ModelInspectorTest {
   @Test
   void aGatedModelNeedsTheTokenWhichStaysOnTheHubsHost() {
     Inspection without = inspector.inspect(ModelSource.parse("hf://org/gated"), null);
-    assertThat(without).isEqualTo(new Inspection.Failed("Unauthorized", "the Hub answered 401 for revision main of "
-        + "org/gated: the model is gated or private (or does not exist); set spec.model.tokenSecret", false));
+    assertThat(without).isEqualTo(new Inspection.Failed("Unauthorized", "not allowed to read model org/gated (revision "
+        + "'main') from " + hub.endpoint() + ": HTTP 401; the model is gated or private (or does not exist): set "
+        + "spec.model.tokenSecret", false));
     Inspection wrong = inspector.inspect(ModelSource.parse("hf://org/gated"), "hf_wrong");
     assertThat(((Inspection.Failed) wrong).message()).contains("token in spec.model.tokenSecret is not accepted")
         .doesNotContain("hf_wrong");
@@ -120,9 +126,11 @@ class ModelInspectorTest {
   @Test
   void failuresSayWhichAndWhy() {
     assertThat(inspector.inspect(ModelSource.parse("hf://org/missing"), null)).isEqualTo(new Inspection.Failed(
-        "ModelNotFound", "the Hub answered 404 for revision main of org/missing: no such model, revision or file", false));
+        "ModelNotFound", "model org/missing (revision 'main') at " + hub.endpoint() + ": HTTP 404, the model does not exist",
+        false));
     assertThat(inspector.inspect(ModelSource.parse("hf://org/tiny@v9"), null)).isEqualTo(new Inspection.Failed(
-        "ModelNotFound", "the Hub answered 404 for revision v9 of org/tiny: no such model, revision or file", false));
+        "ModelNotFound", "model org/tiny (revision 'v9') at " + hub.endpoint() + ": HTTP 404, the revision does not exist",
+        false));
     Inspection.Failed gpt2 = (Inspection.Failed) inspector.inspect(ModelSource.parse("hf://org/gpt2"), null);
     assertThat(gpt2.reason()).isEqualTo("UnsupportedArchitecture");
     assertThat(gpt2.message()).isEqualTo("hf://org/gpt2@" + SHA + "/config.json: architecture GPT2LMHeadModel is not "
@@ -132,7 +140,7 @@ class ModelInspectorTest {
     assertThat(broken.reason()).isEqualTo("InvalidModel");
     assertThat(broken.message()).isEqualTo("hf://org/broken@" + SHA + "/config.json: missing field num_attention_heads "
         + "(expected an integer)");
-    Inspection.Failed down = (Inspection.Failed) new ModelInspector(new HubClient(URI.create("http://127.0.0.1:1"),
+    Inspection.Failed down = (Inspection.Failed) new ModelInspector(client("http://127.0.0.1:1",
         Duration.ofSeconds(2)), CLOCK).inspect(ModelSource.parse("hf://org/tiny"), null);
     assertThat(down.reason()).isEqualTo("HubUnreachable");
     assertThat(down.retryable()).isTrue();

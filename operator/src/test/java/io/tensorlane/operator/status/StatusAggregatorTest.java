@@ -65,14 +65,14 @@ class StatusAggregatorTest {
   static StatusInput in(Plan plan, List<Pod> pods, AppliedSpec applied, RollbackStatus rb, boolean active,
       boolean failed) {
     return new StatusInput(2, new InferenceDeploymentStatus(), plan, "r1", 1, pods, applied, null, rb, null, active,
-        failed, null, NOW);
+        failed, null, NOW, null, null, null);
   }
 
   @Test
   void inspectingModelIsProgressingWithReasonInspectingModel() {
     var model = ModelResolution.pending(ModelSource.parse("hf://org/m"), "reading config.json of hf://org/m@main");
     InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(),
-        model.blockingPlan(), null, 1, List.of(), null, null, null, null, false, false, null, NOW, model));
+        model.blockingPlan(), null, 1, List.of(), null, null, null, null, false, false, null, NOW, null, null, model));
     assertThat(s.phase).isEqualTo(Phase.Progressing);
     assertThat(Conditions.find(s.conditions, StatusAggregator.PROGRESSING)).get().satisfies(c -> {
       assertThat(c.getStatus()).isEqualTo("True");
@@ -87,7 +87,7 @@ class StatusAggregatorTest {
   void aModelThatCannotBeReadIsInvalidWithModelUnavailableAndItsReason() {
     var model = ModelResolution.failed(ModelSource.parse("hf://org/m"), "Unauthorized", "the Hub answered 401 for ...");
     InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(),
-        model.blockingPlan(), null, 1, List.of(), null, null, null, null, false, false, null, NOW, model));
+        model.blockingPlan(), null, 1, List.of(), null, null, null, null, false, false, null, NOW, null, null, model));
     assertThat(s.phase).isEqualTo(Phase.Invalid);
     assertThat(Conditions.find(s.conditions, StatusAggregator.MODEL_UNAVAILABLE)).get().satisfies(c -> {
       assertThat(c.getStatus()).isEqualTo("True");
@@ -106,7 +106,7 @@ class StatusAggregatorTest {
     facts.architecture = "LlamaForCausalLM";
     var model = ModelResolution.known(ModelSource.parse("hf://org/m"), facts);
     InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(), OK,
-        "r1", 1, List.of(), null, null, null, null, false, false, null, NOW, model));
+        "r1", 1, List.of(), null, null, null, null, false, false, null, NOW, null, null, model));
     assertThat(s.model).isSameAs(facts);
     assertThat(Conditions.find(s.conditions, StatusAggregator.MODEL_UNAVAILABLE)).get()
         .satisfies(c -> assertThat(c.getMessage()).isEqualTo("LlamaForCausalLM hf://org/m@main at " + "a".repeat(40)));
@@ -172,7 +172,7 @@ class StatusAggregatorTest {
     StatusInput first = in(OK, List.of(pod("p", "r1", "ready")), applied("r1"), null, false, false);
     InferenceDeploymentStatus s1 = StatusAggregator.compute(first);
     InferenceDeploymentStatus s2 = StatusAggregator.compute(new StatusInput(2, s1, OK, "r1", 1, first.pods(),
-        applied("r1"), null, null, null, false, false, null, NOW.plusSeconds(3600)));
+        applied("r1"), null, null, null, false, false, null, NOW.plusSeconds(3600), null, null, null));
     assertThat(Serialization.asJson(s2)).isEqualTo(Serialization.asJson(s1));
   }
 
@@ -182,7 +182,7 @@ class StatusAggregatorTest {
         + "spec.template.spec.tolerations[0].operator: Unsupported value: \"Maybe\" (set by spec.placement.tolerations)");
     InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(2, new InferenceDeploymentStatus(), OK, "r2",
         1, List.of(pod("p", "r1", "ready")), applied("r1"), applied("r1"), null, null, false, false, null, NOW,
-        rejected, null));
+        rejected, null, null));
     assertThat(s.phase).isEqualTo(Phase.Invalid);
     assertThat(s.revision).isEqualTo("r1");
     var c = Conditions.find(s.conditions, StatusAggregator.INVALID_SPEC).orElseThrow();
@@ -197,7 +197,7 @@ class StatusAggregatorTest {
   void anApplyFailureIsKeptUntilTheChildrenAreUpToDateAndReadyWaitsForIt() {
     ChildProblem failed = new ChildProblem("ServiceApplyFailed", "Service m could not be applied (HTTP 500): boom");
     StatusInput withFailure = new StatusInput(2, new InferenceDeploymentStatus(), OK, "r1", 1,
-        List.of(pod("p", "r1", "ready")), applied("r1"), null, null, null, false, false, null, NOW, null, failed);
+        List.of(pod("p", "r1", "ready")), applied("r1"), null, null, null, false, false, null, NOW, null, failed, null);
     InferenceDeploymentStatus s = StatusAggregator.compute(withFailure);
     var c = Conditions.find(s.conditions, StatusAggregator.APPLY_FAILED).orElseThrow();
     assertThat(c.getStatus()).isEqualTo("True");
@@ -208,7 +208,7 @@ class StatusAggregatorTest {
     assertThat(StatusAggregator.applyFailure(s)).isEqualTo(failed);
 
     InferenceDeploymentStatus cleared = StatusAggregator.compute(new StatusInput(2, s, OK, "r1", 1,
-        List.of(pod("p", "r1", "ready")), applied("r1"), null, null, null, false, false, null, NOW, null, null));
+        List.of(pod("p", "r1", "ready")), applied("r1"), null, null, null, false, false, null, NOW, null, null, null));
     assertThat(Conditions.isTrue(cleared.conditions, StatusAggregator.APPLY_FAILED)).isFalse();
     assertThat(Conditions.find(cleared.conditions, StatusAggregator.APPLY_FAILED).orElseThrow().getReason())
         .isEqualTo("Applied");

@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.fetch;
 
 import io.tensorlane.contract.TerminationMessage;
+import io.tensorlane.modelfacts.HubException;
 
 /**
  * Why {@code fetch-model} failed: the exit code the init container ends with and the reason in its termination message.
@@ -39,6 +40,16 @@ public final class FetchFailure extends Exception {
     super(message);
     this.kind = kind;
     this.retryable = retryable;
+  }
+
+  /** What the Hub answered, as fetch-model ends with it (an answer that is not the Hub API's is an I/O failure). */
+  public static FetchFailure of(HubException e) {
+    Kind kind = switch (e.kind()) {
+      case NOT_FOUND -> Kind.NOT_FOUND;
+      case UNAUTHORIZED -> Kind.UNAUTHORIZED;
+      case MALFORMED, UNREACHABLE -> Kind.IO;
+    };
+    return new FetchFailure(kind, e.getMessage(), e.retryable());
   }
 
   public boolean retryable() {

@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.fetch;
 
+import io.tensorlane.modelfacts.HubClient;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -30,6 +31,7 @@ final class FileDownload implements AutoCloseable {
   private static final Pattern UNSATISFIED = Pattern.compile("bytes\\s+\\*/(\\d+)");
 
   private final HubClient hub;
+  private final String token;
   private final Progress progress;
   private final PrintWriter log;
   private final Duration stallTimeout;
@@ -39,8 +41,9 @@ final class FileDownload implements AutoCloseable {
     return t;
   });
 
-  FileDownload(HubClient hub, Progress progress, PrintWriter log, Duration stallTimeout) {
+  FileDownload(HubClient hub, String token, Progress progress, PrintWriter log, Duration stallTimeout) {
     this.hub = hub;
+    this.token = token;
     this.progress = progress;
     this.log = log;
     this.stallTimeout = stallTimeout;
@@ -58,7 +61,7 @@ final class FileDownload implements AutoCloseable {
     if (expected > 0 && have == expected) {
       return have;
     }
-    HttpResponse<InputStream> r = hub.file(id, sha, file, have);
+    HttpResponse<InputStream> r = hub.file(id, sha, file, have > 0 ? "bytes=" + have + "-" : null, token);
     try (InputStream in = r.body()) {
       int status = r.statusCode();
       String range = r.headers().firstValue("Content-Range").orElse("");
@@ -88,7 +91,7 @@ final class FileDownload implements AutoCloseable {
         progress.restart(have);
         throw new IOException(file + ": the server cannot resume at byte " + have + " (416); starting over");
       } else {
-        throw hub.failure(r, "file " + file + " of " + id + " at commit " + sha);
+        throw FetchFailure.of(hub.failure(r, HubClient.what(id, sha, file), token));
       }
       long size = copy(in, part, append, have);
       if (total >= 0 && size != total) {

@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.fetch;
 
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
 /**
@@ -57,20 +55,6 @@ public record HubSource(String id, String revision) {
   /** True when the revision is a full commit id (nothing to resolve). */
   public boolean pinned() {
     return COMMIT.matcher(revision).matches();
-  }
-
-  /** The revision as one URL path segment ('/' in refs/pr/1 encoded). */
-  static String segment(String s) {
-    return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
-  }
-
-  /** A file path in a URL: each segment encoded, '/' kept. */
-  static String path(String file) {
-    StringBuilder sb = new StringBuilder();
-    for (String seg : file.split("/", -1)) {
-      sb.append(sb.isEmpty() ? "" : "/").append(segment(seg));
-    }
-    return sb.toString();
   }
 
   @Override

@@ -1,5 +1,7 @@
 package io.tensorlane.runtime.fetch;
 
+import io.tensorlane.modelfacts.HubClient;
+import io.tensorlane.modelfacts.HubException;
 import io.tensorlane.runtime.fetch.FetchFailure.Kind;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -34,6 +36,11 @@ public final class ModelFetcher {
   public record Options(HubSource source, String sourceText, Path dest, URI endpoint, String token, FileSelection files,
       int retries, Duration backoff, Duration timeout, Duration stall, Duration progressInterval) {}
 
+  /** What a 401/403 tells the user: this step reads the token Secret as HF_TOKEN. */
+  static final HubClient.TokenHint TOKEN_HINT = new HubClient.TokenHint("no token was given: set the model's token "
+      + "Secret (a Hugging Face token; this step reads it as HF_TOKEN)", "the token in HF_TOKEN was refused: check the "
+      + "model's token Secret (a valid token with access to this model; gated models need their terms accepted)");
+
   private interface Attempt<T> {
     T run() throws FetchFailure, IOException, InterruptedException;
   }
@@ -46,7 +53,7 @@ public final class ModelFetcher {
   public ModelFetcher(Options o, PrintWriter out) {
     this.o = o;
     this.out = out;
-    this.hub = new HubClient(o.endpoint(), o.token(), o.timeout());
+    this.hub = new HubClient(o.endpoint(), o.timeout(), "tensorlane-runtime", TOKEN_HINT);
     this.progress = new Progress(out, o.progressInterval().toNanos(), System::nanoTime);
   }
 
@@ -66,7 +73,8 @@ public final class ModelFetcher {
     }
     out.printf("fetch-model: %s from %s%s%n", src, hub.shown(), o.token() == null ? "" : " (with a token)");
     out.flush();
-    HubClient.Snapshot snap = withRetries("the revision of " + src.id(), () -> hub.revision(src));
+    HubClient.Revision snap = withRetries("the revision of " + src.id(), () -> hub.revision(src.id(), src.revision(),
+        o.token()));
     if (done.isPresent() && done.get().matches(src.id(), snap.sha(), dest)) {
       return complete(done.get());
     }
@@ -81,7 +89,7 @@ public final class ModelFetcher {
       already += onDisk(dest, f, state);
     }
     progress.plan(total, already);
-    try (FileDownload dl = new FileDownload(hub, progress, out, o.stall())) {
+    try (FileDownload dl = new FileDownload(hub, o.token(), progress, out, o.stall())) {
       for (String f : files) {
         Path target = dest.resolve(f);
         long expected = snap.sizes().getOrDefault(f, -1L);
@@ -121,7 +129,7 @@ public final class ModelFetcher {
     return m;
   }
 
-  private void check(HubSource src, HubClient.Snapshot snap, List<String> files) throws FetchFailure {
+  private void check(HubSource src, HubClient.Revision snap, List<String> files) throws FetchFailure {
     for (String f : files) {
       Path p = o.dest().resolve(f).normalize();
       if (f.startsWith("/") || f.contains("\\") || !p.startsWith(o.dest().normalize()) || f.endsWith(ModelMarker.PART)) {
@@ -187,7 +195,11 @@ public final class ModelFetcher {
     for (int i = 0;; i++) {
       String why;
       try {
-        return attempt.run();
+        try {
+          return attempt.run();
+        } catch (HubException h) {
+          throw FetchFailure.of(h);
+        }
       } catch (FetchFailure f) {
         if (!f.retryable() || i >= o.retries()) {
           throw i > 0 && f.retryable() ? new FetchFailure(f.kind(), f.getMessage() + " (after " + i + " retries)") : f;

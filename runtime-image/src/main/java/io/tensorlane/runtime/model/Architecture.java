@@ -3,29 +3,25 @@ package io.tensorlane.runtime.model;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
-/** The decoder-only architectures the engine runs, by their Hugging Face {@code architectures} name. */
+/**
+ * The decoder-only architectures the engine runs, by their Hugging Face {@code architectures} name (a config without
+ * one names its class through {@code model_type}: io.tensorlane.modelfacts.ConfigFacts#MODEL_TYPES).
+ */
 public enum Architecture {
-  LLAMA("LlamaForCausalLM", "llama"),
-  MISTRAL("MistralForCausalLM", "mistral"),
-  QWEN2("Qwen2ForCausalLM", "qwen2"),
-  QWEN3("Qwen3ForCausalLM", "qwen3");
+  LLAMA("LlamaForCausalLM"),
+  MISTRAL("MistralForCausalLM"),
+  QWEN2("Qwen2ForCausalLM"),
+  QWEN3("Qwen3ForCausalLM");
 
   private final String hfName;
-  private final String modelType;
 
-  Architecture(String hfName, String modelType) {
+  Architecture(String hfName) {
     this.hfName = hfName;
-    this.modelType = modelType;
   }
 
   /** The Hugging Face class name, e.g. {@code LlamaForCausalLM}. */
   public String hfName() {
     return hfName;
-  }
-
-  /** The config.json {@code model_type}, e.g. {@code llama}. */
-  public String modelType() {
-    return modelType;
   }
 
   public static Architecture fromHf(String name) {
@@ -35,17 +31,6 @@ public enum Architecture {
       }
     }
     throw new ModelException("architecture " + name + " is not supported (supported: " + supported() + ")");
-  }
-
-  /** The architecture of a config.json {@code model_type} (used when {@code architectures} is absent). */
-  public static Architecture fromModelType(String modelType) {
-    for (Architecture a : values()) {
-      if (a.modelType.equals(modelType)) {
-        return a;
-      }
-    }
-    throw new ModelException("model_type " + modelType + " is not supported (supported: "
-        + Arrays.stream(values()).map(Architecture::modelType).collect(Collectors.joining(", ")) + ")");
   }
 
   static String supported() {

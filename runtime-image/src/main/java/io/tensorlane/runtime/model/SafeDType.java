@@ -1,30 +1,29 @@
 package io.tensorlane.runtime.model;
 
-/** The element types of the safetensors format, with their sizes in bytes. */
+import io.tensorlane.modelfacts.SafetensorsHeader;
+
+/** The element types of the safetensors format the engine knows (each with a size in the header parser's table). */
 public enum SafeDType {
-  BOOL(1),
-  U8(1),
-  I8(1),
-  F8_E4M3(1),
-  F8_E5M2(1),
-  F8_E8M0(1),
-  I16(2),
-  U16(2),
-  F16(2),
-  BF16(2),
-  I32(4),
-  U32(4),
-  F32(4),
-  I64(8),
-  U64(8),
-  F64(8),
-  C64(8);
+  BOOL,
+  U8,
+  I8,
+  F8_E4M3,
+  F8_E5M2,
+  F8_E8M0,
+  I16,
+  U16,
+  F16,
+  BF16,
+  I32,
+  U32,
+  F32,
+  I64,
+  U64,
+  F64,
+  C64;
 
-  private final int bytes;
-
-  SafeDType(int bytes) {
-    this.bytes = bytes;
-  }
+  /** Bytes per element: the size table of the one header parser ({@link SafetensorsHeader#elementBytes}). */
+  private final int bytes = SafetensorsHeader.elementBytes(name());
 
   public int bytes() {
     return bytes;

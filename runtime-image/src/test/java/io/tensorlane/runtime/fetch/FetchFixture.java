@@ -3,13 +3,16 @@ package io.tensorlane.runtime.fetch;
 import io.tensorlane.runtime.cli.Main;
 import io.tensorlane.runtime.model.SafetensorsWriter;
 import io.tensorlane.runtime.model.SafetensorsWriter.T;
+import io.tensorlane.testkit.hub.LocalHub;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -40,14 +43,16 @@ final class FetchFixture {
    * The repository: config, tokenizer files, two safetensors shards with real headers and random data (about 200 KiB
    * each), their index, plus files an engine does not need (a README, a .bin, a safetensors file in a sub-folder).
    */
-  static void fill(FakeHub hub, Path scratch) throws IOException {
+  static void fill(LocalHub hub, Path scratch) throws IOException {
     Random rnd = new Random(16);
-    hub.files.put(".gitattributes", "*.safetensors filter=lfs\n".getBytes());
-    hub.files.put("README.md", "# tiny\n".getBytes());
-    hub.files.put("config.json", CONFIG.getBytes());
+    Map<String, byte[]> files = Collections.synchronizedMap(new LinkedHashMap<>());
+    hub.put(ID, new LocalHub.Repo(SHA, files, null, false));
+    files.put(".gitattributes", "*.safetensors filter=lfs\n".getBytes());
+    files.put("README.md", "# tiny\n".getBytes());
+    files.put("config.json", CONFIG.getBytes());
     Path fixture = Path.of("src/test/resources/tokenizers/tiny-bpe");
     for (String f : List.of("tokenizer.json", "tokenizer_config.json", "generation_config.json")) {
-      hub.files.put(f, Files.readAllBytes(fixture.resolve(f)));
+      files.put(f, Files.readAllBytes(fixture.resolve(f)));
     }
     for (int shard = 1; shard <= 2; shard++) {
       List<T> tensors = new ArrayList<>();
@@ -57,7 +62,7 @@ final class FetchFixture {
         tensors.add(new T("layer" + shard + "." + t + ".weight", "BF16", new long[] {128, 256}, data));
       }
       Path f = SafetensorsWriter.write(scratch.resolve("shard" + shard), tensors);
-      hub.files.put(shard(shard), Files.readAllBytes(f));
+      files.put(shard(shard), Files.readAllBytes(f));
     }
     StringBuilder map = new StringBuilder("{\"metadata\": {}, \"weight_map\": {");
     for (int shard = 1; shard <= 2; shard++) {
@@ -66,9 +71,19 @@ final class FetchFixture {
             .append(".weight\": \"").append(shard(shard)).append('"');
       }
     }
-    hub.files.put("model.safetensors.index.json", map.append("}}").toString().getBytes());
-    hub.files.put("pytorch_model.bin", new byte[1000]);
-    hub.files.put("original/consolidated.safetensors", hub.files.get(shard(1)));
+    files.put("model.safetensors.index.json", map.append("}}").toString().getBytes());
+    files.put("pytorch_model.bin", new byte[1000]);
+    files.put("original/consolidated.safetensors", files.get(shard(1)));
+  }
+
+  /** The files of {@link #ID} as the hub serves them (changes take effect at once). */
+  static Map<String, byte[]> files(LocalHub hub) {
+    return hub.repo(ID).files();
+  }
+
+  /** {@link #ID} requires {@code token}. */
+  static void requireToken(LocalHub hub, String token) {
+    hub.put(ID, hub.repo(ID).withToken(token));
   }
 
   static String shard(int i) {

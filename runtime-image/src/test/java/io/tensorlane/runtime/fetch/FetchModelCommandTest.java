@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.runtime.fetch.FetchFixture.Result;
+import io.tensorlane.testkit.hub.LocalHub;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -26,12 +27,12 @@ import org.junit.jupiter.api.io.TempDir;
 class FetchModelCommandTest {
   @TempDir
   Path tmp;
-  FakeHub hub;
+  LocalHub hub;
   Path dest;
 
   @BeforeEach
   void start() throws IOException {
-    hub = new FakeHub(ID, SHA);
+    hub = new LocalHub();
     FetchFixture.fill(hub, Files.createDirectories(tmp.resolve("scratch")));
     dest = tmp.resolve("model");
   }
@@ -52,7 +53,7 @@ class FetchModelCommandTest {
 
   private void assertComplete() throws IOException {
     for (String f : FetchFixture.engineFiles()) {
-      assertThat(dest.resolve(f)).as(f).hasBinaryContent(hub.files.get(f));
+      assertThat(dest.resolve(f)).as(f).hasBinaryContent(FetchFixture.files(hub).get(f));
     }
     try (var files = Files.list(dest)) {
       assertThat(files.map(p -> p.getFileName().toString()))
@@ -68,8 +69,8 @@ class FetchModelCommandTest {
 
   @Test
   void downloadsTheEngineFilesVerifiesAndWritesTheMarker() throws IOException {
-    hub.requiredToken = TOKEN;
-    hub.redirectToCdn = true;
+    FetchFixture.requireToken(hub, TOKEN);
+    hub.redirectAllFiles = true;
     Result r = fetch("hf://" + ID);
     assertThat(r.code()).as(r.err()).isZero();
     assertComplete();
@@ -83,7 +84,7 @@ class FetchModelCommandTest {
     assertThat(Instant.parse(m.get("completedAt").asText())).isBefore(Instant.now().plusSeconds(1));
     assertThat(m.get("files")).hasSize(7);
     for (JsonNode f : m.get("files")) {
-      assertThat(f.get("size").asLong()).isEqualTo(hub.files.get(f.get("name").asText()).length);
+      assertThat(f.get("size").asLong()).isEqualTo(FetchFixture.files(hub).get(f.get("name").asText()).length);
     }
 
     assertThat(r.out()).contains("main resolved to commit " + SHA).contains("(with a token)")
@@ -91,20 +92,20 @@ class FetchModelCommandTest {
         .contains("fetch-model: done " + shard(2)).contains("fetch-model: complete: " + ID + " at " + SHA + ", 7 file(s)");
     // files were fetched at the pinned commit; the token went to the Hub only, never to the host a redirect named
     assertThat(hub.fileRequests()).allSatisfy(s -> assertThat(s.path()).contains("/resolve/" + SHA + "/"));
-    assertThat(hub.seen).filteredOn(s -> s.port() == hub.cdnPort()).hasSize(7)
+    assertThat(hub.requests()).filteredOn(LocalHub.Request::cdn).hasSize(7)
         .allSatisfy(s -> assertThat(s.authorization()).isNull());
-    assertThat(hub.seen).filteredOn(s -> s.port() != hub.cdnPort()).hasSize(8)
+    assertThat(hub.requests()).filteredOn(s -> !s.cdn()).hasSize(8)
         .allSatisfy(s -> assertThat(s.authorization()).isEqualTo("Bearer " + TOKEN));
   }
 
   @Test
   void aSecondRunWithTheSameCommitReturnsAtOnce() throws IOException {
     assertThat(fetch("hf://" + ID).code()).isZero();
-    hub.seen.clear();
+    hub.clearRequests();
     Result pinned = fetch("hf://" + ID + "@" + SHA);
     assertThat(pinned.code()).isZero();
     assertThat(pinned.out()).contains("already complete");
-    assertThat(hub.seen).isEmpty();
+    assertThat(hub.requests()).isEmpty();
 
     Result branch = fetch("hf://" + ID + "@main");
     assertThat(branch.code()).isZero();
@@ -115,10 +116,10 @@ class FetchModelCommandTest {
     try (RandomAccessFile f = new RandomAccessFile(dest.resolve(shard(2)).toFile(), "rw")) {
       f.setLength(100);
     }
-    hub.seen.clear();
+    hub.clearRequests();
     Result again = fetch("hf://" + ID);
     assertThat(again.code()).as(again.err()).isZero();
-    assertThat(hub.fileRequests()).extracting(FakeHub.Seen::path).containsExactly("/" + ID + "/resolve/" + SHA + "/" + shard(2));
+    assertThat(hub.fileRequests()).extracting(LocalHub.Request::path).containsExactly("/" + ID + "/resolve/" + SHA + "/" + shard(2));
     assertComplete();
   }
 
@@ -150,14 +151,14 @@ class FetchModelCommandTest {
     assertThat(serve.code()).isEqualTo(2);
     assertThat(serve.err()).contains("holds an incomplete download").contains("fetch-model has not finished");
 
-    hub.seen.clear();
+    hub.clearRequests();
     Result second = fetch("hf://" + ID);
     assertThat(second.code()).as(second.err()).isZero();
     assertThat(second.out()).contains("done " + shard(1) + " (192.28 KiB, resumed at ");
-    assertThat(hub.fileRequests()).filteredOn(s -> s.path().endsWith(shard(1))).extracting(FakeHub.Seen::range)
+    assertThat(hub.fileRequests()).filteredOn(s -> s.path().endsWith(shard(1))).extracting(LocalHub.Request::range)
         .containsExactly("bytes=" + part + "-");
     // files completed before the cut are not fetched again
-    assertThat(hub.fileRequests()).extracting(FakeHub.Seen::path).noneMatch(p -> p.endsWith("/config.json"));
+    assertThat(hub.fileRequests()).extracting(LocalHub.Request::path).noneMatch(p -> p.endsWith("/config.json"));
     assertComplete();
   }
 
@@ -203,7 +204,7 @@ class FetchModelCommandTest {
   /** The start of the one Range request made for {@code file}. */
   private long resumedAt(String file) {
     List<String> ranges = hub.fileRequests().stream().filter(s -> s.path().endsWith("/" + file) && s.range() != null)
-        .map(FakeHub.Seen::range).toList();
+        .map(LocalHub.Request::range).toList();
     assertThat(ranges).hasSize(1);
     assertThat(ranges.get(0)).matches("bytes=\\d+-");
     return Long.parseLong(ranges.get(0).replaceAll("\\D", ""));

@@ -3,7 +3,6 @@ package io.tensorlane.runtime.fetch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.net.URI;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -48,12 +47,6 @@ class HubSourceTest {
     assertThatThrownBy(() -> HubSource.parse("hf://org/" + "x".repeat(100))).hasMessageContaining("longer than 96");
   }
 
-  @Test
-  void encodesRevisionsAndPaths() {
-    assertThat(HubSource.segment("refs/pr/1")).isEqualTo("refs%2Fpr%2F1");
-    assertThat(HubSource.path("original/a b+c.safetensors")).isEqualTo("original/a%20b%2Bc.safetensors");
-  }
-
   @ParameterizedTest(name = "{0} ~ {1}: {2}")
   @CsvSource({
       "config.json, config.json, true",
@@ -77,16 +70,5 @@ class HubSourceTest {
     assertThat(FileSelection.defaults().select(repo)).containsExactly("config.json", "generation_config.json",
         "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json",
         "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model");
-  }
-
-  @ParameterizedTest(name = "{0} vs {1}: {2}")
-  @CsvSource({
-      "https://hub.example/a, https://hub.example/b, true",
-      "https://hub.example/a, https://hub.example:443/b, true",
-      "https://hub.example/a, https://cdn.example/b, false",
-      "http://127.0.0.1:8080/a, http://127.0.0.1:8081/a, false",
-      "https://hub.example/a, http://hub.example/a, false"})
-  void theTokenGoesOnlyToTheEndpointsOrigin(String a, String b, boolean same) {
-    assertThat(HubClient.sameOrigin(URI.create(b), URI.create(a))).isEqualTo(same);
   }
 }

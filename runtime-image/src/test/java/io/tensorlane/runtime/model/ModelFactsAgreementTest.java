@@ -15,8 +15,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The operator plans from {@link ConfigFacts} (crd module), the engine runs from {@link ModelConfig}: both read the
- * same config.json, and this test fails when they read it differently or support different architectures.
+ * The operator plans from {@link ConfigFacts} (crd module), the engine runs from {@link ModelConfig}, which is built
+ * from the same ConfigFacts plus engine-only fields: this test fails when ModelConfig's geometry drifts from the facts
+ * or the two support different architectures.
  */
 class ModelFactsAgreementTest {
   static Stream<Path> configs() throws IOException {

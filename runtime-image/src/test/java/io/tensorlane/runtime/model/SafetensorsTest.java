@@ -223,5 +223,7 @@ class SafetensorsTest {
     assertThat(SafeDType.parse("I64").bytes()).isEqualTo(8);
     assertThat(SafeDType.parse("F32").bytes()).isEqualTo(4);
     assertThatThrownBy(() -> SafeDType.parse("bf16")).hasMessage("unknown safetensors dtype bf16");
+    // every dtype the engine knows has a size in the header parser's table (which checks data_offsets against shapes)
+    assertThat(SafeDType.values()).allSatisfy(d -> assertThat(d.bytes()).as(d.name()).isPositive());
   }
 }
