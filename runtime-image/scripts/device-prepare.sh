@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >> .git/info/exclude
 rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
-mvn -B -o -q -pl contract,kernels,runtime-image install -DskipTests -Dtensorlane.skipImages
+mvn -B -o -q -pl crd,contract,kernels,hack/testkit,runtime-image install -DskipTests -Dtensorlane.skipImages
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/app/lib"
 # The production image's module list (hack/images.sh, one source of truth) and its exclusion of java.desktop's natives.

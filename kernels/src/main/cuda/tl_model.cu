@@ -89,7 +89,10 @@ __device__ __forceinline__ void tl_embed(const int* ids, int n, const T* table, 
 //   mode 1: residual += float(delta)     (attention / MLP output added to the stream)
 //   mode 2: residual unchanged           (norm of the stream only)
 // then out[i,j] = T(weight[j] * residual[i,j] * rsqrt(mean_j(residual[i,j]^2) + eps)).
-// Launch: grid (n), block 512 (one block per row). Shared: 32 floats.
+// One pass over memory for hidden <= kNormCache x blockDim (8192 at block 512): a thread's residual and weight elements
+// stay in registers across the reduction (all its loads are issued at once; a decode step is latency-bound here);
+// elements beyond that are re-read. Launch: grid (n), block 512 (one block per row). Shared: 32 floats.
+constexpr int kNormCache = 16;
 template <typename T>
 __device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, const T* weight, T* out, int n,
                                                int hidden, float eps, int mode) {
@@ -98,24 +101,42 @@ __device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, 
   if (i >= n) return;
   float* r = residual + (long long)i * hidden;
   const T* d = delta + (long long)i * hidden;
+  const int bd = blockDim.x;
+  float cv[kNormCache], cw[kNormCache];
   float ss = 0.0f;
-  for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
-    float v;
-    if (mode == 0) {
-      v = ld(d, j);
-      r[j] = v;
-    } else if (mode == 1) {
-      v = r[j] + ld(d, j);
-      r[j] = v;
-    } else {
-      v = r[j];
+#pragma unroll
+  for (int k = 0; k < kNormCache; ++k) {
+    const int j = threadIdx.x + k * bd;
+    cv[k] = 0.0f;
+    cw[k] = 0.0f;
+    if (j < hidden) {
+      const float base = mode == 0 ? 0.0f : r[j];
+      cv[k] = mode == 2 ? base : base + ld(d, j);
+      cw[k] = ld(weight, j);
     }
+  }
+#pragma unroll
+  for (int k = 0; k < kNormCache; ++k) {
+    const int j = threadIdx.x + k * bd;
+    if (j < hidden) {
+      if (mode != 2) r[j] = cv[k];
+      ss += cv[k] * cv[k];
+    }
+  }
+  for (int j = threadIdx.x + kNormCache * bd; j < hidden; j += bd) {
+    float v = mode == 0 ? ld(d, j) : mode == 1 ? r[j] + ld(d, j) : r[j];
+    if (mode != 2) r[j] = v;
     ss += v * v;
   }
   const float inv = rsqrtf(block_sum(ss, red) / (float)hidden + eps);
   T* o = out + (long long)i * hidden;
+#pragma unroll
+  for (int k = 0; k < kNormCache; ++k) {
+    const int j = threadIdx.x + k * bd;
+    if (j < hidden) o[j] = Cv<T>::t(cw[k] * (cv[k] * inv));
+  }
   // Each thread re-reads only the residual elements it wrote itself: no barrier needed.
-  for (int j = threadIdx.x; j < hidden; j += blockDim.x) o[j] = Cv<T>::t(ld(weight, j) * (r[j] * inv));
+  for (int j = threadIdx.x + kNormCache * bd; j < hidden; j += bd) o[j] = Cv<T>::t(ld(weight, j) * (r[j] * inv));
 }
 
 // ---- QKV bias + per-head norm + RoPE + paged-cache write -------------------------------------------------------
@@ -488,28 +509,38 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
   }
 }
 
-// Merges the S slices of tl_attn_split: out[t, h, :] = sum_z f_z acc_z / sum_z f_z sum_z, f_z = 2^(max_z - max),
-// t = token_list[i] (or i when token_list is null) for block row i. Launch: grid (n, hq), block 128.
+// Merges the S (<= 32) slices of tl_attn_split: out[t, h, :] = sum_z f_z acc_z / sum_z f_z sum_z,
+// f_z = 2^(max_z - max) (0 for a slice that held no key), t = token_list[i] (or i when token_list is null) for block
+// row i. The first warp reads every slice's (max, sum) at once (lane z: slice z) and leaves the factors in shared
+// memory; then each thread sums its output element over the slices with independent loads.
+// Launch: grid (n, hq), block 128.
 template <typename T>
 __device__ __forceinline__ void tl_attn_combine(const float* ws, const int* token_list, T* out, int n, int hq, int hd,
                                                 int S) {
+  __shared__ float sf[32];
+  __shared__ float s_inv_l;
   const int i = blockIdx.x, h = blockIdx.y;
   if (i >= n) return;
   const int t = token_list ? token_list[i] : i;
   const float* base = ws + ((long long)i * hq + h) * S * (hd + 2);
-  float M = -INFINITY;
-  for (int z = 0; z < S; ++z) M = fmaxf(M, base[(long long)z * (hd + 2)]);
-  float L = 0.0f;
-  for (int z = 0; z < S; ++z) {
-    const float mz = base[(long long)z * (hd + 2)];
-    if (mz != -INFINITY) L += base[(long long)z * (hd + 2) + 1] * exp2f(mz - M);
+  if (threadIdx.x < 32) {
+    const int z = threadIdx.x;
+    const float mz = z < S ? base[(long long)z * (hd + 2)] : -INFINITY;
+    const float lz = z < S ? base[(long long)z * (hd + 2) + 1] : 0.0f;
+    const float M = warp_max(mz);  // finite: the slice holding key 0 saw a key
+    const float f = mz == -INFINITY ? 0.0f : exp2f(mz - M);
+    const float L = warp_sum(f == 0.0f ? 0.0f : lz * f);
+    sf[z] = f;
+    if (z == 0) s_inv_l = 1.0f / L;
   }
-  const float invL = 1.0f / L;
+  __syncthreads();
+  const float invL = s_inv_l;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float v = 0.0f;
+#pragma unroll 8
     for (int z = 0; z < S; ++z) {
-      const float mz = base[(long long)z * (hd + 2)];
-      if (mz != -INFINITY) v += base[(long long)z * (hd + 2) + 2 + d] * exp2f(mz - M);
+      const float f = sf[z];
+      if (f != 0.0f) v += base[(long long)z * (hd + 2) + 2 + d] * f;
     }
     out[((long long)t * hq + h) * hd + d] = Cv<T>::t(v * invL);
   }

@@ -136,11 +136,21 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
 
   float bv = -INFINITY;
   int bi = INT_MAX;
-  for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
-    const float v = x[i];
-    if (!isnan(v) && (v > bv || (v == bv && i < bi))) {
-      bv = v;
-      bi = i;
+  constexpr int U = 8;  // independent loads in flight per thread (one block streams the whole row)
+  for (int i0 = threadIdx.x; i0 < vocab; i0 += U * blockDim.x) {
+    float v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * blockDim.x;
+      v[u] = i < vocab ? x[i] : NAN;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * blockDim.x;
+      if (!isnan(v[u]) && (v[u] > bv || (v[u] == bv && i < bi))) {
+        bv = v[u];
+        bi = i;
+      }
     }
   }
   sample_best(bv, bi, sv, si);
