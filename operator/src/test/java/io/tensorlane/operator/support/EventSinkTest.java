@@ -15,7 +15,10 @@ import java.util.Comparator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The background event writer against the real API server: order, failures that do not stop it, drops when closed. */
+/**
+ * The background event writer against the real API server: order, repeats aggregated, failures that do not stop it,
+ * drops when closed.
+ */
 @WithLocalCluster
 class EventSinkTest {
   @Test
@@ -42,6 +45,32 @@ class EventSinkTest {
       assertThat(events).extracting(Event::getReason).containsExactlyElementsOf(reasons);
       assertThat(events).allSatisfy(e -> assertThat(e.getReportingComponent()).isEqualTo("tensorlane-operator"));
       assertThat(metrics.registry().get("tensorlane.events.pending").gauge().value()).isZero();
+    }
+  }
+
+  @Test
+  void repeatsAreOneEventWhoseCountGrowsAsClientGoAggregatesThem(KubernetesClient client, TestNamespace ns) {
+    ConfigMap about = client.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder().withNewMetadata()
+        .withName("repeats").endMetadata().build()).create();
+    try (EventSink sink = new EventSink(client, null)) {
+      EventRecorder recorder = new EventRecorder(sink);
+      for (int i = 0; i < 5; i++) {
+        recorder.warning(about, "Degraded", "pod p-0 terminated: OOMKilled");
+      }
+      recorder.normal(about, "Ready", "1/1 replicas Ready");
+      recorder.flush();
+      await().atMost(Duration.ofSeconds(30)).until(() -> sink.pending() == 0);
+      assertThat(sink.written()).as("five repeats queued together and one other event: two writes").isEqualTo(2);
+      recorder.warning(about, "Degraded", "pod p-0 terminated: OOMKilled");
+      recorder.flush();
+      await().atMost(Duration.ofSeconds(30)).until(() -> sink.pending() == 0);
+      assertThat(sink.written()).as("a later repeat patches the count").isEqualTo(3);
+      List<Event> events = client.v1().events().inNamespace(ns.name()).list().getItems().stream()
+          .filter(e -> "repeats".equals(e.getInvolvedObject().getName())).toList();
+      assertThat(events).extracting(Event::getReason).containsExactlyInAnyOrder("Degraded", "Ready");
+      Event degraded = events.stream().filter(e -> "Degraded".equals(e.getReason())).findFirst().orElseThrow();
+      assertThat(degraded.getCount()).isEqualTo(6);
+      assertThat(degraded.getType()).isEqualTo("Warning");
     }
   }
 
