@@ -217,7 +217,11 @@ public final class OperatorBench {
             && d.getStatus().lastStableSpec.revision.equals(d.getStatus().revision)).count();
         if (secs(c0) - lastReport >= 10) {
           lastReport = (long) secs(c0);
-          log("  t=%.0f s: %d Ready, %d stable, %d reconciles", secs(c0), ready, stable, RECONCILES.get());
+          Map<String, Long> r = requests.snapshot();
+          log("  t=%.0f s: %d Ready, %d stable, %d reconciles; the operator sent %d status writes, %d Deployment "
+              + "applies, %d events", secs(c0), ready, stable, RECONCILES.get(),
+              r.getOrDefault("PATCH inferencedeployments/status", 0L), r.getOrDefault("PATCH deployments", 0L),
+              r.getOrDefault("POST events", 0L) + r.getOrDefault("PATCH events", 0L));
         }
         if (ready == n && stable == n) {
           break;
