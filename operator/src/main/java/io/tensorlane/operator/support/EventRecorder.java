@@ -149,7 +149,9 @@ public final class EventRecorder {
     try {
       if (w instanceof EventCorrelator.Patch p) {
         try {
-          events.withName(p.name()).patch(PatchContext.of(PatchType.STRATEGIC_MERGE), Serialization.asJson(Map.of(
+          // through the event itself: a patch by name alone makes the client GET the object first, and the operator
+          // may create and patch events, not read them
+          events.resource(event).patch(PatchContext.of(PatchType.STRATEGIC_MERGE), Serialization.asJson(Map.of(
               "count", p.count(), "lastTimestamp", p.lastTimestamp(), "message", truncate(p.message()))));
           return true;
         } catch (KubernetesClientException e) {

@@ -6,7 +6,11 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tensorlane.testkit.LocalCluster;
 import io.tensorlane.testkit.TestNamespace;
 import io.tensorlane.testkit.WithLocalCluster;
 import java.time.Duration;
@@ -49,10 +53,22 @@ class EventSinkTest {
   }
 
   @Test
-  void repeatsAreOneEventWhoseCountGrowsAsClientGoAggregatesThem(KubernetesClient client, TestNamespace ns) {
+  void repeatsAreOneEventWhoseCountGrowsAsClientGoAggregatesThem(KubernetesClient client, TestNamespace ns,
+      LocalCluster cluster) {
     ConfigMap about = client.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder().withNewMetadata()
         .withName("repeats").endMetadata().build()).create();
-    try (EventSink sink = new EventSink(client, null)) {
+    // written as the operator's ClusterRole allows it: events may be created and patched, not read
+    client.serviceAccounts().inNamespace(ns.name()).resource(new ServiceAccountBuilder().withNewMetadata()
+        .withName("events-writer").endMetadata().build()).create();
+    client.rbac().roles().inNamespace(ns.name()).resource(new RoleBuilder().withNewMetadata().withName("events-writer")
+        .endMetadata().addNewRule().withApiGroups("").withResources("events").withVerbs("create", "patch").endRule()
+        .build()).create();
+    client.rbac().roleBindings().inNamespace(ns.name()).resource(new RoleBindingBuilder().withNewMetadata()
+        .withName("events-writer").endMetadata().withNewRoleRef().withApiGroup("rbac.authorization.k8s.io")
+        .withKind("Role").withName("events-writer").endRoleRef().addNewSubject().withKind("ServiceAccount")
+        .withName("events-writer").withNamespace(ns.name()).endSubject().build()).create();
+    try (KubernetesClient writer = cluster.clientAs(client, ns.name(), "events-writer");
+        EventSink sink = new EventSink(writer, null)) {
       EventRecorder recorder = new EventRecorder(sink);
       for (int i = 0; i < 5; i++) {
         recorder.warning(about, "Degraded", "pod p-0 terminated: OOMKilled");
@@ -65,6 +81,7 @@ class EventSinkTest {
       recorder.flush();
       await().atMost(Duration.ofSeconds(30)).until(() -> sink.pending() == 0);
       assertThat(sink.written()).as("a later repeat patches the count").isEqualTo(3);
+      assertThat(sink.failed()).isZero();
       List<Event> events = client.v1().events().inNamespace(ns.name()).list().getItems().stream()
           .filter(e -> "repeats".equals(e.getInvolvedObject().getName())).toList();
       assertThat(events).extracting(Event::getReason).containsExactlyInAnyOrder("Degraded", "Ready");
