@@ -10,13 +10,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-mvn -B -q -o -pl crd,hack/testkit install -DskipTests >&2
-mvn -B -q -o -pl operator test-compile >&2
-CP_FILE=$(mktemp)
-trap 'rm -f "$CP_FILE"' EXIT
-mvn -B -q -o -pl operator dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$CP_FILE" >&2
+# one reactor build, nothing installed into ~/.m2: the sibling modules resolve to their target/classes; each module writes
+# its test classpath to its own target/ (the operator's is the one used)
+mvn -B -q -o -pl crd,contract,hack/testkit,operator -am test-compile dependency:build-classpath \
+  -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt >&2
+CP=$(cat operator/target/bench-classpath.txt)
 # shellcheck disable=SC2086
 exec java -Xmx1g ${BENCH_OPTS:-} -Dtensorlane.repo.root="$ROOT" \
   '-Djava.util.logging.SimpleFormatter.format=%1$tT.%1$tL %4$s %3$s %5$s%6$s%n' \
-  -cp "operator/target/test-classes:operator/target/classes:$(cat "$CP_FILE")" \
+  -cp "operator/target/test-classes:operator/target/classes:$CP" \
   io.tensorlane.operator.bench.OperatorBench "${1:-all}"

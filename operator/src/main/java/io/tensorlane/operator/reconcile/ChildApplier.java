@@ -19,6 +19,8 @@ import java.util.Map;
 public final class ChildApplier {
   public static final String APPLIED_HASH = "tensorlane.io/applied-hash";
 
+  private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(ChildApplier.class);
+
   private final KubernetesClient client;
   private final String fieldManager;
   private final DecisionMetrics metrics;
@@ -46,6 +48,16 @@ public final class ChildApplier {
     client.resource(prepare(desired)).fieldManager(fieldManager).forceConflicts().serverSideApply();
     metrics.applied(desired.getKind());
     return true;
+  }
+
+  /** Deletes {@code child} (best effort: a failure is logged; the owner reference still ties it to its owner). */
+  public void deleteQuietly(HasMetadata child) {
+    try {
+      client.resource(child).delete();
+    } catch (RuntimeException e) {
+      LOG.warnf("could not delete %s %s/%s: %s", child.getKind(), child.getMetadata().getNamespace(),
+          child.getMetadata().getName(), e.getMessage());
+    }
   }
 
   /**

@@ -6,11 +6,14 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.status.ChildProblem;
+import io.tensorlane.operator.status.Conditions;
+import io.tensorlane.operator.status.StatusAggregator;
 
 /**
  * The children of one rendered revision (Deployment, Service): checked together with the API server's dry-run before
- * either is written, so a revision with a rejected child never reaches the running Deployment; then applied. A
- * failure names the child.
+ * either is written, so a revision with a rejected child never reaches the running Deployment; then applied. A first
+ * rollout (no child yet) skips the dry-run: there is nothing running to protect, and a refused first apply is undone.
+ * A failure names the child.
  */
 final class Children {
   private final ChildApplier applier;
@@ -50,18 +53,24 @@ final class Children {
   /**
    * Applies the Deployment, then the Service; returns whether the Deployment was written.
    *
+   * @param onDeploymentWritten runs once the Deployment was written (before the Service is applied)
+   *
    * @param written the status as written before the apply (it names the new revision)
    * @param before the status before this reconcile
    * @throws ChildApplyException naming the child; it carries the status that is true afterwards (the written one with
    *     the revision of {@code before} when the Deployment was not applied)
    */
-  boolean apply(Rendered r, Observation obs, InferenceDeploymentStatus written, InferenceDeploymentStatus before) {
+  boolean apply(Rendered r, Observation obs, InferenceDeploymentStatus written, InferenceDeploymentStatus before,
+      Runnable onDeploymentWritten) {
     boolean deploymentWritten;
     try {
       deploymentWritten = applier.apply(r.deployment(), obs.deployment());
     } catch (KubernetesClientException e) {
       throw new ChildApplyException(ApiRejections.describe("Deployment", r.deployment().getMetadata().getName(), e),
           withRevisionOf(written, before), e);
+    }
+    if (deploymentWritten) {
+      onDeploymentWritten.run();
     }
     try {
       applier.apply(r.service(), obs.service());
@@ -70,6 +79,43 @@ final class Children {
           written, e);
     }
     return deploymentWritten;
+  }
+
+  /**
+   * True when the children may be applied without a dry-run first: neither exists yet (no running revision to
+   * protect) and the last try was not refused ({@code before} carries no ApplyFailed and no rejected child). A
+   * rejection of the real apply then says what a dry-run would have said, and the next reconcile dry-runs again.
+   */
+  static boolean firstTry(Observation obs, InferenceDeploymentStatus before) {
+    return obs.deployment() == null && obs.service() == null && StatusAggregator.applyFailure(before) == null
+        && Conditions.find(before.conditions, StatusAggregator.INVALID_SPEC)
+            .filter(c -> Conditions.TRUE.equals(c.getStatus()) && c.getReason() != null
+                && c.getReason().endsWith("Rejected")).isEmpty();
+  }
+
+  /**
+   * The first apply ({@link #firstTry}), without a dry-run: the Service, then the Deployment; a Deployment the API server
+   * refuses takes the Service just created with it, so a refused first revision leaves no child behind, as the dry-run
+   * would have.
+   *
+   * @throws ChildApplyException naming the child, with {@code written} claiming the revision of {@code before}
+   */
+  void applyFirst(Rendered r, InferenceDeploymentStatus written, InferenceDeploymentStatus before,
+      Runnable onDeploymentWritten) {
+    try {
+      applier.apply(r.service(), null);
+    } catch (KubernetesClientException e) {
+      throw new ChildApplyException(ApiRejections.describe("Service", r.service().getMetadata().getName(), e),
+          withRevisionOf(written, before), e);
+    }
+    try {
+      applier.apply(r.deployment(), null);
+    } catch (KubernetesClientException e) {
+      applier.deleteQuietly(r.service());
+      throw new ChildApplyException(ApiRejections.describe("Deployment", r.deployment().getMetadata().getName(), e),
+          withRevisionOf(written, before), e);
+    }
+    onDeploymentWritten.run();
   }
 
   /** {@code written} claiming the applied revision of {@code before}. */

@@ -11,6 +11,7 @@ import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
@@ -45,8 +46,16 @@ final class ErrorStatus {
     return s;
   }
 
+  /**
+   * Writes the status for {@code e} through {@code write} (the reconciler's own server-side apply: fields the failed
+   * reconcile claimed, such as a revision that was not applied, are removed, which a patch computed against the
+   * reconcile's starting object would leave); warns once per problem
+   * (repeats are aggregated by the event writer), also when the status cannot be written: then the event is the only
+   * place the problem shows.
+   */
   static ErrorStatusUpdateControl<InferenceDeployment> control(InferenceDeployment primary, Exception e, Instant now,
-      EventRecorder events, DecisionMetrics metrics, Duration rescheduleAfter) {
+      EventRecorder events, DecisionMetrics metrics, Duration rescheduleAfter,
+      Consumer<InferenceDeploymentStatus> write) {
     if (primaryGone(e)) {
       return ErrorStatusUpdateControl.noStatusUpdate(); // deleted meanwhile: nothing to report on
     }
@@ -60,8 +69,14 @@ final class ErrorStatus {
       metrics.decision("outcome", StatusAggregator.APPLY_FAILED);
       events.warning(primary, c.getReason(), c.getMessage());
     }
-    primary.setStatus(s);
-    ErrorStatusUpdateControl<InferenceDeployment> control = ErrorStatusUpdateControl.patchStatus(primary);
+    events.commit();
+    try {
+      write.accept(s);
+    } catch (RuntimeException w) {
+      LOG.warnf("%s/%s: the status could not be written either: %s", primary.getMetadata().getNamespace(),
+          primary.getMetadata().getName(), w.getMessage());
+    }
+    ErrorStatusUpdateControl<InferenceDeployment> control = ErrorStatusUpdateControl.noStatusUpdate();
     return rescheduleAfter == null ? control : control.rescheduleAfter(rescheduleAfter);
   }
 }

@@ -106,11 +106,16 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
   @Override
   public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
     EventRecorder events = new EventRecorder(eventSink(ctx));
+    UpdateControl<InferenceDeployment> control;
     try {
-      return reconcile(primary, ctx, events);
-    } finally {
-      events.flush();
+      control = reconcile(primary, ctx, events);
+    } catch (RuntimeException e) {
+      // the decisions whose status was not written will be made again, and their events emitted then
+      events.flushCommitted();
+      throw e;
     }
+    events.flush();
+    return control;
   }
 
   private UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx,
@@ -136,10 +141,12 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         now, settings.measurementMaxAge());
     // both children pass the API server's dry-run before anything is written (also while the preflight holds, whose
     // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
-    // status keeps claiming the revision that runs
+    // status keeps claiming the revision that runs. A first rollout's first try has nothing running to protect: its
+    // real apply is the check (Children.applyFirst), which saves the API server two dry-runs per new deployment
     Children children = new Children(new ChildApplier(ctx.getClient(), settings.fieldManager(), metrics));
     boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
-    ChildProblem rejected = pending ? children.dryRun(rendered, obs) : null;
+    boolean firstTry = pending && preflightHold == null && Children.firstTry(obs, prev);
+    ChildProblem rejected = pending && !firstTry ? children.dryRun(rendered, obs) : null;
     boolean apply = rendered != null && !step.failed() && preflightHold == null && rejected == null;
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
         || !Objects.equals(applied.generation, gen))) {
@@ -160,11 +167,21 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
       primary = writeStatus(primary, next, ctx);
       written = next;
       metrics.applied("InferenceDeployment/status");
-      StatusEvents.emit(events, metrics, primary, prev, next, plan);
+      StatusEvents.emit(events, metrics, primary, prev, next, plan, apply && pending);
+      events.commit();
     }
-    if (apply && children.apply(rendered, obs, written, prev)) {
-      events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
-          + " revision " + rendered.revision() + " on " + PlanAndRender.describe(plan));
+    InferenceDeployment about = primary;
+    // one event for the decision: the revision, where and how it runs (and the model when it was just read)
+    InferenceDeploymentStatus before = prev;
+    Runnable started = () -> {
+      events.normal(about, "RolloutStarted", StatusEvents.rollout(rendered, plan, StatusEvents.modelRead(before, next)
+          ? next.model : null));
+      events.commit();
+    };
+    if (apply && firstTry) {
+      children.applyFirst(rendered, written, prev, started);
+    } else if (apply) {
+      children.apply(rendered, obs, written, prev, started);
     }
     UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
     if (step.requeue() != null) {
@@ -184,8 +201,9 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
 
   /**
    * JOSDK's error-status hook: any exception of a reconcile (a child the API server refused, a failed status write)
-   * becomes the ApplyFailed condition, naming the object and field, plus a Warning event; JOSDK's retry keeps its
-   * backoff, and after the last retry the reconcile is rescheduled rather than dropped.
+   * becomes the ApplyFailed condition, naming the object and field, plus a Warning event; the status is written by
+   * the same server-side apply as the reconcile's (so a revision claimed but not applied is withdrawn). JOSDK's retry
+   * keeps its backoff, and after the last retry the reconcile is rescheduled rather than dropped.
    */
   @Override
   public ErrorStatusUpdateControl<InferenceDeployment> updateErrorStatus(InferenceDeployment primary,
@@ -194,9 +212,12 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     try {
       boolean lastAttempt = ctx.getRetryInfo().map(RetryInfo::isLastAttempt).orElse(false);
       return ErrorStatus.control(primary, e, Instant.now().truncatedTo(ChronoUnit.SECONDS), events, metrics,
-          lastAttempt ? ErrorStatus.AFTER_LAST_RETRY : null);
+          lastAttempt ? ErrorStatus.AFTER_LAST_RETRY : null, s -> {
+            writeStatus(primary, s, ctx);
+            metrics.applied("InferenceDeployment/status");
+          });
     } finally {
-      events.flush();
+      events.flushCommitted();
     }
   }
 

@@ -65,9 +65,7 @@ public final class RecoveryCoordinator {
     if (d instanceof RollbackDecision.Wait w) {
       requeue = Duration.between(now, w.until()).isNegative() ? Duration.ofSeconds(1) : Duration.between(now, w.until());
     } else if (d instanceof RollbackDecision.MarkStable m) {
-      stable = m.stable();
-      events.normal(about, "Stable", "revision " + m.stable().revision + " has been Ready for the stability window; "
-          + "recorded as the rollback target");
+      stable = m.stable(); // its event comes with the status that records it (StatusEvents)
     } else if (d instanceof RollbackDecision.Report r) {
       rb = r.status() == null ? rb : r.status();
       if (r.failure() != null && isNew(st, r.failure())) {

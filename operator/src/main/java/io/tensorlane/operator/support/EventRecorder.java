@@ -5,8 +5,14 @@ import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
 import org.jboss.logging.Logger;
 
 /**
@@ -24,7 +30,8 @@ public final class EventRecorder {
 
   private final KubernetesClient client;
   private final EventSink sink;
-  private final java.util.List<Event> pending = new java.util.ArrayList<>();
+  private final List<Event> pending = new java.util.ArrayList<>();
+  private int committed;
   private final boolean deferred;
 
   /** Writes each event at once. */
@@ -54,12 +61,39 @@ public final class EventRecorder {
 
   /** Writes the held events (or queues them on the sink), oldest first. */
   public void flush() {
+    send(pending.size());
+  }
+
+  /**
+   * Marks the events held so far as recorded: the state they report has been written (the status write that carries
+   * the decision succeeded). {@link #flushCommitted()} writes only those.
+   */
+  public void commit() {
+    committed = pending.size();
+  }
+
+  /**
+   * Writes the committed events and drops the others: a reconcile that failed before its status write made no
+   * decision that lasts (the next one decides again and emits its events then), so their events would be written
+   * twice.
+   */
+  public void flushCommitted() {
+    int dropped = pending.size() - committed;
+    if (dropped > 0) {
+      LOG.debugf("%d event(s) not written: the status they report was not written", dropped);
+    }
+    send(committed);
+  }
+
+  private void send(int n) {
+    List<Event> out = pending.subList(0, n);
     if (sink != null) {
-      pending.forEach(sink::offer);
+      sink.offer(List.copyOf(out));
     } else {
-      pending.forEach(this::write);
+      out.forEach(this::write);
     }
     pending.clear();
+    committed = 0;
   }
 
   public void normal(HasMetadata about, String reason, String message) {
@@ -102,8 +136,31 @@ public final class EventRecorder {
 
   /** Creates {@code event}; a failure is logged and reported as false, never thrown (events are informative). */
   static boolean write(KubernetesClient client, Event event) {
+    return write(client, new EventCorrelator.Create(event));
+  }
+
+  /**
+   * Creates the event, or patches count, lastTimestamp and message of the existing one (creating it when it expired);
+   * a failure is logged and reported as false, never thrown (events are informative).
+   */
+  static boolean write(KubernetesClient client, EventCorrelator.Write w) {
+    Event event = w instanceof EventCorrelator.Patch p ? p.event() : ((EventCorrelator.Create) w).event();
+    var events = client.v1().events().inNamespace(w.namespace());
     try {
-      client.v1().events().inNamespace(event.getMetadata().getNamespace()).resource(event).create();
+      if (w instanceof EventCorrelator.Patch p) {
+        try {
+          // through the event itself: a patch by name alone makes the client GET the object first, and the operator
+          // may create and patch events, not read them
+          events.resource(event).patch(PatchContext.of(PatchType.STRATEGIC_MERGE), Serialization.asJson(Map.of(
+              "count", p.count(), "lastTimestamp", p.lastTimestamp(), "message", truncate(p.message()))));
+          return true;
+        } catch (KubernetesClientException e) {
+          if (e.getCode() != 404) {
+            throw e;
+          }
+        }
+      }
+      events.resource(event).create();
       return true;
     } catch (RuntimeException e) {
       LOG.warnf("could not record event %s on %s/%s: %s", event.getReason(), event.getInvolvedObject().getKind(),

@@ -2,6 +2,9 @@ package io.tensorlane.operator.support;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,22 +15,27 @@ import org.jboss.logging.Logger;
  * status and children are what recovery time depends on, events are informative (as in client-go, whose recorder is
  * asynchronous too). The queue is bounded; when it is full an event is dropped, counted and logged, never blocking the
  * reconciler. Under a burst (1,000 first rollouts at once) events trail the rollouts they describe; {@link #pending()}
- * says by how many.
+ * says by how many. Repeats are aggregated as client-go's recorder does ({@link EventCorrelator}): an event equal to one
+ * already written raises that Event's count with a small patch, and repeats queued together are one write.
  */
 public final class EventSink implements AutoCloseable {
   /** Events held at most; beyond this new events are dropped. */
   public static final int CAPACITY = 10_000;
   private static final Logger LOG = Logger.getLogger(EventSink.class);
-  private static final Event STOP = new Event();
+  private static final List<Event> STOP = new ArrayList<>(0); // compared by identity
+  /** Batches taken from the queue at once (and folded together where they repeat). */
+  private static final int BATCHES = 100;
 
   private final KubernetesClient client;
   private final DecisionMetrics metrics;
-  private final BlockingQueue<Event> queue;
+  private final BlockingQueue<List<Event>> queue;
+  private final int capacity;
   private final AtomicLong written = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong outstanding = new AtomicLong();
   private final Thread writer;
+  private final EventCorrelator correlator = new EventCorrelator();
 
   /**
    * @param metrics where {@code tensorlane_events_pending} (gauge) and {@code tensorlane_events_dropped_total} go; null
@@ -40,7 +48,8 @@ public final class EventSink implements AutoCloseable {
   EventSink(KubernetesClient client, DecisionMetrics metrics, int capacity) {
     this.client = client;
     this.metrics = metrics;
-    this.queue = new LinkedBlockingQueue<>(capacity);
+    this.capacity = capacity;
+    this.queue = new LinkedBlockingQueue<>();
     if (metrics != null) {
       metrics.registry().gauge("tensorlane.events.pending", this, EventSink::pending);
     }
@@ -51,16 +60,29 @@ public final class EventSink implements AutoCloseable {
 
   /** Queues {@code event}; false (and the event is dropped) when the queue is full or the sink is closed. */
   public boolean offer(Event event) {
-    outstanding.incrementAndGet();
-    if (!writer.isAlive() || !queue.offer(event)) {
-      outstanding.decrementAndGet();
-      long n = dropped.incrementAndGet();
+    return offer(List.of(event));
+  }
+
+  /**
+   * Queues {@code events} (one reconcile's, oldest first) to be written together, so repeats among them are one write;
+   * false (and they are dropped) when they do not fit the queue or the sink is closed.
+   */
+  public boolean offer(List<Event> events) {
+    if (events.isEmpty()) {
+      return true;
+    }
+    int n = events.size();
+    long held = outstanding.addAndGet(n);
+    if (!writer.isAlive() || held > capacity || !queue.offer(events)) {
+      outstanding.addAndGet(-n);
+      long total = dropped.addAndGet(n);
       if (metrics != null) {
-        metrics.registry().counter("tensorlane.events.dropped").increment();
+        metrics.registry().counter("tensorlane.events.dropped").increment(n);
       }
-      if (n == 1 || n % 1000 == 0) {
+      if (total == n || total / 1000 != (total - n) / 1000) {
+        Event event = events.get(n - 1);
         LOG.warnf("event not queued (%s, %d held): dropped %d event(s) so far, latest %s on %s/%s",
-            writer.isAlive() ? "queue full" : "writer stopped", queue.size(), n,
+            writer.isAlive() ? "queue full" : "writer stopped", held - n, total,
             event.getReason(), event.getInvolvedObject().getKind(), event.getInvolvedObject().getName());
       }
       return false;
@@ -73,6 +95,7 @@ public final class EventSink implements AutoCloseable {
     return outstanding.get();
   }
 
+  /** Event API writes (creates and count patches) that succeeded. */
   public long written() {
     return written.get();
   }
@@ -102,20 +125,41 @@ public final class EventSink implements AutoCloseable {
   }
 
   private void drain() {
+    List<List<Event>> batches = new ArrayList<>();
     while (true) {
-      Event event;
+      batches.clear();
       try {
-        event = queue.take();
+        batches.add(queue.take());
       } catch (InterruptedException e) {
         return;
       }
-      if (event == STOP) {
-        return;
+      queue.drainTo(batches, BATCHES - 1);
+      boolean stop = false;
+      List<Event> events = new ArrayList<>();
+      for (List<Event> b : batches) {
+        if (b == STOP) {
+          stop = true;
+          break;
+        }
+        events.addAll(b);
       }
       try {
-        (EventRecorder.write(client, event) ? written : failed).incrementAndGet();
+        // what is queued together is written together: repeats become one count
+        Instant now = Instant.now();
+        List<EventCorrelator.Write> writes = new ArrayList<>();
+        events.forEach(e -> writes.add(correlator.correlate(e, now)));
+        for (EventCorrelator.Write w : EventCorrelator.fold(writes)) {
+          boolean ok = EventRecorder.write(client, w);
+          (ok ? written : failed).incrementAndGet();
+          if (!ok) {
+            correlator.forget(w.namespace(), w.name());
+          }
+        }
       } finally {
-        outstanding.decrementAndGet();
+        outstanding.addAndGet(-events.size());
+      }
+      if (stop) {
+        return;
       }
     }
   }

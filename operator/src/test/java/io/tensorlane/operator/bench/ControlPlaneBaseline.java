@@ -6,7 +6,13 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.modelfacts.HubClient;
+import io.tensorlane.operator.model.ModelInspector;
+import io.tensorlane.operator.model.ModelResolution;
+import io.tensorlane.operator.model.ModelSettings;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
@@ -16,6 +22,8 @@ import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.topology.TopologyFixtures;
+import java.net.URI;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,17 +51,25 @@ final class ControlPlaneBaseline {
     String fixture = TopologyFixtures.RTX_PRO_6000_PCIE_8;
     List<NodeInfo> nodes = nodeNames.stream().map(name -> new NodeInfo(name, Map.of(), 8, 0,
         TopologyFixtures.load(fixture), false)).toList();
-    InferenceDeploymentSpec spec = template.getSpec();
+    // the model facts the operator reads from the Hub (the sample carries no geometry), read once here as well
+    var source = ModelSource.of(template.getSpec().model.source, template.getSpec().model.name);
+    var read = new ModelInspector(new HubClient(URI.create(OperatorBench.HUB.endpoint()),
+        ModelSettings.defaults().requestTimeout(), "tensorlane-bench", ModelInspector.TOKEN_HINT), Clock.systemUTC()).inspect(source, null);
+    if (!(read instanceof ModelInspector.Inspection.Known known)) {
+      throw new IllegalStateException("baseline: the model could not be read: " + read);
+    }
+    ModelStatus model = known.status();
+    InferenceDeploymentSpec spec = ModelResolution.fill(template.getSpec(), model);
     Plan plan = Planner.plan(spec, nodes, PlannerSettings.defaults(Instant.now()));
     if (!plan.ok()) {
       throw new IllegalStateException("baseline plan failed: " + plan.message());
     }
-    RenderSettings render = RenderSettings.of("tensorlane", "bench");
+    RenderSettings render = OperatorBench.renderSettings();
     List<HasMetadata> objects = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       InferenceDeployment owner = OperatorBench.small(ns, "b" + i, "0.80");
       owner.getMetadata().setUid(UUID.randomUUID().toString());
-      Rendered r = Renderer.render(owner, spec, plan, render);
+      Rendered r = Renderer.render(owner, spec, plan, render, model);
       for (HasMetadata o : List.of(r.deployment(), r.service())) {
         o.getMetadata().setOwnerReferences(null); // no owner exists: the garbage collector would delete them
         objects.add(o);

@@ -2,12 +2,10 @@ package io.tensorlane.operator.bench;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
@@ -20,17 +18,13 @@ import io.tensorlane.operator.OperatorSettings;
 import io.tensorlane.operator.plan.TopologyLabels;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.render.RenderSettings;
-import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.hub.SampleModels;
-import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
 import io.tensorlane.testkit.RepoRoot;
 import io.tensorlane.testkit.SharedCluster;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
-import io.tensorlane.testkit.sim.SimAction;
-import io.tensorlane.testkit.sim.SimRule;
 import io.tensorlane.topology.TopologyFixtures;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
@@ -53,9 +47,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>scale: N InferenceDeployments (TP 1) over M simulated 8-GPU PCIe nodes — time until all Ready, reconciles/s,
  *       the ratio to {@link ControlPlaneBaseline} (the same Deployments and Services applied with no operator, in the
  *       same run, after a JVM warm-up round), API writes (resourceVersion changes of every InferenceDeployment,
- *       Deployment and Service, plus Events) during a no-op period, heap after GC.
- *   <li>oom: R deployments start with a fraction the simulator answers with a CUDA OOM; the time from the simulator
- *       terminating the pod (seen by an informer in this JVM) to the Deployment carrying the remediated template.
+ *       Deployment and Service, plus Events) during a no-op period, heap after GC; the operator's requests by verb and
+ *       resource ({@link RequestCounter} on its client): writes per first rollout, and in the no-op period.
+ *   <li>oom: {@link OomBench}.
  * </ul>
  * Arguments: {@code scale|oom|all}; system properties {@code bench.deployments} (1000), {@code bench.nodes} (200),
  * {@code bench.noop-seconds} (60), {@code bench.oom-runs} (50), {@code bench.threads} (30), {@code bench.baseline-rounds}
@@ -72,7 +66,7 @@ public final class OperatorBench {
   @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
   static final class Counting extends InferenceDeploymentReconciler {
     Counting(OperatorSettings s, DecisionMetrics m) {
-      super(s, RenderSettings.of("tensorlane", "bench").withHubEndpoint(HUB.endpoint()), m);
+      super(s, renderSettings(), m);
     }
 
     @Override
@@ -80,6 +74,11 @@ public final class OperatorBench {
       RECONCILES.incrementAndGet();
       return super.reconcile(p, c);
     }
+  }
+
+  /** What the operator renders with (the baseline renders the same Deployments and Services). */
+  static RenderSettings renderSettings() {
+    return RenderSettings.of("tensorlane", "bench").withHubEndpoint(HUB.endpoint());
   }
 
   private static LocalHub startHub() {
@@ -106,7 +105,7 @@ public final class OperatorBench {
             Integer.getInteger("bench.noop-seconds", 60));
       }
       if (what.equals("oom") || what.equals("all")) {
-        oom(client, sim, Integer.getInteger("bench.oom-runs", 50));
+        OomBench.run(client, sim, Integer.getInteger("bench.oom-runs", 50));
       }
     } catch (Exception e) {
       e.printStackTrace();
@@ -171,25 +170,35 @@ public final class OperatorBench {
     DecisionMetrics metrics = DecisionMetrics.inMemory();
     OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false).withRequeue(Duration.ofSeconds(5));
     labelNodes(client, settings, nodes);
+    CpuMeter cpu = new CpuMeter(SharedCluster.get().plane());
+    log("  load average %s", Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim());
     double baseline = Double.NaN;
     int rounds = Integer.getInteger("bench.baseline-rounds", 2);
     for (int round = 1; round <= rounds; round++) {
       // the first of two rounds warms this JVM (JIT, the client's and the simulator's code paths) the way a running
       // operator's JVM is warm; only the client, informer and simulator code is warmed, not the operator's reconciler
       String base = namespace(client, "bench-base");
+      Map<String, Double> cpu0 = cpu.sample();
       baseline = ControlPlaneBaseline.run(client, base, n, threads(),
           List.copyOf(sim.nodes()));
       log("%s scale baseline round %d/%d (no operator): the same %d Deployments + Services applied directly, all pods "
-          + "Ready %.1f s after the first apply", round == rounds ? "RESULT" : "warm-up", round, rounds, n, baseline);
+          + "Ready %.1f s after the first apply; CPU %s", round == rounds ? "RESULT" : "warm-up", round, rounds, n,
+          baseline, CpuMeter.between(cpu0, cpu.sample()));
       deleteAndWait(client, base);
     }
     String ns = namespace(client, "bench-scale");
-    Operator op = operator(client, ns, settings, metrics);
+    // the operator gets a client of its own whose every request is counted by verb and resource
+    RequestCounter requests = new RequestCounter();
+    KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(client.getConfiguration())
+        .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("bench-requests", requests)).build();
+    Operator op = operator(operatorClient, ns, settings, metrics);
     // one cache only (the bench polls it for Ready); Deployments and Services are listed twice around the no-op period
     // instead of watched: a watch of its own would add the bench's decoding of every kube-controller-manager status
     // update to the CPU this 2-core machine shares with the control plane and the operator
     SharedIndexInformer<InferenceDeployment> infds = client.resources(InferenceDeployment.class).inNamespace(ns).inform();
     try {
+      Map<String, Double> cpu0 = cpu.sample();
+      Map<String, Double> threads0 = CpuMeter.threads();
       long c0 = System.nanoTime();
       fs.clear();
       for (int i = 0; i < n; i++) {
@@ -208,7 +217,11 @@ public final class OperatorBench {
             && d.getStatus().lastStableSpec.revision.equals(d.getStatus().revision)).count();
         if (secs(c0) - lastReport >= 10) {
           lastReport = (long) secs(c0);
-          log("  t=%.0f s: %d Ready, %d stable, %d reconciles", secs(c0), ready, stable, RECONCILES.get());
+          Map<String, Long> r = requests.snapshot();
+          log("  t=%.0f s: %d Ready, %d stable, %d reconciles; the operator sent %d status writes, %d Deployment "
+              + "applies, %d events", secs(c0), ready, stable, RECONCILES.get(),
+              r.getOrDefault("PATCH inferencedeployments/status", 0L), r.getOrDefault("PATCH deployments", 0L),
+              r.getOrDefault("POST events", 0L) + r.getOrDefault("PATCH events", 0L));
         }
         if (ready == n && stable == n) {
           break;
@@ -219,12 +232,11 @@ public final class OperatorBench {
         Thread.sleep(500);
       }
       double allReady = secs(c0);
-      log("RESULT scale: all %d Ready (and stable) %.1f s after the first create; %d reconciles = %.1f reconciles/s",
-          n, allReady, RECONCILES.get(), RECONCILES.get() / allReady);
-      if (!Double.isNaN(baseline)) {
-        log("RESULT scale: operator / baseline = %.2f (%.1f s / %.1f s on the same control plane and nodes)",
-            allReady / baseline, allReady, baseline);
-      }
+      Map<String, Long> atReady = requests.snapshot();
+      log("RESULT scale: all %d Ready (and stable) %.1f s after the first create; %d reconciles = %.1f reconciles/s; "
+          + "CPU %s; load average %s", n, allReady, RECONCILES.get(), RECONCILES.get() / allReady,
+          CpuMeter.between(cpu0, cpu.sample()), Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim());
+      log("RESULT scale: the bench JVM's CPU by thread: %s", CpuMeter.top(threads0, CpuMeter.threads(), 8));
       long e0 = System.nanoTime();
       while (RECONCILER.get().pendingEvents() > 0 && secs(e0) < 600) {
         Thread.sleep(200);
@@ -232,6 +244,15 @@ public final class OperatorBench {
       log("RESULT scale: the operator's events (written in the background) all written %.1f s after all Ready",
           secs(c0) - allReady);
       Thread.sleep(3000);
+      Map<String, Long> firstRollout = requests.snapshot();
+      long writesAtReady = RequestCounter.writes(atReady);
+      long writes = RequestCounter.writes(firstRollout);
+      log("RESULT scale: operator / baseline = %.2f (%.1f s / %.1f s on the same control plane and nodes); writes per "
+          + "first rollout %.2f (%.2f until all Ready, %.2f after)", allReady / baseline, allReady, baseline,
+          writes / (double) n, writesAtReady / (double) n, (writes - writesAtReady) / (double) n);
+      log("RESULT scale: writes per first rollout by verb and resource: %s", RequestCounter.perObject(firstRollout, n));
+      log("RESULT scale: every request of the operator's client until then: %s", firstRollout);
+      Map<String, Long> noop0 = requests.snapshot();
       Map<String, String> before = versions(client, ns);
       long eventsBefore = client.v1().events().inNamespace(ns).list().getItems().stream()
           .filter(e -> "tensorlane-operator".equals(e.getReportingComponent())).count();
@@ -239,6 +260,7 @@ public final class OperatorBench {
       long r0 = RECONCILES.get();
       double applies0 = metrics.count("tensorlane.applies");
       Thread.sleep(noopSeconds * 1000L);
+      Map<String, Long> noop = RequestCounter.minus(requests.snapshot(), noop0);
       Map<String, String> after = versions(client, ns);
       Map<String, Long> changed = new java.util.TreeMap<>();
       after.forEach((k, v) -> {
@@ -255,6 +277,8 @@ public final class OperatorBench {
           metrics.count("tensorlane.applies") - applies0
               - (metrics.count("tensorlane.applies", "kind", "InferenceDeployment/status") - status0),
           operatorEvents, RECONCILES.get() - r0, changed, after.size());
+      log("RESULT scale: no-op period: the operator's client sent %d writes; every request %s",
+          RequestCounter.writes(noop), noop);
       for (int i = 0; i < 3; i++) { // the bench's own informers are part of this JVM's heap too
         System.gc();
         Thread.sleep(300);
@@ -271,6 +295,7 @@ public final class OperatorBench {
           (heap - without) / 1048576.0, Runtime.getRuntime().maxMemory() / 1048576);
     } finally {
       op.stop();
+      operatorClient.close();
       infds.close();
       try {
         client.namespaces().withName(ns).delete();
@@ -328,87 +353,6 @@ public final class OperatorBench {
     all.addAll(client.services().inNamespace(ns).list().getItems());
     all.forEach(o -> m.put(o.getKind() + "/" + o.getMetadata().getName(), o.getMetadata().getResourceVersion()));
     return m;
-  }
-
-  static void oom(KubernetesClient client, GpuNodeSimulator sim, int runs) throws Exception {
-    int nodes = Math.max(1, (runs + 7) / 8);
-    log("oom: %d runs (batches of 10) on %d simulated nodes", runs, nodes);
-    for (int i = 0; i < nodes; i++) {
-      sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
-    }
-    String ns = namespace(client, "bench-oom");
-    sim.addRule(SimRule.forAllPods("bench-oom", SimAction.cudaOom()).inNamespace(ns).withMemoryFractionAtLeast(0.93)
-        .withDelayMillis(500));
-    Map<String, Long> oomAt = new ConcurrentHashMap<>();
-    Map<String, Long> patchedAt = new ConcurrentHashMap<>();
-    Map<String, String> firstRevision = new ConcurrentHashMap<>();
-    SharedIndexInformer<Pod> pods = client.pods().inNamespace(ns).inform(new Handler<>(p -> {
-      String owner = p.getMetadata().getLabels().get("app.kubernetes.io/instance");
-      if (owner != null && StatusAggregator.badPod(p).isPresent()) {
-        oomAt.putIfAbsent(owner, System.nanoTime());
-      }
-    }), 0);
-    SharedIndexInformer<Deployment> deps = client.apps().deployments().inNamespace(ns).inform(new Handler<>(d -> {
-      String rev = d.getSpec().getTemplate().getMetadata().getLabels().get(Renderer.LABEL_REVISION);
-      String first = firstRevision.putIfAbsent(d.getMetadata().getName(), rev);
-      if (first != null && !first.equals(rev)) {
-        patchedAt.putIfAbsent(d.getMetadata().getName(), System.nanoTime());
-      }
-    }), 0);
-    OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false)
-        .withRequeue(Duration.ofSeconds(5));
-    Operator op = operator(client, ns, settings, DecisionMetrics.inMemory());
-    try {
-      for (int b = 0; b < runs; b += 10) {
-        for (int i = b; i < Math.min(runs, b + 10); i++) {
-          client.resource(small(ns, "oom" + i, "0.95")).create();
-        }
-        long t0 = System.nanoTime();
-        int end = Math.min(runs, b + 10);
-        while (patchedAt.size() < end && secs(t0) < 120) {
-          Thread.sleep(200);
-        }
-        for (int i = b; i < end; i++) { // free the GPUs for the next batch
-          client.resources(InferenceDeployment.class).inNamespace(ns).withName("oom" + i).delete();
-        }
-      }
-      List<Double> ms = new ArrayList<>();
-      patchedAt.forEach((name, t) -> {
-        Long o = oomAt.get(name);
-        if (o != null) {
-          ms.add((t - o) / 1e6);
-        }
-      });
-      ms.sort(Double::compare);
-      if (ms.isEmpty()) {
-        throw new IllegalStateException("no run completed");
-      }
-      log("RESULT oom: %d of %d runs measured; OOM seen -> Deployment patched: p50 %.0f ms, p95 %.0f ms, max %.0f ms",
-          ms.size(), runs, ms.get(ms.size() / 2), ms.get((int) Math.min(ms.size() - 1, Math.ceil(ms.size() * 0.95) - 1)),
-          ms.get(ms.size() - 1));
-    } finally {
-      op.stop();
-      pods.close();
-      deps.close();
-      sim.clearRules();
-      client.namespaces().withName(ns).delete();
-    }
-  }
-
-  record Handler<T>(java.util.function.Consumer<T> on) implements ResourceEventHandler<T> {
-    @Override
-    public void onAdd(T obj) {
-      on.accept(obj);
-    }
-
-    @Override
-    public void onUpdate(T oldObj, T newObj) {
-      on.accept(newObj);
-    }
-
-    @Override
-    public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-    }
   }
 
   static double secs(long t0) {

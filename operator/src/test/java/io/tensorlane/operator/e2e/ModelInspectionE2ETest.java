@@ -162,7 +162,10 @@ class ModelInspectionE2ETest {
     assertThat(engine.getStartupProbe().getHttpGet().getPath()).isEqualTo("/health/ready");
     assertThat(engine.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health/ready");
     assertThat(engine.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health/live");
-    RollbackE2ETest.awaitReasons(client, ns, "tiny", "ModelInspected", "RolloutStarted", "Ready");
+    // the model read and the rollout it starts are one decision: one event naming both
+    RollbackE2ETest.awaitReasons(client, ns, "tiny", "RolloutStarted", "Ready");
+    assertThat(RollbackE2ETest.message(client, ns, "tiny", "RolloutStarted")).contains("model hf://org/tiny@")
+        .contains("at " + SHA);
   }
 
   @Test

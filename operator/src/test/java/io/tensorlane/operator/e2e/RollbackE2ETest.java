@@ -275,6 +275,13 @@ class RollbackE2ETest {
     return reasons(client, ns, name);
   }
 
+  /** The message of the event {@code reason} on {@code name}. */
+  static String message(KubernetesClient client, TestNamespace ns, String name, String reason) {
+    return client.v1().events().inNamespace(ns.name()).list().getItems().stream()
+        .filter(e -> name.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).findFirst()
+        .orElseThrow().getMessage();
+  }
+
   static List<String> reasons(KubernetesClient client, TestNamespace ns, String name) {
     return client.v1().events().inNamespace(ns.name()).list().getItems().stream()
         .filter(e -> name.equals(e.getInvolvedObject().getName())).map(e -> e.getReason()).toList();

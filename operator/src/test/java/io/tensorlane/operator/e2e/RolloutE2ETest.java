@@ -103,7 +103,16 @@ class RolloutE2ETest {
     String envText = env.stream().map(e -> e.getName() + "=" + e.getValue()).collect(Collectors.joining(" "));
     assertThat(envText).contains("8").contains(String.valueOf(s.memoryPlan.staticFraction));
 
-    RollbackE2ETest.awaitReasons(client, ns, "seed", "Placement", "Planned", "RolloutStarted", "Ready");
+    // one event per decision: the rollout (revision, placement, plan, the model it pinned), then Ready
+    RollbackE2ETest.awaitReasons(client, ns, "seed", "RolloutStarted", "Ready");
+    assertThat(client.v1().events().inNamespace(ns.name()).list().getItems().stream()
+        .filter(e -> "seed".equals(e.getInvolvedObject().getName())
+            && "InferenceDeployment".equals(e.getInvolvedObject().getKind())).map(e -> e.getReason()).toList())
+        .as("the first rollout's events").containsExactlyInAnyOrder("RolloutStarted", "Ready");
+    String rollout = RollbackE2ETest.message(client, ns, "seed", "RolloutStarted");
+    assertThat(rollout).contains("revision " + s.revision).contains("Deployment " + dep.getMetadata().getName())
+        .contains(pcieNode).contains("PCIe").contains("allreduce Custom")
+        .contains("static fraction " + s.memoryPlan.staticFraction).contains("model " + s.model.source);
   }
 
   @Test
