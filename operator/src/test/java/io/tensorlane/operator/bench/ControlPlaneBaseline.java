@@ -6,12 +6,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
 import io.tensorlane.operator.plan.PlannerSettings;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -44,11 +43,11 @@ final class ControlPlaneBaseline {
     List<NodeInfo> nodes = nodeNames.stream().map(name -> new NodeInfo(name, Map.of(), 8, 0,
         TopologyFixtures.load(fixture), false)).toList();
     InferenceDeploymentSpec spec = template.getSpec();
-    Plan plan = Planner.plan(spec, nodes, PlannerSettings.defaults(Instant.now()));
+    TensorlaneConfig render = OperatorBench.settings();
+    Plan plan = Planner.plan(spec, nodes, new PlannerSettings(Instant.now(), render.measurementMaxAge()));
     if (!plan.ok()) {
       throw new IllegalStateException("baseline plan failed: " + plan.message());
     }
-    RenderSettings render = RenderSettings.of("tensorlane", "bench");
     List<HasMetadata> objects = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       InferenceDeployment owner = OperatorBench.small(ns, "b" + i, "0.80");
@@ -65,7 +64,7 @@ final class ControlPlaneBaseline {
       long t0 = System.nanoTime();
       List<Future<?>> fs = new ArrayList<>();
       for (HasMetadata o : objects) { // Deployment then Service per object, as a reconciler applies them
-        fs.add(pool.submit(() -> client.resource(o).fieldManager(OperatorSettings.FIELD_MANAGER).forceConflicts()
+        fs.add(pool.submit(() -> client.resource(o).fieldManager(TensorlaneConfig.FIELD_MANAGER).forceConflicts()
             .serverSideApply()));
       }
       for (Future<?> f : fs) {
