@@ -62,6 +62,12 @@ public interface EngineProfile {
    */
   boolean preflight();
 
+  /**
+   * The image when {@code spec.engine.image} is empty, given the operator's runtime image ({@code
+   * tensorlane.runtime-image}); null when the spec must name one ({@link #validate} says so).
+   */
+  String defaultImage(String runtimeImage);
+
   /** A problem with {@code spec.engine} that only this engine has, as an InvalidSpec message; null when none. */
   String validate(InferenceDeploymentSpec spec);
 

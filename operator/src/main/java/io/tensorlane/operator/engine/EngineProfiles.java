@@ -34,6 +34,24 @@ public final class EngineProfiles {
     return of(type);
   }
 
+  /**
+   * The engine container's image: {@code spec.engine.image} when the spec gives one, else the engine's default
+   * ({@link EngineProfile#defaultImage}: the operator's runtime image for Tensorlane; null for an engine whose image the
+   * spec must give, which the validator has already refused).
+   */
+  public static String image(InferenceDeploymentSpec spec, String runtimeImage) {
+    String given = spec == null || spec.engine == null ? null : spec.engine.image;
+    return given != null && !given.isBlank() ? given : of(spec).defaultImage(runtimeImage);
+  }
+
+  /**
+   * The preflight Job's image: the engine's image when the preflight measures that engine (a custom build of the
+   * runtime given as {@code spec.engine.image} runs its own kernels), the runtime image otherwise.
+   */
+  public static String preflightImage(InferenceDeploymentSpec spec, String runtimeImage) {
+    return of(spec).preflight() ? image(spec, runtimeImage) : runtimeImage;
+  }
+
   /** Every profile, in the CRD enum's order. */
   public static List<EngineProfile> all() {
     return Arrays.stream(EngineType.values()).map(EngineProfiles::of).toList();

@@ -63,6 +63,12 @@ public final class SglangProfile implements EngineProfile {
     return false;
   }
 
+  /** None: the spec names the image (see {@link #validate}). */
+  @Override
+  public String defaultImage(String runtimeImage) {
+    return null;
+  }
+
   @Override
   public String validate(InferenceDeploymentSpec spec) {
     return EngineProfile.requireImage(spec);

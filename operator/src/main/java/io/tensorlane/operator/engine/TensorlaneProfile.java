@@ -79,6 +79,12 @@ public final class TensorlaneProfile implements EngineProfile {
     return true;
   }
 
+  /** The operator's runtime image ({@code tensorlane.runtime-image}): this engine is the runtime. */
+  @Override
+  public String defaultImage(String runtimeImage) {
+    return runtimeImage;
+  }
+
   /** Nothing beyond the general checks: the image defaults to the runtime's. */
   @Override
   public String validate(InferenceDeploymentSpec spec) {

@@ -13,8 +13,8 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.render.ModelVolumes;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Renderer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -59,8 +59,9 @@ public final class InspectionJobs {
   }
 
   /** The Job for {@code source}, owned by {@code owner}. */
-  public static Job job(InferenceDeployment owner, InferenceDeploymentSpec spec, ModelSource source, RenderSettings rs) {
+  public static Job job(InferenceDeployment owner, InferenceDeploymentSpec spec, ModelSource source, TensorlaneConfig rs) {
     ModelVolumes.Mount mount = ModelVolumes.of(spec, null, rs);
+    long uid = rs.pod().runAsUser();
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(Renderer.LABEL_MANAGED_BY, Renderer.MANAGED_BY);
     labels.put(LABEL, hash(source));
@@ -82,8 +83,8 @@ public final class InspectionJobs {
         .withTtlSecondsAfterFinished(TTL_SECONDS)
         .withNewTemplate().withNewMetadata().withLabels(labels).endMetadata()
         .withNewSpec().withRestartPolicy("Never").withEnableServiceLinks(false)
-        .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(rs.runAsUser()).withRunAsGroup(rs.runAsUser())
-        .withFsGroup(rs.runAsUser()).endSecurityContext()
+        .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(uid).withRunAsGroup(uid)
+        .withFsGroup(uid).endSecurityContext()
         .withTolerations(spec.placement == null ? List.of() : spec.placement.tolerations)
         .withNodeSelector(spec.placement == null ? Map.of() : spec.placement.nodeSelector)
         .withContainers(container)

@@ -12,11 +12,12 @@ import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelFactsException;
 import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.model.ModelInspector.Inspection;
 import io.tensorlane.operator.plan.SpecValidator;
-import io.tensorlane.operator.render.RenderSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
@@ -31,19 +32,24 @@ import java.util.Optional;
  * and once the server version (oci://).
  */
 public final class ModelResolver {
+  /** How soon a deployment whose model is being read is looked at again. */
+  public static final Duration PENDING_RECHECK = Duration.ofSeconds(1);
+  /** How soon a deployment whose model could not be read is looked at again (a fixed Secret, a model made public). */
+  public static final Duration FAILED_RECHECK = Duration.ofSeconds(60);
+
   private final InspectionCache cache;
   private final ModelInspector inspector;
-  private final RenderSettings render;
+  private final TensorlaneConfig config;
   private final Clock clock;
   private volatile Boolean imageVolumes;
 
   /**
-   * @param render the runtime image and UID of inspection Jobs (pvc://, file://, oci://)
+   * @param config the runtime image and UID of inspection Jobs (pvc://, file://, oci://)
    */
-  public ModelResolver(InspectionCache cache, ModelInspector inspector, RenderSettings render, Clock clock) {
+  public ModelResolver(InspectionCache cache, ModelInspector inspector, TensorlaneConfig config, Clock clock) {
     this.cache = cache;
     this.inspector = inspector;
-    this.render = render;
+    this.config = config;
     this.clock = clock;
   }
 
@@ -93,7 +99,7 @@ public final class ModelResolver {
       Job job = client.batch().v1().jobs().inNamespace(ns).withName(name).get();
       if (job == null) {
         try {
-          client.resource(InspectionJobs.job(primary, spec, source, render)).create();
+          client.resource(InspectionJobs.job(primary, spec, source, config)).create();
         } catch (KubernetesClientException e) {
           if (e.getCode() != 409) {
             throw e;
@@ -105,7 +111,7 @@ public final class ModelResolver {
           .getItems();
       Optional<ModelResolution> r = InspectionJobs.result(source, job, pods);
       if (r.isPresent() && r.get().state() == ModelResolution.State.FAILED && InspectionJobs.finishedAt(job, pods)
-          .map(t -> t.plus(ModelSettings.FAILED_RECHECK).isBefore(clock.instant())).orElse(false)) {
+          .map(t -> t.plus(FAILED_RECHECK).isBefore(clock.instant())).orElse(false)) {
         // retry a failure once it is older than the recheck interval: the claim may have been filled meanwhile
         client.resource(job).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
       }

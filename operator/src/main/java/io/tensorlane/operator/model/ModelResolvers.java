@@ -1,7 +1,7 @@
 package io.tensorlane.operator.model;
 
 import io.tensorlane.modelfacts.HubClient;
-import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import java.net.URI;
 import java.time.Clock;
 import java.util.concurrent.ExecutorService;
@@ -13,9 +13,10 @@ public final class ModelResolvers {
   private ModelResolvers() {
   }
 
-  /** The resolver for {@code render}'s Hub endpoint, runtime image and UID. */
-  public static ModelResolver create(RenderSettings render, ModelSettings s) {
-    String hubEndpoint = render.hubEndpoint();
+  /** The resolver for the configured Hub endpoint, runtime image and UID ({@code tensorlane.model.*}). */
+  public static ModelResolver create(TensorlaneConfig config) {
+    TensorlaneConfig.Model s = config.model();
+    String hubEndpoint = TensorlaneConfig.hub(config);
     AtomicInteger n = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(s.threads(), r -> {
       Thread t = new Thread(r, "tensorlane-model-inspect-" + n.incrementAndGet());
@@ -26,6 +27,6 @@ public final class ModelResolvers {
     HubClient hub = new HubClient(URI.create(hubEndpoint), s.requestTimeout(), "tensorlane-operator",
         ModelInspector.TOKEN_HINT);
     return new ModelResolver(new InspectionCache(pool, clock, s.branchTtl(), s.failureTtl()),
-        new ModelInspector(hub, clock), render, clock);
+        new ModelInspector(hub, clock), config, clock);
   }
 }

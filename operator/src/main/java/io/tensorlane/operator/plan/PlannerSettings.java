@@ -5,7 +5,7 @@ import java.time.Instant;
 import java.util.Set;
 
 /**
- * Operator-level knobs of the planner.
+ * Per-call inputs of the planner (the measurement age comes from {@code tensorlane.measurement-max-age}).
  *
  * @param now the planning time (measurement age is judged against it)
  * @param measurementMaxAge a preflight measurement older than this is ignored (its table and its failure);
@@ -21,11 +21,6 @@ public record PlannerSettings(Instant now, Duration measurementMaxAge, Set<Strin
 
   public PlannerSettings(Instant now, Duration measurementMaxAge) {
     this(now, measurementMaxAge, Set.of());
-  }
-
-  /** Defaults: measurements are trusted for 7 days; no pods running yet. */
-  public static PlannerSettings defaults(Instant now) {
-    return new PlannerSettings(now, Duration.ofDays(7));
   }
 
   /** The same settings for a deployment whose pods run on {@code nodes}. */

@@ -4,6 +4,7 @@ import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.Measurement;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.engine.EngineProfile;
 import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.NodeInfo;
@@ -36,7 +37,7 @@ public final class PreflightGate {
 
   /** The decision for one node; {@code job} is the state of that node's preflight Job for this deployment. */
   public static PreflightDecision decide(InferenceDeploymentSpec spec, Planned planned, GpuTopologyStatus topology,
-      JobState job, Instant now, PreflightSettings settings) {
+      JobState job, Instant now, TensorlaneConfig settings) {
     String notNeeded = notNeeded(spec, planned.custom(), topology, now, settings.measurementMaxAge());
     if (notNeeded != null) {
       return new PreflightDecision.None(notNeeded);
@@ -53,14 +54,14 @@ public final class PreflightGate {
       }
       case Active -> {
         Instant created = job.createdAt() == null ? now : job.createdAt();
-        Instant giveUp = created.plus(settings.deadline()).plus(settings.grace());
+        Instant giveUp = created.plus(settings.preflight().deadline()).plus(settings.preflight().grace());
         if (!now.isBefore(giveUp)) {
-          String why = "the preflight Job did not finish within " + (settings.deadline().toSeconds()
-              + settings.grace().toSeconds()) + " s (deadline " + settings.deadline().toSeconds() + " s + grace)";
+          String why = "the preflight Job did not finish within " + (settings.preflight().deadline().toSeconds()
+              + settings.preflight().grace().toSeconds()) + " s (deadline " + settings.preflight().deadline().toSeconds() + " s + grace)";
           return new PreflightDecision.Record(failure(world, why, null, now), false, true, why);
         }
         Duration left = Duration.between(now, giveUp);
-        Duration recheck = left.compareTo(settings.recheck()) < 0 ? left : settings.recheck();
+        Duration recheck = left.compareTo(settings.preflight().recheck()) < 0 ? left : settings.preflight().recheck();
         return new PreflightDecision.Wait(recheck, "preflight on node " + node + " running since " + created);
       }
       default -> {
@@ -161,7 +162,7 @@ public final class PreflightGate {
         + m.algorithmTable.size() + " algorithm range(s), " + m.latencies.size() + " latency row(s)");
   }
 
-  private static PreflightDecision failedJob(JobState job, int world, Instant finished, PreflightSettings settings) {
+  private static PreflightDecision failedJob(JobState job, int world, Instant finished, TensorlaneConfig settings) {
     Measurement reported = null;
     try {
       reported = job.terminationMessage() == null ? null : PreflightMessage.parse(job.terminationMessage());
@@ -170,7 +171,7 @@ public final class PreflightGate {
     }
     String why;
     if ("DeadlineExceeded".equals(job.reason())) {
-      why = "the preflight timed out after " + settings.deadline().toSeconds() + " s (Job DeadlineExceeded)";
+      why = "the preflight timed out after " + settings.preflight().deadline().toSeconds() + " s (Job DeadlineExceeded)";
     } else if (reported != null && reported.failure != null && !reported.failure.isBlank()) {
       why = reported.failure;
     } else if (job.terminationMessage() != null && !job.terminationMessage().isBlank()) {

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.render.ChildNames;
 import io.tensorlane.operator.render.Renderer;
@@ -47,7 +48,7 @@ public final class PreflightJobs {
   }
 
   /** The Job that measures {@code node} with {@code worldSize} GPUs for {@code owner}. */
-  public static Job job(InferenceDeployment owner, String node, int worldSize, PreflightSettings s) {
+  public static Job job(InferenceDeployment owner, String node, int worldSize, TensorlaneConfig s) {
     String name = name(owner.getMetadata().getName(), node, worldSize);
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(Renderer.LABEL_NAME, "tensorlane");
@@ -56,12 +57,11 @@ public final class PreflightJobs {
     labels.put(Renderer.LABEL_MANAGED_BY, "tensorlane-operator");
     var spec = owner.getSpec();
     // the engine's own image when the preflight measures that engine (a custom build of the runtime)
-    String image = EngineProfiles.of(spec).preflight() && spec.engine != null && spec.engine.image != null
-        && !spec.engine.image.isBlank() ? spec.engine.image : s.runtimeImage();
-    long maxBytes = Math.min(s.benchMaxBytes(), spec.allreduce == null || spec.allreduce.maxMessageBytes == null
-        ? s.benchMaxBytes() : spec.allreduce.maxMessageBytes);
+    String image = EngineProfiles.preflightImage(spec, s.runtimeImage());
+    long maxBytes = Math.min(s.preflight().benchMaxBytes(), spec.allreduce == null || spec.allreduce.maxMessageBytes == null
+        ? s.preflight().benchMaxBytes() : spec.allreduce.maxMessageBytes);
     // the command's own budget stays inside the Job's deadline so it reports a timeout itself when it can
-    long selfTimeout = Math.max(1, s.deadline().toSeconds() * 9 / 10);
+    long selfTimeout = Math.max(1, s.preflight().deadline().toSeconds() * 9 / 10);
     List<Toleration> tolerations = new ArrayList<>();
     if (spec.placement != null && spec.placement.tolerations != null) {
       tolerations.addAll(spec.placement.tolerations);
@@ -78,8 +78,8 @@ public final class PreflightJobs {
         .endMetadata()
         .withNewSpec()
           .withBackoffLimit(0)
-          .withActiveDeadlineSeconds(s.deadline().toSeconds())
-          .withTtlSecondsAfterFinished((int) Math.min(Integer.MAX_VALUE, s.ttlAfterFinished().toSeconds()))
+          .withActiveDeadlineSeconds(s.preflight().deadline().toSeconds())
+          .withTtlSecondsAfterFinished((int) Math.min(Integer.MAX_VALUE, s.preflight().ttl().toSeconds()))
           .withNewTemplate()
             .withNewMetadata().withLabels(labels).endMetadata()
             .withNewSpec()
@@ -90,7 +90,7 @@ public final class PreflightJobs {
                 .addNewNodeSelectorTerm().withMatchFields(new NodeSelectorRequirementBuilder()
                     .withKey("metadata.name").withOperator("In").withValues(node).build()).endNodeSelectorTerm()
               .endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().endAffinity()
-              .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(s.runAsUser()).withRunAsGroup(s.runAsUser())
+              .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(s.pod().runAsUser()).withRunAsGroup(s.pod().runAsUser())
               .endSecurityContext()
               .addNewContainer()
                 .withName(CONTAINER).withImage(image)

@@ -19,6 +19,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.contract.Allreduce;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.reconcile.ApiRejections;
 import io.tensorlane.operator.reconcile.ClusterObserver;
 import io.tensorlane.operator.support.EventRecorder;
@@ -42,11 +43,11 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
   public static final String NAME = "preflight";
   private static final Logger LOG = Logger.getLogger(PreflightReconciler.class);
 
-  private final PreflightSettings settings;
+  private final TensorlaneConfig settings;
   private volatile InformerEventSource<Job, InferenceDeployment> jobs;
   private volatile InformerEventSource<GpuTopology, InferenceDeployment> topologies;
 
-  public PreflightReconciler(PreflightSettings settings) {
+  public PreflightReconciler(TensorlaneConfig settings) {
     this.settings = settings;
   }
 
@@ -109,7 +110,7 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
     if (d instanceof PreflightDecision.StartJob start) {
       if (start.replaceExisting() && existing != null) {
         client.resource(existing).delete();
-        return settings.recheck(); // create it once the old one is gone
+        return settings.preflight().recheck(); // create it once the old one is gone
       }
       Job job = PreflightJobs.job(primary, node, start.worldSize(), settings);
       try {
@@ -119,18 +120,18 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
           // the spec's fault, not a transient one: say so where the user looks, and look again later
           events.warning(primary, "PreflightJobRejected",
               ApiRejections.describe("Job", job.getMetadata().getName(), e).message());
-          return settings.deadline();
+          return settings.preflight().deadline();
         }
         if (e.getCode() != 409) {
           throw e;
         }
-        return settings.recheck(); // created by an earlier reconcile the cache has not seen yet
+        return settings.preflight().recheck(); // created by an earlier reconcile the cache has not seen yet
       }
       LOG.infof("InferenceDeployment %s: preflight Job %s on node %s (%s)", ref, job.getMetadata().getName(), node,
           start.reason());
       events.normal(primary, "PreflightStarted", "Job " + job.getMetadata().getName() + " on node " + node + ": "
-          + start.reason() + "; the first rollout waits for it (deadline " + settings.deadline().toSeconds() + " s)");
-      return settings.recheck();
+          + start.reason() + "; the first rollout waits for it (deadline " + settings.preflight().deadline().toSeconds() + " s)");
+      return settings.preflight().recheck();
     }
     if (d instanceof PreflightDecision.Record rec) {
       PreflightRecorder.record(client, node, rec.measurement());

@@ -25,17 +25,15 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.model.ModelResolver;
 import io.tensorlane.operator.model.ModelResolvers;
-import io.tensorlane.operator.model.ModelSettings;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.PlannerSettings;
 import io.tensorlane.operator.preflight.PreflightGate;
 import io.tensorlane.operator.recovery.RecoveryCoordinator;
 import io.tensorlane.operator.recovery.RecoveryStep;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -56,27 +54,24 @@ import java.util.Set;
  * and rollback decider; {@link StatusAggregator} owns the status. Flink-style: the effective spec is written to
  * status.lastAppliedSpec before the Deployment is applied; nothing is written when nothing changed.
  */
-@ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
+@ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = TensorlaneConfig.FIELD_MANAGER)
 public class InferenceDeploymentReconciler implements Reconciler<InferenceDeployment> {
   public static final String NAME = "inferencedeployment";
 
-  private final OperatorSettings settings;
-  private final RenderSettings renderSettings;
+  private final TensorlaneConfig settings;
   private final DecisionMetrics metrics;
   private final ModelResolver models;
   private volatile ClusterObserver observer;
   private volatile EventSink sink;
 
-  /** With a model resolver of its own on renderSettings' Hub endpoint (tests and benchmarks). */
-  public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics) {
-    this(settings, renderSettings, metrics, ModelResolvers.create(renderSettings, ModelSettings.defaults()));
+  /** With a model resolver of its own on the configured Hub endpoint (tests and benchmarks). */
+  public InferenceDeploymentReconciler(TensorlaneConfig settings, DecisionMetrics metrics) {
+    this(settings, metrics, ModelResolvers.create(settings));
   }
 
   @Inject
-  public InferenceDeploymentReconciler(OperatorSettings settings, RenderSettings renderSettings, DecisionMetrics metrics,
-      ModelResolver models) {
+  public InferenceDeploymentReconciler(TensorlaneConfig settings, DecisionMetrics metrics, ModelResolver models) {
     this.settings = settings;
-    this.renderSettings = renderSettings;
     this.metrics = metrics;
     this.models = models;
   }
@@ -132,18 +127,18 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     InferenceDeploymentSpec planned = model.fill(step.effective());
     Plan plan = !model.ready() ? model.blockingPlan() : PlanAndRender.plan(planned, obs.nodes(),
         new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes()));
-    Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, renderSettings, model.status()) : null;
+    Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model.status()) : null;
     AppliedSpec applied = prev.lastAppliedSpec;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
     // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
-    String preflightHold = !settings.preflightGate() ? null : PreflightGate.holdReason(step.effective(), plan,
+    String preflightHold = !settings.preflight().enabled() ? null : PreflightGate.holdReason(step.effective(), plan,
         obs.nodes(), prev.lastAppliedSpec == null,
         now, settings.measurementMaxAge());
     // both children pass the API server's dry-run before anything is written (also while the preflight holds, whose
     // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
     // status keeps claiming the revision that runs. A first rollout's first try has nothing running to protect: its
     // real apply is the check (Children.applyFirst), which saves the API server two dry-runs per new deployment
-    Children children = new Children(new ChildApplier(ctx.getClient(), settings.fieldManager(), metrics));
+    Children children = new Children(new ChildApplier(ctx.getClient(), TensorlaneConfig.FIELD_MANAGER, metrics));
     boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
     boolean firstTry = pending && preflightHold == null && Children.firstTry(obs, prev);
     ChildProblem rejected = pending && !firstTry ? children.dryRun(rendered, obs) : null;
@@ -188,10 +183,10 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
       return control.rescheduleAfter(step.requeue());
     }
     if (model.state() == ModelResolution.State.PENDING) {
-      return control.rescheduleAfter(ModelSettings.PENDING_RECHECK);
+      return control.rescheduleAfter(ModelResolver.PENDING_RECHECK);
     }
     if (model.state() == ModelResolution.State.FAILED) {
-      return control.rescheduleAfter(ModelSettings.FAILED_RECHECK);
+      return control.rescheduleAfter(ModelResolver.FAILED_RECHECK);
     }
     boolean settled = next.phase == Phase.Failed || next.phase == Phase.Invalid || (next.phase == Phase.Ready
         || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null
@@ -251,7 +246,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     // server-side apply of the status alone, forced (the operator is its only writer), then into JOSDK's cache so the
     // next reconcile sees it even before the watch event arrives
     InferenceDeployment updated = ctx.getClient().resource(fresh).subresource("status").patch(
-        new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY).withFieldManager(OperatorSettings.FIELD_MANAGER)
+        new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY).withFieldManager(TensorlaneConfig.FIELD_MANAGER)
             .withForce(true).build(), fresh);
     ctx.eventSourceRetriever().getControllerEventSource()
         .handleRecentResourceUpdate(ResourceID.fromResource(primary), updated, primary);

@@ -3,12 +3,12 @@ package io.tensorlane.operator.reconcile;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
 import io.tensorlane.operator.plan.PlannerSettings;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.render.Renderer;
 import java.util.List;
@@ -33,7 +33,7 @@ final class PlanAndRender {
     }
   }
 
-  static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan, RenderSettings s,
+  static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan, TensorlaneConfig s,
       ModelStatus model) {
     return Renderer.render(owner, effective, plan, s, model);
   }

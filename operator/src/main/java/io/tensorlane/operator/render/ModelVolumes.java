@@ -13,6 +13,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.operator.TensorlaneConfig;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -48,7 +49,7 @@ public final class ModelVolumes {
    * @param spec the spec with defaults and model facts filled in (geometry, weightBytes)
    * @param model status.model (the commit for hf://), or null for sources that are not inspected
    */
-  public static Mount of(InferenceDeploymentSpec spec, ModelStatus model, RenderSettings settings) {
+  public static Mount of(InferenceDeploymentSpec spec, ModelStatus model, TensorlaneConfig settings) {
     ModelSpec m = spec.model;
     ModelSource src = ModelSource.of(m.source, m.name);
     VolumeMount ro = new VolumeMountBuilder().withName(VOLUME).withMountPath(MOUNT).withReadOnly(true).build();
@@ -64,7 +65,7 @@ public final class ModelVolumes {
     };
   }
 
-  private static Mount hub(InferenceDeploymentSpec spec, ModelSource src, ModelStatus model, RenderSettings settings,
+  private static Mount hub(InferenceDeploymentSpec spec, ModelSource src, ModelStatus model, TensorlaneConfig settings,
       VolumeMount ro) {
     ModelSpec m = spec.model;
     String revision = model != null && model.revision != null ? model.revision : src.revision();
@@ -86,8 +87,8 @@ public final class ModelVolumes {
           .withName(m.tokenSecret.name).withKey(m.tokenSecret.key == null ? "token" : m.tokenSecret.key)
           .endSecretKeyRef().endValueFrom().build());
     }
-    if (!settings.hubEndpointIsDefault()) {
-      env.add(new EnvVarBuilder().withName(HF_ENDPOINT).withValue(settings.hubEndpoint()).build());
+    if (!TensorlaneConfig.publicHub(settings)) {
+      env.add(new EnvVarBuilder().withName(HF_ENDPOINT).withValue(TensorlaneConfig.hub(settings)).build());
     }
     Container init = new ContainerBuilder().withName(INIT_CONTAINER).withImage(settings.runtimeImage())
         .withArgs("fetch-model", "--source", pinned.uri(), "--dest", dir).withEnv(env)

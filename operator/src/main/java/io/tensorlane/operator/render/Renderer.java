@@ -20,6 +20,8 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.SpecValidator;
 import java.nio.charset.StandardCharsets;
@@ -71,17 +73,17 @@ public final class Renderer {
    * @throws IllegalArgumentException when the plan is not OK
    */
   public static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan,
-      RenderSettings settings) {
+      TensorlaneConfig settings) {
     return render(owner, effective, plan, settings, null);
   }
 
   /**
-   * As {@link #render(InferenceDeployment, InferenceDeploymentSpec, Plan, RenderSettings)}, with the model facts.
+   * As {@link #render(InferenceDeployment, InferenceDeploymentSpec, Plan, TensorlaneConfig)}, with the model facts.
    *
    * @param model status.model (the commit an hf:// source is pinned to), or null for a source that is not inspected
    */
   public static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan,
-      RenderSettings settings, ModelStatus model) {
+      TensorlaneConfig settings, ModelStatus model) {
     if (plan == null || !plan.ok()) {
       throw new IllegalArgumentException("cannot render " + owner.getMetadata().getName() + ": the plan is not OK ("
           + (plan == null ? "none" : plan.outcome() + ": " + plan.message()) + ")");
@@ -124,10 +126,11 @@ public final class Renderer {
   }
 
   private static PodTemplateSpec podTemplate(String name, InferenceDeploymentSpec spec, Plan plan,
-      RenderSettings settings, ModelStatus model) {
+      TensorlaneConfig settings, ModelStatus model) {
     ModelVolumes.Mount mount = ModelVolumes.of(spec, model, settings);
     EngineCommands.Engine engine = EngineCommands.render(spec, plan, mount);
-    String image = spec.engine.image != null && !spec.engine.image.isBlank() ? spec.engine.image : settings.runtimeImage();
+    String image = EngineProfiles.image(spec, settings.runtimeImage());
+    long uid = settings.pod().runAsUser();
     Quantity gpus = new Quantity(Integer.toString(spec.parallelism.tensor));
     int port = spec.serving.port;
     int startupFailures = startupFailureThreshold(spec.rollout.progressDeadlineSeconds,
@@ -158,14 +161,14 @@ public final class Renderer {
         .withNewSpec()
         // service links would put FOO_PORT variables into the engine's environment (vLLM reads VLLM_PORT)
         .withEnableServiceLinks(false)
-        .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(settings.runAsUser())
-        .withRunAsGroup(settings.runAsUser()).withFsGroup(settings.runAsUser())
+        .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(uid)
+        .withRunAsGroup(uid).withFsGroup(uid)
         .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
         .withInitContainers(mount.init() == null ? List.of() : List.of(mount.init()))
         .withContainers(container)
         .addToVolumes(mount.volume())
         .addNewVolume().withName("dshm").withNewEmptyDir().withMedium("Memory")
-        .withSizeLimit(new Quantity(settings.shmSizeLimit())).endEmptyDir().endVolume()
+        .withSizeLimit(new Quantity(settings.pod().shmSizeLimit())).endEmptyDir().endVolume()
         .addNewVolume().withName("tmp").withNewEmptyDir().endEmptyDir().endVolume()
         .withTolerations(tolerations)
         .withNewAffinity().withNewNodeAffinity().withNewRequiredDuringSchedulingIgnoredDuringExecution()

@@ -22,7 +22,7 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEven
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.GpuTopologySpec;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.support.DecisionMetrics;
 import java.time.Instant;
@@ -44,10 +44,10 @@ public class GpuTopologyNodeLabeller implements Reconciler<Node> {
   public static final String STALE = "Stale";
   private static final Logger LOG = Logger.getLogger(GpuTopologyNodeLabeller.class);
 
-  private final OperatorSettings settings;
+  private final TensorlaneConfig settings;
   private final DecisionMetrics metrics;
 
-  public GpuTopologyNodeLabeller(OperatorSettings settings, DecisionMetrics metrics) {
+  public GpuTopologyNodeLabeller(TensorlaneConfig settings, DecisionMetrics metrics) {
     this.settings = settings;
     this.metrics = metrics;
   }
@@ -81,7 +81,7 @@ public class GpuTopologyNodeLabeller implements Reconciler<Node> {
     if (!d.satisfiedBy(node.getMetadata().getLabels())) {
       Node labels = new NodeBuilder().withMetadata(new ObjectMetaBuilder().withName(name)
           .withLabels(d.labels()).build()).build();
-      client.nodes().resource(labels).fieldManager(settings.fieldManager()).forceConflicts().serverSideApply();
+      client.nodes().resource(labels).fieldManager(TensorlaneConfig.FIELD_MANAGER).forceConflicts().serverSideApply();
       LOG.infof("Node %s: labels %s (%s)", name, d.labels(), d.reason());
       metrics.nodeLabels(d.labels().isEmpty() ? "removed" : "applied");
     }
@@ -137,7 +137,7 @@ public class GpuTopologyNodeLabeller implements Reconciler<Node> {
 
   private PatchContext statusApply() {
     return new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY)
-        .withFieldManager(settings.fieldManager()).withForce(true).build();
+        .withFieldManager(TensorlaneConfig.FIELD_MANAGER).withForce(true).build();
   }
 
   /** Node heartbeats change status every few seconds; only labels and capacity matter here. */

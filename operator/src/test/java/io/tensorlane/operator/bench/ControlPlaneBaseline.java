@@ -8,16 +8,14 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelSource;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.modelfacts.HubClient;
 import io.tensorlane.operator.model.ModelInspector;
 import io.tensorlane.operator.model.ModelResolution;
-import io.tensorlane.operator.model.ModelSettings;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
 import io.tensorlane.operator.plan.PlannerSettings;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -52,19 +50,19 @@ final class ControlPlaneBaseline {
     List<NodeInfo> nodes = nodeNames.stream().map(name -> new NodeInfo(name, Map.of(), 8, 0,
         TopologyFixtures.load(fixture), false)).toList();
     // the model facts the operator reads from the Hub (the sample carries no geometry), read once here as well
+    TensorlaneConfig render = OperatorBench.settings();
     var source = ModelSource.of(template.getSpec().model.source, template.getSpec().model.name);
     var read = new ModelInspector(new HubClient(URI.create(OperatorBench.HUB.endpoint()),
-        ModelSettings.defaults().requestTimeout(), "tensorlane-bench", ModelInspector.TOKEN_HINT), Clock.systemUTC()).inspect(source, null);
+        render.model().requestTimeout(), "tensorlane-bench", ModelInspector.TOKEN_HINT), Clock.systemUTC()).inspect(source, null);
     if (!(read instanceof ModelInspector.Inspection.Known known)) {
       throw new IllegalStateException("baseline: the model could not be read: " + read);
     }
     ModelStatus model = known.status();
     InferenceDeploymentSpec spec = ModelResolution.fill(template.getSpec(), model);
-    Plan plan = Planner.plan(spec, nodes, PlannerSettings.defaults(Instant.now()));
+    Plan plan = Planner.plan(spec, nodes, new PlannerSettings(Instant.now(), render.measurementMaxAge()));
     if (!plan.ok()) {
       throw new IllegalStateException("baseline plan failed: " + plan.message());
     }
-    RenderSettings render = OperatorBench.renderSettings();
     List<HasMetadata> objects = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       InferenceDeployment owner = OperatorBench.small(ns, "b" + i, "0.80");
@@ -81,7 +79,7 @@ final class ControlPlaneBaseline {
       long t0 = System.nanoTime();
       List<Future<?>> fs = new ArrayList<>();
       for (HasMetadata o : objects) { // Deployment then Service per object, as a reconciler applies them
-        fs.add(pool.submit(() -> client.resource(o).fieldManager(OperatorSettings.FIELD_MANAGER).forceConflicts()
+        fs.add(pool.submit(() -> client.resource(o).fieldManager(TensorlaneConfig.FIELD_MANAGER).forceConflicts()
             .serverSideApply()));
       }
       for (Future<?> f : fs) {

@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.Operator;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
@@ -55,8 +55,7 @@ final class OomBench {
         patchedAt.putIfAbsent(d.getMetadata().getName(), System.nanoTime());
       }
     }), 0);
-    OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false)
-        .withRequeue(Duration.ofSeconds(5));
+    TensorlaneConfig settings = OperatorBench.settings();
     Operator op = OperatorBench.operator(client, ns, settings, DecisionMetrics.inMemory());
     try {
       for (int b = 0; b < runs; b += 10) {

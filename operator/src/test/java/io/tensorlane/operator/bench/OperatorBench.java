@@ -14,10 +14,11 @@ import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Phase;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.TopologyLabels;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
-import io.tensorlane.operator.render.RenderSettings;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.hub.SampleModels;
 import io.tensorlane.operator.support.DecisionMetrics;
@@ -63,10 +64,10 @@ public final class OperatorBench {
       new java.util.concurrent.atomic.AtomicReference<>();
 
   /** The real reconciler, counting its calls. */
-  @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = OperatorSettings.FIELD_MANAGER)
+  @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = TensorlaneConfig.FIELD_MANAGER)
   static final class Counting extends InferenceDeploymentReconciler {
-    Counting(OperatorSettings s, DecisionMetrics m) {
-      super(s, renderSettings(), m);
+    Counting(TensorlaneConfig s, DecisionMetrics m) {
+      super(s, m);
     }
 
     @Override
@@ -74,11 +75,6 @@ public final class OperatorBench {
       RECONCILES.incrementAndGet();
       return super.reconcile(p, c);
     }
-  }
-
-  /** What the operator renders with (the baseline renders the same Deployments and Services). */
-  static RenderSettings renderSettings() {
-    return RenderSettings.of("tensorlane", "bench").withHubEndpoint(HUB.endpoint());
   }
 
   private static LocalHub startHub() {
@@ -118,7 +114,13 @@ public final class OperatorBench {
     System.exit(code);
   }
 
-  static Operator operator(KubernetesClient client, String ns, OperatorSettings settings, DecisionMetrics metrics) {
+  /** The benchmark's configuration: no preflight gate, 5 s requeue, the loopback Hub, runtime image ...:bench. */
+  static TensorlaneConfig settings() {
+    return TestConfig.with("tensorlane.preflight.enabled", "false", "tensorlane.requeue-while-rolling-out", "5s",
+        "tensorlane.runtime-image", "tensorlane/tensorlane-runtime:bench", "tensorlane.model.hub-endpoint", HUB.endpoint());
+  }
+
+  static Operator operator(KubernetesClient client, String ns, TensorlaneConfig settings, DecisionMetrics metrics) {
     Operator op = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
         .withConcurrentReconciliationThreads(threads())); // the app's default (application.properties)
     Counting reconciler = new Counting(settings, metrics);
@@ -168,7 +170,7 @@ public final class OperatorBench {
     }
     log("  %d nodes registered in %.1f s", nodes, secs(t0));
     DecisionMetrics metrics = DecisionMetrics.inMemory();
-    OperatorSettings settings = OperatorSettings.defaults().withPreflightGate(false).withRequeue(Duration.ofSeconds(5));
+    TensorlaneConfig settings = settings();
     labelNodes(client, settings, nodes);
     CpuMeter cpu = new CpuMeter(SharedCluster.get().plane());
     log("  load average %s", Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim());
@@ -310,7 +312,7 @@ public final class OperatorBench {
    * Lets the operator's node labeller label the simulated nodes before anything is timed, as a running operator has long
    * done in a real cluster (the baseline's node affinity needs the labels too).
    */
-  static void labelNodes(KubernetesClient client, OperatorSettings settings, int nodes) throws InterruptedException {
+  static void labelNodes(KubernetesClient client, TensorlaneConfig settings, int nodes) throws InterruptedException {
     long t0 = System.nanoTime();
     Operator labeller = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false));
     labeller.register(new GpuTopologyNodeLabeller(settings, DecisionMetrics.inMemory()));

@@ -72,8 +72,8 @@ class ModelInspectionE2ETest {
     hub.put("org/shared", new LocalHub.Repo(SHA, Checkpoints.tiny("LlamaForCausalLM"), null, false));
     sim.addNode(TopologyFixtures.L40S_2);
     sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
-    operator = OperatorHarness.start(client, ns.name(), OperatorHarness.testSettings(),
-        OperatorHarness.renderSettings(hub.endpoint()));
+    operator = OperatorHarness.start(client, ns.name(), 
+        OperatorHarness.testSettings("tensorlane.model.hub-endpoint", hub.endpoint()));
   }
 
   @AfterAll

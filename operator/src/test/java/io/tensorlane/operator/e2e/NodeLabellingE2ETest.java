@@ -40,7 +40,7 @@ class NodeLabellingE2ETest {
   @BeforeAll
   static void start(KubernetesClient client, TestNamespace ns) {
     operator = OperatorHarness.start(client, ns.name(),
-        OperatorHarness.testSettings().withTopologyMaxAge(Duration.ofDays(1)));
+        OperatorHarness.testSettings("tensorlane.topology-max-age", "1d"));
   }
 
   @AfterAll

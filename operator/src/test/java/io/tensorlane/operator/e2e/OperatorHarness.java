@@ -3,9 +3,9 @@ package io.tensorlane.operator.e2e;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
 import io.tensorlane.testkit.hub.LocalHub;
@@ -13,6 +13,8 @@ import io.tensorlane.testkit.hub.SampleModels;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Runs the operator in-process, in the test JVM, through JOSDK's {@link Operator} API with a client pointed at the
@@ -47,7 +49,7 @@ public final class OperatorHarness implements AutoCloseable {
     return sampleHub.endpoint();
   }
 
-  private OperatorHarness(KubernetesClient client, String namespace, OperatorSettings settings, RenderSettings render,
+  private OperatorHarness(KubernetesClient client, String namespace, TensorlaneConfig settings,
       LeaderElectionConfiguration leaderElection) {
     operator = new Operator(o -> {
       o.withKubernetesClient(client).withCloseClientOnStop(false)
@@ -56,48 +58,37 @@ public final class OperatorHarness implements AutoCloseable {
         o.withLeaderElectionConfiguration(leaderElection);
       }
     });
-    operator.register(new InferenceDeploymentReconciler(settings, render, metrics),
-        o -> o.settingNamespace(namespace));
+    operator.register(new InferenceDeploymentReconciler(settings, metrics), o -> o.settingNamespace(namespace));
     operator.register(new GpuTopologyNodeLabeller(settings, metrics));
   }
 
   /**
-   * Test settings: fast requeue, a short heuristic grace, 1 s rollback backoff, and no preflight gate (no preflight
-   * Job can measure a simulated GPU; the gate and the PreflightReconciler have their own test).
+   * Test settings ({@link TestConfig} with overrides): fast requeue, a short heuristic grace, 1 s rollback backoff, no
+   * preflight gate (no preflight Job can measure a simulated GPU; the gate and the PreflightReconciler have their own
+   * test), runtime image tensorlane/tensorlane-runtime:test and the loopback Hub with the sample models; then {@code
+   * overrides} ({@code key, value, ...}), which win.
    */
-  public static OperatorSettings testSettings() {
-    return OperatorSettings.defaults().withRequeue(Duration.ofSeconds(1)).withHeuristicGrace(Duration.ofSeconds(3))
-        .withPreflightGate(false).withRollbackBackoff(Duration.ofSeconds(1));
+  public static TensorlaneConfig testSettings(String... overrides) {
+    List<String> kv = new ArrayList<>(List.of("tensorlane.requeue-while-rolling-out", "1s",
+        "tensorlane.heuristic-grace", "3s", "tensorlane.preflight.enabled", "false", "tensorlane.rollback-backoff", "1s",
+        "tensorlane.runtime-image", "tensorlane/tensorlane-runtime:test",
+        "tensorlane.model.hub-endpoint", sampleHubEndpoint()));
+    kv.addAll(List.of(overrides));
+    return TestConfig.with(kv.toArray(String[]::new));
   }
 
   public static OperatorHarness start(KubernetesClient client, String namespace) {
     return start(client, namespace, testSettings());
   }
 
-  /** With a loopback Hub serving the models of manifests/samples (header-only, real geometry). */
-  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings) {
-    return start(client, namespace, settings, renderSettings(sampleHubEndpoint()), null);
-  }
-
-  /** Render settings of the tests: runtime image tensorlane/tensorlane-runtime:test, the given Hub endpoint. */
-  public static RenderSettings renderSettings(String hubEndpoint) {
-    return RenderSettings.of("tensorlane", "test").withHubEndpoint(hubEndpoint);
-  }
-
-  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
-      RenderSettings render) {
-    return start(client, namespace, settings, render, null);
+  public static OperatorHarness start(KubernetesClient client, String namespace, TensorlaneConfig settings) {
+    return start(client, namespace, settings, null);
   }
 
   /** With {@code leaderElection} (null: none): only the holder of the lease reconciles. */
-  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
+  public static OperatorHarness start(KubernetesClient client, String namespace, TensorlaneConfig settings,
       LeaderElectionConfiguration leaderElection) {
-    return start(client, namespace, settings, renderSettings(sampleHubEndpoint()), leaderElection);
-  }
-
-  public static OperatorHarness start(KubernetesClient client, String namespace, OperatorSettings settings,
-      RenderSettings render, LeaderElectionConfiguration leaderElection) {
-    OperatorHarness h = new OperatorHarness(client, namespace, settings, render, leaderElection);
+    OperatorHarness h = new OperatorHarness(client, namespace, settings, leaderElection);
     h.operator.start();
     return h;
   }

@@ -7,11 +7,11 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.rollback.Remediation;
 import io.tensorlane.topology.TopologyFixtures;
@@ -65,6 +65,6 @@ class RemediationChangesThePodTest {
     InferenceDeployment owner = new InferenceDeployment();
     owner.setMetadata(new ObjectMetaBuilder().withName("llama").withNamespace("ml").withUid("uid-1").build());
     owner.setSpec(spec);
-    return Renderer.render(owner, spec, plan, RenderSettings.of("tensorlane", "0.1.0")).revision();
+    return Renderer.render(owner, spec, plan, TestConfig.defaults()).revision();
   }
 }

@@ -71,17 +71,12 @@ class ManifestsBuildTest {
   }
 
   @Test
-  void operatorsBuiltInImageDefaultsAreThePomValues() throws java.io.IOException {
-    // the operator's compiled-in defaults must not drift from the one place image names are set
-    var props = new java.util.Properties();
-    try (var in = java.nio.file.Files.newInputStream(
-        Manifests.repo().resolve("operator/src/main/resources/application.properties"))) {
-      props.load(in);
-    }
-    assertThat(props.getProperty("tensorlane.image-registry", Manifests.pomProperty("tensorlane.image.registry")))
-        .isEqualTo(Manifests.pomProperty("tensorlane.image.registry"));
-    assertThat(props.getProperty("tensorlane.image-tag", Manifests.pomProperty("tensorlane.image.tag")))
-        .isEqualTo(Manifests.pomProperty("tensorlane.image.tag"));
+  void operatorsRuntimeImageDefaultIsThePomsRuntimeImage() {
+    // the operator's compiled-in default (TensorlaneConfig's @WithDefault) must not drift from the one place image
+    // names are set
+    assertThat(io.tensorlane.operator.TestConfig.defaults().runtimeImage())
+        .isEqualTo(Manifests.pomProperty("tensorlane.image.registry") + "/tensorlane-runtime:"
+            + Manifests.pomProperty("tensorlane.image.tag"));
   }
 
   @Test

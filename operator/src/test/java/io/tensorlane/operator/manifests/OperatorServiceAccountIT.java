@@ -46,6 +46,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 @WithLocalCluster
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class OperatorServiceAccountIT {
+  /** What the operator process is given as TENSORLANE_RUNTIME_IMAGE (not the default, so the test sees it is read). */
+  static final String RUNTIME_IMAGE = "tensorlane/tensorlane-runtime:sa-test";
   static final String SYSTEM_NS = "tensorlane-system";
   static final String SA = "tensorlane-operator";
   static final Duration TIMEOUT = Duration.ofSeconds(180);
@@ -92,7 +94,7 @@ class OperatorServiceAccountIT {
     pb.environment().put("KUBECONFIG", kubeconfig.toString());
     pb.environment().put("POD_NAMESPACE", SYSTEM_NS);
     pb.environment().put("QUARKUS_HTTP_PORT", "0");
-    pb.environment().put("TENSORLANE_RUNTIME_IMAGE", "tensorlane/tensorlane-runtime:test");
+    pb.environment().put("TENSORLANE_RUNTIME_IMAGE", RUNTIME_IMAGE);
     // the sample's model is read from a loopback Hub (config.json and safetensors headers of its real geometry)
     hub = SampleModels.serve(new LocalHub());
     pb.environment().put("TENSORLANE_MODEL_HUB_ENDPOINT", hub.endpoint());
@@ -127,6 +129,12 @@ class OperatorServiceAccountIT {
     admin.resource(d).create();
 
     await(admin, ns, "rolled out and stable", x -> phase(x, Phase.Ready) && x.getStatus().lastStableSpec != null);
+    // the packaged operator read TENSORLANE_RUNTIME_IMAGE (Quarkus' env mapping of tensorlane.runtime-image): the
+    // engine of type Tensorlane without spec.engine.image and its download step run that image
+    var pod = admin.apps().deployments().inNamespace(ns.name()).withName("as-sa").get().getSpec().getTemplate()
+        .getSpec();
+    assertThat(pod.getContainers()).extracting(c -> c.getImage()).containsExactly(RUNTIME_IMAGE);
+    assertThat(pod.getInitContainers()).extracting(c -> c.getImage()).containsExactly(RUNTIME_IMAGE);
 
     sim.addRule(SimRule.forAllPods("oom-above-0.93", SimAction.cudaOom()).inNamespace(ns.name())
         .withMemoryFractionAtLeast(0.93));

@@ -9,8 +9,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Fixtures;
-import io.tensorlane.operator.render.RenderSettings;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -83,7 +83,7 @@ class InspectionJobsTest {
     owner.setMetadata(new ObjectMetaBuilder().withName("llama").withNamespace("ml").withUid("u1").build());
     var spec = io.tensorlane.operator.plan.SpecValidator.withDefaults(Fixtures.with(Fixtures.llama8b(2),
         s -> s.model.source = SRC.uri()));
-    Job j = InspectionJobs.job(owner, spec, SRC, RenderSettings.of("tensorlane", "0.1.0"));
+    Job j = InspectionJobs.job(owner, spec, SRC, TestConfig.defaults());
     assertThat(j.getMetadata().getName()).isEqualTo(InspectionJobs.name(SRC)).startsWith("tensorlane-inspect-");
     assertThat(j.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> assertThat(o.getUid()).isEqualTo("u1"));
     assertThat(j.getSpec().getBackoffLimit()).isZero();

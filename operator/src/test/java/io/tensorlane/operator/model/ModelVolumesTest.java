@@ -18,9 +18,10 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.topology.TopologyFixtures;
 import java.util.List;
@@ -32,9 +33,9 @@ import org.junit.jupiter.api.Test;
 /** How the model reaches the pod, per source kind and engine. */
 class ModelVolumesTest {
   static final String SHA = "0e9e39f249a16976918f6564b8830bc894c89659";
-  static final RenderSettings RS = RenderSettings.of("tensorlane", "0.1.0");
+  static final TensorlaneConfig RS = TestConfig.defaults();
 
-  static PodSpec pod(InferenceDeploymentSpec spec, ModelStatus model, RenderSettings rs) {
+  static PodSpec pod(InferenceDeploymentSpec spec, ModelStatus model, TensorlaneConfig rs) {
     InferenceDeployment o = new InferenceDeployment();
     o.setMetadata(new ObjectMetaBuilder().withName("m").withNamespace("ns").withUid("u").withGeneration(1L).build());
     o.setSpec(spec);
@@ -104,15 +105,15 @@ class ModelVolumesTest {
       s.model.storage = new ModelSpec.ModelStorage();
       s.model.storage.claimName = "model-cache";
     });
-    PodSpec p = pod(spec, pinned(), RS.withHubEndpoint("http://127.0.0.1:8123/"));
+    PodSpec p = pod(spec, pinned(), TestConfig.with("tensorlane.model.hub-endpoint", "http://127.0.0.1:8123/"));
     assertThat(p.getInitContainers().get(0).getEnv()).singleElement().satisfies(e -> {
       assertThat(e.getName()).isEqualTo("HF_ENDPOINT");
       assertThat(e.getValue()).isEqualTo("http://127.0.0.1:8123");
     });
     assertThat(volume(p).getPersistentVolumeClaim().getClaimName()).isEqualTo("model-cache");
     assertThat(volume(p).getEmptyDir()).isNull();
-    assertThat(pod(llama8b(2), pinned(), RS.withHubEndpoint(RenderSettings.DEFAULT_HUB_ENDPOINT + "/"))
-        .getInitContainers().get(0).getEnv()).isEmpty();
+    assertThat(pod(llama8b(2), pinned(), TestConfig.with("tensorlane.model.hub-endpoint",
+        TensorlaneConfig.Model.PUBLIC_HUB + "/")).getInitContainers().get(0).getEnv()).isEmpty();
   }
 
   @Test

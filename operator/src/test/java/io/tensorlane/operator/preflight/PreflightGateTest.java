@@ -8,6 +8,8 @@ import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.Measurement;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.topology.TopologyFixtures;
 import java.time.Duration;
@@ -22,8 +24,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Table of the pure preflight decision: spec × plan × topology measurement × Job state × time. */
 class PreflightGateTest {
   static final Instant NOW = Instant.parse("2026-11-29T12:00:00Z");
-  static final PreflightSettings S = PreflightSettings.defaults("tensorlane/tensorlane-runtime:0.1.0")
-      .withDeadline(Duration.ofSeconds(300), Duration.ofSeconds(30));
+  static final TensorlaneConfig S = TestConfig.with("tensorlane.preflight.deadline", "300s",
+      "tensorlane.preflight.grace", "30s");
   static final String OK_JSON = "{\"worldSize\":8,\"p2pVerified\":true,\"selftestPassed\":true,"
       + "\"algorithmTable\":[{\"upToBytes\":524288,\"algorithm\":\"OneStage\"},{\"upToBytes\":8388608,\"algorithm\":\"TwoStage\"}],"
       + "\"latencies\":[{\"bytes\":43008,\"customMicros\":21.5,\"ncclMicros\":198.0,\"algorithm\":\"OneStage\"}]}";
@@ -125,7 +127,7 @@ class PreflightGateTest {
       GpuTopologyStatus topo, JobState job, Expect expect) {
     PreflightDecision d = PreflightGate.decide(spec, new PreflightGate.Planned("n", custom, first), topo, job, NOW, S);
     if (d instanceof PreflightDecision.Wait w) {
-      assertThat(w.recheck()).isPositive().isLessThanOrEqualTo(S.recheck());
+      assertThat(w.recheck()).isPositive().isLessThanOrEqualTo(S.preflight().recheck());
     }
   }
 

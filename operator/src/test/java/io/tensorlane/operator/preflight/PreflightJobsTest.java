@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Fixtures;
 import java.time.Duration;
 import java.util.Map;
@@ -18,7 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** The preflight Job's shape and name (pure). */
 class PreflightJobsTest {
-  static final PreflightSettings S = PreflightSettings.defaults("tensorlane/tensorlane-runtime:0.1.0");
+  static final TensorlaneConfig S = TestConfig.defaults();
 
   static InferenceDeployment owner(String name) {
     InferenceDeployment d = new InferenceDeployment();
@@ -63,7 +65,7 @@ class PreflightJobsTest {
     InferenceDeployment d = owner("llama");
     d.getSpec().engine.image = "registry.example/tensorlane-runtime:dev";
     d.getSpec().allreduce.maxMessageBytes = 1L << 20;
-    var c = PreflightJobs.job(d, "n", 4, S.withDeadline(Duration.ofSeconds(60), Duration.ofSeconds(5)))
+    var c = PreflightJobs.job(d, "n", 4, TestConfig.with("tensorlane.preflight.deadline", "60s", "tensorlane.preflight.grace", "5s"))
         .getSpec().getTemplate().getSpec().getContainers().get(0);
     assertThat(c.getImage()).isEqualTo("registry.example/tensorlane-runtime:dev");
     assertThat(c.getArgs()).containsSequence("--bench-max-bytes", "1048576").containsSequence("--timeout-seconds", "54");

@@ -15,10 +15,10 @@ import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Measurement;
 import io.tensorlane.contract.EngineEnv;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
-import io.tensorlane.operator.render.RenderSettings;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.TestNamespace;
@@ -59,14 +59,13 @@ class PreflightLocalClusterTest {
 
   @BeforeAll
   static void startOperator(KubernetesClient client) {
-    RenderSettings render = RenderSettings.of("tensorlane", "0.1.0").withHubEndpoint("http://127.0.0.1:9");
-    OperatorSettings settings = OperatorSettings.defaults().withRequeue(Duration.ofSeconds(2));
-    PreflightSettings preflight = PreflightSettings.defaults(render.runtimeImage()).withDeadline(DEADLINE,
-        Duration.ofSeconds(4)).withRecheck(Duration.ofSeconds(1));
+    TensorlaneConfig settings = TestConfig.with("tensorlane.model.hub-endpoint", "http://127.0.0.1:9",
+        "tensorlane.requeue-while-rolling-out", "2s", "tensorlane.preflight.deadline", DEADLINE.toSeconds() + "s",
+        "tensorlane.preflight.grace", "4s", "tensorlane.preflight.recheck", "1s");
     operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
         .withUseSSAToPatchPrimaryResource(true));
-    operator.register(new InferenceDeploymentReconciler(settings, render, new DecisionMetrics(new SimpleMeterRegistry())));
-    operator.register(new PreflightReconciler(preflight));
+    operator.register(new InferenceDeploymentReconciler(settings, new DecisionMetrics(new SimpleMeterRegistry())));
+    operator.register(new PreflightReconciler(settings));
     operator.start();
   }
 

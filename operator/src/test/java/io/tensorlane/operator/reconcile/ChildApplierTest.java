@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.TestNamespace;
 import io.tensorlane.testkit.WithLocalCluster;
@@ -22,7 +22,7 @@ class ChildApplierTest {
   @Test
   void writesOnceThenOnlyWhatChanged(KubernetesClient client, TestNamespace ns) {
     DecisionMetrics metrics = DecisionMetrics.inMemory();
-    ChildApplier applier = new ChildApplier(client, OperatorSettings.FIELD_MANAGER, metrics);
+    ChildApplier applier = new ChildApplier(client, TensorlaneConfig.FIELD_MANAGER, metrics);
 
     assertThat(applier.apply(deployment(ns, "a", "v1"), null)).isTrue();
     Deployment live = client.apps().deployments().inNamespace(ns.name()).withName("a").get();

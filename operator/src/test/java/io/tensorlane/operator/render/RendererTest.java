@@ -21,6 +21,8 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
@@ -34,7 +36,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class RendererTest {
-  static final RenderSettings RS = RenderSettings.of("tensorlane", "0.1.0");
+  static final TensorlaneConfig RS = TestConfig.defaults();
   static final List<NodeInfo> PRO = List.of(node("pro-0", TopologyFixtures.RTX_PRO_6000_PCIE_8, 0));
   static final List<NodeInfo> RTX4090 = List.of(node("rtx-0", TopologyFixtures.RTX_4090_4, 0));
 
