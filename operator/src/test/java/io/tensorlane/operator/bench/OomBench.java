@@ -15,7 +15,6 @@ import io.tensorlane.testkit.sim.GpuNodeSimulator;
 import io.tensorlane.testkit.sim.SimAction;
 import io.tensorlane.testkit.sim.SimRule;
 import io.tensorlane.topology.TopologyFixtures;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
