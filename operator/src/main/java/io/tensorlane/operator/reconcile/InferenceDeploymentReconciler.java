@@ -26,6 +26,8 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.OperatorSettings;
+import io.tensorlane.operator.model.DownloadProgress;
+import io.tensorlane.operator.model.FetchLogs;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.model.ModelResolver;
 import io.tensorlane.operator.model.ModelResolvers;
@@ -64,6 +66,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
   private final RenderSettings renderSettings;
   private final DecisionMetrics metrics;
   private final ModelResolver models;
+  private final FetchLogs fetchLogs = new FetchLogs();
   private volatile ClusterObserver observer;
   private volatile EventSink sink;
 
@@ -154,6 +157,9 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
         preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null, model));
+    // the hf:// download step's progress (its log, read at most every 10 s per pod; status changes per 10% or 30 s)
+    next = DownloadProgress.apply(prev, next, DownloadProgress.next(prev.download,
+        fetchLogs.observe(ctx.getClient(), obs.pods(), now), now), now);
     InferenceDeploymentStatus written = prev;
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
@@ -161,6 +167,12 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
       written = next;
       metrics.applied("InferenceDeployment/status");
       StatusEvents.emit(events, metrics, primary, prev, next, plan);
+      String[] download = DownloadProgress.event(prev.download, next.download);
+      if (download != null && "Warning".equals(download[0])) {
+        events.warning(primary, download[1], download[2]);
+      } else if (download != null) {
+        events.normal(primary, download[1], download[2]);
+      }
     }
     if (apply && children.apply(rendered, obs, written, prev)) {
       events.normal(primary, "RolloutStarted", "applied Deployment " + rendered.deployment().getMetadata().getName()
@@ -175,6 +187,9 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     }
     if (model.state() == ModelResolution.State.FAILED) {
       return control.rescheduleAfter(ModelSettings.FAILED_RECHECK);
+    }
+    if (next.download != null && DownloadProgress.DOWNLOADING.equals(next.download.phase)) {
+      return control.rescheduleAfter(FetchLogs.MIN_READ_INTERVAL); // the next look at the step's log
     }
     boolean settled = next.phase == Phase.Failed || next.phase == Phase.Invalid || (next.phase == Phase.Ready
         || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null
