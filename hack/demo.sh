@@ -100,7 +100,7 @@ stop_pidfile "$DEMO/sim.pid" tensorlane-testkit
 kubectl create namespace "$SIM_NS" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl -n "$SIM_NS" create configmap tensorlane-sim-rules --from-file=rules.yaml="$ROOT/hack/demo/sim-rules.yaml" \
   --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-java -XX:+UseSerialGC -Xmx256m -jar "$JAR" sim --kubeconfig "$KUBECONFIG" --namespace "$SIM_NS" \
+java -XX:+UseSerialGC -Xmx256m -jar "$JAR" sim --kubeconfig "$KUBECONFIG" --namespace "$SIM_NS" --download-seconds 45 \
   --node gpu-pcie-0=rtx-pro-6000-pcie-8 --node gpu-nvlink-0=h200-sxm-8 --node gpu-nvlink-1=h200-sxm-8 \
   --node gpu-l40s-0=l40s-2 --node gpu-l40s-1=l40s-2 --node gpu-l40s-2=l40s-2 --node gpu-4090-0=rtx-4090-4 \
   >"$DEMO/sim.log" 2>&1 &

@@ -32,6 +32,9 @@ public class InferenceDeploymentStatus {
   @JsonPropertyDescription("The model as read from its source: architecture, geometry, weight bytes, revision.")
   public ModelStatus model;
 
+  @JsonPropertyDescription("The hf:// download step of the pods (init container fetch-model): progress read from its log.")
+  public DownloadStatus download;
+
   @JsonPropertyDescription("The node topology the plan was made for.")
   public TopologyChoice topology;
 

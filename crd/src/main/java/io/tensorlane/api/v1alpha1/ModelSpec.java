@@ -30,9 +30,9 @@ public class ModelSpec {
       + "bytes by default, or an existing PersistentVolumeClaim to reuse across restarts.")
   public ModelStorage storage;
 
-  @Default("bf16")
-  @JsonPropertyDescription("Data type of weights and activations: bf16, fp16, fp8 or fp32. Default bf16.")
-  public DType dtype = DType.bf16;
+  @JsonPropertyDescription("Data type of weights and activations: bf16, fp16, fp8 or fp32. Optional: the dtype read "
+      + "from the model (status.model.dtype, else the safetensors dtype holding most bytes), else bf16.")
+  public DType dtype;
 
   @JsonPropertyDescription("Transformer geometry used to size KV cache and activations. Optional: read from the model's "
       + "config.json (status.model.geometry); set it to override.")

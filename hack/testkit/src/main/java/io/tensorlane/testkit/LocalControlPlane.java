@@ -168,6 +168,9 @@ public final class LocalControlPlane implements AutoCloseable {
         "--allow-privileged=true",
         // no kubelets: nothing to restrict per node; everything else stays the 1.20 default set
         "--disable-admission-plugins=NodeRestriction",
+        // pods/log goes to the simulator's kubelet endpoint, which simulated nodes name as InternalDNS 127.0.0.1
+        // (their Hostname is not resolvable, and nothing may leave loopback)
+        "--kubelet-preferred-address-types=InternalDNS,InternalIP,Hostname,ExternalDNS,ExternalIP",
         "--enable-priority-and-fairness=false",
         "--profiling=false",
         "--logtostderr=true", "--v=1"));

@@ -3,6 +3,7 @@ package io.tensorlane.operator.model;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.modelfacts.ModelDtype;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
@@ -65,12 +66,13 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
   }
 
   /**
-   * The spec the planner sees: a copy of {@code spec} whose model geometry and weightBytes come from the spec where
-   * set (an override wins, whole geometry at a time) and from {@code status} otherwise. The spec is not modified.
+   * The spec the planner sees: a copy of {@code spec} whose model geometry, weightBytes and dtype come from the spec
+   * where set (an override wins, whole geometry at a time) and from {@code status} otherwise (the dtype through
+   * {@link ModelDtype}; the planner's default bf16 only when neither names one). The spec is not modified.
    */
   public static InferenceDeploymentSpec fill(InferenceDeploymentSpec spec, ModelStatus status) {
     if (status == null || spec == null || spec.model == null
-        || spec.model.geometry != null && spec.model.weightBytes != null) {
+        || spec.model.geometry != null && spec.model.weightBytes != null && spec.model.dtype != null) {
       return spec;
     }
     InferenceDeploymentSpec copy = io.fabric8.kubernetes.client.utils.Serialization.clone(spec);
@@ -79,6 +81,9 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
     }
     if (copy.model.weightBytes == null) {
       copy.model.weightBytes = status.weightBytes;
+    }
+    if (copy.model.dtype == null) {
+      copy.model.dtype = ModelDtype.of(status).orElse(null);
     }
     return copy;
   }

@@ -37,14 +37,22 @@ public final class MemoryPlanner {
   public static long kvBytesPerToken(InferenceDeploymentSpec spec, int tensor) {
     ModelGeometry g = spec.model.geometry;
     long kvHeadsPerGpu = Math.max(1, ceilDiv(g.kvHeads, tensor));
-    return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * spec.model.dtype.bytes();
+    return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * dtypeBytes(spec);
+  }
+
+  /**
+   * Bytes of one element: spec.model.dtype, which {@code ModelResolution.fill} sets from status.model when the user
+   * left it out; bf16 when neither names one.
+   */
+  static int dtypeBytes(InferenceDeploymentSpec spec) {
+    return (spec.model.dtype == null ? io.tensorlane.api.v1alpha1.ModelSpec.DType.bf16 : spec.model.dtype).bytes();
   }
 
   /** The model dimensions {@link MemoryBudget} sizes the activations from. */
   public static MemoryBudget.Dims dims(InferenceDeploymentSpec spec) {
     ModelGeometry g = spec.model.geometry;
     return new MemoryBudget.Dims(g.hiddenSize, g.attentionHeads, g.kvHeads, g.effectiveHeadDim(),
-        g.effectiveIntermediateSize(), g.vocabSize == null ? 0 : g.vocabSize, spec.model.dtype.bytes());
+        g.effectiveIntermediateSize(), g.vocabSize == null ? 0 : g.vocabSize, dtypeBytes(spec));
   }
 
   /** Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}). */

@@ -26,6 +26,8 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.model.DownloadProgress;
+import io.tensorlane.operator.model.FetchLogs;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.model.ModelResolver;
 import io.tensorlane.operator.model.ModelResolvers;
@@ -61,6 +63,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
   private final TensorlaneConfig settings;
   private final DecisionMetrics metrics;
   private final ModelResolver models;
+  private final FetchLogs fetchLogs = new FetchLogs();
   private volatile ClusterObserver observer;
   private volatile EventSink sink;
 
@@ -156,6 +159,9 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
         preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null, model));
+    // the hf:// download step's progress (its log, read at most every 10 s per pod; status changes per 10% or 30 s)
+    next = DownloadProgress.apply(prev, next, DownloadProgress.next(prev.download,
+        fetchLogs.observe(ctx.getClient(), obs.pods(), now), now), now);
     InferenceDeploymentStatus written = prev;
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
       // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
@@ -163,14 +169,21 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
       written = next;
       metrics.applied("InferenceDeployment/status");
       StatusEvents.emit(events, metrics, primary, prev, next, plan, apply && pending);
+      String[] download = DownloadProgress.event(prev.download, next.download);
+      if (download != null && "Warning".equals(download[0])) {
+        events.warning(primary, download[1], download[2]);
+      } else if (download != null) {
+        events.normal(primary, download[1], download[2]);
+      }
       events.commit();
     }
     InferenceDeployment about = primary;
     // one event for the decision: the revision, where and how it runs (and the model when it was just read)
     InferenceDeploymentStatus before = prev;
+    InferenceDeploymentStatus after = next;
     Runnable started = () -> {
-      events.normal(about, "RolloutStarted", StatusEvents.rollout(rendered, plan, StatusEvents.modelRead(before, next)
-          ? next.model : null));
+      events.normal(about, "RolloutStarted", StatusEvents.rollout(rendered, plan, StatusEvents.modelRead(before, after)
+          ? after.model : null));
       events.commit();
     };
     if (apply && firstTry) {
@@ -187,6 +200,9 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     }
     if (model.state() == ModelResolution.State.FAILED) {
       return control.rescheduleAfter(ModelResolver.FAILED_RECHECK);
+    }
+    if (next.download != null && DownloadProgress.DOWNLOADING.equals(next.download.phase)) {
+      return control.rescheduleAfter(FetchLogs.MIN_READ_INTERVAL); // the next look at the step's log
     }
     boolean settled = next.phase == Phase.Failed || next.phase == Phase.Invalid || (next.phase == Phase.Ready
         || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null

@@ -164,7 +164,13 @@ class OperatorServiceAccountIT {
       // what it needs (sanity: the review itself works)
       "list,   inferencedeployments, tensorlane.io, '',                 true",
       "patch,  deployments,          apps,          '',                 true",
+      // the download step's progress: read its log, nothing else of a pod's subresources
+      "get,    pods/log,             '',            default,            true",
       // what it must not do
+      "create, pods/exec,            '',            default,            false",
+      "get,    pods/exec,            '',            default,            false",
+      "patch,  pods/status,          '',            default,            false",
+      "create, pods/eviction,        '',            default,            false",
       "get,    secrets,              '',            tensorlane-system,  false",
       "list,   secrets,              '',            '',                 false",
       "delete, nodes,                '',            '',                 false",
@@ -181,7 +187,8 @@ class OperatorServiceAccountIT {
     try (KubernetesClient asOperator = ManifestsApplyIT.tokenClient(cluster, admin, SYSTEM_NS, SA)) {
       SelfSubjectAccessReview review = asOperator.authorization().v1().selfSubjectAccessReview().create(
           new SelfSubjectAccessReviewBuilder().withNewSpec().withNewResourceAttributes().withVerb(verb)
-              .withResource(resource).withGroup(group).withNamespace(namespace.isEmpty() ? null : namespace)
+              .withResource(resource.split("/")[0]).withSubresource(resource.contains("/") ? resource.split("/")[1] : null)
+              .withGroup(group).withNamespace(namespace.isEmpty() ? null : namespace)
               .endResourceAttributes().endSpec().build());
       assertThat(review.getStatus().getAllowed()).as("%s %s.%s in '%s'", verb, resource, group, namespace)
           .isEqualTo(allowed);

@@ -7,6 +7,7 @@ import static io.tensorlane.operator.plan.Fixtures.with;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ConfigFacts;
 import io.tensorlane.modelfacts.ModelFacts;
@@ -19,7 +20,12 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Facts read from a real config.json plan exactly as the hand-written geometry; a spec override wins. */
 class ModelPlanTest {
@@ -79,7 +85,44 @@ class ModelPlanTest {
     InferenceDeploymentSpec filled2 = ModelResolution.fill(geo, facts);
     assertThat(filled2.model.geometry.layers).isEqualTo(40);
     assertThat(filled2.model.weightBytes).isEqualTo(16_060_522_496L);
-    InferenceDeploymentSpec full = llama8b(2);
+    InferenceDeploymentSpec full = with(llama8b(2), s -> s.model.dtype = DType.bf16);
     assertThat(ModelResolution.fill(full, facts)).as("nothing to fill: the spec itself").isSameAs(full);
+  }
+
+  /**
+   * The dtype the plan sizes KV cache and activations with: the spec's when set, else the one inspection read
+   * (config.json, else the headers' majority), else bf16. Columns: spec dtype, config.json dtype, header dtypes,
+   * the dtype planned.
+   */
+  static Stream<Arguments> dtypes() {
+    return Stream.of(
+        Arguments.of(null, "bfloat16", Map.of("BF16", 16_060_522_496L), DType.bf16),
+        Arguments.of(null, "float16", Map.of("F16", 16_060_522_496L), DType.fp16),
+        Arguments.of(null, "float32", Map.of("F32", 32_121_044_992L), DType.fp32),
+        Arguments.of(null, null, Map.of("F32", 32_121_044_992L), DType.fp32),
+        Arguments.of(null, "float8_e4m3fn", Map.of("F8_E4M3", 8_030_261_248L), DType.fp8),
+        Arguments.of(null, null, Map.of(), DType.bf16),
+        Arguments.of(DType.fp16, "float32", Map.of("F32", 32_121_044_992L), DType.fp16),
+        Arguments.of(DType.fp32, "bfloat16", Map.of("BF16", 16_060_522_496L), DType.fp32));
+  }
+
+  @ParameterizedTest
+  @MethodSource("dtypes")
+  void thePlanUsesTheDtypeReadFromTheModelWhenTheSpecNamesNone(DType specDtype, String configDtype,
+      Map<String, Long> headers, DType planned) {
+    ModelStatus facts = llama8bFacts();
+    facts.dtype = configDtype;
+    facts.weightBytesByDtype = new TreeMap<>(headers);
+    InferenceDeploymentSpec spec = with(whatAUserWrites(2), s -> s.model.dtype = specDtype);
+    InferenceDeploymentSpec filled = ModelResolution.fill(spec, facts);
+    Plan p = Planner.plan(filled, NODES, SETTINGS);
+    assertThat(p.ok()).as(p.message()).isTrue();
+    // the same plan as a spec that names the expected dtype itself
+    Plan explicit = Planner.plan(with(llama8b(2), s -> s.model.dtype = planned), NODES, SETTINGS);
+    assertThat(p).usingRecursiveComparison().isEqualTo(explicit);
+    // and the KV cache really was sized with it: 2 × 32 layers × 4 KV heads per GPU × 128 × dtype bytes per token
+    long perToken = 2L * 32 * 4 * 128 * planned.bytes();
+    assertThat(p.memory().kvCacheTokens()).isEqualTo(p.memory().kvCacheBytes() / perToken);
+    assertThat(spec.model.dtype).as("the input is not modified").isEqualTo(specDtype);
   }
 }

@@ -84,18 +84,18 @@ public final class ModelFetcher {
     ModelMarker state = resume(dest, o.sourceText(), src, snap.sha(), files, done);
     long total = 0;
     long already = 0;
+    int complete = 0;
     for (String f : files) {
       total += snap.sizes().getOrDefault(f, 0L);
       already += onDisk(dest, f, state);
+      complete += isComplete(dest, f, state, snap.sizes().getOrDefault(f, -1L)) ? 1 : 0;
     }
-    progress.plan(total, already);
+    progress.plan(total, already, src.id() + "@" + snap.sha(), files.size(), complete);
     try (FileDownload dl = new FileDownload(hub, o.token(), progress, out, o.stall())) {
       for (String f : files) {
         Path target = dest.resolve(f);
         long expected = snap.sizes().getOrDefault(f, -1L);
-        Optional<ModelMarker.FileEntry> have = state.file(f);
-        if (have.isPresent() && Files.isRegularFile(target) && size(target) == have.get().size()
-            && (expected < 0 || expected == have.get().size())) {
+        if (isComplete(dest, f, state, expected)) {
           continue;
         }
         Path part = dest.resolve(f + ModelMarker.PART);
@@ -115,6 +115,7 @@ public final class ModelFetcher {
       ModelMarker marker = new ModelMarker(o.sourceText(), src.id(), snap.sha(), state.files(), Instant.now().toString());
       marker.write(markerFile);
       Files.deleteIfExists(dest.resolve(ModelMarker.IN_PROGRESS));
+      progress.complete();
       out.printf("fetch-model: complete: %s at %s, %d file(s), %s%n", src.id(), snap.sha(), files.size(), progress.summary());
       out.flush();
       return marker;
@@ -126,7 +127,17 @@ public final class ModelFetcher {
   private ModelMarker complete(ModelMarker m) {
     out.printf("fetch-model: %s at %s is already complete in %s (%d files)%n", m.id(), m.revision(), o.dest(), m.files().size());
     out.flush();
+    progress.alreadyComplete(m.id() + "@" + m.revision(), m.files().stream().mapToLong(ModelMarker.FileEntry::size).sum(),
+        m.files().size());
     return m;
+  }
+
+  /** The file is complete on disk: recorded with its size, and that size is the Hub's (when the Hub lists one). */
+  private static boolean isComplete(Path dest, String f, ModelMarker state, long expected) {
+    Optional<ModelMarker.FileEntry> have = state.file(f);
+    Path target = dest.resolve(f);
+    return have.isPresent() && Files.isRegularFile(target) && size(target) == have.get().size()
+        && (expected < 0 || expected == have.get().size());
   }
 
   private void check(HubSource src, HubClient.Revision snap, List<String> files) throws FetchFailure {

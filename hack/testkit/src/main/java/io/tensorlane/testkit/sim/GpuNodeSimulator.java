@@ -95,6 +95,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
   private final Map<String, Applied> applied = new ConcurrentHashMap<>(); // pod UID -> what was played, when
   private final Set<String> nudging = ConcurrentHashMap.newKeySet();
+  private SimKubelet kubeletEndpoint;
+  private volatile SimDownloads downloads;
   private final AtomicInteger nudges = new AtomicInteger();
 
   public GpuNodeSimulator(KubernetesClient client, Options options) {
@@ -127,6 +129,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
     }
     informers.add(client.configMaps().inNamespace(options.namespace()).withName(RULES_CONFIGMAP)
         .inform(SimSupport.handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
+    kubeletEndpoint = new SimKubelet();
     podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(this::onPod, this::onPodGone), 0);
     informers.add(podInformer);
     return this;
@@ -150,7 +153,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
       return "10.99." + (i / 250 % 250) + "." + (i % 250 + 1);
     });
     Instant now = Instant.now();
-    Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now);
+    Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now,
+        kubeletEndpoint == null ? 0 : kubeletEndpoint.port());
     Node node = client.nodes().withName(name).get();
     if (node == null) {
       node = client.nodes().resource(desired).create();
@@ -274,7 +278,34 @@ public final class GpuNodeSimulator implements AutoCloseable {
     if (rule != null) {
       log("pod " + ref(pod) + " on " + nodeName + ": rule '" + rule.name() + "' -> " + action.type() + " in " + delay + " ms");
     }
-    schedule(uid, delay, () -> play(pod, at, action));
+    SimDownloads dl = downloads;
+    String init = dl == null ? null : SimDownloads.initContainer(pod);
+    if (init == null) {
+      schedule(uid, delay, () -> play(pod, at, action));
+      return;
+    }
+    // the download step first: Pending with the init container running and progress lines in its log, then the action
+    schedule(uid, delay, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
+    for (SimDownloads.Line line : dl.lines(pod)) {
+      schedule(uid, delay + line.atMillis(), () -> kubeletEndpoint.append(pod.getMetadata().getNamespace(),
+          pod.getMetadata().getName(), init, line.text()));
+    }
+    long end = delay + dl.duration().toMillis();
+    schedule(uid, end, () -> play(pod, new PodStatuses.Placement(at.hostIp(), at.podIp(), Instant.now()), action));
+  }
+
+  /**
+   * Pods with the download step (init container {@value SimDownloads#INIT_CONTAINER}) bound from now on run it for
+   * {@code duration} first, logging the runtime's progress lines for {@code bytes}; null turns it off (the default:
+   * such pods start at once).
+   */
+  public void simulateDownloads(Duration duration, long bytes) {
+    downloads = duration == null ? null : new SimDownloads(duration, bytes);
+  }
+
+  /** The simulated kubelet endpoint (container logs), once started. */
+  public SimKubelet kubeletEndpoint() {
+    return kubeletEndpoint;
   }
 
   /**
@@ -382,6 +413,9 @@ public final class GpuNodeSimulator implements AutoCloseable {
     seen.remove(uid);
     finalizing.remove(uid);
     applied.remove(uid);
+    if (kubeletEndpoint != null) {
+      kubeletEndpoint.forget(pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+    }
   }
 
   private void schedule(String uid, long delayMillis, Runnable task) {
@@ -421,5 +455,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
   public void close() {
     informers.forEach(SharedIndexInformer::close);
     kubelet.shutdownNow();
+    if (kubeletEndpoint != null) {
+      kubeletEndpoint.close();
+    }
   }
 }

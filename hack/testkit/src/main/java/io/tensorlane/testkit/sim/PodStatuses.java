@@ -38,6 +38,38 @@ public final class PodStatuses {
   }
 
   /**
+   * Pending while init container {@code init} runs (the ones before it Completed): what a kubelet shows during a
+   * download step; the app containers wait in PodInitializing.
+   */
+  public static PodStatus initializing(Pod pod, Placement at, String init) {
+    List<ContainerStatus> inits = new ArrayList<>();
+    boolean before = true;
+    for (Container c : pod.getSpec().getInitContainers()) {
+      boolean it = c.getName().equals(init);
+      ContainerStatusBuilder b = base(pod, c, at).withReady(false).withRestartCount(0);
+      inits.add((it ? b.withStarted(true).withState(runningState(at)) : before ? b.withState(completedState(pod, c, at))
+          : b.withState(new ContainerStateBuilder().withNewWaiting().withReason("PodInitializing").endWaiting().build()))
+          .build());
+      before &= !it;
+    }
+    List<ContainerStatus> cs = new ArrayList<>();
+    for (Container c : containers(pod)) {
+      cs.add(base(pod, c, at).withReady(false).withStarted(false).withRestartCount(0).withState(new ContainerStateBuilder()
+          .withNewWaiting().withReason("PodInitializing").endWaiting().build()).build());
+    }
+    PodStatus st = status(pod, at, "Pending", false, cs);
+    st.setInitContainerStatuses(inits);
+    st.getConditions().stream().filter(c -> "Initialized".equals(c.getType())).forEach(c -> c.setStatus("False"));
+    return st;
+  }
+
+  private static ContainerState completedState(Pod pod, Container c, Placement at) {
+    return new ContainerStateBuilder().withNewTerminated().withExitCode(0).withReason("Completed")
+        .withStartedAt(ts(at.started())).withFinishedAt(ts(at.started())).withContainerID(containerId(pod, c))
+        .endTerminated().build();
+  }
+
+  /**
    * {@code target} container terminated by {@code action} (OOMKilled, CudaOom or Fail); others keep running. Under
    * restartPolicy Always the pod stays Running (not Ready) as the kubelet is about to restart it; otherwise it Failed.
    */
@@ -163,12 +195,19 @@ public final class PodStatuses {
 
   private static PodStatus status(Pod pod, Placement at, String phase, boolean ready, List<ContainerStatus> cs) {
     String now = ts(at.started());
-    List<PodCondition> conds = List.of(
+    List<PodCondition> conds = new ArrayList<>(List.of(
         cond("Initialized", true, now),
         cond("Ready", ready, now),
         cond("ContainersReady", ready, now),
-        cond("PodScheduled", true, now));
+        cond("PodScheduled", true, now)));
+    List<ContainerStatus> inits = new ArrayList<>();
+    if (pod.getSpec() != null && pod.getSpec().getInitContainers() != null) { // past the init step: all Completed
+      for (Container c : pod.getSpec().getInitContainers()) {
+        inits.add(base(pod, c, at).withReady(false).withRestartCount(0).withState(completedState(pod, c, at)).build());
+      }
+    }
     return new PodStatusBuilder()
+        .withInitContainerStatuses(inits)
         .withPhase(phase)
         .withHostIP(at.hostIp())
         .withPodIP(at.podIp())

@@ -24,6 +24,8 @@ public final class SimNodes {
   public static final String FIXTURE = "tensorlane.io/sim-fixture";
   public static final String GPU_RESOURCE = "nvidia.com/gpu";
   public static final String PROBE_VERSION = "simulator";
+  /** Where the simulated kubelet endpoint listens (loopback only). */
+  public static final String KUBELET_ADDRESS = "127.0.0.1";
 
   private SimNodes() {}
 
@@ -43,6 +45,15 @@ public final class SimNodes {
   /** A Ready Node with {@code nvidia.com/gpu} capacity and GFD labels; {@code extraLabels} are added last. */
   public static Node node(String name, String fixture, GpuTopologyStatus topo, Map<String, String> extraLabels,
       String internalIp, Instant now) {
+    return node(name, fixture, topo, extraLabels, internalIp, now, 0);
+  }
+
+  /**
+   * As above; with {@code kubeletPort} > 0 the node names the simulator's {@link SimKubelet} as its kubelet: address
+   * {@code InternalDNS 127.0.0.1} (the local API server prefers it) and that port, so pods/log reaches it.
+   */
+  public static Node node(String name, String fixture, GpuTopologyStatus topo, Map<String, String> extraLabels,
+      String internalIp, Instant now, int kubeletPort) {
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put("kubernetes.io/hostname", name);
     labels.put("kubernetes.io/os", "linux");
@@ -68,6 +79,10 @@ public final class SimNodes {
         .withConditions(conditions(now))
         .addNewAddress().withType("InternalIP").withAddress(internalIp).endAddress()
         .addNewAddress().withType("Hostname").withAddress(name).endAddress()
+        .addAllToAddresses(kubeletPort > 0 ? List.of(new io.fabric8.kubernetes.api.model.NodeAddress(KUBELET_ADDRESS,
+            "InternalDNS")) : List.of())
+        .withNewDaemonEndpoints().withNewKubeletEndpoint().withPort(kubeletPort > 0 ? kubeletPort : 10250)
+        .endKubeletEndpoint().endDaemonEndpoints()
         .withNewNodeInfo()
         .withArchitecture("amd64").withOperatingSystem("linux").withKubeletVersion("v1.20.2-sim")
         .withKubeProxyVersion("v1.20.2-sim").withContainerRuntimeVersion("sim://1").withOsImage("Tensorlane GPU simulator")

@@ -51,7 +51,7 @@ final class SimOwners {
 
   /**
    * pod → ReplicaSet → Deployment → InferenceDeployment (owner references); null when the chain breaks. A spec without
-   * geometry gets the one the operator read from the model (status.model), as the operator's own plan does.
+   * geometry or dtype gets the ones the operator read from the model (status.model), as the operator's own plan does.
    */
   static InferenceDeploymentSpec ownerSpec(KubernetesClient client, Pod pod) {
     String ns = pod.getMetadata().getNamespace();
@@ -65,12 +65,17 @@ final class SimOwners {
 
   static InferenceDeploymentSpec withModelGeometry(InferenceDeployment d) {
     InferenceDeploymentSpec spec = d.getSpec();
-    if (spec == null || spec.model == null || spec.model.geometry != null || d.getStatus() == null
-        || d.getStatus().model == null || d.getStatus().model.geometry == null) {
+    if (spec == null || spec.model == null || spec.model.geometry != null && spec.model.dtype != null
+        || d.getStatus() == null || d.getStatus().model == null) {
       return spec;
     }
     InferenceDeploymentSpec copy = Serialization.clone(spec);
-    copy.model.geometry = d.getStatus().model.geometry;
+    if (copy.model.geometry == null) {
+      copy.model.geometry = d.getStatus().model.geometry;
+    }
+    if (copy.model.dtype == null) { // as the operator's plan: the dtype read from the model
+      copy.model.dtype = io.tensorlane.modelfacts.ModelDtype.of(d.getStatus().model).orElse(null);
+    }
     return copy;
   }
 

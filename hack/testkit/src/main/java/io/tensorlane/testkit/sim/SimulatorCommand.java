@@ -30,6 +30,13 @@ public final class SimulatorCommand implements Callable<Integer> {
   @Option(names = "--start-delay-ms", description = "delay from binding to Running (default: ${DEFAULT-VALUE})")
   long startDelayMs = 1000;
 
+  @Option(names = "--download-seconds", description = "pods with the hf:// download step (init container fetch-model) "
+      + "run it this long first, logging the runtime's progress lines; 0: no download step (default: ${DEFAULT-VALUE})")
+  long downloadSeconds = 0;
+
+  @Option(names = "--download-bytes", description = "model bytes the simulated download step reports (default: ${DEFAULT-VALUE})")
+  long downloadBytes = 16_100_000_000L;
+
   @Override
   public Integer call() throws Exception {
     Path kc = kubeconfig != null ? kubeconfig : System.getenv("KUBECONFIG") != null ? Path.of(System.getenv("KUBECONFIG")) : null;
@@ -40,6 +47,13 @@ public final class SimulatorCommand implements Callable<Integer> {
     KubernetesClient client = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(Files.readString(kc))).build();
     var sim = new GpuNodeSimulator(client, GpuNodeSimulator.Options.defaults().withNamespace(namespace)
         .withStartDelay(Duration.ofMillis(startDelayMs))).start();
+    if (downloadSeconds < 0 || downloadBytes < 0) {
+      System.err.println("[gpu-sim] --download-seconds and --download-bytes must be >= 0");
+      return 2;
+    }
+    if (downloadSeconds > 0) {
+      sim.simulateDownloads(Duration.ofSeconds(downloadSeconds), downloadBytes);
+    }
     for (String spec : nodes) {
       int eq = spec.indexOf('=');
       String name = eq < 0 ? null : spec.substring(0, eq);
