@@ -7,7 +7,6 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Units;
-import io.tensorlane.operator.rollback.Remediation;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,7 +15,7 @@ import java.util.List;
  * custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels),
  * an image is required.
  */
-public final class SglangProfile implements EngineProfile {
+public final class SglangProfile extends PythonServerProfile {
   @Override
   public EngineType type() {
     return EngineType.SGLang;
@@ -40,46 +39,5 @@ public final class SglangProfile implements EngineProfile {
   @Override
   public double memoryFraction(MemoryPlan plan) {
     return plan.staticFraction();
-  }
-
-  @Override
-  public String readyPath() {
-    return "/health";
-  }
-
-  @Override
-  public String livePath() {
-    return "/health";
-  }
-
-  /** PyTorch's CUDA OOM, as SGLang's scheduler processes log it. */
-  @Override
-  public List<String> oomLogMarkers() {
-    return PYTORCH_OOM_MARKERS;
-  }
-
-  @Override
-  public boolean preflight() {
-    return false;
-  }
-
-  /** None: the spec names the image (see {@link #validate}). */
-  @Override
-  public String defaultImage(String runtimeImage) {
-    return null;
-  }
-
-  @Override
-  public String validate(InferenceDeploymentSpec spec) {
-    return EngineProfile.requireImage(spec);
-  }
-
-  /**
-   * Not {@link Remediation#SHRINK_ALLREDUCE_BUFFER}: SGLang sizes its own allreduce buffers and is not given
-   * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod.
-   */
-  @Override
-  public List<String> remediations() {
-    return List.of(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
   }
 }

@@ -7,7 +7,6 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Units;
-import io.tensorlane.operator.rollback.Remediation;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,7 +15,7 @@ import java.util.List;
  * covers everything vLLM allocates, not only weights + KV cache), its own custom allreduce switched off when the plan
  * says NCCL, PyTorch's OOM lines, no preflight, an image is required.
  */
-public final class VllmProfile implements EngineProfile {
+public final class VllmProfile extends PythonServerProfile {
   @Override
   public EngineType type() {
     return EngineType.VLLM;
@@ -40,45 +39,5 @@ public final class VllmProfile implements EngineProfile {
   @Override
   public double memoryFraction(MemoryPlan plan) {
     return plan.gpuMemoryUtilization();
-  }
-
-  @Override
-  public String readyPath() {
-    return "/health";
-  }
-
-  @Override
-  public String livePath() {
-    return "/health";
-  }
-
-  @Override
-  public List<String> oomLogMarkers() {
-    return PYTORCH_OOM_MARKERS;
-  }
-
-  @Override
-  public boolean preflight() {
-    return false;
-  }
-
-  /** None: the spec names the image (see {@link #validate}). */
-  @Override
-  public String defaultImage(String runtimeImage) {
-    return null;
-  }
-
-  @Override
-  public String validate(InferenceDeploymentSpec spec) {
-    return EngineProfile.requireImage(spec);
-  }
-
-  /**
-   * Not {@link Remediation#SHRINK_ALLREDUCE_BUFFER}: vLLM sizes its own allreduce buffers and is not given
-   * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod.
-   */
-  @Override
-  public List<String> remediations() {
-    return List.of(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
   }
 }
