@@ -314,8 +314,8 @@ final class RankModel implements AutoCloseable {
       kernels.qkvRope(dt, qkv, wOrZero(p + "qkv_bias"), wOrZero(p + "q_norm"), wOrZero(p + "k_norm"), eps, cos, sin, positions, slots,
           q, kc, vc, n, hq, hk, hd, s);
           mark("rope+kv write");
-      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, attnWorkspace, attnTiles, numTiles, attnRest, numRest, n, hq, hk,
-          hd, scale, s);
+      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, attnWorkspace,
+          attnTiles, numTiles, attnRest, numRest, n, hq, hk, hd, scale, s);
       mark("attention");
       linear(attn, w(p + "o"), addr(part), n, hq * hd, hidden);
       mark("gemm o");
