@@ -3,6 +3,7 @@ package io.tensorlane.operator.reconcile;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.status.ChildProblem;
@@ -79,6 +80,16 @@ final class Children {
           written, e);
     }
     return deploymentWritten;
+  }
+
+  /**
+   * The revision the status may keep claiming when this reconcile applies nothing because the API server rejected a
+   * child: {@code last}, unless no Deployment exists. Then nothing runs, and a claimed revision can only be one the
+   * API server refused (the status written just before a refused first apply, still in the cache while the withdrawing
+   * write is on its way) or one whose Deployment was deleted; claiming it would say a refused revision runs.
+   */
+  static AppliedSpec stillClaimed(AppliedSpec last, Observation obs, ChildProblem rejected) {
+    return rejected != null && obs.deployment() == null ? null : last;
   }
 
   /**

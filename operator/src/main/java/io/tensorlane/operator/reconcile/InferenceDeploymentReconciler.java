@@ -131,7 +131,6 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     Plan plan = !model.ready() ? model.blockingPlan() : PlanAndRender.plan(planned, obs.nodes(),
         new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes()));
     Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model.status()) : null;
-    AppliedSpec applied = prev.lastAppliedSpec;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
     // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
     String preflightHold = !settings.preflight().enabled() ? null : PreflightGate.holdReason(step.effective(), plan,
@@ -146,6 +145,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     boolean firstTry = pending && preflightHold == null && Children.firstTry(obs, prev);
     ChildProblem rejected = pending && !firstTry ? children.dryRun(rendered, obs) : null;
     boolean apply = rendered != null && !step.failed() && preflightHold == null && rejected == null;
+    AppliedSpec applied = Children.stillClaimed(prev.lastAppliedSpec, obs, rejected);
     if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
         || !Objects.equals(applied.generation, gen))) {
       applied = new AppliedSpec();
