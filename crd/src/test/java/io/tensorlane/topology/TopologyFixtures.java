@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * Recorded GPU topologies of real node types, as {@code nvidia-smi topo -m} and NVML report them, kept as YAML under
- * {@code io/tensorlane/topology/fixtures/<name>.yaml} on the classpath. Used by tests, by the testkit's node simulator
- * and by the operator's tests. Each fixture holds only observed facts (gpus, links, source, driver); the summary is
+ * {@code io/tensorlane/topology/fixtures/<name>.yaml} on the classpath. Test data: it lives in crd's tests and reaches
+ * the testkit's node simulator and the other modules' tests as crd's test-jar. Each fixture holds only observed facts (gpus, links, source, driver); the summary is
  * always computed by {@link TopologyClassifier} when loaded.
  */
 public final class TopologyFixtures {
