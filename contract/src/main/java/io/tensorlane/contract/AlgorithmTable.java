@@ -13,141 +13,167 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Message size → algorithm. Ranges are half-open {@code [minBytes, maxBytes)}, sorted, contiguous from 1 byte,
- * and together cover every size up to {@link #maxBytes()}; larger messages are not handled by the table
- * ({@link #select} throws) — callers route them to NCCL. Pure value; JSON via Jackson.
+ * Message size → algorithm for the custom allreduce, in the one shape every part of Tensorlane uses: rows of
+ * {@code (upToBytes, algorithm)}, ascending, each row holding from just above the previous row's bound up to and
+ * including its own, from 1 byte up to {@link #maxMessageBytes()}. The same rows appear in the API
+ * ({@code status.allreduce.table}, {@code GpuTopology.status.measurement.algorithmTable}) and in the runtime's
+ * {@link EngineEnv#ALGORITHM_TABLE}. Larger messages are not handled by the table ({@link #select} throws): callers
+ * route them to NCCL. Pure value; JSON via Jackson.
  *
- * <pre>{"worldSize":8,"source":"bench ...","ranges":[{"minBytes":1,"maxBytes":524288,"algorithm":"OneStage"}, ...]}</pre>
+ * <pre>{"worldSize":8,"source":"preflight","rows":[{"upToBytes":524288,"algorithm":"OneStage"}, ...]}</pre>
  */
-public record AlgorithmTable(int worldSize, String source, List<Range> ranges) {
+public record AlgorithmTable(int worldSize, String source, List<Row> rows) {
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  /** The default split on NVLink: OneStage is latency-bound and wins below, the bandwidth-optimal TwoStage above. */
+  public static final long NVLINK_ONE_STAGE_UP_TO = 512L * 1024;
+  /** The default split on PCIe with full P2P: OneStage below, the PCIe-aware Ring above. */
+  public static final long PCIE_ONE_STAGE_UP_TO = 64L * 1024;
 
-  /** One half-open size range. */
-  public record Range(long minBytes, long maxBytes, Algorithm algorithm) {
+  /** Messages of up to {@code upToBytes} bytes (and more than the previous row's bound) use {@code algorithm}. */
+  public record Row(long upToBytes, Algorithm algorithm) {
     @JsonCreator
-    public Range(@JsonProperty("minBytes") long minBytes, @JsonProperty("maxBytes") long maxBytes,
-        @JsonProperty("algorithm") Algorithm algorithm) {
+    public Row(@JsonProperty("upToBytes") long upToBytes, @JsonProperty("algorithm") Algorithm algorithm) {
       if (algorithm == null) {
-        throw new IllegalArgumentException("range [" + minBytes + ", " + maxBytes + "): algorithm is missing");
+        throw new IllegalArgumentException("row up to " + upToBytes + " bytes: algorithm is missing");
       }
-      if (minBytes < 1 || maxBytes <= minBytes) {
-        throw new IllegalArgumentException("range [" + minBytes + ", " + maxBytes + "): need 1 <= minBytes < maxBytes");
+      if (upToBytes < 1) {
+        throw new IllegalArgumentException("row up to " + upToBytes + " bytes: upToBytes must be >= 1");
       }
-      this.minBytes = minBytes;
-      this.maxBytes = maxBytes;
+      this.upToBytes = upToBytes;
       this.algorithm = algorithm;
-    }
-
-    boolean contains(long bytes) {
-      return bytes >= minBytes && bytes < maxBytes;
     }
   }
 
   @JsonCreator
   public AlgorithmTable(@JsonProperty("worldSize") int worldSize, @JsonProperty("source") String source,
-      @JsonProperty("ranges") List<Range> ranges) {
+      @JsonProperty("rows") List<Row> rows) {
     if (worldSize < 1 || worldSize > BufferLayout.MAX_RANKS) {
-      throw new IllegalArgumentException("algorithm table: worldSize must be 1.." + BufferLayout.MAX_RANKS + ", got " + worldSize);
+      throw new IllegalArgumentException("algorithm table: worldSize must be 1.." + BufferLayout.MAX_RANKS + ", got "
+          + worldSize);
     }
-    if (ranges == null || ranges.isEmpty()) {
-      throw new IllegalArgumentException("algorithm table: at least one range is required");
+    if (rows == null || rows.isEmpty()) {
+      throw new IllegalArgumentException("algorithm table: at least one row is required");
     }
-    List<Range> sorted = new ArrayList<>(ranges);
-    sorted.sort(Comparator.comparingLong(Range::minBytes));
-    if (sorted.get(0).minBytes() != 1) {
-      throw new IllegalArgumentException("algorithm table: the first range must start at 1 byte, starts at " + sorted.get(0).minBytes());
-    }
+    List<Row> sorted = new ArrayList<>(rows);
+    sorted.sort(Comparator.comparingLong(Row::upToBytes));
     for (int i = 1; i < sorted.size(); i++) {
-      Range prev = sorted.get(i - 1);
-      Range cur = sorted.get(i);
-      if (cur.minBytes() != prev.maxBytes()) {
-        throw new IllegalArgumentException("algorithm table: ranges must be contiguous, [" + prev.minBytes() + ", " + prev.maxBytes()
-            + ") is followed by [" + cur.minBytes() + ", " + cur.maxBytes() + ")");
+      if (sorted.get(i).upToBytes() == sorted.get(i - 1).upToBytes()) {
+        throw new IllegalArgumentException("algorithm table: two rows end at " + sorted.get(i).upToBytes() + " bytes");
       }
     }
     this.worldSize = worldSize;
     this.source = source == null ? "" : source;
-    this.ranges = List.copyOf(sorted);
+    this.rows = List.copyOf(sorted);
   }
 
-  /** A table that uses one algorithm for every size below {@code maxBytesExclusive}. */
-  public static AlgorithmTable single(int worldSize, Algorithm algorithm, long maxBytesExclusive) {
-    return new AlgorithmTable(worldSize, "single " + algorithm, List.of(new Range(1, maxBytesExclusive, algorithm)));
+  /** A table that uses one algorithm for every size up to {@code maxMessageBytes}. */
+  public static AlgorithmTable single(int worldSize, Algorithm algorithm, long maxMessageBytes) {
+    return new AlgorithmTable(worldSize, "single " + algorithm, List.of(new Row(maxMessageBytes, algorithm)));
   }
 
   /**
-   * The untuned default: OneStage up to 512 KiB (latency-bound), TwoStage above, up to and including
-   * {@code maxMessageBytes}. World size 2 uses OneStage throughout (2-stage saves nothing for two ranks).
+   * The untuned default, the one source of it (the operator's planner and the runtime both take it from here):
+   * world size 2 uses OneStage throughout (TwoStage and Ring save nothing for two ranks); on NVLink OneStage up to
+   * 512 KiB, TwoStage above (reduce-scatter + all-gather over the full mesh); on PCIe with full P2P OneStage up to
+   * 64 KiB, above it every GPU reading N−1 peers saturates the root complex and the link between NUMA islands, so the
+   * Ring (each GPU pushes only to its right neighbour) wins. Ends at {@code maxMessageBytes}.
    */
-  public static AlgorithmTable defaults(int worldSize, long maxMessageBytes) {
-    long end = Math.addExact(maxMessageBytes, 1);
-    long split = 512L * 1024;
-    if (worldSize <= 2 || end <= split) {
-      return new AlgorithmTable(worldSize, "default", List.of(new Range(1, end, Algorithm.OneStage)));
+  public static AlgorithmTable defaults(boolean nvlink, int worldSize, long maxMessageBytes) {
+    if (worldSize <= 2) {
+      return single(worldSize, Algorithm.OneStage, maxMessageBytes).withSource("default");
     }
-    return new AlgorithmTable(worldSize, "default",
-        List.of(new Range(1, split, Algorithm.OneStage), new Range(split, end, Algorithm.TwoStage)));
+    List<Row> rows = nvlink
+        ? List.of(new Row(NVLINK_ONE_STAGE_UP_TO, Algorithm.OneStage), new Row(Long.MAX_VALUE, Algorithm.TwoStage))
+        : List.of(new Row(PCIE_ONE_STAGE_UP_TO, Algorithm.OneStage), new Row(Long.MAX_VALUE, Algorithm.Ring));
+    return new AlgorithmTable(worldSize, "default", rows).clip(maxMessageBytes);
   }
 
-  /** Largest message size (exclusive) the table covers. */
-  public long maxBytes() {
-    return ranges.get(ranges.size() - 1).maxBytes();
+  /** {@link #defaults(boolean, int, long)} for NVLink: the runtime's choice when the operator passed no table. */
+  public static AlgorithmTable defaults(int worldSize, long maxMessageBytes) {
+    return defaults(true, worldSize, maxMessageBytes);
   }
 
-  /** Whether {@code bytes} falls into a range. */
+  /** This table with another source. */
+  public AlgorithmTable withSource(String s) {
+    return new AlgorithmTable(worldSize, s, rows);
+  }
+
+  /**
+   * This table ending at exactly {@code maxMessageBytes}: rows below it are kept, the row that covers it ends there,
+   * and when every row ends below it the last algorithm continues up to it.
+   */
+  public AlgorithmTable clip(long maxMessageBytes) {
+    List<Row> out = new ArrayList<>();
+    for (Row r : rows) {
+      if (r.upToBytes() >= maxMessageBytes) {
+        out.add(new Row(maxMessageBytes, r.algorithm()));
+        return new AlgorithmTable(worldSize, source, out);
+      }
+      out.add(r);
+    }
+    Row last = out.remove(out.size() - 1);
+    out.add(new Row(maxMessageBytes, last.algorithm()));
+    return new AlgorithmTable(worldSize, source, out);
+  }
+
+  /** Largest message size (inclusive) the table covers. */
+  public long maxMessageBytes() {
+    return rows.get(rows.size() - 1).upToBytes();
+  }
+
+  /** Whether {@code bytes} falls into a row. */
   public boolean covers(long bytes) {
-    return bytes >= 1 && bytes < maxBytes();
+    return bytes >= 1 && bytes <= maxMessageBytes();
   }
 
-  /** The algorithm for a message of {@code bytes} bytes per rank. */
+  /** The algorithm for a message of {@code bytes} bytes per rank: the first row whose bound is at least that. */
   public Algorithm select(long bytes) {
     if (bytes < 1) {
       throw new IllegalArgumentException("message size must be >= 1 byte, got " + bytes);
     }
+    if (bytes > maxMessageBytes()) {
+      throw new IllegalArgumentException("message of " + bytes + " bytes is beyond the algorithm table (covers up to "
+          + maxMessageBytes() + " bytes)");
+    }
     int lo = 0;
-    int hi = ranges.size() - 1;
-    while (lo <= hi) {
+    int hi = rows.size() - 1;
+    while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      Range r = ranges.get(mid);
-      if (bytes < r.minBytes()) {
-        hi = mid - 1;
-      } else if (bytes >= r.maxBytes()) {
-        lo = mid + 1;
+      if (rows.get(mid).upToBytes() >= bytes) {
+        hi = mid;
       } else {
-        return r.algorithm();
+        lo = mid + 1;
       }
     }
-    throw new IllegalArgumentException("message of " + bytes + " bytes is beyond the algorithm table (covers < " + maxBytes() + " bytes)");
+    return rows.get(lo).algorithm();
   }
 
   /**
-   * Merges adjacent ranges with the same algorithm; {@code picks} are (size, algorithm) points sorted by size,
-   * each point's algorithm holding from the midpoint (geometric) to its neighbours.
+   * The table from measured points: {@code best[i]} is the fastest algorithm at {@code sizes[i]} (strictly
+   * ascending) and holds up to the geometric midpoint to the next size; neighbours with the same algorithm merge; the
+   * last one holds up to {@code maxMessageBytes}.
    */
-  public static AlgorithmTable fromMeasuredPoints(int worldSize, String source, long[] sizes, Algorithm[] best, long maxBytesExclusive) {
+  public static AlgorithmTable fromMeasuredPoints(int worldSize, String source, long[] sizes, Algorithm[] best,
+      long maxMessageBytes) {
+    if (sizes.length == 0 || sizes.length != best.length) {
+      throw new IllegalArgumentException("need one best algorithm per measured size, got " + sizes.length
+          + " sizes and " + best.length);
+    }
     for (int i = 1; i < sizes.length; i++) {
       if (sizes[i] <= sizes[i - 1]) {
         throw new IllegalArgumentException("measured sizes must be strictly ascending");
       }
     }
-    if (sizes.length == 0 || sizes.length != best.length) {
-      throw new IllegalArgumentException("need one best algorithm per measured size, got " + sizes.length + " sizes and " + best.length);
-    }
-    List<Range> out = new ArrayList<>();
-    long start = 1;
+    List<Row> out = new ArrayList<>();
+    long previous = 0;
     for (int i = 0; i < sizes.length; i++) {
-      long end = i + 1 < sizes.length ? (long) Math.sqrt((double) sizes[i] * sizes[i + 1]) : maxBytesExclusive;
-      end = Math.max(end, start + 1);
-      if (i + 1 == sizes.length) {
-        end = Math.max(maxBytesExclusive, start + 1);
-      }
+      long upTo = i + 1 < sizes.length ? (long) Math.sqrt((double) sizes[i] * sizes[i + 1]) - 1 : maxMessageBytes;
+      upTo = Math.max(upTo, previous + 1);
       if (!out.isEmpty() && out.get(out.size() - 1).algorithm() == best[i]) {
-        Range last = out.remove(out.size() - 1);
-        out.add(new Range(last.minBytes(), end, best[i]));
-      } else {
-        out.add(new Range(start, end, best[i]));
+        out.remove(out.size() - 1);
       }
-      start = end;
+      out.add(new Row(upTo, best[i]));
+      previous = upTo;
     }
     return new AlgorithmTable(worldSize, source, out);
   }

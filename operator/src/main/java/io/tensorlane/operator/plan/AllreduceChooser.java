@@ -10,6 +10,7 @@ import io.tensorlane.api.v1alpha1.TopologySummary;
 import io.tensorlane.api.v1alpha1.TopologySummary.Interconnect;
 import io.tensorlane.api.v1alpha1.TopologySummary.P2p;
 import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.Allreduce;
 import java.time.Duration;
 import java.time.Instant;
@@ -85,19 +86,19 @@ public final class AllreduceChooser {
     Measurement m = recentMeasurement(representative, settings);
     boolean measured = spec.algorithm == null || spec.algorithm == AllreduceSpec.AllreduceAlgorithm.Auto;
     measured &= m != null && m.failure == null && Objects.equals(m.worldSize, tensor) && !m.algorithmTable.isEmpty();
-    List<AllreduceTables.Row> rows;
+    AlgorithmTable rows;
     String origin;
     if (spec.algorithm != null && spec.algorithm != AllreduceSpec.AllreduceAlgorithm.Auto) {
-      rows = List.of(new AllreduceTables.Row(Long.MAX_VALUE, Algorithm.parse(spec.algorithm.name())));
+      rows = AlgorithmTable.single(tensor, Algorithm.parse(spec.algorithm.name()), max);
       origin = " (allreduce.algorithm " + spec.algorithm + ")";
     } else if (measured) {
-      rows = AllreduceTables.fromStatus(m.algorithmTable);
+      rows = AllreduceTables.fromMeasurement(tensor, m.algorithmTable);
       origin = " (measured by the preflight" + (m.time == null ? "" : " at " + m.time) + ")";
     } else {
-      rows = AllreduceTables.defaults(representative.summary.interconnect == Interconnect.NVLink, tensor);
+      rows = AlgorithmTable.defaults(representative.summary.interconnect == Interconnect.NVLink, tensor, max);
       origin = "";
     }
-    List<AlgorithmRange> table = AllreduceTables.clip(rows, max);
+    List<AlgorithmRange> table = AllreduceTables.toStatus(rows.clip(max));
     String forced = mode == AllreduceMode.Custom ? " (allreduce.mode Custom)" : "";
     String reason = desc + " → custom" + forced + ": " + AllreduceTables.describe(table) + origin + ", NCCL above "
         + Units.bytes(max) + envNote;

@@ -69,7 +69,7 @@ public final class BenchReport {
       throw new IllegalArgumentException("no measurement for world size " + world + " to tune from");
     }
     return AlgorithmTable.fromMeasuredPoints(world, source, sizes.stream().mapToLong(Long::longValue).toArray(),
-        algos.toArray(Algorithm[]::new), maxBytes + 1);
+        algos.toArray(Algorithm[]::new), maxBytes);
   }
 
   /** Latency (median µs) against message size, log-log, one line per algorithm and mode. */

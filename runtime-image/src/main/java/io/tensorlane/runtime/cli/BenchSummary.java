@@ -48,8 +48,7 @@ public final class BenchSummary {
     }
     out.add(n.toString());
     StringBuilder t = new StringBuilder("tuned table:");
-    tuned.ranges().forEach(r -> t.append(" [").append(Args.human(r.minBytes())).append(", ").append(Args.human(r.maxBytes())).append(")=")
-        .append(r.algorithm()));
+    tuned.rows().forEach(r -> t.append(" <=").append(Args.human(r.upToBytes())).append('=').append(r.algorithm()));
     out.add(t.toString());
     notes.forEach(x -> out.add("note: " + x));
     return out;

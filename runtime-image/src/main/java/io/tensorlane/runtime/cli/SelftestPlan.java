@@ -81,7 +81,7 @@ public record SelftestPlan(List<Integer> worldSizes, List<DType> dtypes, List<Al
       b.append("; ipc ").append(l.ipcBytesPerRank()).append(" B, total ").append(l.totalBytesPerRank()).append(" B per rank");
       out.add(b.toString());
       StringBuilder t = new StringBuilder("    table:");
-      table(w).ranges().forEach(r -> t.append(" [").append(r.minBytes()).append(',').append(r.maxBytes()).append(")=").append(r.algorithm()));
+      table(w).rows().forEach(r -> t.append(" <=").append(r.upToBytes()).append('=').append(r.algorithm()));
       out.add(t.toString());
     }
     return out;

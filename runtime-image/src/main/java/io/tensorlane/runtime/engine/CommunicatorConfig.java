@@ -35,8 +35,8 @@ public record CommunicatorConfig(List<Integer> devices, BufferLayout layout, Alg
     if (table.worldSize() != devices.size()) {
       throw new IllegalArgumentException("algorithm table is for world size " + table.worldSize() + ", communicator has " + devices.size());
     }
-    if (table.maxBytes() - 1 > layout.maxMessageBytes()) {
-      throw new IllegalArgumentException("algorithm table covers messages up to " + (table.maxBytes() - 1)
+    if (table.maxMessageBytes() > layout.maxMessageBytes()) {
+      throw new IllegalArgumentException("algorithm table covers messages up to " + table.maxMessageBytes()
           + " bytes but the buffers hold at most " + layout.maxMessageBytes());
     }
     if (timeoutMillis < 1 || timeoutMillis > 600_000) {

@@ -118,8 +118,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     // Virtual ranks: fewer allreduce blocks each, so half the GPU stays free for the other ranks' kernels.
     BufferLayout bl = BufferLayout.of(world, world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES,
         sharing ? VIRTUAL_RANK_BLOCKS : BufferLayout.DEFAULT_BLOCKS, BufferLayout.DEFAULT_GRAPH_SLOTS);
-    AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 2)
-        : options.table() != null && options.table().maxBytes() - 1 <= bl.maxMessageBytes() ? options.table()
+    AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 1)
+        : options.table() != null && options.table().maxMessageBytes() <= bl.maxMessageBytes() ? options.table()
         : AlgorithmTable.defaults(world, bl.maxMessageBytes());
     comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
     boolean virtual = comm.config().virtual();

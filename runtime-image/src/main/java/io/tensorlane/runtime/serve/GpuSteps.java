@@ -94,7 +94,7 @@ final class GpuSteps implements StepSource {
     out.printf("serve: static pool %d bytes (fraction %.4f of each GPU's memory)%n", pool.bytes(), config.memoryFraction());
     boolean custom = config.allreduce() == Allreduce.Custom;
     BufferLayout layout = custom ? config.layout() : BufferLayout.of(devices.size(), BufferLayout.VECTOR_BYTES);
-    AlgorithmTable table = custom ? config.table() : AlgorithmTable.single(devices.size(), Algorithm.OneStage, 2);
+    AlgorithmTable table = custom ? config.table() : AlgorithmTable.single(devices.size(), Algorithm.OneStage, 1);
     comm = Communicator.create(new CommunicatorConfig(devices, layout, table, CommunicatorConfig.DEFAULT_TIMEOUT_MILLIS));
     boolean virtual = devices.stream().distinct().count() < devices.size();
     if (config.allreduce() == Allreduce.NCCL || (custom && !virtual)) {

@@ -45,8 +45,8 @@ public final class PreflightReport {
     m.worldSize = world;
     m.p2pVerified = true;
     m.selftestPassed = true;
-    for (AlgorithmTable.Range r : table.ranges()) {
-      m.algorithmTable.add(new AlgorithmRange(r.maxBytes() - 1, r.algorithm().name()));
+    for (AlgorithmTable.Row r : table.rows()) {
+      m.algorithmTable.add(new AlgorithmRange(r.upToBytes(), r.algorithm().name()));
     }
     m.latencies = latencies(benchCsv);
     return m;

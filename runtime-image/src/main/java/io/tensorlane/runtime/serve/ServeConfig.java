@@ -50,8 +50,8 @@ public record ServeConfig(int worldSize, Allreduce allreduce, AlgorithmTable tab
             + EngineEnv.WORLD_SIZE + " is " + worldSize);
       }
       long layoutMax = BufferLayout.of(worldSize, maxMessageBytes).maxMessageBytes();
-      if (table.maxBytes() - 1 > layoutMax) {
-        throw new IllegalArgumentException(EngineEnv.ALGORITHM_TABLE + " covers messages up to " + (table.maxBytes() - 1)
+      if (table.maxMessageBytes() > layoutMax) {
+        throw new IllegalArgumentException(EngineEnv.ALGORITHM_TABLE + " covers messages up to " + table.maxMessageBytes()
             + " bytes but " + EngineEnv.MAX_MESSAGE_BYTES + " is " + maxMessageBytes);
       }
     } else {

@@ -60,8 +60,8 @@ class BenchReportTest {
     assertThat(t.select(8192)).isEqualTo(OneStage);
     assertThat(t.select(4 << 20)).isEqualTo(OneStage);
     assertThat(t.select(64L << 20)).isEqualTo(TwoStage);
-    assertThat(t.ranges()).hasSize(2);
-    assertThat(t.maxBytes()).isEqualTo((64L << 20) + 1);
+    assertThat(t.rows()).hasSize(2);
+    assertThat(t.maxMessageBytes()).isEqualTo(64L << 20);
   }
 
   @Test

@@ -25,8 +25,8 @@ class PreflightReportTest {
 
   @Test
   void successCarriesTheTableAndTheBestLatencyPerSize() throws Exception {
-    AlgorithmTable t = new AlgorithmTable(8, "bench", List.of(new AlgorithmTable.Range(1, 524288, Algorithm.OneStage),
-        new AlgorithmTable.Range(524288, 8388609, Algorithm.TwoStage)));
+    AlgorithmTable t = new AlgorithmTable(8, "bench", List.of(new AlgorithmTable.Row(524287, Algorithm.OneStage),
+        new AlgorithmTable.Row(8388608, Algorithm.TwoStage)));
     Measurement m = PreflightReport.success(8, t, CSV);
     assertThat(m.algorithmTable).extracting(r -> r.upToBytes + ":" + r.algorithm)
         .containsExactly("524287:OneStage", "8388608:TwoStage");
