@@ -1,13 +1,10 @@
 package io.tensorlane.runtime.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tensorlane.runtime.llm.BlockAllocator;
+import io.tensorlane.runtime.cli.ModelBenchSteps.DecodeResult;
+import io.tensorlane.runtime.cli.ModelBenchSteps.PrefillResult;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.llm.StepBatch;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.TpLayout;
 import java.io.IOException;
@@ -15,9 +12,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Locale;
@@ -48,7 +43,6 @@ import picocli.CommandLine.Spec;
     description = "Time the model engine on random token ids: decode step per batch size at a given context (CUDA graphs), "
         + "prefill tokens/s, load time; a table on stdout and a JSON file.")
 public final class ModelBenchCommand implements Callable<Integer> {
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
   /** The largest decode batch accepted (graph buckets and logits buffers are sized by it). */
   static final int MAX_BATCH = 1024;
   static final int BLOCK_SIZE = EngineArgs.BLOCK_SIZE;
@@ -188,18 +182,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
     return (tokens + BLOCK_SIZE - 1) / BLOCK_SIZE;
   }
 
-  /** One decode measurement. */
-  record DecodeResult(int batch, int firstPosition, int lastPosition, int graphReplayedSteps, ModelBenchStats wallMs, ModelBenchStats gpuMs,
-      Map<String, Double> ops) {}
-
-  /** The prefill measurement. */
-  record PrefillResult(int tokens, int chunks, ModelBenchStats wallMs, ModelBenchStats gpuMs, Map<String, Double> ops) {}
-
   private final long startNanos = System.nanoTime();
-  private final List<DecodeResult> decodes = new ArrayList<>();
-  private final List<String> skipped = new ArrayList<>();
-  private PrefillResult prefill;
-  private ObjectNode header;
 
   @Override
   public Integer call() throws IOException {
@@ -211,38 +194,41 @@ public final class ModelBenchCommand implements Callable<Integer> {
             + "KV cache %d tokens (needed %d)%n", eng.model, eng.tp, eng.virtualRanks ? " (virtual ranks)" : "", allreduceName(), eng.noGraphs ? "off" : "on",
         plan.batches(), context, warmup, iters, prefillTokens, plan.kvTokens(), plan.kvNeededTokens());
     out.flush();
+    ModelBenchJson report = new ModelBenchJson(json, context, startNanos);
     long t0 = System.nanoTime();
     try (LlmEngine engine = LlmEngine.load(plan.options(), err)) {
       double loadTotal = (System.nanoTime() - t0) / 1e9;
-      header = header(plan, engine, ckBytes, loadTotal);
+      report.header(header(plan, engine, ckBytes, loadTotal));
+      ModelBenchSteps steps = new ModelBenchSteps(engine, plan, context, warmup, iters, eng.maxBatchTokens, opBreakdown);
       out.printf(Locale.ROOT, "load: %.3f GB of weights (%.3f GB per rank) in %.2f s = %.2f GB/s of checkpoint (%.3f GB); load() total %.2f s%n",
           engine.weightBytes() / 1e9, engine.memory().weightBytesPerRank() / 1e9, engine.loadSeconds(),
           ckBytes / 1e9 / Math.max(engine.loadSeconds(), 1e-9), ckBytes / 1e9, loadTotal);
-      writeJson(false);
+      report.write(false);
       SplittableRandom rng = new SplittableRandom(seed);
       out.println(" batch  context   steps  replays |  wall ms: median     p10     p90 |  gpu ms: median     p10     p90 |  tokens/s (wall)");
       out.flush();
       for (int b : plan.batches()) {
         if (overBudget()) {
-          skipped.add("decode batch " + b);
+          report.skipped("decode batch " + b);
           out.printf(Locale.ROOT, "%6d  skipped: --max-seconds %.0f reached%n", b, maxSeconds);
           continue;
         }
-        DecodeResult r = decode(engine, plan, b, rng);
-        decodes.add(r);
+        DecodeResult r = steps.decode(b, rng);
+        report.decode(r);
         out.printf(Locale.ROOT, "%6d %8d %7d %8d | %15.3f %7.3f %7.3f | %14.3f %7.3f %7.3f | %15.1f%n", b, context, iters, r.graphReplayedSteps(),
             r.wallMs().median(), r.wallMs().p10(), r.wallMs().p90(), r.gpuMs().median(), r.gpuMs().p10(), r.gpuMs().p90(),
             b * 1000.0 / r.wallMs().median());
         printOps(out, r.ops());
         out.flush();
-        writeJson(false);
+        report.write(false);
       }
       if (prefillTokens > 0) {
         if (overBudget()) {
-          skipped.add("prefill");
+          report.skipped("prefill");
           out.printf(Locale.ROOT, "prefill skipped: --max-seconds %.0f reached%n", maxSeconds);
         } else {
-          prefill = prefill(engine, plan, rng);
+          PrefillResult prefill = steps.prefill(prefillTokens, rng);
+          report.prefill(prefill);
           out.printf(Locale.ROOT, "prefill %d tokens (%d step(s) of <= %d): wall median %.3f ms (p10 %.3f, p90 %.3f) = %.1f tokens/s; "
                   + "gpu median %.3f ms = %.1f tokens/s%n", prefill.tokens(), prefill.chunks(), eng.maxBatchTokens, prefill.wallMs().median(),
               prefill.wallMs().p10(), prefill.wallMs().p90(), prefill.tokens() * 1000.0 / prefill.wallMs().median(), prefill.gpuMs().median(),
@@ -250,7 +236,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
           printOps(out, prefill.ops());
         }
       }
-      writeJson(true);
+      report.write(true);
       out.printf(Locale.ROOT, "bench-model: done in %.1f s%s%n", (System.nanoTime() - startNanos) / 1e9,
           json != null ? ", JSON in " + json : "");
       out.flush();
@@ -267,108 +253,6 @@ public final class ModelBenchCommand implements Callable<Integer> {
     return eng.tp == 1 ? "no allreduce" : eng.nccl ? "NCCL allreduce" : "custom allreduce";
   }
 
-  /** Prefills {@code batch} sequences of {@code context} random ids, then times decode steps at growing positions. */
-  private DecodeResult decode(LlmEngine engine, Plan plan, int batch, SplittableRandom rng) {
-    BlockAllocator alloc = engine.blocks();
-    int vocab = plan.config().vocabSize();
-    List<List<Integer>> tables = new ArrayList<>();
-    for (int i = 0; i < batch; i++) {
-      tables.add(new ArrayList<>());
-    }
-    try {
-      // prefill, packed: at most maxBatchTokens tokens and maxSeqs rows per step (long contexts chunked)
-      int seq = 0;
-      int done = 0;
-      while (seq < batch) {
-        StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-        while (seq < batch && sb.tokens() < eng.maxBatchTokens && sb.rows() < plan.maxBatch()) {
-          int chunk = Math.min(context - done, eng.maxBatchTokens - sb.tokens());
-          ensure(alloc, tables.get(seq), done + chunk);
-          boolean last = done + chunk == context;
-          sb.add(tables.get(seq), randomIds(rng, chunk, vocab), done, last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
-          done += chunk;
-          if (last) {
-            seq++;
-            done = 0;
-          }
-        }
-        engine.step(sb.build(), false);
-      }
-      double[] wall = new double[iters];
-      double[] gpu = new double[iters];
-      int replays = 0;
-      StepBatch last = null;
-      for (int k = 0; k < warmup + iters; k++) {
-        int pos = context + k;
-        StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-        for (List<Integer> t : tables) {
-          ensure(alloc, t, pos + 1);
-          sb.add(t, randomIds(rng, 1, vocab), pos, StepBatch.Logits.LAST);
-        }
-        StepBatch step = sb.build();
-        last = step;
-        long s = System.nanoTime();
-        LlmEngine.TimedStep ts = engine.timedStep(step);
-        long e = System.nanoTime();
-        if (k >= warmup) {
-          wall[k - warmup] = (e - s) / 1e6;
-          gpu[k - warmup] = ts.gpuMillis();
-          replays += ts.graphReplayed() ? 1 : 0;
-        }
-      }
-      Map<String, Double> ops = opBreakdown && last != null ? engine.profileStep(last) : null;
-      return new DecodeResult(batch, context, context + warmup + iters - 1, replays, ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
-    } finally {
-      for (List<Integer> t : tables) {
-        alloc.release(t);
-      }
-    }
-  }
-
-  /** One sequence of {@code --prefill-tokens} random ids, chunked; each timed sample is the whole prefill. */
-  private PrefillResult prefill(LlmEngine engine, Plan plan, SplittableRandom rng) {
-    BlockAllocator alloc = engine.blocks();
-    List<Integer> table = new ArrayList<>();
-    int[] ids = randomIds(rng, prefillTokens, plan.config().vocabSize());
-    List<StepBatch> steps = new ArrayList<>();
-    try {
-      ensure(alloc, table, prefillTokens);
-      for (int from = 0; from < prefillTokens; from += eng.maxBatchTokens) {
-        int to = Math.min(prefillTokens, from + eng.maxBatchTokens);
-        steps.add(new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq()).add(table, java.util.Arrays.copyOfRange(ids, from, to), from,
-            to == prefillTokens ? StepBatch.Logits.LAST : StepBatch.Logits.NONE).build());
-      }
-      int n = plan.prefillIters();
-      double[] wall = new double[n];
-      double[] gpu = new double[n];
-      for (int k = 0; k < warmup + n; k++) {
-        double w = 0;
-        double g = 0;
-        for (StepBatch sb : steps) {
-          long s = System.nanoTime();
-          LlmEngine.TimedStep ts = engine.timedStep(sb);
-          w += (System.nanoTime() - s) / 1e6;
-          g += ts.gpuMillis();
-        }
-        if (k >= warmup) {
-          wall[k - warmup] = w;
-          gpu[k - warmup] = g;
-        }
-      }
-      Map<String, Double> ops = null;
-      if (opBreakdown) {
-        ops = new LinkedHashMap<>();
-        for (StepBatch sb : steps) {
-          Map<String, Double> sum = ops;
-          engine.profileStep(sb).forEach((k, v) -> sum.merge(k, v, Double::sum));
-        }
-      }
-      return new PrefillResult(prefillTokens, steps.size(), ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
-    } finally {
-      alloc.release(table);
-    }
-  }
-
   /** One line of GPU ms per operation (--op-breakdown): total, then each operation with its share. */
   private static void printOps(PrintWriter out, Map<String, Double> ops) {
     if (ops == null) {
@@ -378,28 +262,6 @@ public final class ModelBenchCommand implements Callable<Integer> {
     StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "        ops (one eager pass, gpu ms): total %.3f:", total));
     ops.forEach((k, v) -> b.append(String.format(Locale.ROOT, " %s %.3f (%.0f%%)", k, v, total > 0 ? 100 * v / total : 0)));
     out.println(b);
-  }
-
-  private static void putOps(ObjectNode o, Map<String, Double> ops) {
-    if (ops != null) {
-      ObjectNode n = o.putObject("ops_gpu_ms_eager");
-      ops.forEach(n::put);
-    }
-  }
-
-  private static void ensure(BlockAllocator alloc, List<Integer> table, long tokens) {
-    if (!alloc.ensure(table, tokens)) {
-      throw new IllegalStateException("the KV cache (" + alloc.blocks() + " blocks, " + alloc.freeBlocks() + " free) cannot hold " + tokens
-          + " more tokens of a sequence");
-    }
-  }
-
-  static int[] randomIds(SplittableRandom rng, int n, int vocab) {
-    int[] ids = new int[n];
-    for (int i = 0; i < n; i++) {
-      ids[i] = rng.nextInt(vocab);
-    }
-    return ids;
   }
 
   /** Sum of the sizes of {@code *.safetensors} in the model directory. */
@@ -414,7 +276,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
   }
 
   private ObjectNode header(Plan plan, LlmEngine engine, long ckBytes, double loadTotal) {
-    ObjectNode o = JSON.createObjectNode();
+    ObjectNode o = ModelBenchJson.JSON.createObjectNode();
     o.put("kind", "tensorlane-bench-model");
     o.put("date", Instant.now().toString());
     if (label != null) {
@@ -461,58 +323,5 @@ public final class ModelBenchCommand implements Callable<Integer> {
         + "read-back); gpu_ms: CUDA events on rank 0's stream around the forward/graph replay. Decode step k of a batch writes position "
         + "context + k; the first warm-up step captures the graph.");
     return o;
-  }
-
-  private static void stats(ObjectNode parent, String name, ModelBenchStats s) {
-    ObjectNode o = parent.putObject(name);
-    o.put("n", s.n());
-    o.put("median", s.median());
-    o.put("p10", s.p10());
-    o.put("p90", s.p90());
-    o.put("min", s.min());
-    o.put("max", s.max());
-    o.put("mean", s.mean());
-  }
-
-  private void writeJson(boolean complete) throws IOException {
-    if (json == null || header == null) {
-      return;
-    }
-    ObjectNode o = header.deepCopy();
-    o.put("complete", complete);
-    ArrayNode d = o.putArray("decode");
-    for (DecodeResult r : decodes) {
-      ObjectNode x = d.addObject();
-      x.put("batch", r.batch());
-      x.put("context", context);
-      x.put("first_position", r.firstPosition());
-      x.put("last_position", r.lastPosition());
-      x.put("graph_replayed_steps", r.graphReplayedSteps());
-      stats(x, "wall_ms", r.wallMs());
-      stats(x, "gpu_ms", r.gpuMs());
-      x.put("tokens_per_s", r.batch() * 1000.0 / r.wallMs().median());
-      x.put("tokens_per_s_gpu", r.batch() * 1000.0 / r.gpuMs().median());
-      putOps(x, r.ops());
-    }
-    if (prefill != null) {
-      ObjectNode p = o.putObject("prefill");
-      p.put("tokens", prefill.tokens());
-      p.put("chunks", prefill.chunks());
-      stats(p, "wall_ms", prefill.wallMs());
-      stats(p, "gpu_ms", prefill.gpuMs());
-      p.put("tokens_per_s", prefill.tokens() * 1000.0 / prefill.wallMs().median());
-      p.put("tokens_per_s_gpu", prefill.tokens() * 1000.0 / prefill.gpuMs().median());
-      putOps(p, prefill.ops());
-    }
-    ArrayNode sk = o.putArray("skipped");
-    skipped.forEach(sk::add);
-    o.put("elapsed_seconds", (System.nanoTime() - startNanos) / 1e9);
-    Path parent = json.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    Path tmp = json.resolveSibling(json.getFileName() + ".tmp");
-    JSON.writeValue(tmp.toFile(), o);
-    Files.move(tmp, json, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
   }
 }

@@ -1,17 +1,11 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DType;
-import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;
@@ -26,13 +20,9 @@ import io.tensorlane.runtime.nccl.NcclComm;
 import io.tensorlane.runtime.sched.StepExecutor;
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import jcuda.Pointer;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 
 /**
  * A Hugging Face decoder model sharded over the pod's GPUs, one {@link RankModel} per rank of a {@link Communicator}
@@ -50,14 +40,11 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   private Communicator comm;
   private NcclComm nccl;
   private final List<RankModel> ranks = new ArrayList<>();
-  private final Map<Integer, List<CapturedGraph>> graphs = new HashMap<>();
+  private StepRunner steps;
   private BlockAllocator blocks;
   private MemoryReport memory;
   private double loadSeconds;
   private long weightBytes;
-  /** Start/end events on rank 0's stream for {@link #timedStep} (created by rank 0's thread on first use). */
-  private CUevent[] timing;
-  private OpTimer opTimer; // rank 0's, for profileStep
   private final AllreduceCounts allreduces = new AllreduceCounts();
 
   private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
@@ -122,6 +109,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         : options.table() != null && options.table().maxMessageBytes() <= bl.maxMessageBytes() ? options.table()
         : AlgorithmTable.defaults(world, bl.maxMessageBytes());
     comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
+    steps = new StepRunner(options, config, layout, dtype, comm, ranks, allreduces);
     boolean virtual = comm.config().virtual();
     if (world > 1 && (options.nccl() || !virtual)) {
       try {
@@ -284,7 +272,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
   /** Runs one forward pass of {@code batch} on every rank. */
   @Override
   public StepResult step(StepBatch batch, boolean wantLogits) {
-    return run(batch, wantLogits, false).result();
+    return steps.run(batch, wantLogits, false).result();
   }
 
   /**
@@ -299,73 +287,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
 
   /** {@link #step} timed with CUDA events on rank 0's stream; see {@link TimedStep}. */
   public TimedStep timedStep(StepBatch batch) {
-    return run(batch, false, true);
-  }
-
-  private TimedStep run(StepBatch batch, boolean wantLogits, boolean timed) {
-    int m = batch.logitTokens().length;
-    boolean decode = options.graphs() && batch.tokens() == batch.rows() && m == batch.tokens() && batch.tokens() <= options.maxSeqs();
-    StepBatch run = batch;
-    int bucket = 0;
-    if (decode) {
-      bucket = bucket(batch.tokens());
-      run = batch.padTo(bucket);
-    }
-    StepBatch b = run;
-    int key = bucket;
-    List<CapturedGraph> g = decode ? graphs.get(key) : null;
-    boolean capture = decode && g == null;
-    List<CapturedGraph> captured = new ArrayList<>(ranks.size());
-    for (int i = 0; i < ranks.size(); i++) {
-      captured.add(null);
-    }
-    comm.onEachRank(r -> {
-      RankModel model = ranks.get(r.index());
-      model.uploadInputs(b);
-      boolean time = timed && r.index() == 0;
-      if (time) {
-        if (timing == null) {
-          CUevent[] ev = {new CUevent(), new CUevent()};
-          for (CUevent e : ev) {
-            Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(step timing)");
-          }
-          timing = ev;
-        }
-        Cuda.check(cuEventRecord(timing[0], r.stream()), "cuEventRecord(step start)");
-      }
-      if (g != null) {
-        g.get(r.index()).launch(r.stream());
-      } else {
-        model.forward(b.tokens(), b.logitTokens().length);
-      }
-      if (time) {
-        Cuda.check(cuEventRecord(timing[1], r.stream()), "cuEventRecord(step end)");
-      }
-      r.synchronize();
-      if (capture) {
-        // The eager run above loaded every kernel; capture the same step for the next time (capture runs nothing).
-        captured.set(r.index(), CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
-      }
-      return null;
-    });
-    if (capture) {
-      graphs.put(key, captured);
-    }
-    countAllreduces(b.tokens(), m);
-    boolean replayed = g != null;
-    return comm.rank(0).call(() -> {
-      RankModel r0 = ranks.get(0);
-      int[] ids = new int[m];
-      if (m > 0) {
-        Cuda.check(cuMemcpyDtoH(Pointer.to(ids), RankModel.ptr(r0.outIds), 4L * m), "read sampled ids");
-      }
-      float[] ms = {Float.NaN};
-      if (timed) {
-        Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
-      }
-      return new TimedStep(new StepResult(ids, wantLogits && m > 0 ? r0.readLogits(m) : null),
-          ms[0], replayed);
-    });
+    return steps.run(batch, false, true);
   }
 
   /**
@@ -374,44 +296,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
    * add a little time of their own; the sum is close to, not equal to, a step's time.
    */
   public Map<String, Double> profileStep(StepBatch batch) {
-    comm.onEachRank(r -> {
-      RankModel model = ranks.get(r.index());
-      model.uploadInputs(batch);
-      OpTimer t = OpTimer.OFF;
-      if (r.index() == 0) {
-        if (opTimer == null) {
-          opTimer = OpTimer.create();
-        }
-        t = opTimer;
-      }
-      model.profileWith(t);
-      try {
-        t.begin(r.stream());
-        model.forward(batch.tokens(), batch.logitTokens().length);
-      } finally {
-        model.profileWith(OpTimer.OFF);
-      }
-      r.synchronize();
-      return null;
-    });
-    return comm.rank(0).call(() -> opTimer.millis());
-  }
-
-  /**
-   * Counts the allreduces of a forward pass of {@code n} tokens and {@code m} logits rows per algorithm (the same on
-   * every rank; a graph replay runs them too, unseen by the host): the embedding's and two per layer of n x hidden
-   * elements, and the vocabulary-parallel logits gather of m x padded vocabulary fp32.
-   */
-  private void countAllreduces(int n, int m) {
-    if (options.tp() == 1) {
-      return;
-    }
-    long hiddenBytes = (long) n * config.hiddenSize() * dtype.bytes();
-    allreduces.add(comm.route(hiddenBytes), 1 + 2L * config.numLayers(), hiddenBytes);
-    if (m > 0) {
-      long logitsBytes = 4L * m * layout.vocabPadded();
-      allreduces.add(comm.route(logitsBytes), 1, logitsBytes);
-    }
+    return steps.profileStep(batch);
   }
 
   /** Allreduce calls and bytes per algorithm since the engine started (serve's metrics). */
@@ -419,38 +304,12 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     return allreduces;
   }
 
-  /** The decode-graph bucket for {@code n} sequences: the next power of two, at most maxSeqs. */
-  int bucket(int n) {
-    return bucketFor(n, options.maxSeqs());
-  }
-
-  static int bucketFor(int n, int maxSeqs) {
-    int b = Integer.highestOneBit(Math.max(1, n));
-    if (b < n) {
-      b <<= 1;
-    }
-    return Math.min(b, maxSeqs);
-  }
-
   @Override
   public void close() {
     if (comm != null) {
       try {
         comm.onEachRank(r -> {
-          for (List<CapturedGraph> gs : graphs.values()) {
-            CapturedGraph cg = gs.get(r.index());
-            if (cg != null) {
-              cg.close();
-            }
-          }
-          if (r.index() == 0 && timing != null) {
-            for (CUevent e : timing) {
-              cuEventDestroy(e);
-            }
-          }
-          if (r.index() == 0 && opTimer != null) {
-            opTimer.close();
-          }
+          steps.close(r);
           RankModel m = ranks.size() > r.index() ? ranks.get(r.index()) : null;
           if (m != null) {
             m.close();

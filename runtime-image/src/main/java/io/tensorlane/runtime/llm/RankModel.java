@@ -12,9 +12,7 @@ import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.Piece;
-import io.tensorlane.runtime.model.TensorInfo;
 import io.tensorlane.runtime.model.TpLayout;
-import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +30,6 @@ final class RankModel implements AutoCloseable {
   static final String WEIGHTS = "weights";
   static final String KV = "kv-cache";
   static final String ACTIVATIONS = "activations";
-  private static final long COPY_CHUNK_BYTES = 256L << 20;
   private static final long CUBLAS_WORKSPACE = 32L << 20;
 
   /** Sizes every buffer is allocated for. */
@@ -169,7 +166,7 @@ final class RankModel implements AutoCloseable {
       long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
       CUdeviceptr p = mem.alloc(WEIGHTS, t.key(), bytes, covered < t.rows());
       for (Piece pc : t.pieces()) {
-        copyPiece(ck, pc, p, t.cols(), progress);
+        PieceCopy.copy(ck, pc, p, t.cols(), dt, progress);
       }
       weights.put(t.key(), addr(p));
       total += bytes;
@@ -184,36 +181,6 @@ final class RankModel implements AutoCloseable {
     CUdeviceptr p = mem.alloc(WEIGHTS, what, 4L * host.length, false);
     Cuda.check(cuMemcpyHtoD(p, Pointer.to(host), 4L * host.length), "upload " + what);
     return addr(p);
-  }
-
-  private void copyPiece(Checkpoint ck, Piece pc, CUdeviceptr dst, long dstCols, LongConsumer progress) {
-    TensorInfo src = ck.require(pc.source());
-    long eb = dt.bytes();
-    long srcCols = src.cols();
-    boolean contiguous = pc.cols() == srcCols && dstCols == srcCols;
-    long rowsPerChunk = Math.max(1, COPY_CHUNK_BYTES / (srcCols * eb));
-    for (long r = 0; r < pc.rows(); r += rowsPerChunk) {
-      long nr = Math.min(rowsPerChunk, pc.rows() - r);
-      long srcOff = ((pc.srcRowStart() + r) * srcCols + pc.srcColStart()) * eb;
-      long len = ((nr - 1) * srcCols + pc.cols()) * eb;
-      ByteBuffer buf = ck.map(src, srcOff, len);
-      CUdeviceptr to = dst.withByteOffset((pc.dstRowStart() + r) * dstCols * eb);
-      if (contiguous) {
-        Cuda.check(cuMemcpyHtoD(to, Pointer.to(buf), len), "upload " + pc.source());
-      } else {
-        CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
-        c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_HOST;
-        c.srcHost = Pointer.to(buf);
-        c.srcPitch = srcCols * eb;
-        c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-        c.dstDevice = to;
-        c.dstPitch = dstCols * eb;
-        c.WidthInBytes = pc.cols() * eb;
-        c.Height = nr;
-        Cuda.check(cuMemcpy2D(c), "upload " + pc.source() + " (rows " + (pc.srcRowStart() + r) + "+" + nr + ")");
-      }
-      progress.accept(nr * pc.cols() * eb);
-    }
   }
 
   /** Bytes of KV cache one block takes on this rank (all layers, K and V). */

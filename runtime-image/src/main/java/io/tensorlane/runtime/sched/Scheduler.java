@@ -13,8 +13,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The serving loop: one thread runs steps of a {@link StepExecutor} back to back while there is work, and sleeps on a
@@ -55,18 +53,7 @@ public final class Scheduler implements AutoCloseable {
   private final BatchPlanner planner;
   private final int vocab;
   private final Thread thread;
-
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition work = lock.newCondition();
-  private final Condition idle = lock.newCondition();
-  // Guarded by lock.
-  private final List<Sequence> inbox = new ArrayList<>();
-  private int active;
-  private int waitingCount;
-  private boolean draining;
-  private boolean closed;
-  private boolean wakeup;
-  private double avgE2eSeconds;
+  private final SchedulerInbox inbox;
   // Scheduler thread only.
   private final List<Sequence> running = new ArrayList<>();
   private final Deque<Sequence> waiting = new ArrayDeque<>();
@@ -91,6 +78,7 @@ public final class Scheduler implements AutoCloseable {
     this.eos = Set.copyOf(eosTokenIds);
     this.metrics = metrics;
     this.vocab = executor.vocabSize();
+    this.inbox = new SchedulerInbox(config);
     this.planner = new BatchPlanner(blocks, config, s -> {
       preemptions++;
       if (metrics != null) {
@@ -115,63 +103,21 @@ public final class Scheduler implements AutoCloseable {
   public Handle submit(SeqRequest req, SequenceListener listener) {
     Objects.requireNonNull(listener, "listener");
     config.check(req, blocks, vocab);
-    lock.lock();
-    try {
-      if (failure != null) {
-        throw new IllegalStateException("the scheduler failed: " + failure, failure);
-      }
-      if (closed || draining) {
-        throw new IllegalStateException(closed ? "the scheduler is closed" : "the scheduler is draining");
-      }
-      if (waitingCount >= config.maxWaiting()) {
-        int hint = (int) Math.ceil(Math.max(1.0, avgE2eSeconds) * (waitingCount + 1) / config.maxSeqs());
-        throw new QueueFullException(waitingCount, Math.max(1, Math.min(60, hint)));
-      }
-      Sequence s = new Sequence(req, listener, this, System.nanoTime());
-      inbox.add(s);
-      active++;
-      waitingCount++;
-      work.signalAll();
-      return s;
-    } finally {
-      lock.unlock();
-    }
+    return inbox.submit(this::failure, () -> new Sequence(req, listener, this, System.nanoTime()));
   }
 
   /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */
   public void drain() {
-    lock.lock();
-    try {
-      draining = true;
-    } finally {
-      lock.unlock();
-    }
+    inbox.drain();
   }
 
   public boolean isDraining() {
-    lock.lock();
-    try {
-      return draining;
-    } finally {
-      lock.unlock();
-    }
+    return inbox.isDraining();
   }
 
   /** Waits until no sequence is queued or running; false on timeout. */
   public boolean awaitIdle(Duration timeout) throws InterruptedException {
-    long left = timeout.toNanos();
-    lock.lock();
-    try {
-      while (active > 0) {
-        if (left <= 0) {
-          return false;
-        }
-        left = idle.awaitNanos(left);
-      }
-      return true;
-    } finally {
-      lock.unlock();
-    }
+    return inbox.awaitIdle(timeout);
   }
 
   /** The executor failure that stopped serving, or null. */
@@ -191,13 +137,7 @@ public final class Scheduler implements AutoCloseable {
   /** Stops the thread; sequences still queued or running end with ABORT. */
   @Override
   public void close() {
-    lock.lock();
-    try {
-      closed = true;
-      work.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    inbox.close();
     if (Thread.currentThread() != thread) {
       try {
         thread.join(TimeUnit.SECONDS.toMillis(30));
@@ -208,13 +148,7 @@ public final class Scheduler implements AutoCloseable {
   }
 
   void wake() {
-    lock.lock();
-    try {
-      wakeup = true;
-      work.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    inbox.wake();
   }
 
   // --- the loop (scheduler thread) --------------------------------------------------------------------------------
@@ -222,19 +156,8 @@ public final class Scheduler implements AutoCloseable {
   private void loop() {
     int emptyPlans = 0;
     while (true) {
-      lock.lock();
-      try {
-        while (!closed && inbox.isEmpty() && !wakeup && running.isEmpty() && waiting.isEmpty()) {
-          work.awaitUninterruptibly();
-        }
-        if (closed) {
-          break;
-        }
-        wakeup = false;
-        waiting.addAll(inbox);
-        inbox.clear();
-      } finally {
-        lock.unlock();
+      if (!inbox.awaitWork(!running.isEmpty() || !waiting.isEmpty(), waiting)) {
+        break;
       }
       reapCancelled();
       if (failure != null) {
@@ -357,13 +280,7 @@ public final class Scheduler implements AutoCloseable {
   }
 
   private void finishAll(FinishReason reason) {
-    lock.lock();
-    try {
-      waiting.addAll(inbox);
-      inbox.clear();
-    } finally {
-      lock.unlock();
-    }
+    inbox.drainTo(waiting);
     List<Sequence> all = new ArrayList<>(running);
     all.addAll(waiting);
     running.clear();
@@ -395,27 +312,11 @@ public final class Scheduler implements AutoCloseable {
     }
     s.timings = t;
     publish(); // before awaitIdle can return
-    lock.lock();
-    try {
-      active--;
-      if (reason != FinishReason.ABORT && reason != FinishReason.ERROR) {
-        avgE2eSeconds = avgE2eSeconds == 0 ? t.e2eSeconds() : 0.9 * avgE2eSeconds + 0.1 * t.e2eSeconds();
-      }
-      if (active == 0) {
-        idle.signalAll();
-      }
-    } finally {
-      lock.unlock();
-    }
+    inbox.finished(reason, t.e2eSeconds());
   }
 
   private void updateWaitingCount() {
-    lock.lock();
-    try {
-      waitingCount = waiting.size() + inbox.size();
-    } finally {
-      lock.unlock();
-    }
+    inbox.updateWaitingCount(waiting.size());
   }
 
   private void publish() {

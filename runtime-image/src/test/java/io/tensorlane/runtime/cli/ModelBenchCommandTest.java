@@ -151,9 +151,9 @@ class ModelBenchCommandTest {
 
   @Test
   void randomIdsStayInTheVocabulary() {
-    int[] ids = ModelBenchCommand.randomIds(new SplittableRandom(1), 10_000, 300);
+    int[] ids = ModelBenchSteps.randomIds(new SplittableRandom(1), 10_000, 300);
     assertThat(java.util.Arrays.stream(ids).allMatch(i -> i >= 0 && i < 300)).isTrue();
-    assertThat(ModelBenchCommand.randomIds(new SplittableRandom(1), 5, 300)).containsExactly(ModelBenchCommand.randomIds(new SplittableRandom(1), 5, 300));
+    assertThat(ModelBenchSteps.randomIds(new SplittableRandom(1), 5, 300)).containsExactly(ModelBenchSteps.randomIds(new SplittableRandom(1), 5, 300));
   }
 
   @Test

@@ -90,6 +90,6 @@ class StepBatchTest {
   }
 
   private static int bucket(int n, int max) {
-    return LlmEngine.bucketFor(n, max);
+    return StepRunner.bucketFor(n, max);
   }
 }

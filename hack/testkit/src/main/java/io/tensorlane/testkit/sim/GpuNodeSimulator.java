@@ -3,8 +3,6 @@ package io.tensorlane.testkit.sim;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -17,11 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -32,10 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       topology fixture ({@link TopologyFixtures}), removes the {@code node.kubernetes.io/not-ready} taint admission
  *       puts on new nodes, and publishes the node's {@code GpuTopology} as the probe would (spec.nodeName, status
  *       through the status subresource, {@code source: probe}).
- *   <li>It plays the kubelet for pods the real scheduler binds to its nodes (a pod informer, no polling): after a
- *       delay it writes the status a kubelet would — Running/Ready by default, or what the first matching
- *       {@link SimRule} says (OOMKilled, CUDA OOM with a JSON termination message, CrashLoopBackOff, Hang, Succeed,
- *       Fail). Pods that do not restart (Jobs) Succeed by default.
+ *   <li>It plays the kubelet for pods the real scheduler binds to its nodes (a pod informer, no polling; see
+ *       {@code SimPodPlayer}): after a delay it writes the status a kubelet would — Running/Ready by default, or what
+ *       the first matching {@link SimRule} says (OOMKilled, CUDA OOM with a JSON termination message,
+ *       CrashLoopBackOff, Hang, Succeed, Fail). Pods that do not restart (Jobs) Succeed by default.
  *   <li>Rules come from {@link #addRule}/{@link #setRules} and from the ConfigMap {@value #RULES_CONFIGMAP} (key
  *       {@value #RULES_KEY}, a YAML list of {@link SimRule}) in the simulator's namespace; in-process rules come first.
  *   <li>Pods being deleted on its nodes are finalized at once (grace period 0): there is no kubelet to do it.
@@ -44,11 +37,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * There is no node heartbeat: the local control plane runs without the node-lifecycle controller.
  */
 public final class GpuNodeSimulator implements AutoCloseable {
-  private static final int FINALIZE_ATTEMPTS = 120; // 60 s at 500 ms
-
   public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
   public static final String RULES_KEY = "rules.yaml";
-  /** Node label the simulator bumps when a pod on the node finished (see {@code nudgeScheduler}). */
+  /** Node label the simulator bumps when a pod on the node finished (see {@code SimPodPlayer.nudgeScheduler}). */
   public static final String FREED_LABEL = "tensorlane.io/sim-freed";
 
   /**
@@ -84,30 +75,17 @@ public final class GpuNodeSimulator implements AutoCloseable {
   private final Map<String, String> nodeIps = new ConcurrentHashMap<>(); // simulated node name -> InternalIP
   private final Map<String, Long> gpuMemory = new ConcurrentHashMap<>(); // simulated node name -> bytes of one GPU
   private final SimRules rules;
-  private final Set<String> seen = ConcurrentHashMap.newKeySet(); // pod UIDs already planned
-  private final Set<String> finalizing = ConcurrentHashMap.newKeySet();
-  private final Map<String, List<ScheduledFuture<?>>> pending = new ConcurrentHashMap<>();
+  private final SimPodPlayer player;
   private final AtomicInteger nodeCounter = new AtomicInteger();
   private final AtomicInteger nodeIpCounter = new AtomicInteger();
-  private final AtomicInteger podIpCounter = new AtomicInteger();
   private SharedIndexInformer<Pod> podInformer;
-  private final ScheduledExecutorService kubelet;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
-  private final Map<String, Applied> applied = new ConcurrentHashMap<>(); // pod UID -> what was played, when
-  private final Set<String> nudging = ConcurrentHashMap.newKeySet();
-  private SimKubelet kubeletEndpoint;
-  private volatile SimDownloads downloads;
-  private final AtomicInteger nudges = new AtomicInteger();
 
   public GpuNodeSimulator(KubernetesClient client, Options options) {
     this.client = client;
     this.options = options;
     this.rules = new SimRules(options.namespace() + "/" + RULES_CONFIGMAP);
-    this.kubelet = Executors.newScheduledThreadPool(2, r -> {
-      Thread t = new Thread(r, "gpu-sim-kubelet");
-      t.setDaemon(true);
-      return t;
-    });
+    this.player = new SimPodPlayer(client, options, rules, nodeIps, gpuMemory);
   }
 
   /** Creates the namespace if needed and starts the pod and rules informers; returns when they are synced. */
@@ -129,8 +107,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
     }
     informers.add(client.configMaps().inNamespace(options.namespace()).withName(RULES_CONFIGMAP)
         .inform(SimSupport.handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
-    kubeletEndpoint = new SimKubelet();
-    podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(this::onPod, this::onPodGone), 0);
+    player.start();
+    podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(player::onPod, player::onPodGone), 0);
     informers.add(podInformer);
     return this;
   }
@@ -153,8 +131,8 @@ public final class GpuNodeSimulator implements AutoCloseable {
       return "10.99." + (i / 250 % 250) + "." + (i % 250 + 1);
     });
     Instant now = Instant.now();
-    Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now,
-        kubeletEndpoint == null ? 0 : kubeletEndpoint.port());
+    SimKubelet endpoint = player.endpoint();
+    Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now, endpoint == null ? 0 : endpoint.port());
     Node node = client.nodes().withName(name).get();
     if (node == null) {
       node = client.nodes().resource(desired).create();
@@ -182,7 +160,7 @@ public final class GpuNodeSimulator implements AutoCloseable {
     existing.setStatus(SimNodes.probeStatus(topo, now));
     client.resources(GpuTopology.class).resource(existing).patchStatus();
     if (podInformer != null) { // pods bound before this simulator (re)started
-      podInformer.getStore().list().stream().filter(p -> name.equals(p.getSpec().getNodeName())).forEach(this::onPod);
+      podInformer.getStore().list().stream().filter(p -> name.equals(p.getSpec().getNodeName())).forEach(player::onPod);
     }
     return name;
   }
@@ -244,55 +222,10 @@ public final class GpuNodeSimulator implements AutoCloseable {
 
   /** What was last played on a pod (by UID), or null; forgotten when the pod is deleted. */
   public Applied applied(String podUid) {
-    return applied.get(podUid);
+    return player.applied(podUid);
   }
 
-  // ---- the kubelet ------------------------------------------------------------------------------------------
-
-  private void onPod(Pod pod) {
-    String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-    if (nodeName == null || !nodeIps.containsKey(nodeName)) {
-      return;
-    }
-    String uid = pod.getMetadata().getUid();
-    if (pod.getMetadata().getDeletionTimestamp() != null) {
-      if (finalizing.add(uid)) {
-        cancel(uid);
-        kubelet.execute(() -> forceDelete(pod));
-      }
-      return;
-    }
-    if (!seen.add(uid)) {
-      return;
-    }
-    PodStatus st = pod.getStatus();
-    if (st != null && st.getContainerStatuses() != null && !st.getContainerStatuses().isEmpty()) {
-      return; // already played (this simulator restarted): leave it as it is
-    }
-    var oom = new SimOwners.LazyOom(client, pod, gpuMemory.get(nodeName));
-    SimRule rule = rules.firstMatch(pod, oom);
-    SimAction action = rule != null ? SimOwners.withNumbers(rule, oom)
-        : PodStatuses.restarts(pod) ? SimAction.run() : SimAction.succeed();
-    long delay = rule != null && rule.delayMillis() != null ? rule.delayMillis() : options.startDelay().toMillis();
-    var at = new PodStatuses.Placement(nodeIps.get(nodeName), nextPodIp(), Instant.now().plusMillis(delay));
-    if (rule != null) {
-      log("pod " + ref(pod) + " on " + nodeName + ": rule '" + rule.name() + "' -> " + action.type() + " in " + delay + " ms");
-    }
-    SimDownloads dl = downloads;
-    String init = dl == null ? null : SimDownloads.initContainer(pod);
-    if (init == null) {
-      schedule(uid, delay, () -> play(pod, at, action));
-      return;
-    }
-    // the download step first: Pending with the init container running and progress lines in its log, then the action
-    schedule(uid, delay, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
-    for (SimDownloads.Line line : dl.lines(pod)) {
-      schedule(uid, delay + line.atMillis(), () -> kubeletEndpoint.append(pod.getMetadata().getNamespace(),
-          pod.getMetadata().getName(), init, line.text()));
-    }
-    long end = delay + dl.duration().toMillis();
-    schedule(uid, end, () -> play(pod, new PodStatuses.Placement(at.hostIp(), at.podIp(), Instant.now()), action));
-  }
+  // ---- the kubelet (see SimPodPlayer) -----------------------------------------------------------------------
 
   /**
    * Pods with the download step (init container {@value SimDownloads#INIT_CONTAINER}) bound from now on run it for
@@ -300,12 +233,12 @@ public final class GpuNodeSimulator implements AutoCloseable {
    * such pods start at once).
    */
   public void simulateDownloads(Duration duration, long bytes) {
-    downloads = duration == null ? null : new SimDownloads(duration, bytes);
+    player.downloads(duration == null ? null : new SimDownloads(duration, bytes));
   }
 
   /** The simulated kubelet endpoint (container logs), once started. */
   public SimKubelet kubeletEndpoint() {
-    return kubeletEndpoint;
+    return player.endpoint();
   }
 
   /**
@@ -313,150 +246,13 @@ public final class GpuNodeSimulator implements AutoCloseable {
    * preflight pod that a {@link SimAction#hang()} rule kept running with {@code SimAction.succeed(resultJson)}.
    */
   public void act(Pod pod, SimAction action) {
-    cancel(pod.getMetadata().getUid());
-    PodStatus st = pod.getStatus();
-    String hostIp = st != null && st.getHostIP() != null ? st.getHostIP() : nodeIps.get(pod.getSpec().getNodeName());
-    String podIp = st != null && st.getPodIP() != null ? st.getPodIP() : nextPodIp();
-    Instant started = st != null && st.getStartTime() != null ? Instant.parse(st.getStartTime()) : Instant.now();
-    play(pod, new PodStatuses.Placement(hostIp, podIp, started), action);
-  }
-
-  private void play(Pod pod, PodStatuses.Placement at, SimAction action) {
-    Instant now = Instant.now();
-    switch (action.type()) {
-      case Run -> write(pod, PodStatuses.running(pod, at, true), action.type());
-      case Hang -> write(pod, PodStatuses.running(pod, at, false), action.type());
-      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, action.message(), now), action.type());
-      case CrashLoopBackOff -> write(pod, PodStatuses.crashLoop(pod, at, action,
-          action.restarts() == null ? 3 : action.restarts(), now), action.type());
-      case OOMKilled, CudaOom, Fail -> {
-        if (action.type() == SimAction.Type.Fail && !PodStatuses.restarts(pod)) {
-          write(pod, PodStatuses.completed(pod, at, 1, action.message(), now), action.type());
-          return;
-        }
-        write(pod, PodStatuses.terminated(pod, at, action, now), action.type());
-        if (PodStatuses.restarts(pod)) {
-          schedule(pod.getMetadata().getUid(), options.crashLoopAfter().toMillis(),
-              () -> write(pod, PodStatuses.crashLoop(pod, at, action, 1, now), SimAction.Type.CrashLoopBackOff));
-        }
-      }
-    }
-  }
-
-  private void write(Pod pod, PodStatus status, SimAction.Type type) {
-    Pod patch = new PodBuilder().withNewMetadata()
-        .withName(pod.getMetadata().getName())
-        .withNamespace(pod.getMetadata().getNamespace())
-        .withUid(pod.getMetadata().getUid()) // never write onto a newer pod of the same name
-        .endMetadata().withStatus(status).build();
-    try {
-      client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(patch).patchStatus();
-      applied.put(pod.getMetadata().getUid(), new Applied(type, Instant.now()));
-      if ("Succeeded".equals(status.getPhase()) || "Failed".equals(status.getPhase())) {
-        nudgeScheduler(pod.getSpec().getNodeName());
-      }
-    } catch (KubernetesClientException e) {
-      if (e.getCode() != 404 && e.getCode() != 409) {
-        log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
-      }
-    }
-  }
-
-  /**
-   * A finished pod frees its GPUs, but the 1.20 scheduler re-examines unschedulable pods only on pod deletion and
-   * node changes (else once a minute); bumping a label on the node ({@value #FREED_LABEL}) makes it look at once, as
-   * newer schedulers do by themselves. At most one bump per node in flight.
-   */
-  private void nudgeScheduler(String node) {
-    if (node == null || !nudging.add(node)) {
-      return;
-    }
-    kubelet.schedule(() -> {
-      nudging.remove(node);
-      try {
-        SimSupport.retryOnConflict(() -> client.nodes().withName(node).edit(n -> {
-          n.getMetadata().getLabels().put(FREED_LABEL, Integer.toString(nudges.incrementAndGet()));
-          return n;
-        }));
-      } catch (KubernetesClientException e) {
-        if (e.getCode() != 404) {
-          log("cannot nudge the scheduler on node " + node + ": " + e.getMessage());
-        }
-      }
-    }, 100, TimeUnit.MILLISECONDS);
-  }
-
-  private void forceDelete(Pod pod) {
-    forceDelete(pod, 1);
-  }
-
-  /** As a kubelet does, keeps trying while the API server is unreachable (a restart): a pod left Terminating counts. */
-  private void forceDelete(Pod pod, int attempt) {
-    try {
-      client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-          .withGracePeriod(0).delete();
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 404) {
-        return;
-      }
-      if (attempt < FINALIZE_ATTEMPTS) {
-        kubelet.schedule(() -> forceDelete(pod, attempt + 1), 500, TimeUnit.MILLISECONDS);
-      } else {
-        log("cannot finalize pod " + ref(pod) + " after " + attempt + " attempts: " + e.getMessage());
-      }
-    }
-  }
-
-  private void onPodGone(Pod pod) {
-    String uid = pod.getMetadata().getUid();
-    cancel(uid);
-    seen.remove(uid);
-    finalizing.remove(uid);
-    applied.remove(uid);
-    if (kubeletEndpoint != null) {
-      kubeletEndpoint.forget(pod.getMetadata().getNamespace(), pod.getMetadata().getName());
-    }
-  }
-
-  private void schedule(String uid, long delayMillis, Runnable task) {
-    Runnable safe = () -> {
-      try {
-        task.run();
-      } catch (RuntimeException e) {
-        log("simulated kubelet task failed: " + e);
-      }
-    };
-    pending.computeIfAbsent(uid, k -> new CopyOnWriteArrayList<>())
-        .add(kubelet.schedule(safe, Math.max(0, delayMillis), TimeUnit.MILLISECONDS));
-  }
-
-  private void cancel(String uid) {
-    List<ScheduledFuture<?>> tasks = pending.remove(uid);
-    if (tasks != null) {
-      tasks.forEach(f -> f.cancel(false));
-    }
-  }
-
-  private String nextPodIp() {
-    int n = podIpCounter.getAndIncrement();
-    return "10.244." + (n / 250 % 250) + "." + (n % 250 + 1);
-  }
-
-  private static String ref(Pod pod) {
-    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-  }
-
-  private static void log(String msg) {
-    System.err.println("[gpu-sim] " + msg);
+    player.act(pod, action);
   }
 
   /** Stops the informers and the simulated kubelet; the nodes stay (remove them with {@link #removeNode}). */
   @Override
   public void close() {
     informers.forEach(SharedIndexInformer::close);
-    kubelet.shutdownNow();
-    if (kubeletEndpoint != null) {
-      kubeletEndpoint.close();
-    }
+    player.close();
   }
 }
