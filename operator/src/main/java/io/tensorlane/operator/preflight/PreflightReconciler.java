@@ -20,8 +20,8 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.TensorlaneConfig;
-import io.tensorlane.operator.reconcile.ApiRejections;
-import io.tensorlane.operator.reconcile.ClusterObserver;
+import io.tensorlane.operator.status.AffectedByNode;
+import io.tensorlane.operator.status.ApiRejections;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
 import java.time.Instant;
@@ -59,7 +59,7 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
         .withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class)).build(), ctx);
     topologies = new InformerEventSource<>(InformerEventSourceConfiguration.from(GpuTopology.class,
         InferenceDeployment.class).withName("preflight-topologies")
-        .withSecondaryToPrimaryMapper(t -> ClusterObserver.affectedBy(t.getMetadata().getName(),
+        .withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(t.getMetadata().getName(),
             ctx.getPrimaryCache().list()::iterator)).build(), ctx);
     return List.of(jobs, topologies);
   }
