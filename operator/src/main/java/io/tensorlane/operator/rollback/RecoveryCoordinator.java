@@ -9,6 +9,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.engine.EngineProfiles;
+import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
@@ -52,8 +53,7 @@ public final class RecoveryCoordinator {
         EngineProfiles.of(applied.spec), now).orElse(null);
     Instant readySince = FailureDetector.allReadySince(pods, applied.revision, replicas).orElse(null);
     double fraction = st.memoryPlan != null && st.memoryPlan.staticFraction != null ? st.memoryPlan.staticFraction : 0;
-    Allreduce mode = st.allreduce == null || st.allreduce.mode == null ? Allreduce.None
-        : Allreduce.valueOf(st.allreduce.mode);
+    Allreduce mode = AllreduceChoice.of(st.allreduce);
     RollbackDecision d = RollbackDecider.decide(new RollbackInput(gen, user, applied, st.lastStableSpec, st.rollback,
         failure, readySince, fraction, mode, now, backoffBase));
     boolean active = failure != null;
