@@ -4,8 +4,6 @@ import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
-import io.tensorlane.operator.model.ModelResolver;
-import io.tensorlane.operator.model.ModelResolvers;
 import io.tensorlane.operator.support.DecisionMetrics;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
@@ -140,17 +138,13 @@ public interface TensorlaneConfig {
     return Model.PUBLIC_HUB.equals(hub(config));
   }
 
-  /** CDI producers of what is built from the configuration. */
+  /**
+   * CDI producers of what is built from the configuration (the model resolver's is {@code ModelResolverProducer}, in
+   * the package that owns it).
+   */
   @Singleton
   class Producer {
     public static final String LEASE_NAME = "tensorlane-operator-lease";
-
-    @Produces
-    @Singleton
-    ModelResolver modelResolver(TensorlaneConfig config) {
-      ConfigProblems.require(config);
-      return ModelResolvers.create(config);
-    }
 
     /** Leader election (activated in the prod profile only, quarkus.operator-sdk.activate-leader-election-for-profiles). */
     @Produces

@@ -23,6 +23,23 @@ public class RollbackStatus {
   @JsonPropertyDescription("What was done, oldest first.")
   public List<Attempt> history = new ArrayList<>();
 
+  /** What one attempt did: go back to the last stable spec, or change the failed spec by one remediation step. */
+  public enum Action {
+    /** Back to status.lastStableSpec. */
+    Rollback,
+    /** spec.memory.fraction one step lower. */
+    LowerMemoryFraction,
+    /** spec.allreduce.maxMessageBytes halved (custom allreduce only). */
+    ShrinkAllreduceBuffer,
+    /** spec.allreduce.mode NCCL (custom allreduce only). */
+    FallBackToNccl;
+
+    /** Every remediation step (all but Rollback), in the order of the first round. */
+    public static List<Action> remediations() {
+      return List.of(LowerMemoryFraction, ShrinkAllreduceBuffer, FallBackToNccl);
+    }
+  }
+
   /** One rollback or remediation step. */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public static class Attempt {
@@ -33,7 +50,7 @@ public class RollbackStatus {
     public String time;
 
     @JsonPropertyDescription("Action: Rollback, LowerMemoryFraction, ShrinkAllreduceBuffer or FallBackToNccl.")
-    public String action;
+    public Action action;
 
     @JsonPropertyDescription("What changed, e.g. 'memory.fraction 0.95 -> 0.90'.")
     public String change;

@@ -1,7 +1,6 @@
 package io.tensorlane.testkit;
 
 import io.tensorlane.testkit.hub.HubCommand;
-import io.tensorlane.testkit.sim.SimulatorBenchCommand;
 import io.tensorlane.testkit.sim.SimulatorCommand;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
 import java.util.List;
@@ -72,10 +73,10 @@ public interface EngineProfile {
   String validate(InferenceDeploymentSpec spec);
 
   /**
-   * The remediation actions ({@code Remediation}'s names) that change what this engine runs, in the order they are
-   * tried; a step that leaves the rendered pod as it was would only re-apply the failing revision.
+   * The remediation actions (carried out by {@code Remediation}) that change what this engine runs, in the order they
+   * are tried; a step that leaves the rendered pod as it was would only re-apply the failing revision.
    */
-  List<String> remediations();
+  List<Action> remediations();
 
   /**
    * What the profile renders.

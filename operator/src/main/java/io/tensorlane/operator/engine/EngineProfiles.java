@@ -52,6 +52,14 @@ public final class EngineProfiles {
     return of(spec).preflight() ? image(spec, runtimeImage) : runtimeImage;
   }
 
+  /**
+   * The spec's engine's own problem with it ({@link EngineProfile#validate}), or null: the planner's {@code
+   * EngineCheck}, handed to it in {@code PlannerSettings}.
+   */
+  public static String problem(InferenceDeploymentSpec spec) {
+    return of(spec).validate(spec);
+  }
+
   /** Every profile, in the CRD enum's order. */
   public static List<EngineProfile> all() {
     return Arrays.stream(EngineType.values()).map(EngineProfiles::of).toList();

@@ -1,13 +1,13 @@
 package io.tensorlane.operator.engine;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.operator.rollback.Remediation;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import java.util.List;
 
 /**
  * What the PyTorch-based servers (SGLang, vLLM) share: {@code /health} for readiness and liveness, PyTorch's CUDA OOM
  * lines, no preflight (they run their own kernels), an image the spec must name, and no
- * {@link Remediation#SHRINK_ALLREDUCE_BUFFER} step (they size their own allreduce buffers and are not given
+ * {@link Action#ShrinkAllreduceBuffer} step (they size their own allreduce buffers and are not given
  * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod). Subclasses give the command line and
  * the meaning of the memory fraction.
  */
@@ -44,7 +44,7 @@ abstract class PythonServerProfile implements EngineProfile {
   }
 
   @Override
-  public final List<String> remediations() {
-    return List.of(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
+  public final List<Action> remediations() {
+    return List.of(Action.LowerMemoryFraction, Action.FallBackToNccl);
   }
 }

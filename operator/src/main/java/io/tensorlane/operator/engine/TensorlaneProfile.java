@@ -6,13 +6,13 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Units;
-import io.tensorlane.operator.rollback.Remediation;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -93,7 +93,7 @@ public final class TensorlaneProfile implements EngineProfile {
 
   /** All of them: the fraction, the buffer size and the allreduce mode are each in the rendered environment. */
   @Override
-  public List<String> remediations() {
-    return Remediation.ORDER;
+  public List<Action> remediations() {
+    return Action.remediations();
   }
 }

@@ -1,15 +1,11 @@
 package io.tensorlane.operator.model;
 
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.tensorlane.api.v1alpha1.DownloadStatus;
-import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.contract.FetchProgress;
 import io.tensorlane.operator.render.ModelVolumes;
-import io.tensorlane.operator.status.Conditions;
-import io.tensorlane.operator.status.StatusAggregator;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
@@ -20,7 +16,8 @@ import java.util.Optional;
 /**
  * The hf:// download step of a deployment's pods (init container {@value ModelVolumes#INIT_CONTAINER}) in its status:
  * which pods run it (pod status), how far the slowest is (the {@link FetchProgress} line of its log), and whether it
- * ended. Pure; the reconciler reads the logs ({@link FetchLogs}) and applies the result. Status changes at most once
+ * ended. Pure; the reconciler reads the logs ({@link FetchLogs}) and {@code StatusAggregator.withDownload} puts the
+ * result in the status. Status changes at most once
  * per {@value #STEP_PERCENT}% step or {@link #MIN_INTERVAL}, so a download of any size costs a handful of writes.
  */
 public final class DownloadProgress {
@@ -138,22 +135,6 @@ public final class DownloadProgress {
       return null;
     }
     return prev;
-  }
-
-  /** The status with {@code download} set and, while a download runs, Progressing's reason and message on it. */
-  public static InferenceDeploymentStatus apply(InferenceDeploymentStatus prev, InferenceDeploymentStatus next,
-      DownloadStatus download, Instant now) {
-    next.download = download;
-    if (download == null || !DOWNLOADING.equals(download.phase)) {
-      return next;
-    }
-    Optional<Condition> progressing = Conditions.find(next.conditions, StatusAggregator.PROGRESSING)
-        .filter(c -> Conditions.TRUE.equals(c.getStatus()));
-    if (progressing.isPresent()) {
-      next.conditions = Conditions.upsert(next.conditions, Conditions.next(prev == null ? null : prev.conditions,
-          StatusAggregator.PROGRESSING, true, REASON, download.message, progressing.get().getObservedGeneration(), now));
-    }
-    return next;
   }
 
   /** The event for a change of phase (one per transition), or null: {type, reason, message}. */

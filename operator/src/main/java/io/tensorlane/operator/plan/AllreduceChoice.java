@@ -34,10 +34,31 @@ public record AllreduceChoice(Allreduce mode, List<AlgorithmRange> table, long m
     return mode == Allreduce.Custom;
   }
 
+  /** {@code status.allreduce.mode} for the allreduce the pods run. */
+  public static AllreduceDecision.Mode statusMode(Allreduce mode) {
+    return switch (mode) {
+      case Custom -> AllreduceDecision.Mode.Custom;
+      case NCCL -> AllreduceDecision.Mode.NCCL;
+      case None -> AllreduceDecision.Mode.None;
+    };
+  }
+
+  /** The allreduce the pods run by {@code status.allreduce} (written by {@link #toStatus}); None when absent. */
+  public static Allreduce of(AllreduceDecision status) {
+    if (status == null || status.mode == null) {
+      return Allreduce.None;
+    }
+    return switch (status.mode) {
+      case Custom -> Allreduce.Custom;
+      case NCCL -> Allreduce.NCCL;
+      case None -> Allreduce.None;
+    };
+  }
+
   /** The status form ({@code status.allreduce}). */
   public AllreduceDecision toStatus() {
     AllreduceDecision d = new AllreduceDecision();
-    d.mode = mode.name();
+    d.mode = statusMode(mode);
     d.table = new ArrayList<>();
     for (AlgorithmRange r : table) {
       d.table.add(new AlgorithmRange(r.upToBytes, r.algorithm));

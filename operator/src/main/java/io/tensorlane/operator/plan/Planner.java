@@ -41,10 +41,10 @@ public final class Planner {
    *
    * @param effective the spec to plan; never modified
    * @param nodes every node the operator knows (with or without GPUs / GpuTopology)
-   * @param settings planning time and limits
+   * @param settings planning time and limits, and the engine's own spec checks
    */
   public static Plan plan(InferenceDeploymentSpec effective, List<NodeInfo> nodes, PlannerSettings settings) {
-    String invalid = SpecValidator.validate(effective);
+    String invalid = SpecValidator.validate(effective, settings.engineCheck());
     if (invalid != null) {
       return Plan.failed(Outcome.INVALID_SPEC, invalid);
     }

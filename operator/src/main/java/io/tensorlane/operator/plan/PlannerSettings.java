@@ -2,6 +2,7 @@ package io.tensorlane.operator.plan;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -12,19 +13,22 @@ import java.util.Set;
  *     {@code null} means measurements never expire
  * @param currentNodes nodes the deployment's pods run on now: their class is kept while the spec still fits there,
  *     so a running deployment does not move when a better-fitting class frees up (empty for a new deployment)
+ * @param engineCheck the spec checks of the spec's engine ({@code EngineProfiles::problem}), part of validation
  */
-public record PlannerSettings(Instant now, Duration measurementMaxAge, Set<String> currentNodes) {
+public record PlannerSettings(Instant now, Duration measurementMaxAge, Set<String> currentNodes,
+    EngineCheck engineCheck) {
 
   public PlannerSettings {
     currentNodes = currentNodes == null ? Set.of() : Set.copyOf(currentNodes);
+    Objects.requireNonNull(engineCheck, "engineCheck");
   }
 
-  public PlannerSettings(Instant now, Duration measurementMaxAge) {
-    this(now, measurementMaxAge, Set.of());
+  public PlannerSettings(Instant now, Duration measurementMaxAge, EngineCheck engineCheck) {
+    this(now, measurementMaxAge, Set.of(), engineCheck);
   }
 
   /** The same settings for a deployment whose pods run on {@code nodes}. */
   public PlannerSettings withCurrentNodes(Set<String> nodes) {
-    return new PlannerSettings(now, measurementMaxAge, nodes);
+    return new PlannerSettings(now, measurementMaxAge, nodes, engineCheck);
   }
 }

@@ -9,7 +9,6 @@ import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.PlacementSpec;
 import io.tensorlane.api.v1alpha1.RolloutSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
-import io.tensorlane.operator.engine.EngineProfiles;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,8 +21,13 @@ public final class SpecValidator {
   private SpecValidator() {
   }
 
-  /** The first problem as a message for the InvalidSpec condition, or null when the spec can be planned. */
-  public static String validate(InferenceDeploymentSpec spec) {
+  /**
+   * The first problem as a message for the InvalidSpec condition, or null when the spec can be planned.
+   *
+   * @param engine the checks of the spec's engine, made after the general ones on the model, parallelism, geometry
+   *     and replicas and before those on the image, env, memory, serving, allreduce, placement and rollout
+   */
+  public static String validate(InferenceDeploymentSpec spec, EngineCheck engine) {
     if (spec == null) {
       return "spec is missing";
     }
@@ -51,7 +55,7 @@ public final class SpecValidator {
     if (spec.replicas != null && spec.replicas < 0) {
       return "spec.replicas must be >= 0, got " + spec.replicas;
     }
-    String engineProblem = EngineProfiles.of(spec).validate(spec);
+    String engineProblem = engine.problem(spec);
     if (engineProblem != null) {
       return engineProblem;
     }

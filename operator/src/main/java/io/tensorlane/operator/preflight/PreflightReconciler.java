@@ -14,14 +14,14 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
+import io.tensorlane.api.v1alpha1.AllreduceDecision;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
-import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.TensorlaneConfig;
-import io.tensorlane.operator.reconcile.ApiRejections;
-import io.tensorlane.operator.reconcile.ClusterObserver;
+import io.tensorlane.operator.status.AffectedByNode;
+import io.tensorlane.operator.status.ApiRejections;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
 import java.time.Instant;
@@ -59,7 +59,7 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
         .withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class)).build(), ctx);
     topologies = new InformerEventSource<>(InformerEventSourceConfiguration.from(GpuTopology.class,
         InferenceDeployment.class).withName("preflight-topologies")
-        .withSecondaryToPrimaryMapper(t -> ClusterObserver.affectedBy(t.getMetadata().getName(),
+        .withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(t.getMetadata().getName(),
             ctx.getPrimaryCache().list()::iterator)).build(), ctx);
     return List.of(jobs, topologies);
   }
@@ -75,7 +75,7 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
       return UpdateControl.noUpdate(); // a spec whose children the API server rejects gets no preflight Job either
     }
     Instant now = Instant.now();
-    boolean custom = Allreduce.Custom.name().equals(status.allreduce.mode);
+    boolean custom = status.allreduce.mode == AllreduceDecision.Mode.Custom;
     boolean firstRollout = status.lastAppliedSpec == null;
     Duration recheck = null;
     // the planned nodes, plus the nodes of this deployment's preflight Jobs: a running Job is followed to its end even

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.operator.render.Rendered;
+import io.tensorlane.operator.status.ApiRejections;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;

@@ -20,7 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
@@ -71,24 +70,6 @@ public final class ClusterObserver {
           t != null && NodeLabelDecision.isStale(t.getStatus(), now, topologyMaxAge));
     }).sorted(Comparator.comparing(NodeInfo::name)).toList();
     return new Observation(infos, deployment, service, own);
-  }
-
-  /** Primaries a Node or GpuTopology event may change: those waiting for capacity or placed on that node. */
-  public static Set<ResourceID> affectedBy(String nodeName, Iterable<InferenceDeployment> primaries) {
-    Set<ResourceID> out = new java.util.HashSet<>();
-    for (InferenceDeployment p : primaries) {
-      var s = p.getStatus();
-      boolean waiting = s == null || s.phase == null || switch (s.phase) {
-        case Pending, Unschedulable, DoesNotFit, Invalid -> true;
-        default -> false;
-      };
-      boolean placedThere = s != null && s.topology != null && s.topology.nodes != null
-          && s.topology.nodes.contains(nodeName);
-      if (waiting || placedThere) {
-        out.add(ResourceID.fromResource(p));
-      }
-    }
-    return out;
   }
 
   /** The InferenceDeployment a pod belongs to: pod → ReplicaSet (name minus hash) → Deployment → owner. */

@@ -1,9 +1,11 @@
 package io.tensorlane.operator.reconcile;
 
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.operator.status.ApiRejections;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -30,20 +32,50 @@ final class ErrorStatus {
 
   /** The InferenceDeployment itself was not found (its status write answered 404): it was deleted. */
   static boolean primaryGone(Exception e) {
-    return ApiRejections.unwrap(e) instanceof io.fabric8.kubernetes.client.KubernetesClientException k
+    return unwrap(e) instanceof KubernetesClientException k
         && k.getCode() == 404;
   }
 
   /** The status to write for {@code e}; pure. */
   static InferenceDeploymentStatus status(InferenceDeployment primary, Exception e, Instant now) {
-    Throwable cause = ApiRejections.unwrap(e);
+    Throwable cause = unwrap(e);
     InferenceDeploymentStatus base = cause instanceof ChildApplyException c && c.statusAfter() != null
         ? c.statusAfter() : primary.getStatus();
     InferenceDeploymentStatus s = base == null ? new InferenceDeploymentStatus() : Serialization.clone(base);
-    ChildProblem p = ApiRejections.describe(primary.getMetadata().getName(), e);
+    ChildProblem p = describe(primary.getMetadata().getName(), e);
     s.conditions = Conditions.upsert(s.conditions, Conditions.next(s.conditions, StatusAggregator.APPLY_FAILED, true,
         p.reason(), p.message(), primary.getMetadata().getGeneration(), now));
     return s;
+  }
+
+  /** Any failure of the reconcile of InferenceDeployment {@code name}: a child's, or the reconcile's own. */
+  static ChildProblem describe(String name, Exception e) {
+    Throwable t = unwrap(e);
+    if (t instanceof ChildApplyException c) {
+      return c.problem();
+    }
+    if (t instanceof KubernetesClientException k) {
+      return ApiRejections.describe("InferenceDeployment", name, k);
+    }
+    return new ChildProblem("ReconcileFailed", ApiRejections.cut("the reconcile failed: " + t));
+  }
+
+  /**
+   * The failure that explains {@code e}: the first {@link ChildApplyException}, else the first
+   * {@link KubernetesClientException} among its causes (JOSDK and Quarkus may wrap what the reconciler threw), else
+   * {@code e}.
+   */
+  static Throwable unwrap(Throwable e) {
+    Throwable api = null;
+    for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+      if (t instanceof ChildApplyException) {
+        return t;
+      }
+      if (api == null && t instanceof KubernetesClientException) {
+        api = t;
+      }
+    }
+    return api != null ? api : e;
   }
 
   /**

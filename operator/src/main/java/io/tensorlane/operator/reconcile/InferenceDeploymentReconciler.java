@@ -26,6 +26,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.model.DownloadProgress;
 import io.tensorlane.operator.model.FetchLogs;
 import io.tensorlane.operator.model.ModelResolution;
@@ -34,9 +35,10 @@ import io.tensorlane.operator.model.ModelResolvers;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.PlannerSettings;
 import io.tensorlane.operator.preflight.PreflightGate;
-import io.tensorlane.operator.recovery.RecoveryCoordinator;
-import io.tensorlane.operator.recovery.RecoveryStep;
 import io.tensorlane.operator.render.Rendered;
+import io.tensorlane.operator.rollback.RecoveryCoordinator;
+import io.tensorlane.operator.rollback.RecoveryStep;
+import io.tensorlane.operator.status.AffectedByNode;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.operator.status.StatusInput;
@@ -91,11 +93,11 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         .withSecondaryToPrimaryMapper(p -> ClusterObserver.podOwner(p, deployments).map(Set::of).orElse(Set.of()))
         .build(), ctx);
     var nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, InferenceDeployment.class)
-        .withSecondaryToPrimaryMapper(n -> ClusterObserver.affectedBy(n.getMetadata().getName(),
+        .withSecondaryToPrimaryMapper(n -> AffectedByNode.primaries(n.getMetadata().getName(),
             ctx.getPrimaryCache().list()::iterator))
         .withOnUpdateFilter(new GpuTopologyNodeLabeller.LabelsOrCapacityChanged()).build(), ctx);
     var topologies = new InformerEventSource<>(InformerEventSourceConfiguration.from(GpuTopology.class,
-        InferenceDeployment.class).withSecondaryToPrimaryMapper(t -> ClusterObserver.affectedBy(
+        InferenceDeployment.class).withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(
             t.getMetadata().getName(), ctx.getPrimaryCache().list()::iterator)).build(), ctx);
     observer = new ClusterObserver(nodes, topologies, pods, deployments, services);
     return List.of(deployments, services, pods, nodes, topologies);
@@ -122,14 +124,15 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     long gen = primary.getMetadata().getGeneration();
     InferenceDeploymentStatus prev = primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
     Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
-    RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff()).step(primary, obs, now);
+    RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff())
+        .step(primary, obs.pods(), obs.deployment(), now);
 
     // model facts first (status.model, or the inspection cache; never a blocking read here); the spec's geometry and
     // weightBytes win over what was read
     ModelResolution model = models.resolve(primary, step.effective(), prev.model, ctx.getClient());
     InferenceDeploymentSpec planned = model.fill(step.effective());
     Plan plan = !model.ready() ? model.blockingPlan() : PlanAndRender.plan(planned, obs.nodes(),
-        new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes()));
+        new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes(), EngineProfiles::problem));
     Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model.status()) : null;
     // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
     // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
@@ -160,7 +163,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
         preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null, model));
     // the hf:// download step's progress (its log, read at most every 10 s per pod; status changes per 10% or 30 s)
-    next = DownloadProgress.apply(prev, next, DownloadProgress.next(prev.download,
+    next = StatusAggregator.withDownload(prev, next, DownloadProgress.next(prev.download,
         fetchLogs.observe(ctx.getClient(), obs.pods(), now), now), now);
     InferenceDeploymentStatus written = prev;
     if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {

@@ -2,6 +2,7 @@ package io.tensorlane.operator.rollback;
 
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.engine.EngineProfile;
 import io.tensorlane.operator.engine.EngineProfiles;
@@ -11,16 +12,11 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Remediation steps, one per attempt, in the order of the engine's profile ({@link EngineProfile#remediations()};
- * at most: lower the memory fraction, shrink the allreduce buffer, fall back to NCCL); each at most once per
- * generation, after which only the fraction keeps being lowered.
+ * Remediation steps ({@link Action}, as recorded in {@code status.rollback.history}), one per attempt, in the order of
+ * the engine's profile ({@link EngineProfile#remediations()}; at most: lower the memory fraction, shrink the allreduce
+ * buffer, fall back to NCCL); each at most once per generation, after which only the fraction keeps being lowered.
  */
 public final class Remediation {
-  public static final String LOWER_MEMORY_FRACTION = "LowerMemoryFraction";
-  public static final String SHRINK_ALLREDUCE_BUFFER = "ShrinkAllreduceBuffer";
-  public static final String FALL_BACK_TO_NCCL = "FallBackToNccl";
-  /** Every action, in the order of the first round (an engine's profile may leave some out). */
-  public static final List<String> ORDER = List.of(LOWER_MEMORY_FRACTION, SHRINK_ALLREDUCE_BUFFER, FALL_BACK_TO_NCCL);
   /** Memory fraction step. */
   public static final double FRACTION_STEP = 0.05;
   /** The fraction is never lowered below this. */
@@ -29,7 +25,7 @@ public final class Remediation {
   public static final long MIN_MESSAGE_BYTES = Units.MiB;
 
   /** A step: its action, what changed, and the new effective spec. */
-  public record Step(String action, String change, InferenceDeploymentSpec spec) {
+  public record Step(Action action, String change, InferenceDeploymentSpec spec) {
   }
 
   private Remediation() {
@@ -42,9 +38,9 @@ public final class Remediation {
    * @param plannedFraction the static fraction the failed spec ran with (what "auto" meant)
    * @param plannedAllreduce the allreduce it ran with (buffer steps apply only to Custom)
    */
-  public static Optional<Step> next(InferenceDeploymentSpec failed, List<String> done, double plannedFraction,
+  public static Optional<Step> next(InferenceDeploymentSpec failed, List<Action> done, double plannedFraction,
       Allreduce plannedAllreduce) {
-    for (String action : EngineProfiles.of(failed).remediations()) {
+    for (Action action : EngineProfiles.of(failed).remediations()) {
       if (!done.contains(action)) {
         Optional<Step> s = apply(action, failed, plannedFraction, plannedAllreduce);
         if (s.isPresent()) {
@@ -52,16 +48,16 @@ public final class Remediation {
         }
       }
     }
-    return apply(LOWER_MEMORY_FRACTION, failed, plannedFraction, plannedAllreduce);
+    return apply(Action.LowerMemoryFraction, failed, plannedFraction, plannedAllreduce);
   }
 
-  static Optional<Step> apply(String action, InferenceDeploymentSpec failed, double plannedFraction,
+  static Optional<Step> apply(Action action, InferenceDeploymentSpec failed, double plannedFraction,
       Allreduce plannedAllreduce) {
     InferenceDeploymentSpec s = SpecValidator.withDefaults(failed);
     boolean custom = plannedAllreduce == Allreduce.Custom && s.allreduce.mode != AllreduceMode.NCCL
         && s.parallelism.tensor > 1;
     switch (action) {
-      case LOWER_MEMORY_FRACTION -> {
+      case LowerMemoryFraction -> {
         double current = s.memory.isAuto() ? plannedFraction : Double.parseDouble(s.memory.fraction);
         double lowered = Math.round((current - FRACTION_STEP) * 100) / 100.0;
         if (lowered < MIN_FRACTION) {
@@ -71,7 +67,7 @@ public final class Remediation {
         s.memory.fraction = Units.fraction(lowered);
         return Optional.of(new Step(action, "memory.fraction " + from + " -> " + s.memory.fraction, s));
       }
-      case SHRINK_ALLREDUCE_BUFFER -> {
+      case ShrinkAllreduceBuffer -> {
         long max = s.allreduce.maxMessageBytes;
         if (!custom || max <= MIN_MESSAGE_BYTES) {
           return Optional.empty();
@@ -79,7 +75,7 @@ public final class Remediation {
         s.allreduce.maxMessageBytes = Math.max(MIN_MESSAGE_BYTES, max / 2);
         return Optional.of(new Step(action, "allreduce.maxMessageBytes " + max + " -> " + s.allreduce.maxMessageBytes, s));
       }
-      case FALL_BACK_TO_NCCL -> {
+      case FallBackToNccl -> {
         if (!custom) {
           return Optional.empty();
         }

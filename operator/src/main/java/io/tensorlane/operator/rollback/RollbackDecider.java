@@ -5,6 +5,7 @@ import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.api.v1alpha1.RolloutSpec.AutoRollbackSpec;
 import io.tensorlane.operator.plan.SpecValidator;
 import java.time.Duration;
@@ -65,7 +66,7 @@ public final class RollbackDecider {
     AppliedSpec stable = in.lastStable();
     String reason = f.kind() + (f.pod() == null ? "" : " on " + f.pod()) + ": " + f.message();
     if (stable != null && stable.spec != null && !sameSpec(stable, applied)) {
-      RollbackStatus ns = attempt(in, sameGen, f, "Rollback", "revision " + applied.revision + " -> "
+      RollbackStatus ns = attempt(in, sameGen, f, Action.Rollback, "revision " + applied.revision + " -> "
           + stable.revision + " (last stable, generation " + stable.generation + ")", reason);
       return new RollbackDecision.Rollback(stable.spec, f, reason, ns);
     }
@@ -81,7 +82,7 @@ public final class RollbackDecider {
       return new RollbackDecision.GiveUp("no other stable spec to roll back to and autoRollback.remediate is false; "
           + "last failure " + reason, f, handled(in, sameGen, f));
     }
-    List<String> done = sameGen && rb.history != null ? rb.history.stream().map(a -> a.action).toList() : List.of();
+    List<Action> done = sameGen && rb.history != null ? rb.history.stream().map(a -> a.action).toList() : List.of();
     Optional<Remediation.Step> step = Remediation.next(applied.spec, done, in.plannedFraction(), in.plannedAllreduce());
     if (step.isEmpty()) {
       return new RollbackDecision.GiveUp("no remediation step left (memory fraction at its minimum, allreduce on "
@@ -179,7 +180,7 @@ public final class RollbackDecider {
     return ns;
   }
 
-  private static RollbackStatus attempt(RollbackInput in, boolean sameGen, FailureSignal f, String action,
+  private static RollbackStatus attempt(RollbackInput in, boolean sameGen, FailureSignal f, Action action,
       String change, String reason) {
     RollbackStatus ns = handled(in, sameGen, f);
     ns.attempts = ns.attempts + 1;

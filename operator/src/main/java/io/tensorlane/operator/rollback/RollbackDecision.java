@@ -42,7 +42,7 @@ public sealed interface RollbackDecision {
    * @param action LowerMemoryFraction, ShrinkAllreduceBuffer or FallBackToNccl
    * @param change e.g. "memory.fraction 0.95 -> 0.90"
    */
-  record Remediate(String action, String change, InferenceDeploymentSpec target, FailureSignal failure,
+  record Remediate(RollbackStatus.Action action, String change, InferenceDeploymentSpec target, FailureSignal failure,
       RollbackStatus status) implements RollbackDecision {
   }
 

@@ -3,12 +3,15 @@ package io.tensorlane.operator.status;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.tensorlane.api.v1alpha1.DownloadStatus;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.operator.model.DownloadProgress;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.render.Renderer;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -66,8 +69,8 @@ public final class StatusAggregator {
     Optional<String> bad = in.pods().stream().map(StatusAggregator::badPod).flatMap(Optional::stream).findFirst();
     boolean allReady = s.readyReplicas >= in.desiredReplicas() && s.replicas == in.desiredReplicas() && bad.isEmpty()
         && running != null && running.equals(in.revision());
-    String lastAction = lastAction(in.rollback(), in.generation());
-    boolean rolledBack = "Rollback".equals(lastAction);
+    RollbackStatus.Action lastAction = lastAction(in.rollback(), in.generation());
+    boolean rolledBack = lastAction == RollbackStatus.Action.Rollback;
     boolean remediating = lastAction != null && !rolledBack;
     // a child the API server's dry-run rejected makes the effective spec invalid: nothing of it was applied
     Outcome outcome = in.rejected() != null ? Outcome.INVALID_SPEC : plan == null ? Outcome.OK : plan.outcome();
@@ -138,6 +141,26 @@ public final class StatusAggregator {
     return s;
   }
 
+  /**
+   * {@code next} with {@code status.download} set and, while a download runs, Progressing's reason
+   * ({@value DownloadProgress#REASON}) and message on it (the step's progress, {@link DownloadProgress#next}).
+   */
+  public static InferenceDeploymentStatus withDownload(InferenceDeploymentStatus prev, InferenceDeploymentStatus next,
+      DownloadStatus download, Instant now) {
+    next.download = download;
+    if (download == null || !DownloadProgress.DOWNLOADING.equals(download.phase)) {
+      return next;
+    }
+    Optional<Condition> progressing = Conditions.find(next.conditions, PROGRESSING)
+        .filter(c -> Conditions.TRUE.equals(c.getStatus()));
+    if (progressing.isPresent()) {
+      Long generation = progressing.get().getObservedGeneration();
+      next.conditions = Conditions.upsert(next.conditions, Conditions.next(prev == null ? null : prev.conditions,
+          PROGRESSING, true, DownloadProgress.REASON, download.message, generation, now));
+    }
+    return next;
+  }
+
   /** The ApplyFailed condition of {@code prev} while it is True (kept until the children are up to date), or null. */
   public static ChildProblem applyFailure(InferenceDeploymentStatus prev) {
     return prev == null ? null : Conditions.find(prev.conditions, APPLY_FAILED)
@@ -178,12 +201,12 @@ public final class StatusAggregator {
   }
 
   private static Condition outcomeCondition(List<Condition> p, String type, Outcome o, Plan plan, long g,
-      java.time.Instant now) {
+      Instant now) {
     boolean on = plan != null && plan.outcome() == o;
     return Conditions.next(p, type, on, on ? type : "No" + type, on ? plan.message() : "", g, now);
   }
 
-  private static String lastAction(RollbackStatus rb, long generation) {
+  private static RollbackStatus.Action lastAction(RollbackStatus rb, long generation) {
     if (rb == null || rb.history == null || rb.history.isEmpty() || !Objects.equals(rb.generation, generation)) {
       return null;
     }

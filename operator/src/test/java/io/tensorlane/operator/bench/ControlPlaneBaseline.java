@@ -10,6 +10,7 @@ import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.modelfacts.HubClient;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.model.ModelInspector;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.NodeInfo;
@@ -59,7 +60,8 @@ final class ControlPlaneBaseline {
     }
     ModelStatus model = known.status();
     InferenceDeploymentSpec spec = ModelResolution.fill(template.getSpec(), model);
-    Plan plan = Planner.plan(spec, nodes, new PlannerSettings(Instant.now(), render.measurementMaxAge()));
+    Plan plan = Planner.plan(spec, nodes, new PlannerSettings(Instant.now(), render.measurementMaxAge(),
+        EngineProfiles::problem));
     if (!plan.ok()) {
       throw new IllegalStateException("baseline plan failed: " + plan.message());
     }

@@ -186,7 +186,7 @@ final class FaultInvariants implements AutoCloseable {
     List<String> problems = new ArrayList<>();
     InferenceDeployment d = get(name);
     RollbackStatus rb = d.getStatus().rollback;
-    List<String> actions = rb == null ? List.of() : rb.history.stream().map(a -> a.action).toList();
+    List<String> actions = rb == null ? List.of() : rb.history.stream().map(a -> String.valueOf(a.action)).toList();
     if (!actions.equals(e.history())) {
       problems.add(name + ": rollback history " + actions + ", expected " + e.history());
     }

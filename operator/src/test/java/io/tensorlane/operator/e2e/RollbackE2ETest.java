@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -75,7 +76,7 @@ class RollbackE2ETest {
     assertThat(s.lastFailure.reason).isEqualTo("CudaOutOfMemory");
     assertThat(s.lastFailure.message).contains("ipc-buffers");
     assertThat(s.rollback.history).isNotEmpty();
-    assertThat(s.rollback.history.get(0).action).isEqualTo("LowerMemoryFraction");
+    assertThat(s.rollback.history.get(0).action).isEqualTo(Action.LowerMemoryFraction);
     assertThat(s.rollback.history.get(0).change).contains("0.95");
     assertThat(Double.parseDouble(s.lastAppliedSpec.spec.memory.fraction)).isLessThan(0.93);
     assertThat(ready.getSpec().memory.fraction).as("the user's spec is never modified").isEqualTo("0.95");
@@ -128,7 +129,7 @@ class RollbackE2ETest {
     var s = rolledBack.getStatus();
     assertThat(Conditions.isTrue(s.conditions, StatusAggregator.ROLLED_BACK)).isTrue();
     assertThat(s.revision).isEqualTo(stable);
-    assertThat(s.rollback.history).extracting(a -> a.action).containsExactly("Rollback");
+    assertThat(s.rollback.history).extracting(a -> a.action).containsExactly(Action.Rollback);
     assertThat(RolloutE2ETest.deployment(client, ns, rolledBack).getSpec().getTemplate().getMetadata().getLabels())
         .containsEntry(Renderer.LABEL_REVISION, stable);
     awaitReasons(client, ns, "upg", "Rollback");
@@ -164,7 +165,7 @@ class RollbackE2ETest {
     InferenceDeployment d = Samples.await(client, ns.name(), name, TIMEOUT, Samples.phase(Phase.RolledBack));
     assertThat(d.getStatus().lastFailure.reason).isEqualTo(reason);
     assertThat(d.getStatus().revision).isEqualTo(stable);
-    assertThat(d.getStatus().rollback.history).extracting(a -> a.action).containsExactly("Rollback");
+    assertThat(d.getStatus().rollback.history).extracting(a -> a.action).containsExactly(Action.Rollback);
   }
 
   @Test
@@ -182,7 +183,7 @@ class RollbackE2ETest {
         Samples.phase(Phase.RolledBack));
     assertThat(d.getStatus().lastFailure.reason).isEqualTo("ProgressDeadlineExceeded");
     assertThat(d.getStatus().revision).isEqualTo(stable);
-    assertThat(d.getStatus().rollback.history).extracting(a -> a.action).containsExactly("Rollback");
+    assertThat(d.getStatus().rollback.history).extracting(a -> a.action).containsExactly(Action.Rollback);
     assertThat(RolloutE2ETest.deployment(client, ns, d).getSpec().getProgressDeadlineSeconds())
         .as("the stable spec's deadline is back").isEqualTo(900);
   }
@@ -240,7 +241,7 @@ class RollbackE2ETest {
     Thread.sleep(5000);
     InferenceDeployment d = Samples.get(client, ns.name(), "rst");
     RollbackStatus rb = d.getStatus().rollback;
-    assertThat(rb.history).extracting(a -> a.action).containsExactly("Rollback");
+    assertThat(rb.history).extracting(a -> a.action).containsExactly(Action.Rollback);
     assertThat(rb.handledRevision).isEqualTo(failing);
     assertThat(d.getStatus().revision).isEqualTo(stable);
     assertThat(awaitReasons(client, ns, "rst", "Rollback").stream().filter("Rollback"::equals).count()).isEqualTo(1);

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.tensorlane.api.v1alpha1.AllreduceDecision;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.plan.TopologyLabels;
@@ -68,7 +69,7 @@ class RolloutE2ETest {
     assertThat(s.replicas).isEqualTo(1);
     assertThat(s.topology.interconnect).isEqualTo("PCIe");
     assertThat(s.topology.nodes).contains(pcieNode);
-    assertThat(s.allreduce.mode).isEqualTo("Custom");
+    assertThat(s.allreduce.mode).isEqualTo(AllreduceDecision.Mode.Custom);
     assertThat(s.allreduce.reason).isNotBlank();
     assertThat(s.memoryPlan.staticFraction).isBetween(0.5, 0.95);
     assertThat(s.memoryPlan.allreduceIpcBytes).isPositive();

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.RollbackStatus;
 import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.plan.NodeInfo;
@@ -35,7 +36,7 @@ class RemediationChangesThePodTest {
       s.engine.type = type;
       s.engine.image = type == EngineType.Tensorlane ? null : "engine:1";
     });
-    List<String> done = new ArrayList<>();
+    List<RollbackStatus.Action> done = new ArrayList<>();
     Plan plan = plan(spec);
     assertThat(plan.allreduce().custom()).as("the seed box plans the custom allreduce").isTrue();
     String revision = revision(spec, plan);

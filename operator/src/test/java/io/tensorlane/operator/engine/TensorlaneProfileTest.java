@@ -12,7 +12,7 @@ import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.engine.ProfileFixtures.Ar;
-import io.tensorlane.operator.rollback.Remediation;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -86,8 +86,8 @@ class TensorlaneProfileTest {
     assertThat(P.livePath()).isEqualTo("/health/live");
     assertThat(P.preflight()).isTrue();
     assertThat(P.oomLogMarkers()).isEmpty();
-    assertThat(P.remediations()).containsExactly(Remediation.LOWER_MEMORY_FRACTION, Remediation.SHRINK_ALLREDUCE_BUFFER,
-        Remediation.FALL_BACK_TO_NCCL);
+    assertThat(P.remediations()).containsExactly(Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer,
+        Action.FallBackToNccl);
   }
 
   @Test

@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.operator.engine.ProfileFixtures.Ar;
-import io.tensorlane.operator.rollback.Remediation;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -68,7 +68,7 @@ class VllmProfileTest {
     assertThat(P.readyPath()).isEqualTo("/health");
     assertThat(P.livePath()).isEqualTo("/health");
     assertThat(P.preflight()).isFalse();
-    assertThat(P.remediations()).containsExactly(Remediation.LOWER_MEMORY_FRACTION, Remediation.FALL_BACK_TO_NCCL);
+    assertThat(P.remediations()).containsExactly(Action.LowerMemoryFraction, Action.FallBackToNccl);
   }
 
   @Test

@@ -124,7 +124,7 @@ class DownloadProgressTest {
     next.conditions = List.of(Conditions.next(null, StatusAggregator.PROGRESSING, true, "RollingOut", "rolling out", 3L, T0),
         Conditions.next(null, StatusAggregator.READY, false, "Progressing", "0/1", 3L, T0));
     DownloadStatus d = DownloadProgress.next(null, List.of(running("p0", 3_200_000_000L)), T0);
-    InferenceDeploymentStatus s = DownloadProgress.apply(null, next, d, T0);
+    InferenceDeploymentStatus s = StatusAggregator.withDownload(null, next, d, T0);
     var c = Conditions.find(s.conditions, StatusAggregator.PROGRESSING).orElseThrow();
     assertThat(c.getReason()).isEqualTo("DownloadingModel");
     assertThat(c.getMessage()).isEqualTo("fetching " + M + ": 3.2 of 16.1 GB (19%)");

@@ -2,6 +2,7 @@ package io.tensorlane.operator.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tensorlane.api.v1alpha1.AllreduceDecision;
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceAlgorithm;
 import io.tensorlane.api.v1alpha1.AllreduceSpec.AllreduceMode;
 import io.tensorlane.api.v1alpha1.ModelSpec;
@@ -31,6 +32,18 @@ class EnumBridgesTest {
   void everyRequestedModeButAutoIsAnAllreduceThePodRuns() {
     assertThat(Arrays.stream(AllreduceMode.values()).filter(m -> m != AllreduceMode.Auto)
         .map(m -> Allreduce.find(m.name()).orElse(null))).containsExactly(Allreduce.Custom, Allreduce.NCCL);
+  }
+
+  @Test
+  void theStatusNamesEveryAllreduceThePodRunsAndReadsItBack() {
+    assertThat(Arrays.stream(Allreduce.values()).map(a -> AllreduceChoice.statusMode(a).name()))
+        .containsExactlyElementsOf(Arrays.stream(AllreduceDecision.Mode.values()).map(Enum::name).toList());
+    for (Allreduce a : Allreduce.values()) {
+      AllreduceDecision d = new AllreduceDecision();
+      d.mode = AllreduceChoice.statusMode(a);
+      assertThat(AllreduceChoice.of(d)).isEqualTo(a);
+    }
+    assertThat(AllreduceChoice.of(null)).isEqualTo(Allreduce.None);
   }
 
   @Test

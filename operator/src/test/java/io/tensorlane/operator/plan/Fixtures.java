@@ -6,6 +6,7 @@ import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ParallelismSpec;
 import io.tensorlane.operator.TestConfig;
+import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.topology.TopologyFixtures;
 import java.time.Instant;
 import java.util.Map;
@@ -14,7 +15,8 @@ import java.util.function.Consumer;
 /** Specs and nodes shared by the planner, renderer and rollback tests. */
 public final class Fixtures {
   public static final Instant NOW = Instant.parse("2026-11-29T12:00:00Z");
-  public static final PlannerSettings SETTINGS = new PlannerSettings(NOW, TestConfig.defaults().measurementMaxAge());
+  public static final PlannerSettings SETTINGS = new PlannerSettings(NOW, TestConfig.defaults().measurementMaxAge(),
+      EngineProfiles::problem);
 
   private Fixtures() {
   }

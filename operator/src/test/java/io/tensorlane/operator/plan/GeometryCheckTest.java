@@ -3,6 +3,7 @@ package io.tensorlane.operator.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.operator.engine.EngineProfiles;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -88,7 +89,7 @@ class GeometryCheckTest {
   void theSpecValidatorReportsTheSameProblems(Case c) {
     var spec = Fixtures.llama8b(c.tp());
     spec.model.geometry = c.geometry();
-    String message = SpecValidator.validate(spec);
+    String message = SpecValidator.validate(spec, EngineProfiles::problem);
     if (c.expected().isEmpty()) {
       assertThat(message).isNull();
     } else {

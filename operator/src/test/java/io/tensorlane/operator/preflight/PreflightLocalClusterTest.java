@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.tensorlane.api.v1alpha1.AllreduceDecision;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.Measurement;
@@ -132,7 +133,7 @@ class PreflightLocalClusterTest {
     Deployment d = awaitDeployment(client, ns, "broken");
     assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("NCCL");
     InferenceDeployment infd = client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName("broken").get();
-    assertThat(infd.getStatus().allreduce.mode).isEqualTo("NCCL");
+    assertThat(infd.getStatus().allreduce.mode).isEqualTo(AllreduceDecision.Mode.NCCL);
     assertThat(infd.getStatus().allreduce.reason).contains("preflight failed: P2P read-back wrong");
     assertThat(events(client, ns, "broken")).anyMatch(e -> "PreflightFailed".equals(e.getReason())
         && "Warning".equals(e.getType()) && e.getMessage().contains("NCCL is used"));

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.operator.status.ApiRejections;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -123,7 +124,7 @@ class ApiRejectionsTest {
             + "being terminated").withNewDetails().addNewCause().withField("metadata.namespace")
         .withMessage("namespace x is being terminated").endCause().endDetails().build());
     var child = new ChildApplyException(ApiRejections.describe("Deployment", "m", terminating), null, terminating);
-    ChildProblem p = ApiRejections.describe("m", new io.javaoperatorsdk.operator.OperatorException(child));
+    ChildProblem p = ErrorStatus.describe("m", new io.javaoperatorsdk.operator.OperatorException(child));
     assertThat(p.reason()).isEqualTo("DeploymentApplyFailed");
     assertThat(p.message()).isEqualTo("Deployment m could not be applied (HTTP 403): deployments.apps \"m\" is "
         + "forbidden: unable to create new content in namespace x because it is being terminated");

@@ -9,6 +9,7 @@ import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.contract.Allreduce;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,14 +37,14 @@ class RollbackDeciderTest {
     return new FailureSignal(kind, "llama-0", rev, "CUDA out of memory in phase ipc-buffers", NOW.minusSeconds(5));
   }
 
-  static RollbackStatus status(long gen, int attempts, String handled, String notBefore, String... actions) {
+  static RollbackStatus status(long gen, int attempts, String handled, String notBefore, Action... actions) {
     RollbackStatus rb = new RollbackStatus();
     rb.generation = gen;
     rb.attempts = attempts;
     rb.handledRevision = handled;
     rb.notBefore = notBefore;
     int i = 1;
-    for (String a : actions) {
+    for (Action a : actions) {
       RollbackStatus.Attempt at = new RollbackStatus.Attempt();
       at.attempt = i++;
       at.action = a;
@@ -118,22 +119,23 @@ class RollbackDeciderTest {
         }), RollbackDecision.Remediate.class, "memory.fraction auto (0.94) -> 0.89"),
         new Case("second OOM → shrink the allreduce buffer", in(b -> {
           b.applied = applied(with(llama70b(8), s -> s.memory.fraction = "0.90"), GEN, "r2");
-          b.rollback = status(GEN, 1, "bad", "2026-11-29T11:59:00Z", Remediation.LOWER_MEMORY_FRACTION);
+          b.rollback = status(GEN, 1, "bad", "2026-11-29T11:59:00Z", Action.LowerMemoryFraction);
           b.failure = failure(CUDA, "r2");
         }), RollbackDecision.Remediate.class, "allreduce.maxMessageBytes 8388608 -> 4194304"),
         new Case("third OOM → fall back to NCCL", in(b -> {
           b.applied = applied(with(llama70b(8), s -> s.allreduce.maxMessageBytes = 4L << 20), GEN, "r3");
-          b.rollback = status(GEN, 2, "r2", null, Remediation.LOWER_MEMORY_FRACTION, Remediation.SHRINK_ALLREDUCE_BUFFER);
+          b.rollback = status(GEN, 2, "r2", null, Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer);
           b.failure = failure(CUDA, "r3");
         }), RollbackDecision.Remediate.class, "allreduce.mode Auto -> NCCL"),
         new Case("OOM with NCCL planned → buffer steps skipped, fraction again", in(b -> {
           b.plannedAllreduce = Allreduce.NCCL;
           b.applied = applied(with(llama70b(8), s -> s.memory.fraction = "0.90"), GEN, "r2");
-          b.rollback = status(GEN, 1, "bad", null, Remediation.LOWER_MEMORY_FRACTION);
+          b.rollback = status(GEN, 1, "bad", null, Action.LowerMemoryFraction);
           b.failure = failure(CUDA, "r2");
         }), RollbackDecision.Remediate.class, "memory.fraction 0.90 -> 0.85"),
         new Case("attempts exhausted → give up", in(b -> {
-          b.rollback = status(GEN, 3, "r3", null, "a", "b", "c");
+          b.rollback = status(GEN, 3, "r3", null, Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer,
+              Action.FallBackToNccl);
           b.failure = failure(CUDA, "bad");
         }), RollbackDecision.GiveUp.class, "3 of 3 attempts for generation 4 used"),
         new Case("maxAttempts 0 bounds remediation, not the rollback to a stable spec", in(b -> {
@@ -146,16 +148,17 @@ class RollbackDeciderTest {
           b.failure = failure(CUDA, "bad");
         }), RollbackDecision.GiveUp.class, "0 of 0 attempts"),
         new Case("failure of the handled revision → nothing (restart-safe)", in(b -> {
-          b.rollback = status(GEN, 1, "bad", null, Remediation.LOWER_MEMORY_FRACTION);
+          b.rollback = status(GEN, 1, "bad", null, Action.LowerMemoryFraction);
           b.failure = failure(CUDA, "bad");
         }), RollbackDecision.Nothing.class, "already handled"),
         new Case("backoff running → wait", in(b -> {
           b.applied = applied(GOOD, GEN, "r2");
-          b.rollback = status(GEN, 1, "bad", "2026-11-29T12:00:10Z", Remediation.LOWER_MEMORY_FRACTION);
+          b.rollback = status(GEN, 1, "bad", "2026-11-29T12:00:10Z", Action.LowerMemoryFraction);
           b.failure = failure(CUDA, "r2");
         }), RollbackDecision.Wait.class, "backoff before attempt 2"),
         new Case("new generation resets attempts and handled revision", in(b -> {
-          b.rollback = status(GEN - 1, 3, "bad", "2026-11-29T13:00:00Z", "a", "b", "c");
+          b.rollback = status(GEN - 1, 3, "bad", "2026-11-29T13:00:00Z",
+              Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer, Action.FallBackToNccl);
           b.failure = failure(CUDA, "bad");
         }), RollbackDecision.Remediate.class, "memory.fraction 0.95 -> 0.90"),
         new Case("disabled → report only", in(b -> {
@@ -182,7 +185,7 @@ class RollbackDeciderTest {
           }), GEN, "r9");
           b.plannedAllreduce = Allreduce.NCCL;
           b.user = with(llama70b(8), s -> s.rollout.autoRollback.maxAttempts = 20);
-          b.rollback = status(GEN, 9, "r8", null, Remediation.LOWER_MEMORY_FRACTION);
+          b.rollback = status(GEN, 9, "r8", null, Action.LowerMemoryFraction);
           b.failure = failure(CUDA, "r9");
         }), RollbackDecision.GiveUp.class, "no remediation step left"),
         new Case("failure of another revision → nothing", in(b -> b.failure = failure(CUDA, "old")),
@@ -223,7 +226,7 @@ class RollbackDeciderTest {
   void anActionRecordsTheAttemptBackoffAndHandledRevision() {
     RollbackDecision d = RollbackDecider.decide(in(b -> {
       b.applied = applied(GOOD, GEN, "r2");
-      b.rollback = status(GEN, 1, "bad", "2026-11-29T11:59:50Z", Remediation.LOWER_MEMORY_FRACTION);
+      b.rollback = status(GEN, 1, "bad", "2026-11-29T11:59:50Z", Action.LowerMemoryFraction);
       b.failure = failure(CUDA, "r2");
     }));
 
@@ -262,7 +265,7 @@ class RollbackDeciderTest {
   void effectiveSpecKeepsTheOverrideUntilTheUserChangesTheSpec() {
     InferenceDeploymentStatus st = new InferenceDeploymentStatus();
     st.lastAppliedSpec = applied(GOOD, GEN, "good");
-    st.rollback = status(GEN, 1, "bad", null, "Rollback");
+    st.rollback = status(GEN, 1, "bad", null, Action.Rollback);
 
     assertThat(RollbackDecider.effectiveSpec(BAD, GEN, st)).isSameAs(GOOD);
     assertThat(RollbackDecider.effectiveSpec(BAD, GEN + 1, st)).isSameAs(BAD);

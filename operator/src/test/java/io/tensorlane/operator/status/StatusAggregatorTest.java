@@ -10,6 +10,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.Outcome;
@@ -50,7 +51,7 @@ class StatusAggregatorTest {
     return a;
   }
 
-  static RollbackStatus rb(String action) {
+  static RollbackStatus rb(Action action) {
     RollbackStatus r = new RollbackStatus();
     r.generation = 2L;
     r.attempts = 1;
@@ -126,10 +127,10 @@ class StatusAggregatorTest {
         Arguments.of("old revision ready, new applied", in(OK, List.of(pod("p", "r0", "ready")), applied("r1"),
             null, false, false), Phase.Progressing, false),
         Arguments.of("rolled back and ready", in(OK, List.of(pod("p", "r1", "ready")), applied("r1"),
-            rb("Rollback"), false, false), Phase.RolledBack, true),
+            rb(Action.Rollback), false, false), Phase.RolledBack, true),
         Arguments.of("remediation rolling out", in(OK, List.of(pod("p", "r1", "starting")), applied("r1"),
-            rb("LowerMemoryFraction"), false, false), Phase.Remediating, false),
-        Arguments.of("gave up", in(OK, List.of(pod("p", "r1", "error")), applied("r1"), rb("LowerMemoryFraction"),
+            rb(Action.LowerMemoryFraction), false, false), Phase.Remediating, false),
+        Arguments.of("gave up", in(OK, List.of(pod("p", "r1", "error")), applied("r1"), rb(Action.LowerMemoryFraction),
             true, true), Phase.Failed, false),
         Arguments.of("unschedulable", in(new Plan(Outcome.UNSCHEDULABLE, "no node", null, null, null, List.of()),
             List.of(), null, null, false, false), Phase.Unschedulable, false),

@@ -1,9 +1,8 @@
-package io.tensorlane.operator.reconcile;
+package io.tensorlane.operator.status;
 
 import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.api.model.StatusCause;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.tensorlane.operator.status.ChildProblem;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,11 +12,12 @@ import java.util.Map;
  * Turns the API server's answer to a child's apply into a {@link ChildProblem} for status. Pure. A rejection (422
  * Invalid, 400 Bad Request, or a server-side-apply patch the server cannot type, which a 1.20 API server answers with
  * 500 "failed to create typed patch object") is the spec's fault and will not go away by retrying; anything else
- * (conflicts, timeouts, 5xx, RBAC) is an apply failure that the reconcile retries with backoff.
+ * (conflicts, timeouts, 5xx, RBAC) is an apply failure that the reconcile retries with backoff. Used by both
+ * reconcilers of an InferenceDeployment (its children, the preflight Job).
  */
 public final class ApiRejections {
   /** Longest message kept (the API server's own can be long). */
-  static final int MAX_MESSAGE = 2000;
+  public static final int MAX_MESSAGE = 2000;
 
   /** Child field paths → the spec field the user writes (the first match is named as a hint). */
   static final Map<String, String> SPEC_FIELDS = new LinkedHashMap<>();
@@ -73,36 +73,6 @@ public final class ApiRejections {
     return new ChildProblem(kind + (rejected ? "Rejected" : "ApplyFailed"), cut(message));
   }
 
-  /** Any failure of the reconcile of InferenceDeployment {@code name}: a child's, or the reconcile's own. */
-  public static ChildProblem describe(String name, Exception e) {
-    Throwable t = unwrap(e);
-    if (t instanceof ChildApplyException c) {
-      return c.problem();
-    }
-    if (t instanceof KubernetesClientException k) {
-      return describe("InferenceDeployment", name, k);
-    }
-    return new ChildProblem("ReconcileFailed", cut("the reconcile failed: " + t));
-  }
-
-  /**
-   * The failure that explains {@code e}: the first {@link ChildApplyException}, else the first
-   * {@link KubernetesClientException} among its causes (JOSDK and Quarkus may wrap what the reconciler threw), else
-   * {@code e}.
-   */
-  public static Throwable unwrap(Throwable e) {
-    Throwable api = null;
-    for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
-      if (t instanceof ChildApplyException) {
-        return t;
-      }
-      if (api == null && t instanceof KubernetesClientException) {
-        api = t;
-      }
-    }
-    return api != null ? api : e;
-  }
-
   /** The spec field a child field path comes from, or null. */
   static String specField(String detail) {
     return SPEC_FIELDS.entrySet().stream().filter(m -> detail.contains(m.getKey())).map(Map.Entry::getValue)
@@ -114,7 +84,8 @@ public final class ApiRejections {
     return st != null && st.getMessage() != null ? st.getMessage() : String.valueOf(e.getMessage());
   }
 
-  private static String cut(String s) {
+  /** {@code s}, cut to {@link #MAX_MESSAGE} characters. */
+  public static String cut(String s) {
     return s.length() <= MAX_MESSAGE ? s : s.substring(0, MAX_MESSAGE - 1) + "…";
   }
 }

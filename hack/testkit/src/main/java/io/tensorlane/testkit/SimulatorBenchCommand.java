@@ -1,12 +1,11 @@
-package io.tensorlane.testkit.sim;
+package io.tensorlane.testkit;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.tensorlane.testkit.Crds;
-import io.tensorlane.testkit.LocalCluster;
-import io.tensorlane.testkit.LocalControlPlane;
+import io.tensorlane.testkit.sim.GpuNodeSimulator;
+import io.tensorlane.testkit.sim.SimNodes;
 import io.tensorlane.topology.TopologyFixtures;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +15,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code sim-bench}: how fast the local control plane and the simulator carry a fleet — registers N GPU nodes, rolls
- * out one pod per node, and prints the figures. A benchmark, not a test: it asserts nothing.
+ * out one pod per node, and prints the figures. A benchmark, not a test: it asserts nothing. Here rather than in
+ * {@code sim}: the cluster classes of this package start the simulator, so its package does not use them.
  */
 @Command(name = "sim-bench", mixinStandardHelpOptions = true,
     description = "Register N simulated GPU nodes, run one 8-GPU pod on each, print timings.")

@@ -1,28 +1,26 @@
-package io.tensorlane.operator.recovery;
+package io.tensorlane.operator.rollback;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.engine.EngineProfiles;
-import io.tensorlane.operator.reconcile.Observation;
-import io.tensorlane.operator.rollback.FailureDetector;
-import io.tensorlane.operator.rollback.FailureSignal;
-import io.tensorlane.operator.rollback.RollbackDecider;
-import io.tensorlane.operator.rollback.RollbackDecision;
-import io.tensorlane.operator.rollback.RollbackInput;
+import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 
 /**
- * Wires the pure {@link FailureDetector} and {@link RollbackDecider} into a reconcile: feeds them what lives in status
- * and what the caches show, turns the decision into the next rollback state and the effective spec, and emits the
- * event and metric of the decision. All state it reads and returns lives in status, so an operator restart resumes
+ * The rollback state machine's step: feeds the pure {@link FailureDetector} and {@link RollbackDecider} what lives in
+ * status and what the caches show, turns the decision into the next rollback state and the effective spec, and queues
+ * the event and metric of the decision. All state it reads and returns lives in status, so an operator restart resumes
  * exactly where it stopped (status.rollback.handledRevision prevents handling one failure twice).
  */
 public final class RecoveryCoordinator {
@@ -36,7 +34,11 @@ public final class RecoveryCoordinator {
     this.backoffBase = backoffBase;
   }
 
-  public RecoveryStep step(InferenceDeployment primary, Observation obs, Instant now) {
+  /**
+   * @param pods the pods of the owned Deployment (every revision), from the informer cache
+   * @param deployment the owned Deployment, or null
+   */
+  public RecoveryStep step(InferenceDeployment primary, List<Pod> pods, Deployment deployment, Instant now) {
     long gen = primary.getMetadata().getGeneration();
     InferenceDeploymentSpec user = primary.getSpec();
     InferenceDeploymentStatus st = primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
@@ -47,12 +49,11 @@ public final class RecoveryCoordinator {
       return new RecoveryStep(null, effective, false, st.lastStableSpec, st.rollback, st.lastFailure, failed, false, null);
     }
     int replicas = user.replicas == null ? 1 : user.replicas;
-    FailureSignal failure = FailureDetector.detect(obs.pods(), applied.revision, obs.deployment(),
+    FailureSignal failure = FailureDetector.detect(pods, applied.revision, deployment,
         EngineProfiles.of(applied.spec), now).orElse(null);
-    Instant readySince = FailureDetector.allReadySince(obs.pods(), applied.revision, replicas).orElse(null);
+    Instant readySince = FailureDetector.allReadySince(pods, applied.revision, replicas).orElse(null);
     double fraction = st.memoryPlan != null && st.memoryPlan.staticFraction != null ? st.memoryPlan.staticFraction : 0;
-    Allreduce mode = st.allreduce == null || st.allreduce.mode == null ? Allreduce.None
-        : Allreduce.valueOf(st.allreduce.mode);
+    Allreduce mode = AllreduceChoice.of(st.allreduce);
     RollbackDecision d = RollbackDecider.decide(new RollbackInput(gen, user, applied, st.lastStableSpec, st.rollback,
         failure, readySince, fraction, mode, now, backoffBase));
     boolean active = failure != null;
@@ -83,7 +84,7 @@ public final class RecoveryCoordinator {
       effective = r.target();
       rb = r.status();
       newTarget = true;
-      metrics.rollback(r.action());
+      metrics.rollback(r.action().name());
       events.warning(about, "Remediated", r.action() + ": " + r.change() + " after " + r.failure().kind() + " on pod "
           + r.failure().pod());
     } else if (d instanceof RollbackDecision.GiveUp g) {

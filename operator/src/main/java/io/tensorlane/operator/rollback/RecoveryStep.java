@@ -1,10 +1,9 @@
-package io.tensorlane.operator.recovery;
+package io.tensorlane.operator.rollback;
 
 import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.FailureRecord;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.RollbackStatus;
-import io.tensorlane.operator.rollback.RollbackDecision;
 import java.time.Duration;
 
 /**
