@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * drops when closed.
  */
 @WithLocalCluster
-class EventSinkTest {
+class EventSinkClusterTest {
   @Test
   void writesEveryQueuedEventInOrderOffTheCallersThread(KubernetesClient client, TestNamespace ns) {
     ConfigMap about = client.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder().withNewMetadata()

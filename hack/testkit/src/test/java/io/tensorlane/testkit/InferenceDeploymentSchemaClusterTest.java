@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** The real API server enforces the CRD schema at apply time, with the schema's message. */
 @WithLocalCluster
-class InferenceDeploymentSchemaTest {
+class InferenceDeploymentSchemaClusterTest {
 
   static InferenceDeployment valid(String name) {
     var d = new InferenceDeployment();

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /** Writes of the children against the real API server: only what changed is written; a rejected write throws. */
 @WithLocalCluster
-class ChildApplierTest {
+class ChildApplierClusterTest {
   @Test
   void writesOnceThenOnlyWhatChanged(KubernetesClient client, TestNamespace ns) {
     DecisionMetrics metrics = DecisionMetrics.inMemory();

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /** RBAC is enforced and ServiceAccount tokens work: the basis of the least-privilege tests. */
 @WithLocalCluster
-class ServiceAccountClientTest {
+class ServiceAccountClientClusterTest {
   @Test
   void serviceAccountClientCanDoWhatItsRoleAllowsAndNothingElse(KubernetesClient admin, TestNamespace ns,
       LocalCluster cluster) {

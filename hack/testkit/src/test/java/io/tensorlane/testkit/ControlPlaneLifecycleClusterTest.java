@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * A second, independent control plane in the same JVM: the binaries are cached, so it must be up in under a minute
  * (the figure is printed), serve requests, and leave no process and no state behind after stop.
  */
-class ControlPlaneLifecycleTest {
+class ControlPlaneLifecycleClusterTest {
   @Test
   void warmStartIsUnderAMinuteAndStopLeavesNothingBehind() {
     LocalControlPlane plane = LocalControlPlane.start();
