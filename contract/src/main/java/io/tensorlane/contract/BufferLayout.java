@@ -25,115 +25,132 @@ import java.util.List;
  * @param graphBufferSlots how many input buffers may be registered (for CUDA-graph capture), 0..{@value #MAX_GRAPH_SLOTS}
  */
 public record BufferLayout(int worldSize, long maxMessageBytes, int blocks, int graphBufferSlots) {
-  /** Mirrors TL_MAX_RANKS. */
-  public static final int MAX_RANKS = 8;
-  /** Mirrors TL_FLAG_SLOTS: start, mid, end barriers and up to 2*(MAX_RANKS-1) ring steps. */
-  public static final int FLAG_SLOTS = 16;
-  /** Mirrors TL_THREADS: threads per block of every allreduce kernel. */
-  public static final int THREADS_PER_BLOCK = 512;
-  /** Mirrors TL_ERROR_RECORD_BYTES: the watchdog's error record at the end of {@code state}. */
-  public static final int ERROR_RECORD_BYTES = 64;
-  /** Mirrors TL_FIXED_SLOTS: rank-data slots 0..2 are staging, scratch, signal. */
-  public static final int FIXED_POINTER_SLOTS = 3;
-  /** Every access is a 16-byte vector. */
-  public static final int VECTOR_BYTES = 16;
-  public static final int MAX_BLOCKS = 1024;
-  public static final int MAX_GRAPH_SLOTS = 1 << 20;
-  /** CUDA hands out (and CUDA IPC maps) device memory in 2 MiB granules: a peer-visible buffer costs whole granules. */
-  public static final long PEER_GRANULE = 2L * 1024 * 1024;
-  /** Alignment of local (not exported) buffers. */
-  public static final long LOCAL_ALIGNMENT = 256;
-  /** Largest message accepted at all (matches the API's maximum of 1 GiB). */
-  public static final long MAX_MESSAGE_BYTES = 1L << 30;
+    /** Mirrors TL_MAX_RANKS. */
+    public static final int MAX_RANKS = 8;
+    /** Mirrors TL_FLAG_SLOTS: start, mid, end barriers and up to 2*(MAX_RANKS-1) ring steps. */
+    public static final int FLAG_SLOTS = 16;
+    /** Mirrors TL_THREADS: threads per block of every allreduce kernel. */
+    public static final int THREADS_PER_BLOCK = 512;
+    /** Mirrors TL_ERROR_RECORD_BYTES: the watchdog's error record at the end of {@code state}. */
+    public static final int ERROR_RECORD_BYTES = 64;
+    /** Mirrors TL_FIXED_SLOTS: rank-data slots 0..2 are staging, scratch, signal. */
+    public static final int FIXED_POINTER_SLOTS = 3;
+    /** Every access is a 16-byte vector. */
+    public static final int VECTOR_BYTES = 16;
 
-  public static final int DEFAULT_BLOCKS = 64;
-  public static final int DEFAULT_GRAPH_SLOTS = 8192;
+    public static final int MAX_BLOCKS = 1024;
+    public static final int MAX_GRAPH_SLOTS = 1 << 20;
+    /** CUDA hands out (and CUDA IPC maps) device memory in 2 MiB granules: a peer-visible buffer costs whole granules. */
+    public static final long PEER_GRANULE = 2L * 1024 * 1024;
+    /** Alignment of local (not exported) buffers. */
+    public static final long LOCAL_ALIGNMENT = 256;
+    /** Largest message accepted at all (matches the API's maximum of 1 GiB). */
+    public static final long MAX_MESSAGE_BYTES = 1L << 30;
 
-  public BufferLayout {
-    if (worldSize < 1 || worldSize > MAX_RANKS) {
-      throw new IllegalArgumentException("worldSize must be 1.." + MAX_RANKS + ", got " + worldSize);
+    public static final int DEFAULT_BLOCKS = 64;
+    public static final int DEFAULT_GRAPH_SLOTS = 8192;
+
+    public BufferLayout {
+        if (worldSize < 1 || worldSize > MAX_RANKS) {
+            throw new IllegalArgumentException("worldSize must be 1.." + MAX_RANKS + ", got " + worldSize);
+        }
+        if (maxMessageBytes <= 0) {
+            throw new IllegalArgumentException("maxMessageBytes must be > 0, got " + maxMessageBytes);
+        }
+        if (maxMessageBytes % VECTOR_BYTES != 0) {
+            throw new IllegalArgumentException("maxMessageBytes must be a multiple of " + VECTOR_BYTES
+                    + " (use BufferLayout.of to round up), got " + maxMessageBytes);
+        }
+        if (maxMessageBytes > MAX_MESSAGE_BYTES) {
+            throw new IllegalArgumentException(
+                    "maxMessageBytes must be <= " + MAX_MESSAGE_BYTES + ", got " + maxMessageBytes);
+        }
+        if (blocks < 1 || blocks > MAX_BLOCKS) {
+            throw new IllegalArgumentException("blocks must be 1.." + MAX_BLOCKS + ", got " + blocks);
+        }
+        if (graphBufferSlots < 0 || graphBufferSlots > MAX_GRAPH_SLOTS) {
+            throw new IllegalArgumentException(
+                    "graphBufferSlots must be 0.." + MAX_GRAPH_SLOTS + ", got " + graphBufferSlots);
+        }
     }
-    if (maxMessageBytes <= 0) {
-      throw new IllegalArgumentException("maxMessageBytes must be > 0, got " + maxMessageBytes);
+
+    /** Layout with {@link #DEFAULT_BLOCKS} and {@link #DEFAULT_GRAPH_SLOTS}; rounds the message size up to 16 bytes. */
+    public static BufferLayout of(int worldSize, long maxMessageBytes) {
+        return of(worldSize, maxMessageBytes, DEFAULT_BLOCKS, DEFAULT_GRAPH_SLOTS);
     }
-    if (maxMessageBytes % VECTOR_BYTES != 0) {
-      throw new IllegalArgumentException("maxMessageBytes must be a multiple of " + VECTOR_BYTES
-          + " (use BufferLayout.of to round up), got " + maxMessageBytes);
+
+    /** Layout with explicit block count and graph slots; rounds the message size up to 16 bytes. */
+    public static BufferLayout of(int worldSize, long maxMessageBytes, int blocks, int graphBufferSlots) {
+        if (maxMessageBytes <= 0) {
+            throw new IllegalArgumentException("maxMessageBytes must be > 0, got " + maxMessageBytes);
+        }
+        if (maxMessageBytes > MAX_MESSAGE_BYTES) {
+            throw new IllegalArgumentException(
+                    "maxMessageBytes must be <= " + MAX_MESSAGE_BYTES + ", got " + maxMessageBytes);
+        }
+        return new BufferLayout(worldSize, alignUp(maxMessageBytes, VECTOR_BYTES), blocks, graphBufferSlots);
     }
-    if (maxMessageBytes > MAX_MESSAGE_BYTES) {
-      throw new IllegalArgumentException("maxMessageBytes must be <= " + MAX_MESSAGE_BYTES + ", got " + maxMessageBytes);
+
+    /** Bytes of the flag array in {@code signal}. */
+    public long signalFlagBytes() {
+        return (long) blocks * FLAG_SLOTS * MAX_RANKS * Integer.BYTES;
     }
-    if (blocks < 1 || blocks > MAX_BLOCKS) {
-      throw new IllegalArgumentException("blocks must be 1.." + MAX_BLOCKS + ", got " + blocks);
+
+    /** Byte offset of the error record inside {@code state} (after the per-block counters, 64-byte aligned). */
+    public long errorRecordOffset() {
+        return alignUp((long) blocks * Integer.BYTES, 64);
     }
-    if (graphBufferSlots < 0 || graphBufferSlots > MAX_GRAPH_SLOTS) {
-      throw new IllegalArgumentException("graphBufferSlots must be 0.." + MAX_GRAPH_SLOTS + ", got " + graphBufferSlots);
+
+    /** Number of pointer-table slots in {@code rank-data}. */
+    public int pointerSlots() {
+        return FIXED_POINTER_SLOTS + graphBufferSlots;
     }
-  }
 
-  /** Layout with {@link #DEFAULT_BLOCKS} and {@link #DEFAULT_GRAPH_SLOTS}; rounds the message size up to 16 bytes. */
-  public static BufferLayout of(int worldSize, long maxMessageBytes) {
-    return of(worldSize, maxMessageBytes, DEFAULT_BLOCKS, DEFAULT_GRAPH_SLOTS);
-  }
-
-  /** Layout with explicit block count and graph slots; rounds the message size up to 16 bytes. */
-  public static BufferLayout of(int worldSize, long maxMessageBytes, int blocks, int graphBufferSlots) {
-    if (maxMessageBytes <= 0) {
-      throw new IllegalArgumentException("maxMessageBytes must be > 0, got " + maxMessageBytes);
+    /** Bytes of one pointer-table slot: one 64-bit pointer per possible rank. */
+    public static long pointerSlotBytes() {
+        return (long) MAX_RANKS * Long.BYTES;
     }
-    if (maxMessageBytes > MAX_MESSAGE_BYTES) {
-      throw new IllegalArgumentException("maxMessageBytes must be <= " + MAX_MESSAGE_BYTES + ", got " + maxMessageBytes);
+
+    /** Every device buffer one rank allocates, in allocation order. */
+    public List<DeviceBuffer> buffers() {
+        return List.of(
+                new DeviceBuffer("signal", alignUp(signalFlagBytes(), PEER_GRANULE), PEER_GRANULE, true),
+                new DeviceBuffer("staging", alignUp(maxMessageBytes, PEER_GRANULE), PEER_GRANULE, true),
+                new DeviceBuffer("scratch", alignUp(maxMessageBytes, PEER_GRANULE), PEER_GRANULE, true),
+                new DeviceBuffer(
+                        "state",
+                        alignUp(errorRecordOffset() + ERROR_RECORD_BYTES, LOCAL_ALIGNMENT),
+                        LOCAL_ALIGNMENT,
+                        false),
+                new DeviceBuffer(
+                        "rank-data",
+                        alignUp(pointerSlots() * pointerSlotBytes(), LOCAL_ALIGNMENT),
+                        LOCAL_ALIGNMENT,
+                        false));
     }
-    return new BufferLayout(worldSize, alignUp(maxMessageBytes, VECTOR_BYTES), blocks, graphBufferSlots);
-  }
 
-  /** Bytes of the flag array in {@code signal}. */
-  public long signalFlagBytes() {
-    return (long) blocks * FLAG_SLOTS * MAX_RANKS * Integer.BYTES;
-  }
+    /** The buffer called {@code name}. */
+    public DeviceBuffer buffer(String name) {
+        return buffers().stream()
+                .filter(b -> b.name().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no buffer named " + name));
+    }
 
-  /** Byte offset of the error record inside {@code state} (after the per-block counters, 64-byte aligned). */
-  public long errorRecordOffset() {
-    return alignUp((long) blocks * Integer.BYTES, 64);
-  }
+    /** Bytes of the IPC-shared (peer-visible) buffers one rank allocates. */
+    public long ipcBytesPerRank() {
+        return buffers().stream()
+                .filter(DeviceBuffer::peerVisible)
+                .mapToLong(DeviceBuffer::bytes)
+                .sum();
+    }
 
-  /** Number of pointer-table slots in {@code rank-data}. */
-  public int pointerSlots() {
-    return FIXED_POINTER_SLOTS + graphBufferSlots;
-  }
+    /** All device bytes one rank allocates for the custom allreduce (each buffer rounded to its alignment). */
+    public long totalBytesPerRank() {
+        return buffers().stream().mapToLong(DeviceBuffer::bytes).sum();
+    }
 
-  /** Bytes of one pointer-table slot: one 64-bit pointer per possible rank. */
-  public static long pointerSlotBytes() {
-    return (long) MAX_RANKS * Long.BYTES;
-  }
-
-  /** Every device buffer one rank allocates, in allocation order. */
-  public List<DeviceBuffer> buffers() {
-    return List.of(
-        new DeviceBuffer("signal", alignUp(signalFlagBytes(), PEER_GRANULE), PEER_GRANULE, true),
-        new DeviceBuffer("staging", alignUp(maxMessageBytes, PEER_GRANULE), PEER_GRANULE, true),
-        new DeviceBuffer("scratch", alignUp(maxMessageBytes, PEER_GRANULE), PEER_GRANULE, true),
-        new DeviceBuffer("state", alignUp(errorRecordOffset() + ERROR_RECORD_BYTES, LOCAL_ALIGNMENT), LOCAL_ALIGNMENT, false),
-        new DeviceBuffer("rank-data", alignUp(pointerSlots() * pointerSlotBytes(), LOCAL_ALIGNMENT), LOCAL_ALIGNMENT, false));
-  }
-
-  /** The buffer called {@code name}. */
-  public DeviceBuffer buffer(String name) {
-    return buffers().stream().filter(b -> b.name().equals(name)).findFirst()
-        .orElseThrow(() -> new IllegalArgumentException("no buffer named " + name));
-  }
-
-  /** Bytes of the IPC-shared (peer-visible) buffers one rank allocates. */
-  public long ipcBytesPerRank() {
-    return buffers().stream().filter(DeviceBuffer::peerVisible).mapToLong(DeviceBuffer::bytes).sum();
-  }
-
-  /** All device bytes one rank allocates for the custom allreduce (each buffer rounded to its alignment). */
-  public long totalBytesPerRank() {
-    return buffers().stream().mapToLong(DeviceBuffer::bytes).sum();
-  }
-
-  static long alignUp(long value, long alignment) {
-    return Math.addExact(value, alignment - 1) / alignment * alignment;
-  }
+    static long alignUp(long value, long alignment) {
+        return Math.addExact(value, alignment - 1) / alignment * alignment;
+    }
 }

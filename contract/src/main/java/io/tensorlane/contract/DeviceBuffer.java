@@ -10,16 +10,17 @@ package io.tensorlane.contract;
  *                    engines usually forget to budget
  */
 public record DeviceBuffer(String name, long bytes, long alignment, boolean peerVisible) {
-  public DeviceBuffer {
-    if (name == null || name.isBlank()) {
-      throw new IllegalArgumentException("buffer name must not be blank");
+    public DeviceBuffer {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("buffer name must not be blank");
+        }
+        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
+            throw new IllegalArgumentException(
+                    "buffer " + name + ": alignment must be a power of two, got " + alignment);
+        }
+        if (bytes <= 0 || bytes % alignment != 0) {
+            throw new IllegalArgumentException("buffer " + name
+                    + ": bytes must be a positive multiple of its alignment " + alignment + ", got " + bytes);
+        }
     }
-    if (alignment <= 0 || Long.bitCount(alignment) != 1) {
-      throw new IllegalArgumentException("buffer " + name + ": alignment must be a power of two, got " + alignment);
-    }
-    if (bytes <= 0 || bytes % alignment != 0) {
-      throw new IllegalArgumentException(
-          "buffer " + name + ": bytes must be a positive multiple of its alignment " + alignment + ", got " + bytes);
-    }
-  }
 }

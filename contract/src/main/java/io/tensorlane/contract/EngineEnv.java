@@ -6,33 +6,32 @@ package io.tensorlane.contract;
  * contract; it lives in the kernels module because both the operator and the runtime depend on it.
  */
 public final class EngineEnv {
-  /** Model name as the engine knows it (spec.model.name). */
-  public static final String MODEL = "TENSORLANE_MODEL";
-  /** Where the weights come from (spec.model.source, default hf://name). */
-  public static final String MODEL_SOURCE = "TENSORLANE_MODEL_SOURCE";
-  /** Local directory of the model that {@code serve} loads (config.json, *.safetensors, tokenizer files). */
-  public static final String MODEL_DIR = "TENSORLANE_MODEL_DIR";
-  /** bf16, fp16, fp8 or fp32. */
-  public static final String DTYPE = "TENSORLANE_DTYPE";
-  /** HTTP port (spec.serving.port). */
-  public static final String PORT = "TENSORLANE_PORT";
-  /** Tensor-parallel world size: GPUs of the pod. */
-  public static final String WORLD_SIZE = "TENSORLANE_WORLD_SIZE";
-  /** {@link Allreduce}: Custom, NCCL or None. */
-  public static final String ALLREDUCE = "TENSORLANE_ALLREDUCE";
-  /** {@link AlgorithmTable} JSON (only with Custom). */
-  public static final String ALGORITHM_TABLE = "TENSORLANE_ALGORITHM_TABLE";
-  /** Largest custom-allreduce message in bytes; sizes the IPC buffers (only with Custom). */
-  public static final String MAX_MESSAGE_BYTES = "TENSORLANE_MAX_MESSAGE_BYTES";
-  /** Static memory fraction (weights + KV cache over total GPU memory), two decimals. */
-  public static final String MEMORY_FRACTION = "TENSORLANE_MEMORY_FRACTION";
-  /** KV-cache capacity the plan expects, in tokens; the runtime sizes its KV cache from it when set, else from the fraction. */
-  public static final String KV_CACHE_TOKENS = "TENSORLANE_KV_CACHE_TOKENS";
-  /** Maximum sequence length. */
-  public static final String MAX_MODEL_LENGTH = "TENSORLANE_MAX_MODEL_LENGTH";
-  /** Maximum tokens in one forward batch. */
-  public static final String MAX_BATCH_TOKENS = "TENSORLANE_MAX_BATCH_TOKENS";
+    /** Model name as the engine knows it (spec.model.name). */
+    public static final String MODEL = "TENSORLANE_MODEL";
+    /** Where the weights come from (spec.model.source, default hf://name). */
+    public static final String MODEL_SOURCE = "TENSORLANE_MODEL_SOURCE";
+    /** Local directory of the model that {@code serve} loads (config.json, *.safetensors, tokenizer files). */
+    public static final String MODEL_DIR = "TENSORLANE_MODEL_DIR";
+    /** bf16, fp16, fp8 or fp32. */
+    public static final String DTYPE = "TENSORLANE_DTYPE";
+    /** HTTP port (spec.serving.port). */
+    public static final String PORT = "TENSORLANE_PORT";
+    /** Tensor-parallel world size: GPUs of the pod. */
+    public static final String WORLD_SIZE = "TENSORLANE_WORLD_SIZE";
+    /** {@link Allreduce}: Custom, NCCL or None. */
+    public static final String ALLREDUCE = "TENSORLANE_ALLREDUCE";
+    /** {@link AlgorithmTable} JSON (only with Custom). */
+    public static final String ALGORITHM_TABLE = "TENSORLANE_ALGORITHM_TABLE";
+    /** Largest custom-allreduce message in bytes; sizes the IPC buffers (only with Custom). */
+    public static final String MAX_MESSAGE_BYTES = "TENSORLANE_MAX_MESSAGE_BYTES";
+    /** Static memory fraction (weights + KV cache over total GPU memory), two decimals. */
+    public static final String MEMORY_FRACTION = "TENSORLANE_MEMORY_FRACTION";
+    /** KV-cache capacity the plan expects, in tokens; the runtime sizes its KV cache from it when set, else from the fraction. */
+    public static final String KV_CACHE_TOKENS = "TENSORLANE_KV_CACHE_TOKENS";
+    /** Maximum sequence length. */
+    public static final String MAX_MODEL_LENGTH = "TENSORLANE_MAX_MODEL_LENGTH";
+    /** Maximum tokens in one forward batch. */
+    public static final String MAX_BATCH_TOKENS = "TENSORLANE_MAX_BATCH_TOKENS";
 
-  private EngineEnv() {
-  }
+    private EngineEnv() {}
 }

@@ -21,52 +21,71 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * @param message        one human sentence
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record TerminationMessage(String reason, String phase, long requestedBytes, long freeBytes, Long totalBytes,
-    Integer device, Integer rank, String buffer, String message) {
-  public static final String CUDA_OUT_OF_MEMORY = "CudaOutOfMemory";
-  /** The custom allreduce's buffers ({@link BufferLayout#buffers()}). */
-  public static final String PHASE_IPC_BUFFERS = "ipc-buffers";
-  /** The static memory pool (weights + KV cache) sized by the memory fraction. */
-  public static final String PHASE_STATIC_POOL = "static-pool";
-  /** Kubernetes reads at most 4096 bytes of a termination message. */
-  public static final int MAX_BYTES = 4096;
+public record TerminationMessage(
+        String reason,
+        String phase,
+        long requestedBytes,
+        long freeBytes,
+        Long totalBytes,
+        Integer device,
+        Integer rank,
+        String buffer,
+        String message) {
+    public static final String CUDA_OUT_OF_MEMORY = "CudaOutOfMemory";
+    /** The custom allreduce's buffers ({@link BufferLayout#buffers()}). */
+    public static final String PHASE_IPC_BUFFERS = "ipc-buffers";
+    /** The static memory pool (weights + KV cache) sized by the memory fraction. */
+    public static final String PHASE_STATIC_POOL = "static-pool";
+    /** Kubernetes reads at most 4096 bytes of a termination message. */
+    public static final int MAX_BYTES = 4096;
 
-  private static final ObjectMapper JSON = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
-  public TerminationMessage {
-    if (reason == null || reason.isBlank()) {
-      throw new IllegalArgumentException("termination message needs a reason");
+    public TerminationMessage {
+        if (reason == null || reason.isBlank()) {
+            throw new IllegalArgumentException("termination message needs a reason");
+        }
+        if (phase == null || phase.isBlank()) {
+            throw new IllegalArgumentException("termination message needs a phase");
+        }
     }
-    if (phase == null || phase.isBlank()) {
-      throw new IllegalArgumentException("termination message needs a phase");
-    }
-  }
 
-  public static TerminationMessage cudaOom(String phase, long requestedBytes, long freeBytes, Long totalBytes, Integer device,
-      Integer rank, String buffer) {
-    String msg = "CUDA out of memory in phase " + phase + (buffer == null ? "" : " allocating " + buffer)
-        + (device == null ? "" : " on GPU " + device) + ": requested " + requestedBytes + " bytes, " + freeBytes + " bytes free";
-    return new TerminationMessage(CUDA_OUT_OF_MEMORY, phase, requestedBytes, freeBytes, totalBytes, device, rank, buffer, msg);
-  }
-
-  /** Compact JSON (one line), at most {@link #MAX_BYTES} bytes. */
-  public String toJson() {
-    try {
-      String json = JSON.writeValueAsString(this);
-      if (json.length() > MAX_BYTES && message != null) {
-        return new TerminationMessage(reason, phase, requestedBytes, freeBytes, totalBytes, device, rank, buffer, null).toJson();
-      }
-      return json;
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot serialize termination message", e);
+    public static TerminationMessage cudaOom(
+            String phase,
+            long requestedBytes,
+            long freeBytes,
+            Long totalBytes,
+            Integer device,
+            Integer rank,
+            String buffer) {
+        String msg = "CUDA out of memory in phase " + phase + (buffer == null ? "" : " allocating " + buffer)
+                + (device == null ? "" : " on GPU " + device) + ": requested " + requestedBytes + " bytes, " + freeBytes
+                + " bytes free";
+        return new TerminationMessage(
+                CUDA_OUT_OF_MEMORY, phase, requestedBytes, freeBytes, totalBytes, device, rank, buffer, msg);
     }
-  }
 
-  public static TerminationMessage parse(String json) {
-    try {
-      return JSON.readValue(json, TerminationMessage.class);
-    } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("not a Tensorlane termination message: " + e.getOriginalMessage(), e);
+    /** Compact JSON (one line), at most {@link #MAX_BYTES} bytes. */
+    public String toJson() {
+        try {
+            String json = JSON.writeValueAsString(this);
+            if (json.length() > MAX_BYTES && message != null) {
+                return new TerminationMessage(
+                                reason, phase, requestedBytes, freeBytes, totalBytes, device, rank, buffer, null)
+                        .toJson();
+            }
+            return json;
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialize termination message", e);
+        }
     }
-  }
+
+    public static TerminationMessage parse(String json) {
+        try {
+            return JSON.readValue(json, TerminationMessage.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not a Tensorlane termination message: " + e.getOriginalMessage(), e);
+        }
+    }
 }

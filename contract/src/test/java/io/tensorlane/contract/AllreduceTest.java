@@ -7,11 +7,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class AllreduceTest {
-  @ParameterizedTest
-  @CsvSource(nullValues = "null", value = {
-      "Custom, Custom", "nccl, NCCL", "' None ', None", "NONE, None",
-      "Auto, null", "'', null", "null, null", "Ring, null"})
-  void findsTheValueCaseInsensitively(String text, String expected) {
-    assertThat(Allreduce.find(text)).isEqualTo(Optional.ofNullable(expected).map(Allreduce::valueOf));
-  }
+    @ParameterizedTest
+    @CsvSource(
+            nullValues = "null",
+            value = {
+                "Custom, Custom", "nccl, NCCL", "' None ', None", "NONE, None",
+                "Auto, null", "'', null", "null, null", "Ring, null"
+            })
+    void findsTheValueCaseInsensitively(String text, String expected) {
+        assertThat(Allreduce.find(text)).isEqualTo(Optional.ofNullable(expected).map(Allreduce::valueOf));
+    }
 }

@@ -16,58 +16,62 @@ import java.util.Map;
  * @param dtype torch_dtype / dtype as written, e.g. bfloat16
  */
 public record ConfigFacts(String architecture, ModelGeometry geometry, int maxPositionEmbeddings, String dtype) {
-  /** The decoder-only architectures Tensorlane's runtime serves. */
-  public static final List<String> SUPPORTED = List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-      "Qwen3ForCausalLM");
-  /** The class of each supported {@code model_type} (read when a config has no {@code architectures}). */
-  public static final Map<String, String> MODEL_TYPES = modelTypes();
+    /** The decoder-only architectures Tensorlane's runtime serves. */
+    public static final List<String> SUPPORTED =
+            List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM");
+    /** The class of each supported {@code model_type} (read when a config has no {@code architectures}). */
+    public static final Map<String, String> MODEL_TYPES = modelTypes();
 
-  private static Map<String, String> modelTypes() {
-    Map<String, String> m = new LinkedHashMap<>();
-    m.put("llama", "LlamaForCausalLM");
-    m.put("mistral", "MistralForCausalLM");
-    m.put("qwen2", "Qwen2ForCausalLM");
-    m.put("qwen3", "Qwen3ForCausalLM");
-    return java.util.Collections.unmodifiableMap(m);
-  }
+    private static Map<String, String> modelTypes() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("llama", "LlamaForCausalLM");
+        m.put("mistral", "MistralForCausalLM");
+        m.put("qwen2", "Qwen2ForCausalLM");
+        m.put("qwen3", "Qwen3ForCausalLM");
+        return java.util.Collections.unmodifiableMap(m);
+    }
 
-  /**
-   * Parses config.json text.
-   *
-   * @param sourceName the file as the user knows it (e.g. hf://org/name@sha/config.json); starts every error message
-   * @throws ModelFactsException malformed JSON, a missing or invalid field, or an unsupported architecture
-   *     ({@link UnsupportedArchitectureException})
-   */
-  public static ConfigFacts parse(String json, String sourceName) {
-    return of(ConfigJson.parse(json, sourceName));
-  }
+    /**
+     * Parses config.json text.
+     *
+     * @param sourceName the file as the user knows it (e.g. hf://org/name@sha/config.json); starts every error message
+     * @throws ModelFactsException malformed JSON, a missing or invalid field, or an unsupported architecture
+     *     ({@link UnsupportedArchitectureException})
+     */
+    public static ConfigFacts parse(String json, String sourceName) {
+        return of(ConfigJson.parse(json, sourceName));
+    }
 
-  /** The facts of a parsed config.json (the runtime reads its engine-only fields from the same {@code config}). */
-  public static ConfigFacts of(ConfigJson config) {
-    String arch = config.architecture();
-    if (!SUPPORTED.contains(arch)) {
-      throw new UnsupportedArchitectureException(config.source() + ": architecture " + arch
-          + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", SUPPORTED) + ")", arch);
+    /** The facts of a parsed config.json (the runtime reads its engine-only fields from the same {@code config}). */
+    public static ConfigFacts of(ConfigJson config) {
+        String arch = config.architecture();
+        if (!SUPPORTED.contains(arch)) {
+            throw new UnsupportedArchitectureException(
+                    config.source() + ": architecture " + arch
+                            + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", SUPPORTED)
+                            + ")",
+                    arch);
+        }
+        int hidden = config.requirePositive("hidden_size");
+        int heads = config.requirePositive("num_attention_heads");
+        Integer kv = config.optPositive("num_key_value_heads");
+        Integer headDim = config.optPositive("head_dim");
+        if (headDim == null && hidden % heads != 0) {
+            throw config.error("hidden_size " + hidden + " is not a multiple of num_attention_heads " + heads
+                    + " and there is no head_dim");
+        }
+        ModelGeometry g = new ModelGeometry();
+        g.layers = config.requirePositive("num_hidden_layers");
+        g.hiddenSize = hidden;
+        g.attentionHeads = heads;
+        g.kvHeads = kv == null ? heads : kv;
+        g.headDim = headDim == null ? hidden / heads : headDim;
+        g.vocabSize = config.requirePositive("vocab_size");
+        g.intermediateSize = config.requirePositive("intermediate_size");
+        if (heads % g.kvHeads != 0) {
+            throw config.error(
+                    "num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + g.kvHeads);
+        }
+        return new ConfigFacts(arch, g, config.requirePositive("max_position_embeddings"), config.dtype());
     }
-    int hidden = config.requirePositive("hidden_size");
-    int heads = config.requirePositive("num_attention_heads");
-    Integer kv = config.optPositive("num_key_value_heads");
-    Integer headDim = config.optPositive("head_dim");
-    if (headDim == null && hidden % heads != 0) {
-      throw config.error("hidden_size " + hidden + " is not a multiple of num_attention_heads " + heads
-          + " and there is no head_dim");
-    }
-    ModelGeometry g = new ModelGeometry();
-    g.layers = config.requirePositive("num_hidden_layers");
-    g.hiddenSize = hidden;
-    g.attentionHeads = heads;
-    g.kvHeads = kv == null ? heads : kv;
-    g.headDim = headDim == null ? hidden / heads : headDim;
-    g.vocabSize = config.requirePositive("vocab_size");
-    g.intermediateSize = config.requirePositive("intermediate_size");
-    if (heads % g.kvHeads != 0) {
-      throw config.error("num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + g.kvHeads);
-    }
-    return new ConfigFacts(arch, g, config.requirePositive("max_position_embeddings"), config.dtype());
-  }
 }

@@ -13,39 +13,39 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** The dtype the planner uses when the spec names none: config.json's, else the headers' majority, else none. */
 class ModelDtypeTest {
-  static Stream<Arguments> cases() {
-    return Stream.of(
-        Arguments.of("bfloat16", Map.of("BF16", 100L), DType.bf16),
-        Arguments.of("float16", Map.of("F16", 100L), DType.fp16),
-        Arguments.of("half", Map.of(), DType.fp16),
-        Arguments.of("float32", Map.of("F32", 100L), DType.fp32),
-        Arguments.of("FLOAT32", Map.of(), DType.fp32),
-        Arguments.of("float8_e4m3fn", Map.of("F8_E4M3", 90L, "BF16", 10L), DType.fp8),
-        // config.json wins over the headers (an fp32 checkpoint declared as bf16 is served as bf16)
-        Arguments.of("bfloat16", Map.of("F32", 100L), DType.bf16),
-        // no usable config dtype: the dtype with the most bytes
-        Arguments.of(null, Map.of("BF16", 90L, "F32", 10L), DType.bf16),
-        Arguments.of(null, Map.of("F16", 10L, "F32", 90L), DType.fp32),
-        Arguments.of("int4", Map.of("F8_E4M3", 70L, "BF16", 30L), DType.fp8),
-        // a tie is decided by name, not by map order: BF16 before F16
-        Arguments.of(null, Map.of("F16", 50L, "BF16", 50L), DType.bf16),
-        // nothing known: empty (the planner keeps bf16)
-        Arguments.of(null, Map.of(), null),
-        Arguments.of("int8", Map.of("I8", 100L), null),
-        Arguments.of(null, null, null));
-  }
+    static Stream<Arguments> cases() {
+        return Stream.of(
+                Arguments.of("bfloat16", Map.of("BF16", 100L), DType.bf16),
+                Arguments.of("float16", Map.of("F16", 100L), DType.fp16),
+                Arguments.of("half", Map.of(), DType.fp16),
+                Arguments.of("float32", Map.of("F32", 100L), DType.fp32),
+                Arguments.of("FLOAT32", Map.of(), DType.fp32),
+                Arguments.of("float8_e4m3fn", Map.of("F8_E4M3", 90L, "BF16", 10L), DType.fp8),
+                // config.json wins over the headers (an fp32 checkpoint declared as bf16 is served as bf16)
+                Arguments.of("bfloat16", Map.of("F32", 100L), DType.bf16),
+                // no usable config dtype: the dtype with the most bytes
+                Arguments.of(null, Map.of("BF16", 90L, "F32", 10L), DType.bf16),
+                Arguments.of(null, Map.of("F16", 10L, "F32", 90L), DType.fp32),
+                Arguments.of("int4", Map.of("F8_E4M3", 70L, "BF16", 30L), DType.fp8),
+                // a tie is decided by name, not by map order: BF16 before F16
+                Arguments.of(null, Map.of("F16", 50L, "BF16", 50L), DType.bf16),
+                // nothing known: empty (the planner keeps bf16)
+                Arguments.of(null, Map.of(), null),
+                Arguments.of("int8", Map.of("I8", 100L), null),
+                Arguments.of(null, null, null));
+    }
 
-  @ParameterizedTest
-  @MethodSource("cases")
-  void dtypeFromTheModel(String configDtype, Map<String, Long> bytesByDtype, DType expected) {
-    ModelStatus m = new ModelStatus();
-    m.dtype = configDtype;
-    m.weightBytesByDtype = bytesByDtype == null ? null : new TreeMap<>(bytesByDtype);
-    assertThat(ModelDtype.of(m).orElse(null)).isEqualTo(expected);
-  }
+    @ParameterizedTest
+    @MethodSource("cases")
+    void dtypeFromTheModel(String configDtype, Map<String, Long> bytesByDtype, DType expected) {
+        ModelStatus m = new ModelStatus();
+        m.dtype = configDtype;
+        m.weightBytesByDtype = bytesByDtype == null ? null : new TreeMap<>(bytesByDtype);
+        assertThat(ModelDtype.of(m).orElse(null)).isEqualTo(expected);
+    }
 
-  @org.junit.jupiter.api.Test
-  void noModelNoDtype() {
-    assertThat(ModelDtype.of(null)).isEmpty();
-  }
+    @org.junit.jupiter.api.Test
+    void noModelNoDtype() {
+        assertThat(ModelDtype.of(null)).isEmpty();
+    }
 }

@@ -8,78 +8,92 @@ import java.io.UncheckedIOException;
 
 /** Where the compiled kernels live and what their entry points are called (mirrors tl_allreduce.cu and tl_model.cu). */
 public final class Kernels {
-  /** Classpath resource of the fatbin built by nvcc in this module's build. */
-  public static final String FATBIN_RESOURCE = "io/tensorlane/kernels/tl_allreduce.fatbin";
-  /** Classpath resource of the decoder's forward-pass kernels (tl_model.cu), built by the same script and arches. */
-  public static final String MODEL_FATBIN_RESOURCE = "io/tensorlane/kernels/tl_model.fatbin";
-  /** Model kernels instantiated per element type: {@code <base>_bf16} and {@code <base>_fp16}. */
-  public static final java.util.List<String> MODEL_TYPED_KERNELS =
-      java.util.List.of("tl_embed", "tl_add_rmsnorm", "tl_qkv_rope", "tl_attention", "tl_attn_split_g1_v1", "tl_attn_split_g1_v2",
-          "tl_attn_split_g1_v4", "tl_attn_split_g2_v1", "tl_attn_split_g2_v2", "tl_attn_split_g2_v4", "tl_attn_split_g4_v1",
-          "tl_attn_split_g4_v2", "tl_attn_combine", "tl_attn_prefill_v1", "tl_attn_prefill_v2", "tl_silu_mul",
-          "tl_gather_rows");
-  /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
-  public static final String SAMPLE_KERNEL = "tl_sample_f32";
-  /** Real architectures (SASS) the fatbins carry. */
-  public static final int[] SASS_ARCHES = {80, 86, 89, 90, 100, 120};
-  /** Virtual architecture whose PTX the fatbin carries for newer GPUs. */
-  public static final int PTX_ARCH = 90;
-  /** The streaming-copy kernel the bench uses as a device copy ceiling. */
-  public static final String COPY_KERNEL = "tl_copy16";
+    /** Classpath resource of the fatbin built by nvcc in this module's build. */
+    public static final String FATBIN_RESOURCE = "io/tensorlane/kernels/tl_allreduce.fatbin";
+    /** Classpath resource of the decoder's forward-pass kernels (tl_model.cu), built by the same script and arches. */
+    public static final String MODEL_FATBIN_RESOURCE = "io/tensorlane/kernels/tl_model.fatbin";
+    /** Model kernels instantiated per element type: {@code <base>_bf16} and {@code <base>_fp16}. */
+    public static final java.util.List<String> MODEL_TYPED_KERNELS = java.util.List.of(
+            "tl_embed",
+            "tl_add_rmsnorm",
+            "tl_qkv_rope",
+            "tl_attention",
+            "tl_attn_split_g1_v1",
+            "tl_attn_split_g1_v2",
+            "tl_attn_split_g1_v4",
+            "tl_attn_split_g2_v1",
+            "tl_attn_split_g2_v2",
+            "tl_attn_split_g2_v4",
+            "tl_attn_split_g4_v1",
+            "tl_attn_split_g4_v2",
+            "tl_attn_combine",
+            "tl_attn_prefill_v1",
+            "tl_attn_prefill_v2",
+            "tl_silu_mul",
+            "tl_gather_rows");
+    /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
+    public static final String SAMPLE_KERNEL = "tl_sample_f32";
+    /** Real architectures (SASS) the fatbins carry. */
+    public static final int[] SASS_ARCHES = {80, 86, 89, 90, 100, 120};
+    /** Virtual architecture whose PTX the fatbin carries for newer GPUs. */
+    public static final int PTX_ARCH = 90;
+    /** The streaming-copy kernel the bench uses as a device copy ceiling. */
+    public static final String COPY_KERNEL = "tl_copy16";
 
-  private Kernels() {}
+    private Kernels() {}
 
-  /** Entry point of {@code algorithm} for {@code dtype}, e.g. {@code tl_allreduce_twostage_bf16}. */
-  public static String allreduceKernel(Algorithm algorithm, DType dtype) {
-    if (!algorithm.isCustom()) {
-      throw new IllegalArgumentException(algorithm + " is not a custom kernel");
+    /** Entry point of {@code algorithm} for {@code dtype}, e.g. {@code tl_allreduce_twostage_bf16}. */
+    public static String allreduceKernel(Algorithm algorithm, DType dtype) {
+        if (!algorithm.isCustom()) {
+            throw new IllegalArgumentException(algorithm + " is not a custom kernel");
+        }
+        return "tl_allreduce_" + algorithm.name().toLowerCase(java.util.Locale.ROOT) + "_" + dtype.name();
     }
-    return "tl_allreduce_" + algorithm.name().toLowerCase(java.util.Locale.ROOT) + "_" + dtype.name();
-  }
 
-  /**
-   * Entry point of a model kernel for an element type, e.g. {@code tl_attention_bf16}; only bf16 and fp16 are
-   * instantiated.
-   */
-  public static String modelKernel(String base, DType dtype) {
-    if (!MODEL_TYPED_KERNELS.contains(base)) {
-      throw new IllegalArgumentException("unknown model kernel '" + base + "', expected one of " + MODEL_TYPED_KERNELS);
+    /**
+     * Entry point of a model kernel for an element type, e.g. {@code tl_attention_bf16}; only bf16 and fp16 are
+     * instantiated.
+     */
+    public static String modelKernel(String base, DType dtype) {
+        if (!MODEL_TYPED_KERNELS.contains(base)) {
+            throw new IllegalArgumentException(
+                    "unknown model kernel '" + base + "', expected one of " + MODEL_TYPED_KERNELS);
+        }
+        if (dtype == DType.fp32) {
+            throw new IllegalArgumentException(base + " has no fp32 instantiation (bf16, fp16 only)");
+        }
+        return base + "_" + dtype.name();
     }
-    if (dtype == DType.fp32) {
-      throw new IllegalArgumentException(base + " has no fp32 instantiation (bf16, fp16 only)");
+
+    /** The allreduce fatbin's bytes, or an exception that says the build skipped nvcc. */
+    public static byte[] fatbin() {
+        return read(FATBIN_RESOURCE);
     }
-    return base + "_" + dtype.name();
-  }
 
-  /** The allreduce fatbin's bytes, or an exception that says the build skipped nvcc. */
-  public static byte[] fatbin() {
-    return read(FATBIN_RESOURCE);
-  }
-
-  /** The model kernels' fatbin bytes, or an exception that says the build skipped nvcc. */
-  public static byte[] modelFatbin() {
-    return read(MODEL_FATBIN_RESOURCE);
-  }
-
-  private static byte[] read(String resource) {
-    try (InputStream in = Kernels.class.getClassLoader().getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException("kernel fatbin " + resource + " is not on the classpath "
-            + "(the kernels module was built with -Dtensorlane.skipNvcc or without nvcc)");
-      }
-      return in.readAllBytes();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + resource, e);
+    /** The model kernels' fatbin bytes, or an exception that says the build skipped nvcc. */
+    public static byte[] modelFatbin() {
+        return read(MODEL_FATBIN_RESOURCE);
     }
-  }
 
-  /** Whether the allreduce fatbin resource is present. */
-  public static boolean fatbinPresent() {
-    return Kernels.class.getClassLoader().getResource(FATBIN_RESOURCE) != null;
-  }
+    private static byte[] read(String resource) {
+        try (InputStream in = Kernels.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("kernel fatbin " + resource + " is not on the classpath "
+                        + "(the kernels module was built with -Dtensorlane.skipNvcc or without nvcc)");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
 
-  /** Whether the model fatbin resource is present. */
-  public static boolean modelFatbinPresent() {
-    return Kernels.class.getClassLoader().getResource(MODEL_FATBIN_RESOURCE) != null;
-  }
+    /** Whether the allreduce fatbin resource is present. */
+    public static boolean fatbinPresent() {
+        return Kernels.class.getClassLoader().getResource(FATBIN_RESOURCE) != null;
+    }
+
+    /** Whether the model fatbin resource is present. */
+    public static boolean modelFatbinPresent() {
+        return Kernels.class.getClassLoader().getResource(MODEL_FATBIN_RESOURCE) != null;
+    }
 }

@@ -18,33 +18,36 @@ import org.junit.jupiter.api.Test;
  * algorithm codes; this test reads the header the kernels are compiled from and fails when the two disagree.
  */
 class CudaHeaderContractTest {
-  private static final Pattern DEFINE = Pattern.compile("^#define\\s+(TL_\\w+)\\s+(0x[0-9A-Fa-f]+|\\d+)u?\\b", Pattern.MULTILINE);
+    private static final Pattern DEFINE =
+            Pattern.compile("^#define\\s+(TL_\\w+)\\s+(0x[0-9A-Fa-f]+|\\d+)u?\\b", Pattern.MULTILINE);
 
-  static Map<String, Long> defines() throws IOException {
-    String header = Files.readString(Path.of("src/main/cuda/tl_allreduce.cuh"));
-    Map<String, Long> out = new HashMap<>();
-    Matcher m = DEFINE.matcher(header);
-    while (m.find()) {
-      String v = m.group(2);
-      out.put(m.group(1), v.startsWith("0x") ? Long.parseLong(v.substring(2), 16) : Long.parseLong(v));
+    static Map<String, Long> defines() throws IOException {
+        String header = Files.readString(Path.of("src/main/cuda/tl_allreduce.cuh"));
+        Map<String, Long> out = new HashMap<>();
+        Matcher m = DEFINE.matcher(header);
+        while (m.find()) {
+            String v = m.group(2);
+            out.put(m.group(1), v.startsWith("0x") ? Long.parseLong(v.substring(2), 16) : Long.parseLong(v));
+        }
+        return out;
     }
-    return out;
-  }
 
-  @Test
-  void bufferLayoutMirrorsTheHeader() throws IOException {
-    Map<String, Long> d = defines();
-    assertThat(d).containsEntry("TL_MAX_RANKS", (long) BufferLayout.MAX_RANKS)
-        .containsEntry("TL_FLAG_SLOTS", (long) BufferLayout.FLAG_SLOTS)
-        .containsEntry("TL_THREADS", (long) BufferLayout.THREADS_PER_BLOCK)
-        .containsEntry("TL_FIXED_SLOTS", (long) BufferLayout.FIXED_POINTER_SLOTS);
-  }
+    @Test
+    void bufferLayoutMirrorsTheHeader() throws IOException {
+        Map<String, Long> d = defines();
+        assertThat(d)
+                .containsEntry("TL_MAX_RANKS", (long) BufferLayout.MAX_RANKS)
+                .containsEntry("TL_FLAG_SLOTS", (long) BufferLayout.FLAG_SLOTS)
+                .containsEntry("TL_THREADS", (long) BufferLayout.THREADS_PER_BLOCK)
+                .containsEntry("TL_FIXED_SLOTS", (long) BufferLayout.FIXED_POINTER_SLOTS);
+    }
 
-  @Test
-  void algorithmCodesMirrorTheHeader() throws IOException {
-    Map<String, Long> d = defines();
-    assertThat(d).containsEntry("TL_ALGO_ONESTAGE", (long) Algorithm.OneStage.kernelCode())
-        .containsEntry("TL_ALGO_TWOSTAGE", (long) Algorithm.TwoStage.kernelCode())
-        .containsEntry("TL_ALGO_RING", (long) Algorithm.Ring.kernelCode());
-  }
+    @Test
+    void algorithmCodesMirrorTheHeader() throws IOException {
+        Map<String, Long> d = defines();
+        assertThat(d)
+                .containsEntry("TL_ALGO_ONESTAGE", (long) Algorithm.OneStage.kernelCode())
+                .containsEntry("TL_ALGO_TWOSTAGE", (long) Algorithm.TwoStage.kernelCode())
+                .containsEntry("TL_ALGO_RING", (long) Algorithm.Ring.kernelCode());
+    }
 }

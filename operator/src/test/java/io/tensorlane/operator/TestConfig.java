@@ -19,55 +19,54 @@ import java.util.Map;
  * (the mapping validates them), so a misspelt override cannot silently keep the default.
  */
 public final class TestConfig {
-  private TestConfig() {
-  }
+    private TestConfig() {}
 
-  /** Every default. */
-  public static TensorlaneConfig defaults() {
-    return ConfigProblems.require(of(Map.of(), Map.of()));
-  }
-
-  /** The defaults with {@code key, value, key, value, ...} overridden, e.g. {@code "tensorlane.preflight.deadline", "20s"}. */
-  public static TensorlaneConfig with(String... keyValues) {
-    if (keyValues.length % 2 != 0) {
-      throw new IllegalArgumentException("key/value pairs expected");
+    /** Every default. */
+    public static TensorlaneConfig defaults() {
+        return ConfigProblems.require(of(Map.of(), Map.of()));
     }
-    Map<String, String> p = new LinkedHashMap<>();
-    for (int i = 0; i < keyValues.length; i += 2) {
-      p.put(keyValues[i], keyValues[i + 1]);
+
+    /** The defaults with {@code key, value, key, value, ...} overridden, e.g. {@code "tensorlane.preflight.deadline", "20s"}. */
+    public static TensorlaneConfig with(String... keyValues) {
+        if (keyValues.length % 2 != 0) {
+            throw new IllegalArgumentException("key/value pairs expected");
+        }
+        Map<String, String> p = new LinkedHashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            p.put(keyValues[i], keyValues[i + 1]);
+        }
+        return ConfigProblems.require(of(p, Map.of()));
     }
-    return ConfigProblems.require(of(p, Map.of()));
-  }
 
-  /** As {@link #with}, without {@link ConfigProblems}' check (for testing the check). */
-  static TensorlaneConfig unchecked(String key, String value) {
-    return of(Map.of(key, value), Map.of());
-  }
-
-  /**
-   * The configuration an operator process with this environment gets: SmallRye's environment source, which maps
-   * {@code TENSORLANE_RUNTIME_IMAGE} to {@code tensorlane.runtime-image} exactly as in the Quarkus application.
-   */
-  public static TensorlaneConfig fromEnvironment(Map<String, String> env) {
-    return ConfigProblems.require(of(Map.of(), env));
-  }
-
-  private static TensorlaneConfig of(Map<String, String> properties, Map<String, String> env) {
-    SmallRyeConfigBuilder b = new SmallRyeConfigBuilder()
-        .withMapping(TensorlaneConfig.class)
-        .withConverter(Duration.class, 200, new DurationConverter())
-        // ordinals as in Quarkus: system properties 400, environment 300, application.properties 250
-        .withSources(new PropertiesConfigSource(properties, "test overrides", 400))
-        .withSources(new EnvConfigSource(env, 300));
-    URL app = TestConfig.class.getClassLoader().getResource("application.properties");
-    if (app != null) {
-      try {
-        b.withSources(new PropertiesConfigSource(app, 250));
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
+    /** As {@link #with}, without {@link ConfigProblems}' check (for testing the check). */
+    static TensorlaneConfig unchecked(String key, String value) {
+        return of(Map.of(key, value), Map.of());
     }
-    SmallRyeConfig config = b.build();
-    return config.getConfigMapping(TensorlaneConfig.class);
-  }
+
+    /**
+     * The configuration an operator process with this environment gets: SmallRye's environment source, which maps
+     * {@code TENSORLANE_RUNTIME_IMAGE} to {@code tensorlane.runtime-image} exactly as in the Quarkus application.
+     */
+    public static TensorlaneConfig fromEnvironment(Map<String, String> env) {
+        return ConfigProblems.require(of(Map.of(), env));
+    }
+
+    private static TensorlaneConfig of(Map<String, String> properties, Map<String, String> env) {
+        SmallRyeConfigBuilder b = new SmallRyeConfigBuilder()
+                .withMapping(TensorlaneConfig.class)
+                .withConverter(Duration.class, 200, new DurationConverter())
+                // ordinals as in Quarkus: system properties 400, environment 300, application.properties 250
+                .withSources(new PropertiesConfigSource(properties, "test overrides", 400))
+                .withSources(new EnvConfigSource(env, 300));
+        URL app = TestConfig.class.getClassLoader().getResource("application.properties");
+        if (app != null) {
+            try {
+                b.withSources(new PropertiesConfigSource(app, 250));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        SmallRyeConfig config = b.build();
+        return config.getConfigMapping(TensorlaneConfig.class);
+    }
 }

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /** Every test class of this module is named for its tier ({@link TestTiers}: *Test, *ClusterTest, *E2ETest, *IT). */
 class TestTierNamesTest {
-  @Test
-  void everyTestIsNamedForItsTier() {
-    assertThat(TestTiers.violations(Path.of("target/test-classes"))).isEmpty();
-  }
+    @Test
+    void everyTestIsNamedForItsTier() {
+        assertThat(TestTiers.violations(Path.of("target/test-classes"))).isEmpty();
+    }
 }

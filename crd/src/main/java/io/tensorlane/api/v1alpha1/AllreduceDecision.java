@@ -8,46 +8,45 @@ import java.util.List;
 /** Which allreduce the pods use, and why. */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public class AllreduceDecision {
-  @JsonPropertyDescription("Chosen implementation: Custom, NCCL or None (tensor parallelism 1).")
-  public Mode mode;
+    @JsonPropertyDescription("Chosen implementation: Custom, NCCL or None (tensor parallelism 1).")
+    public Mode mode;
 
-  @JsonPropertyDescription("Message size to algorithm table for the custom allreduce, ascending by upToBytes.")
-  public List<AlgorithmRange> table = new ArrayList<>();
+    @JsonPropertyDescription("Message size to algorithm table for the custom allreduce, ascending by upToBytes.")
+    public List<AlgorithmRange> table = new ArrayList<>();
 
-  @JsonPropertyDescription("Largest message handled by the custom allreduce; larger ones go to NCCL.")
-  public Long maxMessageBytes;
+    @JsonPropertyDescription("Largest message handled by the custom allreduce; larger ones go to NCCL.")
+    public Long maxMessageBytes;
 
-  @JsonPropertyDescription("Why this was chosen.")
-  public String reason;
+    @JsonPropertyDescription("Why this was chosen.")
+    public String reason;
 
-  /**
-   * The allreduce the pods run (what the planner resolved spec.allreduce.mode into); the runtime contract's
-   * {@code Allreduce} has the same names.
-   */
-  public enum Mode {
-    /** Tensorlane's P2P kernels up to maxMessageBytes, NCCL above. */
-    Custom,
-    /** NCCL for every message. */
-    NCCL,
-    /** Tensor parallelism 1: nothing to reduce. */
-    None
-  }
-
-  /** One row of the size table: messages up to upToBytes (inclusive) use algorithm. */
-  @JsonInclude(JsonInclude.Include.NON_NULL)
-  public static class AlgorithmRange {
-    @JsonPropertyDescription("Upper bound (inclusive) of the message size in bytes.")
-    public Long upToBytes;
-
-    @JsonPropertyDescription("Algorithm: OneStage, TwoStage or Ring.")
-    public String algorithm;
-
-    public AlgorithmRange() {
+    /**
+     * The allreduce the pods run (what the planner resolved spec.allreduce.mode into); the runtime contract's
+     * {@code Allreduce} has the same names.
+     */
+    public enum Mode {
+        /** Tensorlane's P2P kernels up to maxMessageBytes, NCCL above. */
+        Custom,
+        /** NCCL for every message. */
+        NCCL,
+        /** Tensor parallelism 1: nothing to reduce. */
+        None
     }
 
-    public AlgorithmRange(long upToBytes, String algorithm) {
-      this.upToBytes = upToBytes;
-      this.algorithm = algorithm;
+    /** One row of the size table: messages up to upToBytes (inclusive) use algorithm. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static class AlgorithmRange {
+        @JsonPropertyDescription("Upper bound (inclusive) of the message size in bytes.")
+        public Long upToBytes;
+
+        @JsonPropertyDescription("Algorithm: OneStage, TwoStage or Ring.")
+        public String algorithm;
+
+        public AlgorithmRange() {}
+
+        public AlgorithmRange(long upToBytes, String algorithm) {
+            this.upToBytes = upToBytes;
+            this.algorithm = algorithm;
+        }
     }
-  }
 }

@@ -9,28 +9,29 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class DownloadStatus {
-  @JsonPropertyDescription("The model being fetched, org/name@commit.")
-  public String model;
+    @JsonPropertyDescription("The model being fetched, org/name@commit.")
+    public String model;
 
-  @JsonPropertyDescription("Downloading (some pod's fetch-model step runs), Complete, or Failed (the step exited with an "
-      + "error; message says why).")
-  public String phase;
+    @JsonPropertyDescription(
+            "Downloading (some pod's fetch-model step runs), Complete, or Failed (the step exited with an "
+                    + "error; message says why).")
+    public String phase;
 
-  @JsonPropertyDescription("Pods whose download step runs now.")
-  public Integer pods;
+    @JsonPropertyDescription("Pods whose download step runs now.")
+    public Integer pods;
 
-  @JsonPropertyDescription("Bytes on disk in the slowest downloading pod (resumed parts included).")
-  public Long doneBytes;
+    @JsonPropertyDescription("Bytes on disk in the slowest downloading pod (resumed parts included).")
+    public Long doneBytes;
 
-  @JsonPropertyDescription("Bytes of the files to fetch (0 until the step has listed them).")
-  public Long totalBytes;
+    @JsonPropertyDescription("Bytes of the files to fetch (0 until the step has listed them).")
+    public Long totalBytes;
 
-  @JsonPropertyDescription("doneBytes / totalBytes in whole percent.")
-  public Integer percent;
+    @JsonPropertyDescription("doneBytes / totalBytes in whole percent.")
+    public Integer percent;
 
-  @JsonPropertyDescription("For a person, e.g. fetching org/name@commit: 3.2 of 16.1 GB (20%).")
-  public String message;
+    @JsonPropertyDescription("For a person, e.g. fetching org/name@commit: 3.2 of 16.1 GB (20%).")
+    public String message;
 
-  @JsonPropertyDescription("When this was last updated (RFC 3339).")
-  public String updatedAt;
+    @JsonPropertyDescription("When this was last updated (RFC 3339).")
+    public String updatedAt;
 }

@@ -10,21 +10,24 @@ import java.util.List;
 /** Which serving engine runs in the pods. */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public class EngineSpec {
-  @Default("Tensorlane")
-  @JsonPropertyDescription("Engine: Tensorlane (our runtime image), SGLang or VLLM. Default Tensorlane.")
-  public EngineType type = EngineType.Tensorlane;
+    @Default("Tensorlane")
+    @JsonPropertyDescription("Engine: Tensorlane (our runtime image), SGLang or VLLM. Default Tensorlane.")
+    public EngineType type = EngineType.Tensorlane;
 
-  @JsonPropertyDescription("Container image. Defaults to the Tensorlane runtime image for type Tensorlane; required for SGLang and VLLM.")
-  public String image;
+    @JsonPropertyDescription(
+            "Container image. Defaults to the Tensorlane runtime image for type Tensorlane; required for SGLang and VLLM.")
+    public String image;
 
-  @JsonPropertyDescription("Extra command-line arguments appended after the ones Tensorlane renders.")
-  public List<String> args = new ArrayList<>();
+    @JsonPropertyDescription("Extra command-line arguments appended after the ones Tensorlane renders.")
+    public List<String> args = new ArrayList<>();
 
-  @JsonPropertyDescription("Extra environment variables for the engine container.")
-  public List<EnvVar> env = new ArrayList<>();
+    @JsonPropertyDescription("Extra environment variables for the engine container.")
+    public List<EnvVar> env = new ArrayList<>();
 
-  /** Supported engines. */
-  public enum EngineType {
-    Tensorlane, SGLang, VLLM
-  }
+    /** Supported engines. */
+    public enum EngineType {
+        Tensorlane,
+        SGLang,
+        VLLM
+    }
 }

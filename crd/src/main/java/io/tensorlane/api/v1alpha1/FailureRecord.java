@@ -6,18 +6,18 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 /** A failure observed on a pod. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class FailureRecord {
-  @JsonPropertyDescription("CudaOutOfMemory, OOMKilled, CrashLoopBackOff or ProgressDeadlineExceeded.")
-  public String reason;
+    @JsonPropertyDescription("CudaOutOfMemory, OOMKilled, CrashLoopBackOff or ProgressDeadlineExceeded.")
+    public String reason;
 
-  @JsonPropertyDescription("Pod where it was seen.")
-  public String pod;
+    @JsonPropertyDescription("Pod where it was seen.")
+    public String pod;
 
-  @JsonPropertyDescription("Revision of that pod.")
-  public String revision;
+    @JsonPropertyDescription("Revision of that pod.")
+    public String revision;
 
-  @JsonPropertyDescription("Details, e.g. the termination message.")
-  public String message;
+    @JsonPropertyDescription("Details, e.g. the termination message.")
+    public String message;
 
-  @JsonPropertyDescription("When it was seen (RFC 3339).")
-  public String time;
+    @JsonPropertyDescription("When it was seen (RFC 3339).")
+    public String time;
 }

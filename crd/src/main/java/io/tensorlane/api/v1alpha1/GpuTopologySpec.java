@@ -6,6 +6,6 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 /** What the publisher of a GpuTopology declares; everything observed lives in status. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class GpuTopologySpec {
-  @JsonPropertyDescription("Name of the Node this topology describes; equals metadata.name.")
-  public String nodeName;
+    @JsonPropertyDescription("Name of the Node this topology describes; equals metadata.name.")
+    public String nodeName;
 }

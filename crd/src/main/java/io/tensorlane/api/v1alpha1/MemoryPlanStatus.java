@@ -8,48 +8,49 @@ import java.util.List;
 /** Per-GPU memory plan. All byte figures are per GPU. */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public class MemoryPlanStatus {
-  @JsonPropertyDescription("Total memory of one GPU in bytes.")
-  public Long gpuMemoryBytes;
+    @JsonPropertyDescription("Total memory of one GPU in bytes.")
+    public Long gpuMemoryBytes;
 
-  @JsonPropertyDescription("Static fraction (SGLang mem_fraction_static meaning): weights + KV cache over total memory.")
-  public Double staticFraction;
+    @JsonPropertyDescription(
+            "Static fraction (SGLang mem_fraction_static meaning): weights + KV cache over total memory.")
+    public Double staticFraction;
 
-  @JsonPropertyDescription("vLLM gpu_memory_utilization equivalent: everything the engine may use over total memory.")
-  public Double gpuMemoryUtilization;
+    @JsonPropertyDescription("vLLM gpu_memory_utilization equivalent: everything the engine may use over total memory.")
+    public Double gpuMemoryUtilization;
 
-  @JsonPropertyDescription("KV-cache capacity in tokens per replica.")
-  public Long kvCacheTokens;
+    @JsonPropertyDescription("KV-cache capacity in tokens per replica.")
+    public Long kvCacheTokens;
 
-  @JsonPropertyDescription("Whether the fraction came from the planner (auto) or the user (user).")
-  public String fractionSource;
+    @JsonPropertyDescription("Whether the fraction came from the planner (auto) or the user (user).")
+    public String fractionSource;
 
-  @JsonPropertyDescription("Weights per GPU (weightBytes / tensor).")
-  public Long weightsBytes;
+    @JsonPropertyDescription("Weights per GPU (weightBytes / tensor).")
+    public Long weightsBytes;
 
-  @JsonPropertyDescription("KV cache per GPU.")
-  public Long kvCacheBytes;
+    @JsonPropertyDescription("KV cache per GPU.")
+    public Long kvCacheBytes;
 
-  @JsonPropertyDescription("Activation workspace per GPU (from maxBatchTokens and the geometry).")
-  public Long activationBytes;
+    @JsonPropertyDescription("Activation workspace per GPU (from maxBatchTokens and the geometry).")
+    public Long activationBytes;
 
-  @JsonPropertyDescription("CUDA context and library handles.")
-  public Long cudaContextBytes;
+    @JsonPropertyDescription("CUDA context and library handles.")
+    public Long cudaContextBytes;
 
-  @JsonPropertyDescription("CUDA-graph capture reserve.")
-  public Long cudaGraphBytes;
+    @JsonPropertyDescription("CUDA-graph capture reserve.")
+    public Long cudaGraphBytes;
 
-  @JsonPropertyDescription("NCCL communicator buffers.")
-  public Long ncclBytes;
+    @JsonPropertyDescription("NCCL communicator buffers.")
+    public Long ncclBytes;
 
-  @JsonPropertyDescription("Custom-allreduce IPC buffers, from the kernels' buffer layout (0 when NCCL is used).")
-  public Long allreduceIpcBytes;
+    @JsonPropertyDescription("Custom-allreduce IPC buffers, from the kernels' buffer layout (0 when NCCL is used).")
+    public Long allreduceIpcBytes;
 
-  @JsonPropertyDescription("User reserve (spec.memory.reserveMiB).")
-  public Long reserveBytes;
+    @JsonPropertyDescription("User reserve (spec.memory.reserveMiB).")
+    public Long reserveBytes;
 
-  @JsonPropertyDescription("Bytes left free by the plan; negative when the plan does not fit.")
-  public Long headroomBytes;
+    @JsonPropertyDescription("Bytes left free by the plan; negative when the plan does not fit.")
+    public Long headroomBytes;
 
-  @JsonPropertyDescription("Human-readable warnings about the plan.")
-  public List<String> warnings = new ArrayList<>();
+    @JsonPropertyDescription("Human-readable warnings about the plan.")
+    public List<String> warnings = new ArrayList<>();
 }

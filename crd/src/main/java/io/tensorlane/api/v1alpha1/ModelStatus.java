@@ -8,34 +8,35 @@ import java.util.TreeMap;
 /** What the operator read from the model source (config.json and the safetensors headers) before planning. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ModelStatus {
-  @JsonPropertyDescription("The source that was read, normalized (hf:// with the revision asked for, e.g. @main).")
-  public String source;
+    @JsonPropertyDescription("The source that was read, normalized (hf:// with the revision asked for, e.g. @main).")
+    public String source;
 
-  @JsonPropertyDescription("The exact revision read: the commit sha for hf:// (the download step is pinned to it).")
-  public String revision;
+    @JsonPropertyDescription("The exact revision read: the commit sha for hf:// (the download step is pinned to it).")
+    public String revision;
 
-  @JsonPropertyDescription("Architecture from config.json, e.g. LlamaForCausalLM.")
-  public String architecture;
+    @JsonPropertyDescription("Architecture from config.json, e.g. LlamaForCausalLM.")
+    public String architecture;
 
-  @JsonPropertyDescription("Geometry from config.json; the planner uses it where spec.model.geometry is not set.")
-  public ModelGeometry geometry;
+    @JsonPropertyDescription("Geometry from config.json; the planner uses it where spec.model.geometry is not set.")
+    public ModelGeometry geometry;
 
-  @JsonPropertyDescription("max_position_embeddings from config.json.")
-  public Integer maxPositionEmbeddings;
+    @JsonPropertyDescription("max_position_embeddings from config.json.")
+    public Integer maxPositionEmbeddings;
 
-  @JsonPropertyDescription("Weight dtype from config.json (torch_dtype / dtype), e.g. bfloat16.")
-  public String dtype;
+    @JsonPropertyDescription("Weight dtype from config.json (torch_dtype / dtype), e.g. bfloat16.")
+    public String dtype;
 
-  @JsonPropertyDescription("Bytes of all tensors in the safetensors files; the planner uses it where spec.model.weightBytes "
-      + "is not set.")
-  public Long weightBytes;
+    @JsonPropertyDescription(
+            "Bytes of all tensors in the safetensors files; the planner uses it where spec.model.weightBytes "
+                    + "is not set.")
+    public Long weightBytes;
 
-  @JsonPropertyDescription("Tensor bytes per safetensors dtype (BF16, F8_E4M3, F32, ...).")
-  public Map<String, Long> weightBytesByDtype = new TreeMap<>();
+    @JsonPropertyDescription("Tensor bytes per safetensors dtype (BF16, F8_E4M3, F32, ...).")
+    public Map<String, Long> weightBytesByDtype = new TreeMap<>();
 
-  @JsonPropertyDescription("Number of safetensors files.")
-  public Integer files;
+    @JsonPropertyDescription("Number of safetensors files.")
+    public Integer files;
 
-  @JsonPropertyDescription("When the model was read (RFC 3339).")
-  public String readAt;
+    @JsonPropertyDescription("When the model was read (RFC 3339).")
+    public String readAt;
 }

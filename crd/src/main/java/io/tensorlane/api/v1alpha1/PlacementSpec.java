@@ -12,18 +12,20 @@ import java.util.Map;
 /** Where pods may run. */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public class PlacementSpec {
-  @Default("Any")
-  @JsonPropertyDescription("Required GPU interconnect of the node: Any, NVLink or PCIe. Default Any.")
-  public InterconnectRequirement interconnect = InterconnectRequirement.Any;
+    @Default("Any")
+    @JsonPropertyDescription("Required GPU interconnect of the node: Any, NVLink or PCIe. Default Any.")
+    public InterconnectRequirement interconnect = InterconnectRequirement.Any;
 
-  @JsonPropertyDescription("Extra node labels the node must carry.")
-  public Map<String, String> nodeSelector = new LinkedHashMap<>();
+    @JsonPropertyDescription("Extra node labels the node must carry.")
+    public Map<String, String> nodeSelector = new LinkedHashMap<>();
 
-  @JsonPropertyDescription("Tolerations added to the pods (GPU nodes are often tainted).")
-  public List<Toleration> tolerations = new ArrayList<>();
+    @JsonPropertyDescription("Tolerations added to the pods (GPU nodes are often tainted).")
+    public List<Toleration> tolerations = new ArrayList<>();
 
-  /** Interconnect a deployment may require. */
-  public enum InterconnectRequirement {
-    Any, NVLink, PCIe
-  }
+    /** Interconnect a deployment may require. */
+    public enum InterconnectRequirement {
+        Any,
+        NVLink,
+        PCIe
+    }
 }

@@ -9,19 +9,19 @@ import io.fabric8.generator.annotation.Min;
 /** Request-shape limits. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ServingSpec {
-  @Min(16)
-  @Default("8192")
-  @JsonPropertyDescription("Maximum sequence length (prompt + output) per request. Default 8192.")
-  public Integer maxModelLength = 8192;
+    @Min(16)
+    @Default("8192")
+    @JsonPropertyDescription("Maximum sequence length (prompt + output) per request. Default 8192.")
+    public Integer maxModelLength = 8192;
 
-  @Min(16)
-  @Default("8192")
-  @JsonPropertyDescription("Maximum tokens processed in one forward batch; sizes activations. Default 8192.")
-  public Integer maxBatchTokens = 8192;
+    @Min(16)
+    @Default("8192")
+    @JsonPropertyDescription("Maximum tokens processed in one forward batch; sizes activations. Default 8192.")
+    public Integer maxBatchTokens = 8192;
 
-  @Min(1)
-  @Max(65535)
-  @Default("8000")
-  @JsonPropertyDescription("HTTP port the engine serves on. Default 8000.")
-  public Integer port = 8000;
+    @Min(1)
+    @Max(65535)
+    @Default("8000")
+    @JsonPropertyDescription("HTTP port the engine serves on. Default 8000.")
+    public Integer port = 8000;
 }

@@ -22,54 +22,58 @@ import java.util.List;
  * does.
  */
 final class GeneratedCrds {
-  static final List<Class<? extends CustomResource<?, ?>>> KINDS = List.of(InferenceDeployment.class, GpuTopology.class);
-  static final String HEADER = "# Generated from crd/ by the fabric8 CRD generator. Do not edit: run\n"
-      + "#   mvn -B -pl crd test -Dtensorlane.updateCrds=true\n";
+    static final List<Class<? extends CustomResource<?, ?>>> KINDS =
+            List.of(InferenceDeployment.class, GpuTopology.class);
+    static final String HEADER = "# Generated from crd/ by the fabric8 CRD generator. Do not edit: run\n"
+            + "#   mvn -B -pl crd test -Dtensorlane.updateCrds=true\n";
 
-  private GeneratedCrds() {
-  }
+    private GeneratedCrds() {}
 
-  static String crdName(Class<? extends CustomResource<?, ?>> kind) {
-    return CustomResource.getCRDName(kind);
-  }
-
-  /** The generated CRD, printer columns in declaration order. */
-  static CustomResourceDefinition generated(Class<? extends CustomResource<?, ?>> kind) {
-    String resource = "/META-INF/fabric8/" + crdName(kind) + "-v1.yml";
-    try (InputStream in = GeneratedCrds.class.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException(resource + " is missing: the crd-generator-maven-plugin did not run");
-      }
-      CustomResourceDefinition crd = Serialization.unmarshal(in, CustomResourceDefinition.class);
-      List<String> order = Arrays.stream(kind.getAnnotationsByType(AdditionalPrinterColumn.class))
-          .map(AdditionalPrinterColumn::name).toList();
-      for (CustomResourceDefinitionVersion v : crd.getSpec().getVersions()) {
-        List<CustomResourceColumnDefinition> cols = new ArrayList<>(v.getAdditionalPrinterColumns());
-        cols.sort((a, b) -> Integer.compare(order.indexOf(a.getName()), order.indexOf(b.getName())));
-        // The apiserver drops a zero priority; keeping it would make every re-apply (kubectl, Argo CD, Flux) a change.
-        cols.stream().filter(c -> c.getPriority() != null && c.getPriority() == 0).forEach(c -> c.setPriority(null));
-        v.setAdditionalPrinterColumns(cols);
-      }
-      return crd;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    static String crdName(Class<? extends CustomResource<?, ?>> kind) {
+        return CustomResource.getCRDName(kind);
     }
-  }
 
-  static String yaml(CustomResourceDefinition crd) {
-    return HEADER + Serialization.asYaml(crd);
-  }
-
-  static Path repoRoot() {
-    String root = System.getProperty("tensorlane.repo.root");
-    Path p = root != null ? Path.of(root) : Path.of("..");
-    if (!Files.isDirectory(p.resolve("manifests"))) {
-      throw new IllegalStateException("cannot find the repository root (manifests/) from " + p.toAbsolutePath());
+    /** The generated CRD, printer columns in declaration order. */
+    static CustomResourceDefinition generated(Class<? extends CustomResource<?, ?>> kind) {
+        String resource = "/META-INF/fabric8/" + crdName(kind) + "-v1.yml";
+        try (InputStream in = GeneratedCrds.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is missing: the crd-generator-maven-plugin did not run");
+            }
+            CustomResourceDefinition crd = Serialization.unmarshal(in, CustomResourceDefinition.class);
+            List<String> order = Arrays.stream(kind.getAnnotationsByType(AdditionalPrinterColumn.class))
+                    .map(AdditionalPrinterColumn::name)
+                    .toList();
+            for (CustomResourceDefinitionVersion v : crd.getSpec().getVersions()) {
+                List<CustomResourceColumnDefinition> cols = new ArrayList<>(v.getAdditionalPrinterColumns());
+                cols.sort((a, b) -> Integer.compare(order.indexOf(a.getName()), order.indexOf(b.getName())));
+                // The apiserver drops a zero priority; keeping it would make every re-apply (kubectl, Argo CD, Flux) a
+                // change.
+                cols.stream()
+                        .filter(c -> c.getPriority() != null && c.getPriority() == 0)
+                        .forEach(c -> c.setPriority(null));
+                v.setAdditionalPrinterColumns(cols);
+            }
+            return crd;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
-    return p.normalize();
-  }
 
-  static Path committed(Class<? extends CustomResource<?, ?>> kind) {
-    return repoRoot().resolve("manifests/crds/" + crdName(kind) + ".yaml");
-  }
+    static String yaml(CustomResourceDefinition crd) {
+        return HEADER + Serialization.asYaml(crd);
+    }
+
+    static Path repoRoot() {
+        String root = System.getProperty("tensorlane.repo.root");
+        Path p = root != null ? Path.of(root) : Path.of("..");
+        if (!Files.isDirectory(p.resolve("manifests"))) {
+            throw new IllegalStateException("cannot find the repository root (manifests/) from " + p.toAbsolutePath());
+        }
+        return p.normalize();
+    }
+
+    static Path committed(Class<? extends CustomResource<?, ?>> kind) {
+        return repoRoot().resolve("manifests/crds/" + crdName(kind) + ".yaml");
+    }
 }

@@ -11,24 +11,33 @@ import org.junit.jupiter.api.Test;
 
 /** crd/README.md's field table names every leaf field of InferenceDeployment.spec, so it cannot drift silently. */
 class ReadmeFieldTableTest {
-  @Test
-  void readmeListsEverySpecField() throws IOException {
-    JSONSchemaProps spec = GeneratedCrds.generated(InferenceDeployment.class).getSpec().getVersions().get(0).getSchema()
-        .getOpenAPIV3Schema().getProperties().get("spec");
-    List<String> leaves = new ArrayList<>();
-    collect("spec", spec, leaves);
-    assertThat(leaves).hasSizeGreaterThan(30);
-    String readme = Files.readString(GeneratedCrds.repoRoot().resolve("crd").resolve("README.md"));
-    List<String> missing = leaves.stream().filter(p -> !readme.contains("`" + p + "`")).toList();
-    assertThat(missing).as("spec fields missing from crd/README.md's field table").isEmpty();
-  }
-
-  private static void collect(String path, JSONSchemaProps s, List<String> out) {
-    boolean embedded = path.endsWith(".env") || path.endsWith(".tolerations");
-    if (s.getProperties() != null && !s.getProperties().isEmpty() && !embedded) {
-      s.getProperties().forEach((k, v) -> collect(path + "." + k, v, out));
-    } else {
-      out.add(path);
+    @Test
+    void readmeListsEverySpecField() throws IOException {
+        JSONSchemaProps spec = GeneratedCrds.generated(InferenceDeployment.class)
+                .getSpec()
+                .getVersions()
+                .get(0)
+                .getSchema()
+                .getOpenAPIV3Schema()
+                .getProperties()
+                .get("spec");
+        List<String> leaves = new ArrayList<>();
+        collect("spec", spec, leaves);
+        assertThat(leaves).hasSizeGreaterThan(30);
+        String readme = Files.readString(GeneratedCrds.repoRoot().resolve("crd").resolve("README.md"));
+        List<String> missing =
+                leaves.stream().filter(p -> !readme.contains("`" + p + "`")).toList();
+        assertThat(missing)
+                .as("spec fields missing from crd/README.md's field table")
+                .isEmpty();
     }
-  }
+
+    private static void collect(String path, JSONSchemaProps s, List<String> out) {
+        boolean embedded = path.endsWith(".env") || path.endsWith(".tolerations");
+        if (s.getProperties() != null && !s.getProperties().isEmpty() && !embedded) {
+            s.getProperties().forEach((k, v) -> collect(path + "." + k, v, out));
+        } else {
+            out.add(path);
+        }
+    }
 }

@@ -53,101 +53,125 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * </ul>
  */
 public final class LocalClusterExtension implements BeforeAllCallback, AfterAllCallback, ParameterResolver {
-  private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(LocalClusterExtension.class);
+    private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(LocalClusterExtension.class);
 
-  /** The JVM's shared cluster, for code outside JUnit parameter resolution. */
-  public static SharedCluster shared() {
-    return SharedCluster.get();
-  }
-
-  @Override
-  public void beforeAll(ExtensionContext context) {
-    SharedCluster shared = context.getRoot().getStore(NS)
-        .getOrComputeIfAbsent(SharedCluster.class, k -> new RootHandle(SharedCluster.get()), RootHandle.class).cluster;
-    KubernetesClient client = shared.client();
-    String name = namespaceFor(context.getRequiredTestClass());
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name)
-        .addToLabels("tensorlane.io/test-class", context.getRequiredTestClass().getSimpleName().replaceAll("[^A-Za-z0-9_.-]", "-"))
-        .endMetadata().build()).create();
-    // 1.20's ServiceAccount admission rejects pods until the namespace's default account has its token
-    client.serviceAccounts().inNamespace(name).withName("default").waitUntilCondition(
-        sa -> sa != null && sa.getSecrets() != null && !sa.getSecrets().isEmpty(), 60, TimeUnit.SECONDS);
-    var sim = shared.simulatorIfStarted();
-    ExtensionContext.Store store = context.getStore(NS);
-    store.put(TestNamespace.class, new TestNamespace(name));
-    store.put("nodesBefore", sim == null ? Set.of() : new HashSet<>(sim.nodes()));
-  }
-
-  @Override
-  public void afterAll(ExtensionContext context) {
-    SharedCluster shared = SharedCluster.get();
-    TestNamespace ns = context.getStore(NS).get(TestNamespace.class, TestNamespace.class);
-    var sim = shared.simulatorIfStarted();
-    if (sim != null) {
-      sim.clearRules();
-      @SuppressWarnings("unchecked")
-      Set<String> before = context.getStore(NS).getOrDefault("nodesBefore", Set.class, Set.of());
-      sim.nodes().stream().filter(n -> !before.contains(n)).forEach(sim::removeNode);
-    }
-    if (ns != null) {
-      shared.client().namespaces().withName(ns.name()).delete();
-    }
-  }
-
-  @Override
-  public boolean supportsParameter(ParameterContext pc, ExtensionContext ec) {
-    Class<?> t = pc.getParameter().getType();
-    return t == KubernetesClient.class || t == TestNamespace.class || t == GpuNodeSimulator.class
-        || t == LocalCluster.class || t == SharedCluster.class;
-  }
-
-  @Override
-  public Object resolveParameter(ParameterContext pc, ExtensionContext ec) {
-    Class<?> t = pc.getParameter().getType();
-    SharedCluster shared = SharedCluster.get();
-    if (t == KubernetesClient.class) {
-      return shared.client();
-    }
-    if (t == LocalCluster.class) {
-      return shared.cluster();
-    }
-    if (t == SharedCluster.class) {
-      return shared;
-    }
-    if (t == GpuNodeSimulator.class) {
-      return shared.simulator();
-    }
-    for (ExtensionContext c = ec; c != null; c = c.getParent().orElse(null)) {
-      TestNamespace ns = c.getStore(NS).get(TestNamespace.class, TestNamespace.class);
-      if (ns != null) {
-        return ns;
-      }
-    }
-    throw new ParameterResolutionException("no TestNamespace: register LocalClusterExtension on the test class "
-        + "(@ExtendWith on the class, not on a method)");
-  }
-
-  static String namespaceFor(Class<?> testClass) {
-    String base = testClass.getSimpleName().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT)
-        .replaceAll("[^a-z0-9-]+", "-").replaceAll("^-+|-+$", "");
-    if (base.length() > 40) {
-      base = base.substring(0, 40).replaceAll("-+$", "");
-    }
-    return (base.isEmpty() ? "test" : base) + "-" + Integer.toString(ThreadLocalRandom.current().nextInt(36 * 36 * 36, 36 * 36 * 36 * 36), 36);
-  }
-
-  /** Closes the shared cluster when the whole test run ends (JUnit closes root-store values then). */
-  @SuppressWarnings("deprecation")
-  static final class RootHandle implements ExtensionContext.Store.CloseableResource, AutoCloseable {
-    final SharedCluster cluster;
-
-    RootHandle(SharedCluster cluster) {
-      this.cluster = cluster;
+    /** The JVM's shared cluster, for code outside JUnit parameter resolution. */
+    public static SharedCluster shared() {
+        return SharedCluster.get();
     }
 
     @Override
-    public void close() {
-      cluster.close();
+    public void beforeAll(ExtensionContext context) {
+        SharedCluster shared = context.getRoot()
+                .getStore(NS)
+                .getOrComputeIfAbsent(SharedCluster.class, k -> new RootHandle(SharedCluster.get()), RootHandle.class)
+                .cluster;
+        KubernetesClient client = shared.client();
+        String name = namespaceFor(context.getRequiredTestClass());
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(name)
+                        .addToLabels(
+                                "tensorlane.io/test-class",
+                                context.getRequiredTestClass().getSimpleName().replaceAll("[^A-Za-z0-9_.-]", "-"))
+                        .endMetadata()
+                        .build())
+                .create();
+        // 1.20's ServiceAccount admission rejects pods until the namespace's default account has its token
+        client.serviceAccounts()
+                .inNamespace(name)
+                .withName("default")
+                .waitUntilCondition(
+                        sa -> sa != null
+                                && sa.getSecrets() != null
+                                && !sa.getSecrets().isEmpty(),
+                        60,
+                        TimeUnit.SECONDS);
+        var sim = shared.simulatorIfStarted();
+        ExtensionContext.Store store = context.getStore(NS);
+        store.put(TestNamespace.class, new TestNamespace(name));
+        store.put("nodesBefore", sim == null ? Set.of() : new HashSet<>(sim.nodes()));
     }
-  }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        SharedCluster shared = SharedCluster.get();
+        TestNamespace ns = context.getStore(NS).get(TestNamespace.class, TestNamespace.class);
+        var sim = shared.simulatorIfStarted();
+        if (sim != null) {
+            sim.clearRules();
+            @SuppressWarnings("unchecked")
+            Set<String> before = context.getStore(NS).getOrDefault("nodesBefore", Set.class, Set.of());
+            sim.nodes().stream().filter(n -> !before.contains(n)).forEach(sim::removeNode);
+        }
+        if (ns != null) {
+            shared.client().namespaces().withName(ns.name()).delete();
+        }
+    }
+
+    @Override
+    public boolean supportsParameter(ParameterContext pc, ExtensionContext ec) {
+        Class<?> t = pc.getParameter().getType();
+        return t == KubernetesClient.class
+                || t == TestNamespace.class
+                || t == GpuNodeSimulator.class
+                || t == LocalCluster.class
+                || t == SharedCluster.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext pc, ExtensionContext ec) {
+        Class<?> t = pc.getParameter().getType();
+        SharedCluster shared = SharedCluster.get();
+        if (t == KubernetesClient.class) {
+            return shared.client();
+        }
+        if (t == LocalCluster.class) {
+            return shared.cluster();
+        }
+        if (t == SharedCluster.class) {
+            return shared;
+        }
+        if (t == GpuNodeSimulator.class) {
+            return shared.simulator();
+        }
+        for (ExtensionContext c = ec; c != null; c = c.getParent().orElse(null)) {
+            TestNamespace ns = c.getStore(NS).get(TestNamespace.class, TestNamespace.class);
+            if (ns != null) {
+                return ns;
+            }
+        }
+        throw new ParameterResolutionException("no TestNamespace: register LocalClusterExtension on the test class "
+                + "(@ExtendWith on the class, not on a method)");
+    }
+
+    static String namespaceFor(Class<?> testClass) {
+        String base = testClass
+                .getSimpleName()
+                .replaceAll("([a-z0-9])([A-Z])", "$1-$2")
+                .toLowerCase(Locale.ROOT)
+                .replaceAll("[^a-z0-9-]+", "-")
+                .replaceAll("^-+|-+$", "");
+        if (base.length() > 40) {
+            base = base.substring(0, 40).replaceAll("-+$", "");
+        }
+        return (base.isEmpty() ? "test" : base) + "-"
+                + Integer.toString(ThreadLocalRandom.current().nextInt(36 * 36 * 36, 36 * 36 * 36 * 36), 36);
+    }
+
+    /** Closes the shared cluster when the whole test run ends (JUnit closes root-store values then). */
+    @SuppressWarnings("deprecation")
+    static final class RootHandle implements ExtensionContext.Store.CloseableResource, AutoCloseable {
+        final SharedCluster cluster;
+
+        RootHandle(SharedCluster cluster) {
+            this.cluster = cluster;
+        }
+
+        @Override
+        public void close() {
+            cluster.close();
+        }
+    }
 }

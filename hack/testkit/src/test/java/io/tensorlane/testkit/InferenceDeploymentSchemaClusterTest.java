@@ -21,103 +21,166 @@ import org.junit.jupiter.params.provider.MethodSource;
 @WithLocalCluster
 class InferenceDeploymentSchemaClusterTest {
 
-  static InferenceDeployment valid(String name) {
-    var d = new InferenceDeployment();
-    d.getMetadata().setName(name);
-    var spec = new InferenceDeploymentSpec();
-    spec.model = new ModelSpec();
-    spec.model.name = "meta-llama/Llama-3.1-8B-Instruct";
-    spec.model.weightBytes = 16_060_000_000L;
-    spec.model.geometry = new ModelGeometry();
-    spec.model.geometry.layers = 32;
-    spec.model.geometry.hiddenSize = 4096;
-    spec.model.geometry.attentionHeads = 32;
-    spec.model.geometry.kvHeads = 8;
-    spec.parallelism = new ParallelismSpec();
-    spec.parallelism.tensor = 2;
-    d.setSpec(spec);
-    return d;
-  }
-
-  static Stream<Arguments> invalid() {
-    return Stream.of(
-        Arguments.of("tensor-zero", (Consumer<InferenceDeploymentSpec>) s -> s.parallelism.tensor = 0,
-            "spec.parallelism.tensor in body should be greater than or equal to 1"),
-        Arguments.of("tensor-sixteen", (Consumer<InferenceDeploymentSpec>) s -> s.parallelism.tensor = 16,
-            "spec.parallelism.tensor in body should be less than or equal to 8"),
-        Arguments.of("fraction-too-big", (Consumer<InferenceDeploymentSpec>) s -> s.memory.fraction = "1.5",
-            "spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'"),
-        // geometry is optional (read from the model), but a geometry that is given is complete
-        Arguments.of("geometry-without-layers", (Consumer<InferenceDeploymentSpec>) s -> s.model.geometry.layers = null,
-            "spec.model.geometry.layers: Required value"),
-        Arguments.of("unknown-source-scheme", (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "s3://bucket/m",
-            "spec.model.source in body should match"),
-        Arguments.of("hf-source-with-three-parts", (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "hf://a/b/c",
-            "spec.model.source in body should match"));
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("invalid")
-  void rejectsInvalidSpecWithSchemaMessage(String name, Consumer<InferenceDeploymentSpec> breakIt, String message,
-      KubernetesClient client, TestNamespace ns) {
-    InferenceDeployment d = valid(name);
-    breakIt.accept(d.getSpec());
-    assertThatThrownBy(() -> client.resources(InferenceDeployment.class).inNamespace(ns.name()).resource(d).create())
-        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
-          assertThat(e.getCode()).isEqualTo(422);
-          assertThat(e.getMessage()).contains(message);
-        });
-    assertThat(client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName(name).get()).isNull();
-  }
-
-  /** What a user sees: the machine's kubectl (1.32 client) against the 1.20 server. */
-  @Test
-  void kubectlApplyOfAnInvalidSpecFailsWithTheSchemaMessage(LocalCluster cluster, TestNamespace ns) throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/kubectl")),
-        "no /usr/bin/kubectl");
-    InferenceDeployment d = valid("via-kubectl");
-    d.getSpec().memory.fraction = "1.5";
-    Process p = new ProcessBuilder("/usr/bin/kubectl", "--kubeconfig", cluster.kubeconfig().toString(),
-        "-n", ns.name(), "apply", "-f", "-").redirectErrorStream(true).start();
-    try (var in = p.getOutputStream()) {
-      in.write(io.fabric8.kubernetes.client.utils.Serialization.asYaml(d).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    static InferenceDeployment valid(String name) {
+        var d = new InferenceDeployment();
+        d.getMetadata().setName(name);
+        var spec = new InferenceDeploymentSpec();
+        spec.model = new ModelSpec();
+        spec.model.name = "meta-llama/Llama-3.1-8B-Instruct";
+        spec.model.weightBytes = 16_060_000_000L;
+        spec.model.geometry = new ModelGeometry();
+        spec.model.geometry.layers = 32;
+        spec.model.geometry.hiddenSize = 4096;
+        spec.model.geometry.attentionHeads = 32;
+        spec.model.geometry.kvHeads = 8;
+        spec.parallelism = new ParallelismSpec();
+        spec.parallelism.tensor = 2;
+        d.setSpec(spec);
+        return d;
     }
-    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    assertThat(p.waitFor()).as(out).isNotZero();
-    assertThat(out).contains("spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'");
-  }
 
-  @Test
-  void acceptsValidSpecAndAppliesDefaults(KubernetesClient client, TestNamespace ns) {
-    var created = client.resources(InferenceDeployment.class).inNamespace(ns.name()).resource(valid("ok")).create();
-    assertThat(created.getMetadata().getUid()).isNotBlank();
-    var read = client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName("ok").get();
-    assertThat(read.getSpec().parallelism.tensor).isEqualTo(2);
-    assertThat(read.getSpec().memory.fraction).isEqualTo("auto");
-  }
-  /** A minimal manifest (no engine, memory, rollout… objects): the apiserver fills the whole documented defaults in. */
-  @Test
-  @SuppressWarnings("unchecked")
-  void minimalManifestGetsEveryDefaultFromTheApiserver(KubernetesClient client, TestNamespace ns) {
-    var api = client.genericKubernetesResources(InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION,
-        "InferenceDeployment").inNamespace(ns.name());
-    var minimal = new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
-        .withApiVersion(InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION).withKind("InferenceDeployment")
-        .withNewMetadata().withName("minimal").endMetadata()
-        .addToAdditionalProperties("spec", java.util.Map.of(
-            "model", java.util.Map.of("name", "m", "weightBytes", 1000,
-                "geometry", java.util.Map.of("layers", 2, "hiddenSize", 64, "attentionHeads", 4, "kvHeads", 4)),
-            "parallelism", java.util.Map.of("tensor", 2)))
-        .build();
-    api.resource(minimal).create();
-    var spec = (java.util.Map<String, Object>) api.withName("minimal").get().getAdditionalProperties().get("spec");
+    static Stream<Arguments> invalid() {
+        return Stream.of(
+                Arguments.of(
+                        "tensor-zero",
+                        (Consumer<InferenceDeploymentSpec>) s -> s.parallelism.tensor = 0,
+                        "spec.parallelism.tensor in body should be greater than or equal to 1"),
+                Arguments.of(
+                        "tensor-sixteen",
+                        (Consumer<InferenceDeploymentSpec>) s -> s.parallelism.tensor = 16,
+                        "spec.parallelism.tensor in body should be less than or equal to 8"),
+                Arguments.of(
+                        "fraction-too-big",
+                        (Consumer<InferenceDeploymentSpec>) s -> s.memory.fraction = "1.5",
+                        "spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'"),
+                // geometry is optional (read from the model), but a geometry that is given is complete
+                Arguments.of(
+                        "geometry-without-layers",
+                        (Consumer<InferenceDeploymentSpec>) s -> s.model.geometry.layers = null,
+                        "spec.model.geometry.layers: Required value"),
+                Arguments.of(
+                        "unknown-source-scheme",
+                        (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "s3://bucket/m",
+                        "spec.model.source in body should match"),
+                Arguments.of(
+                        "hf-source-with-three-parts",
+                        (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "hf://a/b/c",
+                        "spec.model.source in body should match"));
+    }
 
-    assertThat((java.util.Map<String, Object>) spec.get("engine")).containsEntry("type", "Tensorlane");
-    assertThat((java.util.Map<String, Object>) spec.get("memory")).containsEntry("fraction", "auto")
-        .containsEntry("reserveMiB", 512);
-    assertThat((java.util.Map<String, Object>) spec.get("allreduce")).containsEntry("mode", "Auto");
-    assertThat((java.util.Map<String, Object>) ((java.util.Map<String, Object>) spec.get("rollout")).get("autoRollback"))
-        .containsEntry("enabled", true).containsEntry("maxAttempts", 3);
-    assertThat(spec).containsEntry("replicas", 1);
-  }
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("invalid")
+    void rejectsInvalidSpecWithSchemaMessage(
+            String name,
+            Consumer<InferenceDeploymentSpec> breakIt,
+            String message,
+            KubernetesClient client,
+            TestNamespace ns) {
+        InferenceDeployment d = valid(name);
+        breakIt.accept(d.getSpec());
+        assertThatThrownBy(() -> client.resources(InferenceDeployment.class)
+                        .inNamespace(ns.name())
+                        .resource(d)
+                        .create())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(422);
+                    assertThat(e.getMessage()).contains(message);
+                });
+        assertThat(client.resources(InferenceDeployment.class)
+                        .inNamespace(ns.name())
+                        .withName(name)
+                        .get())
+                .isNull();
+    }
+
+    /** What a user sees: the machine's kubectl (1.32 client) against the 1.20 server. */
+    @Test
+    void kubectlApplyOfAnInvalidSpecFailsWithTheSchemaMessage(LocalCluster cluster, TestNamespace ns) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/kubectl")), "no /usr/bin/kubectl");
+        InferenceDeployment d = valid("via-kubectl");
+        d.getSpec().memory.fraction = "1.5";
+        Process p = new ProcessBuilder(
+                        "/usr/bin/kubectl",
+                        "--kubeconfig",
+                        cluster.kubeconfig().toString(),
+                        "-n",
+                        ns.name(),
+                        "apply",
+                        "-f",
+                        "-")
+                .redirectErrorStream(true)
+                .start();
+        try (var in = p.getOutputStream()) {
+            in.write(io.fabric8.kubernetes.client.utils.Serialization.asYaml(d)
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isNotZero();
+        assertThat(out).contains("spec.memory.fraction in body should match '^(auto|0\\.[0-9]{1,4})$'");
+    }
+
+    @Test
+    void acceptsValidSpecAndAppliesDefaults(KubernetesClient client, TestNamespace ns) {
+        var created = client.resources(InferenceDeployment.class)
+                .inNamespace(ns.name())
+                .resource(valid("ok"))
+                .create();
+        assertThat(created.getMetadata().getUid()).isNotBlank();
+        var read = client.resources(InferenceDeployment.class)
+                .inNamespace(ns.name())
+                .withName("ok")
+                .get();
+        assertThat(read.getSpec().parallelism.tensor).isEqualTo(2);
+        assertThat(read.getSpec().memory.fraction).isEqualTo("auto");
+    }
+    /** A minimal manifest (no engine, memory, rollout… objects): the apiserver fills the whole documented defaults in. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void minimalManifestGetsEveryDefaultFromTheApiserver(KubernetesClient client, TestNamespace ns) {
+        var api = client.genericKubernetesResources(
+                        InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION, "InferenceDeployment")
+                .inNamespace(ns.name());
+        var minimal = new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+                .withApiVersion(InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION)
+                .withKind("InferenceDeployment")
+                .withNewMetadata()
+                .withName("minimal")
+                .endMetadata()
+                .addToAdditionalProperties(
+                        "spec",
+                        java.util.Map.of(
+                                "model",
+                                        java.util.Map.of(
+                                                "name",
+                                                "m",
+                                                "weightBytes",
+                                                1000,
+                                                "geometry",
+                                                java.util.Map.of(
+                                                        "layers",
+                                                        2,
+                                                        "hiddenSize",
+                                                        64,
+                                                        "attentionHeads",
+                                                        4,
+                                                        "kvHeads",
+                                                        4)),
+                                "parallelism", java.util.Map.of("tensor", 2)))
+                .build();
+        api.resource(minimal).create();
+        var spec = (java.util.Map<String, Object>)
+                api.withName("minimal").get().getAdditionalProperties().get("spec");
+
+        assertThat((java.util.Map<String, Object>) spec.get("engine")).containsEntry("type", "Tensorlane");
+        assertThat((java.util.Map<String, Object>) spec.get("memory"))
+                .containsEntry("fraction", "auto")
+                .containsEntry("reserveMiB", 512);
+        assertThat((java.util.Map<String, Object>) spec.get("allreduce")).containsEntry("mode", "Auto");
+        assertThat((java.util.Map<String, Object>)
+                        ((java.util.Map<String, Object>) spec.get("rollout")).get("autoRollback"))
+                .containsEntry("enabled", true)
+                .containsEntry("maxAttempts", 3);
+        assertThat(spec).containsEntry("replicas", 1);
+    }
 }

@@ -12,39 +12,39 @@ import java.util.List;
  * the meaning of the memory fraction.
  */
 abstract class PythonServerProfile implements EngineProfile {
-  @Override
-  public final String readyPath() {
-    return "/health";
-  }
+    @Override
+    public final String readyPath() {
+        return "/health";
+    }
 
-  @Override
-  public final String livePath() {
-    return "/health";
-  }
+    @Override
+    public final String livePath() {
+        return "/health";
+    }
 
-  @Override
-  public final List<String> oomLogMarkers() {
-    return PYTORCH_OOM_MARKERS;
-  }
+    @Override
+    public final List<String> oomLogMarkers() {
+        return PYTORCH_OOM_MARKERS;
+    }
 
-  @Override
-  public final boolean preflight() {
-    return false;
-  }
+    @Override
+    public final boolean preflight() {
+        return false;
+    }
 
-  /** None: the spec names the image (see {@link #validate}). */
-  @Override
-  public final String defaultImage(String runtimeImage) {
-    return null;
-  }
+    /** None: the spec names the image (see {@link #validate}). */
+    @Override
+    public final String defaultImage(String runtimeImage) {
+        return null;
+    }
 
-  @Override
-  public final String validate(InferenceDeploymentSpec spec) {
-    return EngineProfile.requireImage(spec);
-  }
+    @Override
+    public final String validate(InferenceDeploymentSpec spec) {
+        return EngineProfile.requireImage(spec);
+    }
 
-  @Override
-  public final List<Action> remediations() {
-    return List.of(Action.LowerMemoryFraction, Action.FallBackToNccl);
-  }
+    @Override
+    public final List<Action> remediations() {
+        return List.of(Action.LowerMemoryFraction, Action.FallBackToNccl);
+    }
 }

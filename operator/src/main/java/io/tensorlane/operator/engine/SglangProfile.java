@@ -16,28 +16,40 @@ import java.util.List;
  * an image is required.
  */
 public final class SglangProfile extends PythonServerProfile {
-  @Override
-  public EngineType type() {
-    return EngineType.SGLang;
-  }
-
-  @Override
-  public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
-    int tp = spec.parallelism.tensor;
-    List<String> args = new ArrayList<>(List.of("--model-path", model.dir(), "--served-model-name", spec.model.name,
-        "--host", "0.0.0.0", "--port", Integer.toString(spec.serving.port), "--tp", Integer.toString(tp),
-        "--mem-fraction-static", Units.fraction(memoryFraction(plan.memory())),
-        "--context-length", Integer.toString(spec.serving.maxModelLength),
-        "--chunked-prefill-size", Integer.toString(spec.serving.maxBatchTokens)));
-    if (tp > 1 && !plan.allreduce().custom()) {
-      args.add("--disable-custom-all-reduce");
+    @Override
+    public EngineType type() {
+        return EngineType.SGLang;
     }
-    return new Launch(List.of("python3", "-m", "sglang.launch_server"), args, List.of(env("HOME", "/tmp")));
-  }
 
-  /** {@code mem_fraction_static}: weights + KV cache over total memory. */
-  @Override
-  public double memoryFraction(MemoryPlan plan) {
-    return plan.staticFraction();
-  }
+    @Override
+    public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
+        int tp = spec.parallelism.tensor;
+        List<String> args = new ArrayList<>(List.of(
+                "--model-path",
+                model.dir(),
+                "--served-model-name",
+                spec.model.name,
+                "--host",
+                "0.0.0.0",
+                "--port",
+                Integer.toString(spec.serving.port),
+                "--tp",
+                Integer.toString(tp),
+                "--mem-fraction-static",
+                Units.fraction(memoryFraction(plan.memory())),
+                "--context-length",
+                Integer.toString(spec.serving.maxModelLength),
+                "--chunked-prefill-size",
+                Integer.toString(spec.serving.maxBatchTokens)));
+        if (tp > 1 && !plan.allreduce().custom()) {
+            args.add("--disable-custom-all-reduce");
+        }
+        return new Launch(List.of("python3", "-m", "sglang.launch_server"), args, List.of(env("HOME", "/tmp")));
+    }
+
+    /** {@code mem_fraction_static}: weights + KV cache over total memory. */
+    @Override
+    public double memoryFraction(MemoryPlan plan) {
+        return plan.staticFraction();
+    }
 }

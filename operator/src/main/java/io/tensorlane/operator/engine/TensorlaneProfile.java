@@ -22,78 +22,80 @@ import java.util.List;
  * measured by the preflight; image defaults to the operator's runtime image.
  */
 public final class TensorlaneProfile implements EngineProfile {
-  @Override
-  public EngineType type() {
-    return EngineType.Tensorlane;
-  }
-
-  @Override
-  public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
-    int tp = spec.parallelism.tensor;
-    MemoryPlan mem = plan.memory();
-    AllreduceChoice ar = plan.allreduce();
-    List<EnvVar> env = new ArrayList<>();
-    env.add(env(EngineEnv.MODEL, spec.model.name));
-    env.add(env(EngineEnv.MODEL_SOURCE, model.source()));
-    env.add(env(EngineEnv.MODEL_DIR, model.dir()));
-    env.add(env(EngineEnv.DTYPE, spec.model.dtype.name()));
-    env.add(env(EngineEnv.PORT, Integer.toString(spec.serving.port)));
-    env.add(env(EngineEnv.WORLD_SIZE, Integer.toString(tp)));
-    env.add(env(EngineEnv.ALLREDUCE, ar.mode().name()));
-    if (ar.custom()) {
-      env.add(env(EngineEnv.ALGORITHM_TABLE, Serialization.asJson(
-          AllreduceTables.toKernelTable(tp, ar.measured() ? "preflight" : "planner", ar.table()))));
-      env.add(env(EngineEnv.MAX_MESSAGE_BYTES, Long.toString(ar.maxMessageBytes())));
+    @Override
+    public EngineType type() {
+        return EngineType.Tensorlane;
     }
-    env.add(env(EngineEnv.MEMORY_FRACTION, Units.fraction(memoryFraction(mem))));
-    env.add(env(EngineEnv.KV_CACHE_TOKENS, Long.toString(mem.kvCacheTokens())));
-    env.add(env(EngineEnv.MAX_MODEL_LENGTH, Integer.toString(spec.serving.maxModelLength)));
-    env.add(env(EngineEnv.MAX_BATCH_TOKENS, Integer.toString(spec.serving.maxBatchTokens)));
-    return new Launch(null, List.of("serve"), env);
-  }
 
-  /** {@link EngineEnv#MEMORY_FRACTION} is the static pool: weights + KV cache over total memory. */
-  @Override
-  public double memoryFraction(MemoryPlan plan) {
-    return plan.staticFraction();
-  }
+    @Override
+    public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
+        int tp = spec.parallelism.tensor;
+        MemoryPlan mem = plan.memory();
+        AllreduceChoice ar = plan.allreduce();
+        List<EnvVar> env = new ArrayList<>();
+        env.add(env(EngineEnv.MODEL, spec.model.name));
+        env.add(env(EngineEnv.MODEL_SOURCE, model.source()));
+        env.add(env(EngineEnv.MODEL_DIR, model.dir()));
+        env.add(env(EngineEnv.DTYPE, spec.model.dtype.name()));
+        env.add(env(EngineEnv.PORT, Integer.toString(spec.serving.port)));
+        env.add(env(EngineEnv.WORLD_SIZE, Integer.toString(tp)));
+        env.add(env(EngineEnv.ALLREDUCE, ar.mode().name()));
+        if (ar.custom()) {
+            env.add(env(
+                    EngineEnv.ALGORITHM_TABLE,
+                    Serialization.asJson(
+                            AllreduceTables.toKernelTable(tp, ar.measured() ? "preflight" : "planner", ar.table()))));
+            env.add(env(EngineEnv.MAX_MESSAGE_BYTES, Long.toString(ar.maxMessageBytes())));
+        }
+        env.add(env(EngineEnv.MEMORY_FRACTION, Units.fraction(memoryFraction(mem))));
+        env.add(env(EngineEnv.KV_CACHE_TOKENS, Long.toString(mem.kvCacheTokens())));
+        env.add(env(EngineEnv.MAX_MODEL_LENGTH, Integer.toString(spec.serving.maxModelLength)));
+        env.add(env(EngineEnv.MAX_BATCH_TOKENS, Integer.toString(spec.serving.maxBatchTokens)));
+        return new Launch(null, List.of("serve"), env);
+    }
 
-  @Override
-  public String readyPath() {
-    return "/health/ready";
-  }
+    /** {@link EngineEnv#MEMORY_FRACTION} is the static pool: weights + KV cache over total memory. */
+    @Override
+    public double memoryFraction(MemoryPlan plan) {
+        return plan.staticFraction();
+    }
 
-  @Override
-  public String livePath() {
-    return "/health/live";
-  }
+    @Override
+    public String readyPath() {
+        return "/health/ready";
+    }
 
-  /** None: every CUDA OOM the runtime meets ends in its JSON termination message. */
-  @Override
-  public List<String> oomLogMarkers() {
-    return List.of();
-  }
+    @Override
+    public String livePath() {
+        return "/health/live";
+    }
 
-  @Override
-  public boolean preflight() {
-    return true;
-  }
+    /** None: every CUDA OOM the runtime meets ends in its JSON termination message. */
+    @Override
+    public List<String> oomLogMarkers() {
+        return List.of();
+    }
 
-  /** The operator's runtime image ({@code tensorlane.runtime-image}): this engine is the runtime. */
-  @Override
-  public String defaultImage(String runtimeImage) {
-    return runtimeImage;
-  }
+    @Override
+    public boolean preflight() {
+        return true;
+    }
 
-  /** Nothing beyond the general checks: the image defaults to the runtime's. */
-  @Override
-  public String validate(InferenceDeploymentSpec spec) {
-    return null;
-  }
+    /** The operator's runtime image ({@code tensorlane.runtime-image}): this engine is the runtime. */
+    @Override
+    public String defaultImage(String runtimeImage) {
+        return runtimeImage;
+    }
 
-  /** All of them: the fraction, the buffer size and the allreduce mode are each in the rendered environment. */
-  @Override
-  public List<Action> remediations() {
-    return Action.remediations();
-  }
+    /** Nothing beyond the general checks: the image defaults to the runtime's. */
+    @Override
+    public String validate(InferenceDeploymentSpec spec) {
+        return null;
+    }
+
+    /** All of them: the fraction, the buffer size and the allreduce mode are each in the rendered environment. */
+    @Override
+    public List<Action> remediations() {
+        return Action.remediations();
+    }
 }

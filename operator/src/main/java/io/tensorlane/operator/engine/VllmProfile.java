@@ -16,28 +16,39 @@ import java.util.List;
  * says NCCL, PyTorch's OOM lines, no preflight, an image is required.
  */
 public final class VllmProfile extends PythonServerProfile {
-  @Override
-  public EngineType type() {
-    return EngineType.VLLM;
-  }
-
-  @Override
-  public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
-    int tp = spec.parallelism.tensor;
-    List<String> args = new ArrayList<>(List.of(model.dir(), "--served-model-name", spec.model.name,
-        "--host", "0.0.0.0", "--port", Integer.toString(spec.serving.port), "--tensor-parallel-size",
-        Integer.toString(tp), "--gpu-memory-utilization", Units.fraction(memoryFraction(plan.memory())),
-        "--max-model-len", Integer.toString(spec.serving.maxModelLength),
-        "--max-num-batched-tokens", Integer.toString(spec.serving.maxBatchTokens)));
-    if (tp > 1 && !plan.allreduce().custom()) {
-      args.add("--disable-custom-all-reduce");
+    @Override
+    public EngineType type() {
+        return EngineType.VLLM;
     }
-    return new Launch(List.of("vllm", "serve"), args, List.of(env("HOME", "/tmp")));
-  }
 
-  /** {@code gpu_memory_utilization}: static + non-static − the user's reserve, over total memory. */
-  @Override
-  public double memoryFraction(MemoryPlan plan) {
-    return plan.gpuMemoryUtilization();
-  }
+    @Override
+    public Launch launch(InferenceDeploymentSpec spec, Plan plan, ModelLocation model) {
+        int tp = spec.parallelism.tensor;
+        List<String> args = new ArrayList<>(List.of(
+                model.dir(),
+                "--served-model-name",
+                spec.model.name,
+                "--host",
+                "0.0.0.0",
+                "--port",
+                Integer.toString(spec.serving.port),
+                "--tensor-parallel-size",
+                Integer.toString(tp),
+                "--gpu-memory-utilization",
+                Units.fraction(memoryFraction(plan.memory())),
+                "--max-model-len",
+                Integer.toString(spec.serving.maxModelLength),
+                "--max-num-batched-tokens",
+                Integer.toString(spec.serving.maxBatchTokens)));
+        if (tp > 1 && !plan.allreduce().custom()) {
+            args.add("--disable-custom-all-reduce");
+        }
+        return new Launch(List.of("vllm", "serve"), args, List.of(env("HOME", "/tmp")));
+    }
+
+    /** {@code gpu_memory_utilization}: static + non-static − the user's reserve, over total memory. */
+    @Override
+    public double memoryFraction(MemoryPlan plan) {
+        return plan.gpuMemoryUtilization();
+    }
 }

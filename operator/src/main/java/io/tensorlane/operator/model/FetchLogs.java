@@ -19,47 +19,57 @@ import org.jboss.logging.Logger;
  * so N downloading pods cost N small GETs per interval. A read that fails keeps the last answer.
  */
 public final class FetchLogs {
-  private static final Logger LOG = Logger.getLogger(FetchLogs.class);
-  public static final int TAIL_LINES = 40;
-  public static final Duration MIN_READ_INTERVAL = Duration.ofSeconds(10);
-  private static final Duration FORGET_AFTER = Duration.ofMinutes(10);
+    private static final Logger LOG = Logger.getLogger(FetchLogs.class);
+    public static final int TAIL_LINES = 40;
+    public static final Duration MIN_READ_INTERVAL = Duration.ofSeconds(10);
+    private static final Duration FORGET_AFTER = Duration.ofMinutes(10);
 
-  private record Read(Instant at, FetchProgress progress) {}
+    private record Read(Instant at, FetchProgress progress) {}
 
-  private final Map<String, Read> byPodUid = new ConcurrentHashMap<>();
+    private final Map<String, Read> byPodUid = new ConcurrentHashMap<>();
 
-  /** Every pod's download step, the running ones with their last progress line. */
-  public List<DownloadProgress.PodDownload> observe(KubernetesClient client, List<Pod> pods, Instant now) {
-    // answers of pods not seen for a while (deleted mid-download) are dropped
-    byPodUid.values().removeIf(r -> r.at().plus(FORGET_AFTER).isBefore(now));
-    return pods.stream().map(p -> {
-      DownloadProgress.PodDownload d = DownloadProgress.observe(p);
-      if (d.state() != DownloadProgress.State.RUNNING) {
-        byPodUid.remove(p.getMetadata().getUid());
-        return d;
-      }
-      return d.withProgress(progress(client, p, now));
-    }).toList();
-  }
-
-  private FetchProgress progress(KubernetesClient client, Pod pod, Instant now) {
-    String uid = pod.getMetadata().getUid();
-    Read last = byPodUid.get(uid);
-    if (last != null && last.at().plus(MIN_READ_INTERVAL).isAfter(now)) {
-      return last.progress();
+    /** Every pod's download step, the running ones with their last progress line. */
+    public List<DownloadProgress.PodDownload> observe(KubernetesClient client, List<Pod> pods, Instant now) {
+        // answers of pods not seen for a while (deleted mid-download) are dropped
+        byPodUid.values().removeIf(r -> r.at().plus(FORGET_AFTER).isBefore(now));
+        return pods.stream()
+                .map(p -> {
+                    DownloadProgress.PodDownload d = DownloadProgress.observe(p);
+                    if (d.state() != DownloadProgress.State.RUNNING) {
+                        byPodUid.remove(p.getMetadata().getUid());
+                        return d;
+                    }
+                    return d.withProgress(progress(client, p, now));
+                })
+                .toList();
     }
-    FetchProgress p = last == null ? null : last.progress();
-    try {
-      String log = client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-          .inContainer(ModelVolumes.INIT_CONTAINER).tailingLines(TAIL_LINES).getLog();
-      p = FetchProgress.last(log).orElse(p);
-    } catch (KubernetesClientException e) {
-      // 403: the ClusterRole lacks pods/log; 400/404: the container is not started or the pod went away; 5xx: the
-      // kubelet cannot be reached. Progress is optional: the status says "starting" and the rollout goes on.
-      LOG.debugf("cannot read the %s log of pod %s/%s: %s", ModelVolumes.INIT_CONTAINER, pod.getMetadata().getNamespace(),
-          pod.getMetadata().getName(), e.getMessage());
+
+    private FetchProgress progress(KubernetesClient client, Pod pod, Instant now) {
+        String uid = pod.getMetadata().getUid();
+        Read last = byPodUid.get(uid);
+        if (last != null && last.at().plus(MIN_READ_INTERVAL).isAfter(now)) {
+            return last.progress();
+        }
+        FetchProgress p = last == null ? null : last.progress();
+        try {
+            String log = client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .inContainer(ModelVolumes.INIT_CONTAINER)
+                    .tailingLines(TAIL_LINES)
+                    .getLog();
+            p = FetchProgress.last(log).orElse(p);
+        } catch (KubernetesClientException e) {
+            // 403: the ClusterRole lacks pods/log; 400/404: the container is not started or the pod went away; 5xx: the
+            // kubelet cannot be reached. Progress is optional: the status says "starting" and the rollout goes on.
+            LOG.debugf(
+                    "cannot read the %s log of pod %s/%s: %s",
+                    ModelVolumes.INIT_CONTAINER,
+                    pod.getMetadata().getNamespace(),
+                    pod.getMetadata().getName(),
+                    e.getMessage());
+        }
+        byPodUid.put(uid, new Read(now, p));
+        return p;
     }
-    byPodUid.put(uid, new Read(now, p));
-    return p;
-  }
 }

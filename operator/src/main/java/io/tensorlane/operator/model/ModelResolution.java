@@ -21,81 +21,83 @@ import java.util.List;
  * @param message for a person: which model, which file or field, and why; never a token
  */
 public record ModelResolution(ModelSource source, ModelStatus status, State state, String reason, String message) {
-  /** Where inspection stands. */
-  public enum State {
-    /** status holds the facts (hf:// read over the Hub API; pvc://, file://, oci:// read by the inspection Job). */
-    KNOWN,
-    /** Nothing to read: the spec carries geometry and weightBytes for a source the operator does not inspect. */
-    NOT_NEEDED,
-    /** Being read; the deployment is Progressing with reason InspectingModel. */
-    PENDING,
-    /** Cannot be read or served; condition ModelUnavailable with reason and message. */
-    FAILED
-  }
-
-  public static final String REASON_INSPECTING = "InspectingModel";
-
-  public static ModelResolution known(ModelSource source, ModelStatus status) {
-    return new ModelResolution(source, status, State.KNOWN, null, null);
-  }
-
-  public static ModelResolution notNeeded(ModelSource source) {
-    return new ModelResolution(source, null, State.NOT_NEEDED, null, null);
-  }
-
-  public static ModelResolution pending(ModelSource source, String message) {
-    return new ModelResolution(source, null, State.PENDING, REASON_INSPECTING, message);
-  }
-
-  public static ModelResolution failed(ModelSource source, String reason, String message) {
-    return new ModelResolution(source, null, State.FAILED, reason, message);
-  }
-
-  /** The planner and renderer may proceed. */
-  public boolean ready() {
-    return state == State.KNOWN || state == State.NOT_NEEDED;
-  }
-
-  /** The plan while not ready: INSPECTING_MODEL or MODEL_UNAVAILABLE with the message; null when ready. */
-  public Plan blockingPlan() {
-    return switch (state) {
-      case PENDING -> new Plan(Outcome.INSPECTING_MODEL, message, null, null, null, List.of());
-      case FAILED -> new Plan(Outcome.MODEL_UNAVAILABLE, message, null, null, null, List.of());
-      default -> null;
-    };
-  }
-
-  /**
-   * The spec the planner sees: a copy of {@code spec} whose model geometry, weightBytes and dtype come from the spec
-   * where set (an override wins, whole geometry at a time) and from {@code status} otherwise (the dtype through
-   * {@link ModelDtype}; the planner's default bf16 only when neither names one). The spec is not modified.
-   */
-  public static InferenceDeploymentSpec fill(InferenceDeploymentSpec spec, ModelStatus status) {
-    if (status == null || spec == null || spec.model == null
-        || spec.model.geometry != null && spec.model.weightBytes != null && spec.model.dtype != null) {
-      return spec;
+    /** Where inspection stands. */
+    public enum State {
+        /** status holds the facts (hf:// read over the Hub API; pvc://, file://, oci:// read by the inspection Job). */
+        KNOWN,
+        /** Nothing to read: the spec carries geometry and weightBytes for a source the operator does not inspect. */
+        NOT_NEEDED,
+        /** Being read; the deployment is Progressing with reason InspectingModel. */
+        PENDING,
+        /** Cannot be read or served; condition ModelUnavailable with reason and message. */
+        FAILED
     }
-    InferenceDeploymentSpec copy = io.fabric8.kubernetes.client.utils.Serialization.clone(spec);
-    if (copy.model.geometry == null && status.geometry != null) {
-      copy.model.geometry = io.fabric8.kubernetes.client.utils.Serialization.clone(status.geometry);
-    }
-    if (copy.model.weightBytes == null) {
-      copy.model.weightBytes = status.weightBytes;
-    }
-    if (copy.model.dtype == null) {
-      copy.model.dtype = ModelDtype.of(status).orElse(null);
-    }
-    return copy;
-  }
 
-  /** The spec for planning, with the facts filled in. */
-  public InferenceDeploymentSpec fill(InferenceDeploymentSpec spec) {
-    return fill(spec, status);
-  }
+    public static final String REASON_INSPECTING = "InspectingModel";
 
-  /** Geometry the plan will use (spec override or read), or null. */
-  public static ModelGeometry geometryOf(InferenceDeploymentSpec spec, ModelStatus status) {
-    InferenceDeploymentSpec f = fill(spec, status);
-    return f == null || f.model == null ? null : f.model.geometry;
-  }
+    public static ModelResolution known(ModelSource source, ModelStatus status) {
+        return new ModelResolution(source, status, State.KNOWN, null, null);
+    }
+
+    public static ModelResolution notNeeded(ModelSource source) {
+        return new ModelResolution(source, null, State.NOT_NEEDED, null, null);
+    }
+
+    public static ModelResolution pending(ModelSource source, String message) {
+        return new ModelResolution(source, null, State.PENDING, REASON_INSPECTING, message);
+    }
+
+    public static ModelResolution failed(ModelSource source, String reason, String message) {
+        return new ModelResolution(source, null, State.FAILED, reason, message);
+    }
+
+    /** The planner and renderer may proceed. */
+    public boolean ready() {
+        return state == State.KNOWN || state == State.NOT_NEEDED;
+    }
+
+    /** The plan while not ready: INSPECTING_MODEL or MODEL_UNAVAILABLE with the message; null when ready. */
+    public Plan blockingPlan() {
+        return switch (state) {
+            case PENDING -> new Plan(Outcome.INSPECTING_MODEL, message, null, null, null, List.of());
+            case FAILED -> new Plan(Outcome.MODEL_UNAVAILABLE, message, null, null, null, List.of());
+            default -> null;
+        };
+    }
+
+    /**
+     * The spec the planner sees: a copy of {@code spec} whose model geometry, weightBytes and dtype come from the spec
+     * where set (an override wins, whole geometry at a time) and from {@code status} otherwise (the dtype through
+     * {@link ModelDtype}; the planner's default bf16 only when neither names one). The spec is not modified.
+     */
+    public static InferenceDeploymentSpec fill(InferenceDeploymentSpec spec, ModelStatus status) {
+        if (status == null
+                || spec == null
+                || spec.model == null
+                || spec.model.geometry != null && spec.model.weightBytes != null && spec.model.dtype != null) {
+            return spec;
+        }
+        InferenceDeploymentSpec copy = io.fabric8.kubernetes.client.utils.Serialization.clone(spec);
+        if (copy.model.geometry == null && status.geometry != null) {
+            copy.model.geometry = io.fabric8.kubernetes.client.utils.Serialization.clone(status.geometry);
+        }
+        if (copy.model.weightBytes == null) {
+            copy.model.weightBytes = status.weightBytes;
+        }
+        if (copy.model.dtype == null) {
+            copy.model.dtype = ModelDtype.of(status).orElse(null);
+        }
+        return copy;
+    }
+
+    /** The spec for planning, with the facts filled in. */
+    public InferenceDeploymentSpec fill(InferenceDeploymentSpec spec) {
+        return fill(spec, status);
+    }
+
+    /** Geometry the plan will use (spec override or read), or null. */
+    public static ModelGeometry geometryOf(InferenceDeploymentSpec spec, ModelStatus status) {
+        InferenceDeploymentSpec f = fill(spec, status);
+        return f == null || f.model == null ? null : f.model.geometry;
+    }
 }

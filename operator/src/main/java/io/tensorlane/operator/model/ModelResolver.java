@@ -32,163 +32,187 @@ import java.util.Optional;
  * and once the server version (oci://).
  */
 public final class ModelResolver {
-  /** How soon a deployment whose model is being read is looked at again. */
-  public static final Duration PENDING_RECHECK = Duration.ofSeconds(1);
-  /** How soon a deployment whose model could not be read is looked at again (a fixed Secret, a model made public). */
-  public static final Duration FAILED_RECHECK = Duration.ofSeconds(60);
+    /** How soon a deployment whose model is being read is looked at again. */
+    public static final Duration PENDING_RECHECK = Duration.ofSeconds(1);
+    /** How soon a deployment whose model could not be read is looked at again (a fixed Secret, a model made public). */
+    public static final Duration FAILED_RECHECK = Duration.ofSeconds(60);
 
-  private final InspectionCache cache;
-  private final ModelInspector inspector;
-  private final TensorlaneConfig config;
-  private final Clock clock;
-  private volatile Boolean imageVolumes;
+    private final InspectionCache cache;
+    private final ModelInspector inspector;
+    private final TensorlaneConfig config;
+    private final Clock clock;
+    private volatile Boolean imageVolumes;
 
-  /**
-   * @param config the runtime image and UID of inspection Jobs (pvc://, file://, oci://)
-   */
-  public ModelResolver(InspectionCache cache, ModelInspector inspector, TensorlaneConfig config, Clock clock) {
-    this.cache = cache;
-    this.inspector = inspector;
-    this.config = config;
-    this.clock = clock;
-  }
+    /**
+     * @param config the runtime image and UID of inspection Jobs (pvc://, file://, oci://)
+     */
+    public ModelResolver(InspectionCache cache, ModelInspector inspector, TensorlaneConfig config, Clock clock) {
+        this.cache = cache;
+        this.inspector = inspector;
+        this.config = config;
+        this.clock = clock;
+    }
 
-  /**
-   * @param primary the InferenceDeployment (namespace; owner of an inspection Job)
-   * @param effective the spec to resolve the model of (the user's, or a rollback target)
-   * @param previous status.model as it is now
-   */
-  public ModelResolution resolve(InferenceDeployment primary, InferenceDeploymentSpec effective, ModelStatus previous,
-      KubernetesClient client) {
-    String namespace = primary.getMetadata().getNamespace();
-    ModelSpec m = effective == null ? null : effective.model;
-    if (m == null || m.name == null) {
-      return ModelResolution.failed(null, "InvalidSource", "spec.model.name is required");
-    }
-    ModelSource source;
-    try {
-      source = ModelSource.of(m.source, m.name);
-    } catch (ModelFactsException e) {
-      return ModelResolution.failed(null, "InvalidSource", "spec.model.source: " + e.getMessage());
-    }
-    boolean overridden = m.geometry != null && m.weightBytes != null;
-    if (source.scheme() == ModelSource.Scheme.HF) {
-      return hub(source, m, namespace, previous, client);
-    }
-    if (source.scheme() == ModelSource.Scheme.OCI && !imageVolumes(client)) {
-      return ModelResolution.failed(source, "ImageVolumeUnsupported", "oci:// sources are mounted as image volumes, "
-          + "which need Kubernetes 1.31 or later with the ImageVolume feature; this API server is "
-          + version(client) + ". Use hf://, pvc:// or file://");
-    }
-    if (overridden) {
-      return ModelResolution.notNeeded(source);
-    }
-    if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
-      return ModelResolution.known(source, previous);
-    }
-    return job(primary, SpecValidator.withDefaults(effective), source, client);
-  }
-
-  /** pvc://, file://, oci://: the inspection Job's result, or the Job started (or retried after a failure). */
-  private ModelResolution job(InferenceDeployment primary, InferenceDeploymentSpec spec, ModelSource source,
-      KubernetesClient client) {
-    String ns = primary.getMetadata().getNamespace();
-    String name = InspectionJobs.name(source);
-    String running = "running inspect-model on " + source.uri() + " in Job " + name;
-    try {
-      Job job = client.batch().v1().jobs().inNamespace(ns).withName(name).get();
-      if (job == null) {
-        try {
-          client.resource(InspectionJobs.job(primary, spec, source, config)).create();
-        } catch (KubernetesClientException e) {
-          if (e.getCode() != 409) {
-            throw e;
-          }
+    /**
+     * @param primary the InferenceDeployment (namespace; owner of an inspection Job)
+     * @param effective the spec to resolve the model of (the user's, or a rollback target)
+     * @param previous status.model as it is now
+     */
+    public ModelResolution resolve(
+            InferenceDeployment primary,
+            InferenceDeploymentSpec effective,
+            ModelStatus previous,
+            KubernetesClient client) {
+        String namespace = primary.getMetadata().getNamespace();
+        ModelSpec m = effective == null ? null : effective.model;
+        if (m == null || m.name == null) {
+            return ModelResolution.failed(null, "InvalidSource", "spec.model.name is required");
         }
-        return ModelResolution.pending(source, running);
-      }
-      List<Pod> pods = client.pods().inNamespace(ns).withLabel(InspectionJobs.LABEL, InspectionJobs.hash(source)).list()
-          .getItems();
-      Optional<ModelResolution> r = InspectionJobs.result(source, job, pods);
-      if (r.isPresent() && r.get().state() == ModelResolution.State.FAILED && InspectionJobs.finishedAt(job, pods)
-          .map(t -> t.plus(FAILED_RECHECK).isBefore(clock.instant())).orElse(false)) {
-        // retry a failure once it is older than the recheck interval: the claim may have been filled meanwhile
-        client.resource(job).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
-      }
-      return r.orElseGet(() -> ModelResolution.pending(source, running));
-    } catch (KubernetesClientException e) {
-      return ModelResolution.pending(source, running + " (the API server answered " + e.getCode() + "; retrying)");
+        ModelSource source;
+        try {
+            source = ModelSource.of(m.source, m.name);
+        } catch (ModelFactsException e) {
+            return ModelResolution.failed(null, "InvalidSource", "spec.model.source: " + e.getMessage());
+        }
+        boolean overridden = m.geometry != null && m.weightBytes != null;
+        if (source.scheme() == ModelSource.Scheme.HF) {
+            return hub(source, m, namespace, previous, client);
+        }
+        if (source.scheme() == ModelSource.Scheme.OCI && !imageVolumes(client)) {
+            return ModelResolution.failed(
+                    source,
+                    "ImageVolumeUnsupported",
+                    "oci:// sources are mounted as image volumes, "
+                            + "which need Kubernetes 1.31 or later with the ImageVolume feature; this API server is "
+                            + version(client) + ". Use hf://, pvc:// or file://");
+        }
+        if (overridden) {
+            return ModelResolution.notNeeded(source);
+        }
+        if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
+            return ModelResolution.known(source, previous);
+        }
+        return job(primary, SpecValidator.withDefaults(effective), source, client);
     }
-  }
 
-  private ModelResolution hub(ModelSource source, ModelSpec m, String namespace, ModelStatus previous,
-      KubernetesClient client) {
-    if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
-      return ModelResolution.known(source, previous);
+    /** pvc://, file://, oci://: the inspection Job's result, or the Job started (or retried after a failure). */
+    private ModelResolution job(
+            InferenceDeployment primary, InferenceDeploymentSpec spec, ModelSource source, KubernetesClient client) {
+        String ns = primary.getMetadata().getNamespace();
+        String name = InspectionJobs.name(source);
+        String running = "running inspect-model on " + source.uri() + " in Job " + name;
+        try {
+            Job job = client.batch().v1().jobs().inNamespace(ns).withName(name).get();
+            if (job == null) {
+                try {
+                    client.resource(InspectionJobs.job(primary, spec, source, config))
+                            .create();
+                } catch (KubernetesClientException e) {
+                    if (e.getCode() != 409) {
+                        throw e;
+                    }
+                }
+                return ModelResolution.pending(source, running);
+            }
+            List<Pod> pods = client.pods()
+                    .inNamespace(ns)
+                    .withLabel(InspectionJobs.LABEL, InspectionJobs.hash(source))
+                    .list()
+                    .getItems();
+            Optional<ModelResolution> r = InspectionJobs.result(source, job, pods);
+            if (r.isPresent()
+                    && r.get().state() == ModelResolution.State.FAILED
+                    && InspectionJobs.finishedAt(job, pods)
+                            .map(t -> t.plus(FAILED_RECHECK).isBefore(clock.instant()))
+                            .orElse(false)) {
+                // retry a failure once it is older than the recheck interval: the claim may have been filled meanwhile
+                client.resource(job)
+                        .withPropagationPolicy(DeletionPropagation.BACKGROUND)
+                        .delete();
+            }
+            return r.orElseGet(() -> ModelResolution.pending(source, running));
+        } catch (KubernetesClientException e) {
+            return ModelResolution.pending(
+                    source, running + " (the API server answered " + e.getCode() + "; retrying)");
+        }
     }
-    if (m.geometry != null && m.weightBytes != null) {
-      // everything the plan needs is in the spec: no Hub call (air-gapped clusters); the download takes the revision
-      // as written (pin it with @<commit>)
-      return ModelResolution.notNeeded(source);
-    }
-    String token = null;
-    if (m.tokenSecret != null && m.tokenSecret.name != null) {
-      String key = m.tokenSecret.key == null || m.tokenSecret.key.isBlank() ? "token" : m.tokenSecret.key;
-      String where = "Secret " + namespace + "/" + m.tokenSecret.name + " (spec.model.tokenSecret)";
-      Secret s;
-      try {
-        s = client.secrets().inNamespace(namespace).withName(m.tokenSecret.name).get();
-      } catch (KubernetesClientException e) {
-        return ModelResolution.failed(source, "SecretUnreadable", "cannot read " + where + ": HTTP " + e.getCode());
-      }
-      if (s == null) {
-        return ModelResolution.failed(source, "SecretNotFound", where + " does not exist");
-      }
-      String b64 = s.getData() == null ? null : s.getData().get(key);
-      if (b64 == null || b64.isBlank()) {
-        return ModelResolution.failed(source, "SecretNotFound", where + " has no key " + key);
-      }
-      token = new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8).trim();
-    }
-    String t = token;
-    Inspection r = cache.get(InspectionCache.Key.of(source.uri(), token), () -> inspector.inspect(source, t));
-    if (r == null) {
-      return ModelResolution.pending(source, "reading config.json and the safetensors headers of " + source.uri());
-    }
-    if (r instanceof Inspection.Known k) {
-      return ModelResolution.known(source, k.status());
-    }
-    Inspection.Failed f = (Inspection.Failed) r;
-    return f.retryable() ? ModelResolution.pending(source, "reading " + source.uri() + " again shortly: " + f.message())
-        : ModelResolution.failed(source, f.reason(), f.message());
-  }
 
-  private boolean imageVolumes(KubernetesClient client) {
-    Boolean b = imageVolumes;
-    if (b == null) {
-      int[] v = parseVersion(version(client));
-      b = v[0] > 1 || v[0] == 1 && v[1] >= 31;
-      imageVolumes = b;
+    private ModelResolution hub(
+            ModelSource source, ModelSpec m, String namespace, ModelStatus previous, KubernetesClient client) {
+        if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
+            return ModelResolution.known(source, previous);
+        }
+        if (m.geometry != null && m.weightBytes != null) {
+            // everything the plan needs is in the spec: no Hub call (air-gapped clusters); the download takes the
+            // revision
+            // as written (pin it with @<commit>)
+            return ModelResolution.notNeeded(source);
+        }
+        String token = null;
+        if (m.tokenSecret != null && m.tokenSecret.name != null) {
+            String key = m.tokenSecret.key == null || m.tokenSecret.key.isBlank() ? "token" : m.tokenSecret.key;
+            String where = "Secret " + namespace + "/" + m.tokenSecret.name + " (spec.model.tokenSecret)";
+            Secret s;
+            try {
+                s = client.secrets()
+                        .inNamespace(namespace)
+                        .withName(m.tokenSecret.name)
+                        .get();
+            } catch (KubernetesClientException e) {
+                return ModelResolution.failed(
+                        source, "SecretUnreadable", "cannot read " + where + ": HTTP " + e.getCode());
+            }
+            if (s == null) {
+                return ModelResolution.failed(source, "SecretNotFound", where + " does not exist");
+            }
+            String b64 = s.getData() == null ? null : s.getData().get(key);
+            if (b64 == null || b64.isBlank()) {
+                return ModelResolution.failed(source, "SecretNotFound", where + " has no key " + key);
+            }
+            token = new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8).trim();
+        }
+        String t = token;
+        Inspection r = cache.get(InspectionCache.Key.of(source.uri(), token), () -> inspector.inspect(source, t));
+        if (r == null) {
+            return ModelResolution.pending(
+                    source, "reading config.json and the safetensors headers of " + source.uri());
+        }
+        if (r instanceof Inspection.Known k) {
+            return ModelResolution.known(source, k.status());
+        }
+        Inspection.Failed f = (Inspection.Failed) r;
+        return f.retryable()
+                ? ModelResolution.pending(source, "reading " + source.uri() + " again shortly: " + f.message())
+                : ModelResolution.failed(source, f.reason(), f.message());
     }
-    return b;
-  }
 
-  private static String version(KubernetesClient client) {
-    try {
-      var v = client.getKubernetesVersion();
-      return v.getMajor() + "." + v.getMinor();
-    } catch (KubernetesClientException e) {
-      return "unknown";
+    private boolean imageVolumes(KubernetesClient client) {
+        Boolean b = imageVolumes;
+        if (b == null) {
+            int[] v = parseVersion(version(client));
+            b = v[0] > 1 || v[0] == 1 && v[1] >= 31;
+            imageVolumes = b;
+        }
+        return b;
     }
-  }
 
-  /** "1.20" → {1, 20}; "1.31+" → {1, 31}; unparsable → {0, 0}. */
-  static int[] parseVersion(String v) {
-    String[] p = v.split("\\.");
-    try {
-      return new int[] {Integer.parseInt(p[0].replaceAll("\\D", "")), Integer.parseInt(p[1].replaceAll("\\D", ""))};
-    } catch (RuntimeException e) {
-      return new int[] {0, 0};
+    private static String version(KubernetesClient client) {
+        try {
+            var v = client.getKubernetesVersion();
+            return v.getMajor() + "." + v.getMinor();
+        } catch (KubernetesClientException e) {
+            return "unknown";
+        }
     }
-  }
+
+    /** "1.20" → {1, 20}; "1.31+" → {1, 31}; unparsable → {0, 0}. */
+    static int[] parseVersion(String v) {
+        String[] p = v.split("\\.");
+        try {
+            return new int[] {Integer.parseInt(p[0].replaceAll("\\D", "")), Integer.parseInt(p[1].replaceAll("\\D", ""))
+            };
+        } catch (RuntimeException e) {
+            return new int[] {0, 0};
+        }
+    }
 }

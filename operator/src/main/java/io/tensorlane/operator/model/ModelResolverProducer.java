@@ -12,10 +12,10 @@ import jakarta.inject.Singleton;
  */
 @Singleton
 public class ModelResolverProducer {
-  @Produces
-  @Singleton
-  ModelResolver modelResolver(TensorlaneConfig config) {
-    ConfigProblems.require(config);
-    return ModelResolvers.create(config);
-  }
+    @Produces
+    @Singleton
+    ModelResolver modelResolver(TensorlaneConfig config) {
+        ConfigProblems.require(config);
+        return ModelResolvers.create(config);
+    }
 }

@@ -18,53 +18,57 @@ import java.util.List;
  * @param ncclEnv NCCL environment for the topology, each with its reason (empty for NVLink and tensor 1)
  * @param measured the table came from the node's preflight measurement
  */
-public record AllreduceChoice(Allreduce mode, List<AlgorithmRange> table, long maxMessageBytes, String reason,
-    List<NcclEnv> ncclEnv, boolean measured) {
+public record AllreduceChoice(
+        Allreduce mode,
+        List<AlgorithmRange> table,
+        long maxMessageBytes,
+        String reason,
+        List<NcclEnv> ncclEnv,
+        boolean measured) {
 
-  /** One NCCL environment variable and why it is set. */
-  public record NcclEnv(String name, String value, String reason) {
-  }
+    /** One NCCL environment variable and why it is set. */
+    public record NcclEnv(String name, String value, String reason) {}
 
-  public AllreduceChoice {
-    table = List.copyOf(table);
-    ncclEnv = List.copyOf(ncclEnv);
-  }
-
-  public boolean custom() {
-    return mode == Allreduce.Custom;
-  }
-
-  /** {@code status.allreduce.mode} for the allreduce the pods run. */
-  public static AllreduceDecision.Mode statusMode(Allreduce mode) {
-    return switch (mode) {
-      case Custom -> AllreduceDecision.Mode.Custom;
-      case NCCL -> AllreduceDecision.Mode.NCCL;
-      case None -> AllreduceDecision.Mode.None;
-    };
-  }
-
-  /** The allreduce the pods run by {@code status.allreduce} (written by {@link #toStatus}); None when absent. */
-  public static Allreduce of(AllreduceDecision status) {
-    if (status == null || status.mode == null) {
-      return Allreduce.None;
+    public AllreduceChoice {
+        table = List.copyOf(table);
+        ncclEnv = List.copyOf(ncclEnv);
     }
-    return switch (status.mode) {
-      case Custom -> Allreduce.Custom;
-      case NCCL -> Allreduce.NCCL;
-      case None -> Allreduce.None;
-    };
-  }
 
-  /** The status form ({@code status.allreduce}). */
-  public AllreduceDecision toStatus() {
-    AllreduceDecision d = new AllreduceDecision();
-    d.mode = statusMode(mode);
-    d.table = new ArrayList<>();
-    for (AlgorithmRange r : table) {
-      d.table.add(new AlgorithmRange(r.upToBytes, r.algorithm));
+    public boolean custom() {
+        return mode == Allreduce.Custom;
     }
-    d.maxMessageBytes = custom() ? maxMessageBytes : null;
-    d.reason = reason;
-    return d;
-  }
+
+    /** {@code status.allreduce.mode} for the allreduce the pods run. */
+    public static AllreduceDecision.Mode statusMode(Allreduce mode) {
+        return switch (mode) {
+            case Custom -> AllreduceDecision.Mode.Custom;
+            case NCCL -> AllreduceDecision.Mode.NCCL;
+            case None -> AllreduceDecision.Mode.None;
+        };
+    }
+
+    /** The allreduce the pods run by {@code status.allreduce} (written by {@link #toStatus}); None when absent. */
+    public static Allreduce of(AllreduceDecision status) {
+        if (status == null || status.mode == null) {
+            return Allreduce.None;
+        }
+        return switch (status.mode) {
+            case Custom -> Allreduce.Custom;
+            case NCCL -> Allreduce.NCCL;
+            case None -> Allreduce.None;
+        };
+    }
+
+    /** The status form ({@code status.allreduce}). */
+    public AllreduceDecision toStatus() {
+        AllreduceDecision d = new AllreduceDecision();
+        d.mode = statusMode(mode);
+        d.table = new ArrayList<>();
+        for (AlgorithmRange r : table) {
+            d.table.add(new AlgorithmRange(r.upToBytes, r.algorithm));
+        }
+        d.maxMessageBytes = custom() ? maxMessageBytes : null;
+        d.reason = reason;
+        return d;
+    }
 }

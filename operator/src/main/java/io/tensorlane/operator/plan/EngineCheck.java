@@ -9,6 +9,6 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
  */
 @FunctionalInterface
 public interface EngineCheck {
-  /** A problem with {@code spec.engine} as an InvalidSpec message, or null when there is none. */
-  String problem(InferenceDeploymentSpec spec);
+    /** A problem with {@code spec.engine} as an InvalidSpec message, or null when there is none. */
+    String problem(InferenceDeploymentSpec spec);
 }

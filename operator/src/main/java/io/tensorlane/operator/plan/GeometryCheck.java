@@ -16,91 +16,92 @@ import java.util.List;
  * <p>Pure and separate from the spec, so geometry read from a model's config.json can be checked the same way.
  */
 public final class GeometryCheck {
-  private GeometryCheck() {
-  }
+    private GeometryCheck() {}
 
-  /**
-   * Every problem found, each naming the field as {@code where.field}; empty when the geometry can run at {@code tp}.
-   * Missing or non-positive required fields are reported and stop the check (the ratios need them).
-   *
-   * @param where the path of the geometry in messages, e.g. {@code spec.model.geometry}
-   * @param tp tensor parallelism (GPUs per replica), at least 1
-   */
-  public static List<String> problems(ModelGeometry g, int tp, String where) {
-    List<String> out = new ArrayList<>();
-    if (g == null) {
-      out.add(where + " is required (layers, hiddenSize, attentionHeads, kvHeads)");
-      return out;
+    /**
+     * Every problem found, each naming the field as {@code where.field}; empty when the geometry can run at {@code tp}.
+     * Missing or non-positive required fields are reported and stop the check (the ratios need them).
+     *
+     * @param where the path of the geometry in messages, e.g. {@code spec.model.geometry}
+     * @param tp tensor parallelism (GPUs per replica), at least 1
+     */
+    public static List<String> problems(ModelGeometry g, int tp, String where) {
+        List<String> out = new ArrayList<>();
+        if (g == null) {
+            out.add(where + " is required (layers, hiddenSize, attentionHeads, kvHeads)");
+            return out;
+        }
+        required(out, where, "layers", g.layers);
+        required(out, where, "hiddenSize", g.hiddenSize);
+        required(out, where, "attentionHeads", g.attentionHeads);
+        required(out, where, "kvHeads", g.kvHeads);
+        optional(out, where, "headDim", g.headDim);
+        optional(out, where, "vocabSize", g.vocabSize);
+        optional(out, where, "intermediateSize", g.intermediateSize);
+        if (!out.isEmpty()) {
+            return out;
+        }
+        int heads = g.attentionHeads;
+        int kv = g.kvHeads;
+        if (kv > heads) {
+            out.add(where + ".kvHeads " + kv + " is more than " + where + ".attentionHeads " + heads
+                    + " (each key/value head serves a group of query heads)");
+        } else if (heads % kv != 0) {
+            out.add(where + ".kvHeads " + kv + " must divide " + where + ".attentionHeads " + heads
+                    + " (query heads are grouped evenly over the key/value heads)");
+        }
+        if (g.headDim == null && g.hiddenSize % heads != 0) {
+            out.add(where + ".hiddenSize " + g.hiddenSize + " is not a multiple of " + where + ".attentionHeads "
+                    + heads + ", so the head dimension is not whole; set " + where
+                    + ".headDim (head_dim in config.json)");
+        } else if (g.effectiveHeadDim() % 2 != 0) {
+            out.add(where + ".headDim " + g.effectiveHeadDim() + " must be even (rotary embeddings rotate pairs)");
+        }
+        if (heads % tp != 0) {
+            out.add("spec.parallelism.tensor " + tp + " must divide " + where + ".attentionHeads " + heads
+                    + " (query heads are split across the GPUs); use one of " + divisors(heads));
+        }
+        if (kv % tp != 0 && tp % kv != 0) {
+            out.add("spec.parallelism.tensor " + tp + " and " + where + ".kvHeads " + kv
+                    + " must divide one another (key/value "
+                    + "heads are split when TP divides them and replicated when TP is a multiple of them); use one of "
+                    + kvCompatible(heads, kv));
+        }
+        int inter = g.effectiveIntermediateSize();
+        if (inter % tp != 0) {
+            out.add("spec.parallelism.tensor " + tp + " must divide " + where + ".intermediateSize " + inter
+                    + (g.intermediateSize == null ? " (4 × hiddenSize)" : "") + " (the MLP is split across the GPUs)");
+        }
+        return out;
     }
-    required(out, where, "layers", g.layers);
-    required(out, where, "hiddenSize", g.hiddenSize);
-    required(out, where, "attentionHeads", g.attentionHeads);
-    required(out, where, "kvHeads", g.kvHeads);
-    optional(out, where, "headDim", g.headDim);
-    optional(out, where, "vocabSize", g.vocabSize);
-    optional(out, where, "intermediateSize", g.intermediateSize);
-    if (!out.isEmpty()) {
-      return out;
-    }
-    int heads = g.attentionHeads;
-    int kv = g.kvHeads;
-    if (kv > heads) {
-      out.add(where + ".kvHeads " + kv + " is more than " + where + ".attentionHeads " + heads
-          + " (each key/value head serves a group of query heads)");
-    } else if (heads % kv != 0) {
-      out.add(where + ".kvHeads " + kv + " must divide " + where + ".attentionHeads " + heads
-          + " (query heads are grouped evenly over the key/value heads)");
-    }
-    if (g.headDim == null && g.hiddenSize % heads != 0) {
-      out.add(where + ".hiddenSize " + g.hiddenSize + " is not a multiple of " + where + ".attentionHeads " + heads
-          + ", so the head dimension is not whole; set " + where + ".headDim (head_dim in config.json)");
-    } else if (g.effectiveHeadDim() % 2 != 0) {
-      out.add(where + ".headDim " + g.effectiveHeadDim() + " must be even (rotary embeddings rotate pairs)");
-    }
-    if (heads % tp != 0) {
-      out.add("spec.parallelism.tensor " + tp + " must divide " + where + ".attentionHeads " + heads
-          + " (query heads are split across the GPUs); use one of " + divisors(heads));
-    }
-    if (kv % tp != 0 && tp % kv != 0) {
-      out.add("spec.parallelism.tensor " + tp + " and " + where + ".kvHeads " + kv + " must divide one another (key/value "
-          + "heads are split when TP divides them and replicated when TP is a multiple of them); use one of "
-          + kvCompatible(heads, kv));
-    }
-    int inter = g.effectiveIntermediateSize();
-    if (inter % tp != 0) {
-      out.add("spec.parallelism.tensor " + tp + " must divide " + where + ".intermediateSize " + inter
-          + (g.intermediateSize == null ? " (4 × hiddenSize)" : "") + " (the MLP is split across the GPUs)");
-    }
-    return out;
-  }
 
-  private static void required(List<String> out, String where, String field, Integer v) {
-    if (v == null) {
-      out.add(where + "." + field + " is required");
-    } else if (v < 1) {
-      out.add(where + "." + field + " must be > 0, got " + v);
+    private static void required(List<String> out, String where, String field, Integer v) {
+        if (v == null) {
+            out.add(where + "." + field + " is required");
+        } else if (v < 1) {
+            out.add(where + "." + field + " must be > 0, got " + v);
+        }
     }
-  }
 
-  private static void optional(List<String> out, String where, String field, Integer v) {
-    if (v != null && v < 1) {
-      out.add(where + "." + field + " must be > 0 when set, got " + v);
+    private static void optional(List<String> out, String where, String field, Integer v) {
+        if (v != null && v < 1) {
+            out.add(where + "." + field + " must be > 0 when set, got " + v);
+        }
     }
-  }
 
-  /** TP values 1..8 that divide {@code n}. */
-  private static List<Integer> divisors(int n) {
-    List<Integer> d = new ArrayList<>();
-    for (int t = 1; t <= 8; t++) {
-      if (n % t == 0) {
-        d.add(t);
-      }
+    /** TP values 1..8 that divide {@code n}. */
+    private static List<Integer> divisors(int n) {
+        List<Integer> d = new ArrayList<>();
+        for (int t = 1; t <= 8; t++) {
+            if (n % t == 0) {
+                d.add(t);
+            }
+        }
+        return d;
     }
-    return d;
-  }
 
-  /** TP values 1..8 that divide the query heads and divide or are a multiple of the key/value heads. */
-  private static List<Integer> kvCompatible(int heads, int kv) {
-    return divisors(heads).stream().filter(t -> kv % t == 0 || t % kv == 0).toList();
-  }
+    /** TP values 1..8 that divide the query heads and divide or are a multiple of the key/value heads. */
+    private static List<Integer> kvCompatible(int heads, int kv) {
+        return divisors(heads).stream().filter(t -> kv % t == 0 || t % kv == 0).toList();
+    }
 }

@@ -17,36 +17,50 @@ import java.util.List;
  * @param fractionTooHigh a user fraction leaves less than the non-static need (the seed's OOM); a warning, not an error
  * @param warnings human-readable warnings
  */
-public record MemoryPlan(long gpuMemoryBytes, double staticFraction, double gpuMemoryUtilization, long kvCacheTokens,
-    String fractionSource, long weightsBytes, long kvCacheBytes, long activationBytes, long cudaContextBytes,
-    long cudaGraphBytes, long ncclBytes, long allreduceIpcBytes, long reserveBytes, long nonStaticBytes,
-    long headroomBytes, boolean fractionTooHigh, List<String> warnings) {
+public record MemoryPlan(
+        long gpuMemoryBytes,
+        double staticFraction,
+        double gpuMemoryUtilization,
+        long kvCacheTokens,
+        String fractionSource,
+        long weightsBytes,
+        long kvCacheBytes,
+        long activationBytes,
+        long cudaContextBytes,
+        long cudaGraphBytes,
+        long ncclBytes,
+        long allreduceIpcBytes,
+        long reserveBytes,
+        long nonStaticBytes,
+        long headroomBytes,
+        boolean fractionTooHigh,
+        List<String> warnings) {
 
-  public static final String AUTO = "auto";
-  public static final String USER = "user";
+    public static final String AUTO = "auto";
+    public static final String USER = "user";
 
-  public MemoryPlan {
-    warnings = List.copyOf(warnings);
-  }
+    public MemoryPlan {
+        warnings = List.copyOf(warnings);
+    }
 
-  /** The status form ({@code status.memoryPlan}). */
-  public MemoryPlanStatus toStatus() {
-    MemoryPlanStatus s = new MemoryPlanStatus();
-    s.gpuMemoryBytes = gpuMemoryBytes;
-    s.staticFraction = staticFraction;
-    s.gpuMemoryUtilization = gpuMemoryUtilization;
-    s.kvCacheTokens = kvCacheTokens;
-    s.fractionSource = fractionSource;
-    s.weightsBytes = weightsBytes;
-    s.kvCacheBytes = kvCacheBytes;
-    s.activationBytes = activationBytes;
-    s.cudaContextBytes = cudaContextBytes;
-    s.cudaGraphBytes = cudaGraphBytes;
-    s.ncclBytes = ncclBytes;
-    s.allreduceIpcBytes = allreduceIpcBytes;
-    s.reserveBytes = reserveBytes;
-    s.headroomBytes = headroomBytes;
-    s.warnings = new ArrayList<>(warnings);
-    return s;
-  }
+    /** The status form ({@code status.memoryPlan}). */
+    public MemoryPlanStatus toStatus() {
+        MemoryPlanStatus s = new MemoryPlanStatus();
+        s.gpuMemoryBytes = gpuMemoryBytes;
+        s.staticFraction = staticFraction;
+        s.gpuMemoryUtilization = gpuMemoryUtilization;
+        s.kvCacheTokens = kvCacheTokens;
+        s.fractionSource = fractionSource;
+        s.weightsBytes = weightsBytes;
+        s.kvCacheBytes = kvCacheBytes;
+        s.activationBytes = activationBytes;
+        s.cudaContextBytes = cudaContextBytes;
+        s.cudaGraphBytes = cudaGraphBytes;
+        s.ncclBytes = ncclBytes;
+        s.allreduceIpcBytes = allreduceIpcBytes;
+        s.reserveBytes = reserveBytes;
+        s.headroomBytes = headroomBytes;
+        s.warnings = new ArrayList<>(warnings);
+        return s;
+    }
 }

@@ -1,6 +1,5 @@
 package io.tensorlane.operator.plan;
 
-import static io.tensorlane.operator.plan.Units.GiB;
 import static io.tensorlane.operator.plan.Units.MiB;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
@@ -17,121 +16,142 @@ import java.util.List;
  * {@link MemoryBudget}'s, shared with the GPU node simulator.
  */
 public final class MemoryPlanner {
-  // the estimates live once, in the kernels' MemoryBudget, which the GPU node simulator's OOM rule uses too
-  public static final long CUDA_CONTEXT_BYTES = MemoryBudget.CUDA_CONTEXT_BYTES;
-  public static final long CUDA_GRAPH_BYTES = MemoryBudget.CUDA_GRAPH_BYTES;
-  public static final long NCCL_BYTES = MemoryBudget.NCCL_BYTES;
-  public static final long ATTENTION_WORKSPACE_BYTES = MemoryBudget.ATTENTION_WORKSPACE_BYTES;
-  public static final int ACTIVATION_PEAK_FACTOR = MemoryBudget.ACTIVATION_PEAK_FACTOR;
-  public static final int MAX_SEQUENCES = MemoryBudget.MAX_SEQUENCES;
-  /** Largest automatic fraction. */
-  public static final double MAX_AUTO_FRACTION = 0.99;
+    // the estimates live once, in the kernels' MemoryBudget, which the GPU node simulator's OOM rule uses too
+    public static final long CUDA_CONTEXT_BYTES = MemoryBudget.CUDA_CONTEXT_BYTES;
+    public static final long CUDA_GRAPH_BYTES = MemoryBudget.CUDA_GRAPH_BYTES;
+    public static final long NCCL_BYTES = MemoryBudget.NCCL_BYTES;
+    public static final long ATTENTION_WORKSPACE_BYTES = MemoryBudget.ATTENTION_WORKSPACE_BYTES;
+    public static final int ACTIVATION_PEAK_FACTOR = MemoryBudget.ACTIVATION_PEAK_FACTOR;
+    public static final int MAX_SEQUENCES = MemoryBudget.MAX_SEQUENCES;
+    /** Largest automatic fraction. */
+    public static final double MAX_AUTO_FRACTION = 0.99;
 
-  private MemoryPlanner() {
-  }
+    private MemoryPlanner() {}
 
-  /**
-   * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × dtype bytes. KV
-   * heads are split by tensor parallelism; when TP exceeds them, each GPU keeps (a replica of) one head.
-   */
-  public static long kvBytesPerToken(InferenceDeploymentSpec spec, int tensor) {
-    ModelGeometry g = spec.model.geometry;
-    long kvHeadsPerGpu = Math.max(1, ceilDiv(g.kvHeads, tensor));
-    return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * dtypeBytes(spec);
-  }
-
-  /**
-   * Bytes of one element: spec.model.dtype, which {@code ModelResolution.fill} sets from status.model when the user
-   * left it out; bf16 when neither names one.
-   */
-  static int dtypeBytes(InferenceDeploymentSpec spec) {
-    return (spec.model.dtype == null ? io.tensorlane.api.v1alpha1.ModelSpec.DType.bf16 : spec.model.dtype).bytes();
-  }
-
-  /** The model dimensions {@link MemoryBudget} sizes the activations from. */
-  public static MemoryBudget.Dims dims(InferenceDeploymentSpec spec) {
-    ModelGeometry g = spec.model.geometry;
-    return new MemoryBudget.Dims(g.hiddenSize, g.attentionHeads, g.kvHeads, g.effectiveHeadDim(),
-        g.effectiveIntermediateSize(), g.vocabSize == null ? 0 : g.vocabSize, dtypeBytes(spec));
-  }
-
-  /** Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}). */
-  public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
-    return MemoryBudget.activationBytes(dims(spec), spec.serving.maxBatchTokens, tensor);
-  }
-
-  /** Custom-allreduce device buffers per rank, from the kernels' layout; 0 unless the custom allreduce is used. */
-  public static long allreduceIpcBytes(AllreduceChoice allreduce, int tensor) {
-    return MemoryBudget.ipcBytes(allreduce.custom(), tensor, allreduce.maxMessageBytes());
-  }
-
-  /**
-   * The plan, or a DOES_NOT_FIT reason. {@code fraction} is null for auto, else the user's value in (0, 1).
-   *
-   * @return the plan and, when the model does not fit, the message (plan numbers are still filled in)
-   */
-  public static Result plan(InferenceDeploymentSpec spec, int tensor, long gpuMemoryBytes, AllreduceChoice allreduce,
-      Double fraction) {
-    long total = gpuMemoryBytes;
-    long weights = ceilDiv(spec.model.weightBytes, tensor);
-    long kvPerToken = kvBytesPerToken(spec, tensor);
-    long minKv = kvPerToken * spec.serving.maxModelLength;
-    long activations = activationBytes(spec, tensor);
-    long nccl = MemoryBudget.ncclBytes(tensor);
-    long ipc = allreduceIpcBytes(allreduce, tensor);
-    long reserve = (long) spec.memory.reserveMiB * MiB;
-    long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
-    String breakdown = "activations " + Units.bytes(activations) + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
-        + ", CUDA context " + Units.bytes(CUDA_CONTEXT_BYTES) + ", reserve " + Units.bytes(reserve) + ", NCCL "
-        + Units.bytes(nccl) + ", custom-allreduce IPC buffers " + Units.bytes(ipc);
-
-    double autoFraction = Math.min(MAX_AUTO_FRACTION, floor2((double) (total - nonStatic) / total));
-    double f = fraction == null ? autoFraction : fraction;
-    // what the runtime takes: fraction × total rounded down to the allocation granule
-    long staticBytes = MemoryBudget.staticPoolBytes(f, total);
-    long kv = Math.max(0, staticBytes - weights);
-    long kvTokens = kvPerToken == 0 ? 0 : kv / kvPerToken;
-    long headroom = total - staticBytes - nonStatic;
-    double utilization = Math.min(MAX_AUTO_FRACTION, floor2((double) (staticBytes + nonStatic - reserve) / total));
-    List<String> warnings = new ArrayList<>();
-    String doesNotFit = null;
-    boolean tooHigh = false;
-
-    long need = weights + minKv + nonStatic;
-    if (need > total || fraction == null && kv < minKv) {
-      doesNotFit = "model does not fit: per GPU it needs weights " + Units.bytes(weights) + " + KV cache for "
-          + spec.serving.maxModelLength + " tokens " + Units.bytes(minKv) + " + non-static " + Units.bytes(nonStatic)
-          + " (" + breakdown + ") = " + Units.bytes(need) + " > " + Units.bytes(total)
-          + "; use more GPUs (parallelism.tensor) or lower serving.maxModelLength / maxBatchTokens";
-    } else if (kv < minKv) {
-      doesNotFit = "memory.fraction " + Units.fraction(f) + " gives " + Units.bytes(staticBytes)
-          + " static memory per GPU: weights take " + Units.bytes(weights) + ", leaving " + Units.bytes(kv)
-          + " for the KV cache but one " + spec.serving.maxModelLength + "-token sequence needs " + Units.bytes(minKv)
-          + "; auto would pick " + Units.fraction(autoFraction);
-    } else if (fraction != null && total - staticBytes < nonStatic) {
-      tooHigh = true;
-      warnings.add("memory.fraction " + Units.fraction(f) + " leaves " + Units.bytes(total - staticBytes)
-          + " per GPU for non-static use but " + Units.bytes(nonStatic) + " is needed (" + breakdown
-          + "); expect CUDA out of memory at start-up; auto would pick " + Units.fraction(autoFraction));
+    /**
+     * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × dtype bytes. KV
+     * heads are split by tensor parallelism; when TP exceeds them, each GPU keeps (a replica of) one head.
+     */
+    public static long kvBytesPerToken(InferenceDeploymentSpec spec, int tensor) {
+        ModelGeometry g = spec.model.geometry;
+        long kvHeadsPerGpu = Math.max(1, ceilDiv(g.kvHeads, tensor));
+        return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * dtypeBytes(spec);
     }
-    MemoryPlan plan = new MemoryPlan(total, f, utilization, kvTokens, fraction == null ? MemoryPlan.AUTO : MemoryPlan.USER,
-        weights, kv, activations, CUDA_CONTEXT_BYTES, CUDA_GRAPH_BYTES, nccl, ipc, reserve, nonStatic, headroom, tooHigh,
-        warnings);
-    return new Result(plan, doesNotFit, autoFraction);
-  }
 
-  /**
-   * @param doesNotFit the DoesNotFit message, or null when the plan fits
-   * @param autoFraction what auto would pick on this hardware (remediation lowers from it)
-   */
-  public record Result(MemoryPlan plan, String doesNotFit, double autoFraction) {
-  }
+    /**
+     * Bytes of one element: spec.model.dtype, which {@code ModelResolution.fill} sets from status.model when the user
+     * left it out; bf16 when neither names one.
+     */
+    static int dtypeBytes(InferenceDeploymentSpec spec) {
+        return (spec.model.dtype == null ? io.tensorlane.api.v1alpha1.ModelSpec.DType.bf16 : spec.model.dtype).bytes();
+    }
 
-  static double floor2(double x) {
-    return Math.floor(x * 100 + 1e-9) / 100;
-  }
+    /** The model dimensions {@link MemoryBudget} sizes the activations from. */
+    public static MemoryBudget.Dims dims(InferenceDeploymentSpec spec) {
+        ModelGeometry g = spec.model.geometry;
+        return new MemoryBudget.Dims(
+                g.hiddenSize,
+                g.attentionHeads,
+                g.kvHeads,
+                g.effectiveHeadDim(),
+                g.effectiveIntermediateSize(),
+                g.vocabSize == null ? 0 : g.vocabSize,
+                dtypeBytes(spec));
+    }
 
-  static long ceilDiv(long a, long b) {
-    return (a + b - 1) / b;
-  }
+    /** Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}). */
+    public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
+        return MemoryBudget.activationBytes(dims(spec), spec.serving.maxBatchTokens, tensor);
+    }
+
+    /** Custom-allreduce device buffers per rank, from the kernels' layout; 0 unless the custom allreduce is used. */
+    public static long allreduceIpcBytes(AllreduceChoice allreduce, int tensor) {
+        return MemoryBudget.ipcBytes(allreduce.custom(), tensor, allreduce.maxMessageBytes());
+    }
+
+    /**
+     * The plan, or a DOES_NOT_FIT reason. {@code fraction} is null for auto, else the user's value in (0, 1).
+     *
+     * @return the plan and, when the model does not fit, the message (plan numbers are still filled in)
+     */
+    public static Result plan(
+            InferenceDeploymentSpec spec, int tensor, long gpuMemoryBytes, AllreduceChoice allreduce, Double fraction) {
+        long total = gpuMemoryBytes;
+        long weights = ceilDiv(spec.model.weightBytes, tensor);
+        long kvPerToken = kvBytesPerToken(spec, tensor);
+        long minKv = kvPerToken * spec.serving.maxModelLength;
+        long activations = activationBytes(spec, tensor);
+        long nccl = MemoryBudget.ncclBytes(tensor);
+        long ipc = allreduceIpcBytes(allreduce, tensor);
+        long reserve = (long) spec.memory.reserveMiB * MiB;
+        long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
+        String breakdown = "activations " + Units.bytes(activations) + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
+                + ", CUDA context " + Units.bytes(CUDA_CONTEXT_BYTES) + ", reserve " + Units.bytes(reserve) + ", NCCL "
+                + Units.bytes(nccl) + ", custom-allreduce IPC buffers " + Units.bytes(ipc);
+
+        double autoFraction = Math.min(MAX_AUTO_FRACTION, floor2((double) (total - nonStatic) / total));
+        double f = fraction == null ? autoFraction : fraction;
+        // what the runtime takes: fraction × total rounded down to the allocation granule
+        long staticBytes = MemoryBudget.staticPoolBytes(f, total);
+        long kv = Math.max(0, staticBytes - weights);
+        long kvTokens = kvPerToken == 0 ? 0 : kv / kvPerToken;
+        long headroom = total - staticBytes - nonStatic;
+        double utilization = Math.min(MAX_AUTO_FRACTION, floor2((double) (staticBytes + nonStatic - reserve) / total));
+        List<String> warnings = new ArrayList<>();
+        String doesNotFit = null;
+        boolean tooHigh = false;
+
+        long need = weights + minKv + nonStatic;
+        if (need > total || fraction == null && kv < minKv) {
+            doesNotFit = "model does not fit: per GPU it needs weights " + Units.bytes(weights) + " + KV cache for "
+                    + spec.serving.maxModelLength + " tokens " + Units.bytes(minKv) + " + non-static "
+                    + Units.bytes(nonStatic)
+                    + " (" + breakdown + ") = " + Units.bytes(need) + " > " + Units.bytes(total)
+                    + "; use more GPUs (parallelism.tensor) or lower serving.maxModelLength / maxBatchTokens";
+        } else if (kv < minKv) {
+            doesNotFit = "memory.fraction " + Units.fraction(f) + " gives " + Units.bytes(staticBytes)
+                    + " static memory per GPU: weights take " + Units.bytes(weights) + ", leaving " + Units.bytes(kv)
+                    + " for the KV cache but one " + spec.serving.maxModelLength + "-token sequence needs "
+                    + Units.bytes(minKv)
+                    + "; auto would pick " + Units.fraction(autoFraction);
+        } else if (fraction != null && total - staticBytes < nonStatic) {
+            tooHigh = true;
+            warnings.add("memory.fraction " + Units.fraction(f) + " leaves " + Units.bytes(total - staticBytes)
+                    + " per GPU for non-static use but " + Units.bytes(nonStatic) + " is needed (" + breakdown
+                    + "); expect CUDA out of memory at start-up; auto would pick " + Units.fraction(autoFraction));
+        }
+        MemoryPlan plan = new MemoryPlan(
+                total,
+                f,
+                utilization,
+                kvTokens,
+                fraction == null ? MemoryPlan.AUTO : MemoryPlan.USER,
+                weights,
+                kv,
+                activations,
+                CUDA_CONTEXT_BYTES,
+                CUDA_GRAPH_BYTES,
+                nccl,
+                ipc,
+                reserve,
+                nonStatic,
+                headroom,
+                tooHigh,
+                warnings);
+        return new Result(plan, doesNotFit, autoFraction);
+    }
+
+    /**
+     * @param doesNotFit the DoesNotFit message, or null when the plan fits
+     * @param autoFraction what auto would pick on this hardware (remediation lowers from it)
+     */
+    public record Result(MemoryPlan plan, String doesNotFit, double autoFraction) {}
+
+    static double floor2(double x) {
+        return Math.floor(x * 100 + 1e-9) / 100;
+    }
+
+    static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
 }

@@ -14,15 +14,20 @@ import java.util.Map;
  * @param topology the node's GpuTopology status; {@code null} when none exists
  * @param topologyStale the topology is older than the operator's limit (not trusted to permit the custom allreduce)
  */
-public record NodeInfo(String name, Map<String, String> labels, int allocatableGpus, int usedGpus,
-    GpuTopologyStatus topology, boolean topologyStale) {
+public record NodeInfo(
+        String name,
+        Map<String, String> labels,
+        int allocatableGpus,
+        int usedGpus,
+        GpuTopologyStatus topology,
+        boolean topologyStale) {
 
-  public NodeInfo {
-    labels = labels == null ? Map.of() : Map.copyOf(labels);
-  }
+    public NodeInfo {
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+    }
 
-  /** GPUs not requested by other pods. */
-  public int freeGpus() {
-    return Math.max(0, allocatableGpus - usedGpus);
-  }
+    /** GPUs not requested by other pods. */
+    public int freeGpus() {
+        return Math.max(0, allocatableGpus - usedGpus);
+    }
 }

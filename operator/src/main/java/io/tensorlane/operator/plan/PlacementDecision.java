@@ -25,41 +25,60 @@ import java.util.Map;
  * @param source probe or heuristic (of the representative)
  * @param representative the topology the allreduce and memory decisions were made for (first node of the class)
  */
-public record PlacementDecision(List<String> nodes, Map<String, String> labels, int minGpuCount,
-    Map<String, String> nodeSelector, String product, String interconnect, String p2p, long gpuMemoryBytes,
-    String source, GpuTopologyStatus representative) {
+public record PlacementDecision(
+        List<String> nodes,
+        Map<String, String> labels,
+        int minGpuCount,
+        Map<String, String> nodeSelector,
+        String product,
+        String interconnect,
+        String p2p,
+        long gpuMemoryBytes,
+        String source,
+        GpuTopologyStatus representative) {
 
-  public PlacementDecision {
-    nodes = List.copyOf(nodes);
-    labels = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(labels));
-    nodeSelector = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(nodeSelector));
-  }
+    public PlacementDecision {
+        nodes = List.copyOf(nodes);
+        labels = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(labels));
+        nodeSelector = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(nodeSelector));
+    }
 
-  /**
-   * Node-affinity requirements (one {@code nodeSelectorTerm}, all ANDed): the class labels with {@code In}, the
-   * GPU count with {@code Gt}, then the user's selector labels with {@code In}. Ordered deterministically so the
-   * rendered pod template hash is stable.
-   */
-  public List<NodeSelectorRequirement> affinityRequirements() {
-    List<NodeSelectorRequirement> out = new ArrayList<>();
-    labels.forEach((k, v) -> out.add(new NodeSelectorRequirementBuilder().withKey(k).withOperator("In")
-        .withValues(v).build()));
-    out.add(new NodeSelectorRequirementBuilder().withKey(TopologyLabels.GPU_COUNT).withOperator("Gt")
-        .withValues(Integer.toString(minGpuCount - 1)).build());
-    nodeSelector.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> out.add(
-        new NodeSelectorRequirementBuilder().withKey(e.getKey()).withOperator("In").withValues(e.getValue()).build()));
-    return out;
-  }
+    /**
+     * Node-affinity requirements (one {@code nodeSelectorTerm}, all ANDed): the class labels with {@code In}, the
+     * GPU count with {@code Gt}, then the user's selector labels with {@code In}. Ordered deterministically so the
+     * rendered pod template hash is stable.
+     */
+    public List<NodeSelectorRequirement> affinityRequirements() {
+        List<NodeSelectorRequirement> out = new ArrayList<>();
+        labels.forEach((k, v) -> out.add(new NodeSelectorRequirementBuilder()
+                .withKey(k)
+                .withOperator("In")
+                .withValues(v)
+                .build()));
+        out.add(new NodeSelectorRequirementBuilder()
+                .withKey(TopologyLabels.GPU_COUNT)
+                .withOperator("Gt")
+                .withValues(Integer.toString(minGpuCount - 1))
+                .build());
+        nodeSelector.entrySet().stream()
+                .sorted(Map.Entry.comparingByKey())
+                .forEach(e -> out.add(new NodeSelectorRequirementBuilder()
+                        .withKey(e.getKey())
+                        .withOperator("In")
+                        .withValues(e.getValue())
+                        .build()));
+        return out;
+    }
 
-  /** The status form ({@code status.topology}). */
-  public TopologyChoice toStatus() {
-    TopologyChoice c = new TopologyChoice();
-    c.nodes = new ArrayList<>(nodes);
-    c.product = product;
-    c.interconnect = interconnect;
-    c.p2p = p2p;
-    c.gpuMemoryBytes = gpuMemoryBytes;
-    c.source = source;
-    return c;
-  }
+    /** The status form ({@code status.topology}). */
+    public TopologyChoice toStatus() {
+        TopologyChoice c = new TopologyChoice();
+        c.nodes = new ArrayList<>(nodes);
+        c.product = product;
+        c.interconnect = interconnect;
+        c.p2p = p2p;
+        c.gpuMemoryBytes = gpuMemoryBytes;
+        c.source = source;
+        return c;
+    }
 }

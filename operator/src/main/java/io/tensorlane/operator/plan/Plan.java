@@ -13,33 +13,38 @@ import java.util.List;
  * @param warnings warnings for a person (also in {@code memory.warnings()} where they concern memory); an OK plan
  *     with {@code memory.fractionTooHigh()} should raise the MemoryFractionTooHigh condition
  */
-public record Plan(Outcome outcome, String message, PlacementDecision placement, AllreduceChoice allreduce,
-    MemoryPlan memory, List<String> warnings) {
+public record Plan(
+        Outcome outcome,
+        String message,
+        PlacementDecision placement,
+        AllreduceChoice allreduce,
+        MemoryPlan memory,
+        List<String> warnings) {
 
-  public Plan {
-    warnings = warnings == null ? List.of() : List.copyOf(warnings);
-  }
+    public Plan {
+        warnings = warnings == null ? List.of() : List.copyOf(warnings);
+    }
 
-  static Plan failed(Outcome outcome, String message) {
-    return new Plan(outcome, message, null, null, null, List.of());
-  }
+    static Plan failed(Outcome outcome, String message) {
+        return new Plan(outcome, message, null, null, null, List.of());
+    }
 
-  public boolean ok() {
-    return outcome == Outcome.OK;
-  }
+    public boolean ok() {
+        return outcome == Outcome.OK;
+    }
 
-  /** {@code status.topology}, or null when no placement was found. */
-  public TopologyChoice topologyStatus() {
-    return placement == null ? null : placement.toStatus();
-  }
+    /** {@code status.topology}, or null when no placement was found. */
+    public TopologyChoice topologyStatus() {
+        return placement == null ? null : placement.toStatus();
+    }
 
-  /** {@code status.allreduce}, or null when not decided. */
-  public AllreduceDecision allreduceStatus() {
-    return allreduce == null ? null : allreduce.toStatus();
-  }
+    /** {@code status.allreduce}, or null when not decided. */
+    public AllreduceDecision allreduceStatus() {
+        return allreduce == null ? null : allreduce.toStatus();
+    }
 
-  /** {@code status.memoryPlan}, or null when not computed. */
-  public MemoryPlanStatus memoryStatus() {
-    return memory == null ? null : memory.toStatus();
-  }
+    /** {@code status.memoryPlan}, or null when not computed. */
+    public MemoryPlanStatus memoryStatus() {
+        return memory == null ? null : memory.toStatus();
+    }
 }

@@ -15,20 +15,20 @@ import java.util.Set;
  *     so a running deployment does not move when a better-fitting class frees up (empty for a new deployment)
  * @param engineCheck the spec checks of the spec's engine ({@code EngineProfiles::problem}), part of validation
  */
-public record PlannerSettings(Instant now, Duration measurementMaxAge, Set<String> currentNodes,
-    EngineCheck engineCheck) {
+public record PlannerSettings(
+        Instant now, Duration measurementMaxAge, Set<String> currentNodes, EngineCheck engineCheck) {
 
-  public PlannerSettings {
-    currentNodes = currentNodes == null ? Set.of() : Set.copyOf(currentNodes);
-    Objects.requireNonNull(engineCheck, "engineCheck");
-  }
+    public PlannerSettings {
+        currentNodes = currentNodes == null ? Set.of() : Set.copyOf(currentNodes);
+        Objects.requireNonNull(engineCheck, "engineCheck");
+    }
 
-  public PlannerSettings(Instant now, Duration measurementMaxAge, EngineCheck engineCheck) {
-    this(now, measurementMaxAge, Set.of(), engineCheck);
-  }
+    public PlannerSettings(Instant now, Duration measurementMaxAge, EngineCheck engineCheck) {
+        this(now, measurementMaxAge, Set.of(), engineCheck);
+    }
 
-  /** The same settings for a deployment whose pods run on {@code nodes}. */
-  public PlannerSettings withCurrentNodes(Set<String> nodes) {
-    return new PlannerSettings(now, measurementMaxAge, nodes, engineCheck);
-  }
+    /** The same settings for a deployment whose pods run on {@code nodes}. */
+    public PlannerSettings withCurrentNodes(Set<String> nodes) {
+        return new PlannerSettings(now, measurementMaxAge, nodes, engineCheck);
+    }
 }

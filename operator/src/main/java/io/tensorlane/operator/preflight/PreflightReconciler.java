@@ -40,131 +40,177 @@ import org.jboss.logging.Logger;
  */
 @ControllerConfiguration(name = PreflightReconciler.NAME, generationAwareEventProcessing = false)
 public class PreflightReconciler implements Reconciler<InferenceDeployment> {
-  public static final String NAME = "preflight";
-  private static final Logger LOG = Logger.getLogger(PreflightReconciler.class);
+    public static final String NAME = "preflight";
+    private static final Logger LOG = Logger.getLogger(PreflightReconciler.class);
 
-  private final TensorlaneConfig settings;
-  private volatile InformerEventSource<Job, InferenceDeployment> jobs;
-  private volatile InformerEventSource<GpuTopology, InferenceDeployment> topologies;
+    private final TensorlaneConfig settings;
+    private volatile InformerEventSource<Job, InferenceDeployment> jobs;
+    private volatile InformerEventSource<GpuTopology, InferenceDeployment> topologies;
 
-  public PreflightReconciler(TensorlaneConfig settings) {
-    this.settings = settings;
-  }
-
-  @Override
-  public List<EventSource<?, InferenceDeployment>> prepareEventSources(EventSourceContext<InferenceDeployment> ctx) {
-    jobs = new InformerEventSource<>(InformerEventSourceConfiguration.from(Job.class, InferenceDeployment.class)
-        .withName("preflight-jobs")
-        .withLabelSelector(PreflightJobs.COMPONENT_LABEL + "=" + PreflightJobs.COMPONENT)
-        .withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class)).build(), ctx);
-    topologies = new InformerEventSource<>(InformerEventSourceConfiguration.from(GpuTopology.class,
-        InferenceDeployment.class).withName("preflight-topologies")
-        .withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(t.getMetadata().getName(),
-            ctx.getPrimaryCache().list()::iterator)).build(), ctx);
-    return List.of(jobs, topologies);
-  }
-
-  @Override
-  public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
-    InferenceDeploymentStatus status = primary.getStatus();
-    if (primary.getSpec() == null || primary.getSpec().parallelism == null || status == null || status.topology == null
-        || status.allreduce == null) {
-      return UpdateControl.noUpdate(); // not planned yet: the InferenceDeployment reconciler's status write brings us back
+    public PreflightReconciler(TensorlaneConfig settings) {
+        this.settings = settings;
     }
-    if (status.phase == Phase.Invalid) {
-      return UpdateControl.noUpdate(); // a spec whose children the API server rejects gets no preflight Job either
-    }
-    Instant now = Instant.now();
-    boolean custom = status.allreduce.mode == AllreduceDecision.Mode.Custom;
-    boolean firstRollout = status.lastAppliedSpec == null;
-    Duration recheck = null;
-    // the planned nodes, plus the nodes of this deployment's preflight Jobs: a running Job is followed to its end even
-    // when the plan changes meanwhile (e.g. Unschedulable while the Job's own pod holds the GPUs)
-    java.util.Set<String> nodes = new java.util.LinkedHashSet<>(status.topology.nodes);
-    jobs.list(primary.getMetadata().getNamespace(), j -> j.getMetadata().getOwnerReferences().stream()
-        .anyMatch(o -> o.getUid().equals(primary.getMetadata().getUid())))
-        .map(j -> j.getMetadata().getAnnotations().get(PreflightJobs.NODE_ANNOTATION))
-        .filter(n -> n != null).forEach(nodes::add);
-    for (String node : nodes) {
-      GpuTopology topo = topologies.get(new ResourceID(node)).orElse(null);
-      int world = primary.getSpec().parallelism.tensor == null ? 1 : primary.getSpec().parallelism.tensor;
-      String jobName = PreflightJobs.name(primary.getMetadata().getName(), node, world);
-      Job job = jobs.get(new ResourceID(jobName, primary.getMetadata().getNamespace())).orElse(null);
-      JobState state = JobState.of(job, job == null || !finished(job) ? List.of() : podsOf(ctx.getClient(), job),
-          PreflightJobs.CONTAINER);
-      PreflightDecision d = PreflightGate.decide(primary.getSpec(), new PreflightGate.Planned(node, custom, firstRollout),
-          topo == null ? null : topo.getStatus(), state, now, settings);
-      Duration next = act(ctx.getClient(), primary, node, job, topo, d);
-      recheck = next == null ? recheck : recheck == null || next.compareTo(recheck) < 0 ? next : recheck;
-    }
-    return recheck == null ? UpdateControl.noUpdate() : UpdateControl.<InferenceDeployment>noUpdate().rescheduleAfter(recheck);
-  }
 
-  private Duration act(KubernetesClient client, InferenceDeployment primary, String node, Job existing, GpuTopology topo,
-      PreflightDecision d) {
-    String ref = primary.getMetadata().getNamespace() + "/" + primary.getMetadata().getName();
-    EventRecorder events = new EventRecorder(client);
-    if (d instanceof PreflightDecision.Wait wait) {
-      return wait.recheck().isZero() ? Duration.ofMillis(200) : wait.recheck();
+    @Override
+    public List<EventSource<?, InferenceDeployment>> prepareEventSources(EventSourceContext<InferenceDeployment> ctx) {
+        jobs = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Job.class, InferenceDeployment.class)
+                        .withName("preflight-jobs")
+                        .withLabelSelector(PreflightJobs.COMPONENT_LABEL + "=" + PreflightJobs.COMPONENT)
+                        .withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
+                        .build(),
+                ctx);
+        topologies = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(GpuTopology.class, InferenceDeployment.class)
+                        .withName("preflight-topologies")
+                        .withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(
+                                t.getMetadata().getName(), ctx.getPrimaryCache().list()::iterator))
+                        .build(),
+                ctx);
+        return List.of(jobs, topologies);
     }
-    if (d instanceof PreflightDecision.StartJob start) {
-      if (start.replaceExisting() && existing != null) {
-        client.resource(existing).delete();
-        return settings.preflight().recheck(); // create it once the old one is gone
-      }
-      Job job = PreflightJobs.job(primary, node, start.worldSize(), settings);
-      try {
-        client.resource(job).create();
-      } catch (KubernetesClientException e) {
-        if (ApiRejections.isRejection(e)) {
-          // the spec's fault, not a transient one: say so where the user looks, and look again later
-          events.warning(primary, "PreflightJobRejected",
-              ApiRejections.describe("Job", job.getMetadata().getName(), e).message());
-          return settings.preflight().deadline();
+
+    @Override
+    public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
+        InferenceDeploymentStatus status = primary.getStatus();
+        if (primary.getSpec() == null
+                || primary.getSpec().parallelism == null
+                || status == null
+                || status.topology == null
+                || status.allreduce == null) {
+            return UpdateControl
+                    .noUpdate(); // not planned yet: the InferenceDeployment reconciler's status write brings us back
         }
-        if (e.getCode() != 409) {
-          throw e;
+        if (status.phase == Phase.Invalid) {
+            return UpdateControl
+                    .noUpdate(); // a spec whose children the API server rejects gets no preflight Job either
         }
-        return settings.preflight().recheck(); // created by an earlier reconcile the cache has not seen yet
-      }
-      LOG.infof("InferenceDeployment %s: preflight Job %s on node %s (%s)", ref, job.getMetadata().getName(), node,
-          start.reason());
-      events.normal(primary, "PreflightStarted", "Job " + job.getMetadata().getName() + " on node " + node + ": "
-          + start.reason() + "; the first rollout waits for it (deadline " + settings.preflight().deadline().toSeconds() + " s)");
-      return settings.preflight().recheck();
+        Instant now = Instant.now();
+        boolean custom = status.allreduce.mode == AllreduceDecision.Mode.Custom;
+        boolean firstRollout = status.lastAppliedSpec == null;
+        Duration recheck = null;
+        // the planned nodes, plus the nodes of this deployment's preflight Jobs: a running Job is followed to its end
+        // even
+        // when the plan changes meanwhile (e.g. Unschedulable while the Job's own pod holds the GPUs)
+        java.util.Set<String> nodes = new java.util.LinkedHashSet<>(status.topology.nodes);
+        jobs.list(
+                        primary.getMetadata().getNamespace(),
+                        j -> j.getMetadata().getOwnerReferences().stream()
+                                .anyMatch(o ->
+                                        o.getUid().equals(primary.getMetadata().getUid())))
+                .map(j -> j.getMetadata().getAnnotations().get(PreflightJobs.NODE_ANNOTATION))
+                .filter(n -> n != null)
+                .forEach(nodes::add);
+        for (String node : nodes) {
+            GpuTopology topo = topologies.get(new ResourceID(node)).orElse(null);
+            int world = primary.getSpec().parallelism.tensor == null ? 1 : primary.getSpec().parallelism.tensor;
+            String jobName = PreflightJobs.name(primary.getMetadata().getName(), node, world);
+            Job job = jobs.get(new ResourceID(jobName, primary.getMetadata().getNamespace()))
+                    .orElse(null);
+            JobState state = JobState.of(
+                    job,
+                    job == null || !finished(job) ? List.of() : podsOf(ctx.getClient(), job),
+                    PreflightJobs.CONTAINER);
+            PreflightDecision d = PreflightGate.decide(
+                    primary.getSpec(),
+                    new PreflightGate.Planned(node, custom, firstRollout),
+                    topo == null ? null : topo.getStatus(),
+                    state,
+                    now,
+                    settings);
+            Duration next = act(ctx.getClient(), primary, node, job, topo, d);
+            recheck = next == null ? recheck : recheck == null || next.compareTo(recheck) < 0 ? next : recheck;
+        }
+        return recheck == null
+                ? UpdateControl.noUpdate()
+                : UpdateControl.<InferenceDeployment>noUpdate().rescheduleAfter(recheck);
     }
-    if (d instanceof PreflightDecision.Record rec) {
-      PreflightRecorder.record(client, node, rec.measurement());
-      if (rec.deleteJob() && existing != null) {
-        client.resource(existing).delete();
-      }
-      if (rec.success()) {
-        LOG.infof("InferenceDeployment %s: node %s %s", ref, node, rec.reason());
-        events.normal(primary, "PreflightPassed", "node " + node + ": " + rec.reason());
-        if (topo != null) {
-          events.normal(topo, "PreflightPassed", rec.reason());
+
+    private Duration act(
+            KubernetesClient client,
+            InferenceDeployment primary,
+            String node,
+            Job existing,
+            GpuTopology topo,
+            PreflightDecision d) {
+        String ref = primary.getMetadata().getNamespace() + "/"
+                + primary.getMetadata().getName();
+        EventRecorder events = new EventRecorder(client);
+        if (d instanceof PreflightDecision.Wait wait) {
+            return wait.recheck().isZero() ? Duration.ofMillis(200) : wait.recheck();
         }
-      } else {
-        String msg = "node " + node + ": " + rec.reason() + "; the custom allreduce is off there, NCCL is used";
-        LOG.warnf("InferenceDeployment %s: %s", ref, msg);
-        events.warning(primary, "PreflightFailed", msg);
-        if (topo != null) {
-          events.warning(topo, "PreflightFailed", rec.reason());
+        if (d instanceof PreflightDecision.StartJob start) {
+            if (start.replaceExisting() && existing != null) {
+                client.resource(existing).delete();
+                return settings.preflight().recheck(); // create it once the old one is gone
+            }
+            Job job = PreflightJobs.job(primary, node, start.worldSize(), settings);
+            try {
+                client.resource(job).create();
+            } catch (KubernetesClientException e) {
+                if (ApiRejections.isRejection(e)) {
+                    // the spec's fault, not a transient one: say so where the user looks, and look again later
+                    events.warning(
+                            primary,
+                            "PreflightJobRejected",
+                            ApiRejections.describe("Job", job.getMetadata().getName(), e)
+                                    .message());
+                    return settings.preflight().deadline();
+                }
+                if (e.getCode() != 409) {
+                    throw e;
+                }
+                return settings.preflight().recheck(); // created by an earlier reconcile the cache has not seen yet
+            }
+            LOG.infof(
+                    "InferenceDeployment %s: preflight Job %s on node %s (%s)",
+                    ref, job.getMetadata().getName(), node, start.reason());
+            events.normal(
+                    primary,
+                    "PreflightStarted",
+                    "Job " + job.getMetadata().getName() + " on node " + node + ": " + start.reason()
+                            + "; the first rollout waits for it (deadline "
+                            + settings.preflight().deadline().toSeconds() + " s)");
+            return settings.preflight().recheck();
         }
-      }
-      return null;
+        if (d instanceof PreflightDecision.Record rec) {
+            PreflightRecorder.record(client, node, rec.measurement());
+            if (rec.deleteJob() && existing != null) {
+                client.resource(existing).delete();
+            }
+            if (rec.success()) {
+                LOG.infof("InferenceDeployment %s: node %s %s", ref, node, rec.reason());
+                events.normal(primary, "PreflightPassed", "node " + node + ": " + rec.reason());
+                if (topo != null) {
+                    events.normal(topo, "PreflightPassed", rec.reason());
+                }
+            } else {
+                String msg = "node " + node + ": " + rec.reason() + "; the custom allreduce is off there, NCCL is used";
+                LOG.warnf("InferenceDeployment %s: %s", ref, msg);
+                events.warning(primary, "PreflightFailed", msg);
+                if (topo != null) {
+                    events.warning(topo, "PreflightFailed", rec.reason());
+                }
+            }
+            return null;
+        }
+        return null; // None
     }
-    return null; // None
-  }
 
-  private static boolean finished(Job job) {
-    return job.getStatus() != null && job.getStatus().getConditions() != null && job.getStatus().getConditions().stream()
-        .anyMatch(c -> "True".equals(c.getStatus()) && ("Complete".equals(c.getType()) || "Failed".equals(c.getType())));
-  }
+    private static boolean finished(Job job) {
+        return job.getStatus() != null
+                && job.getStatus().getConditions() != null
+                && job.getStatus().getConditions().stream()
+                        .anyMatch(c -> "True".equals(c.getStatus())
+                                && ("Complete".equals(c.getType()) || "Failed".equals(c.getType())));
+    }
 
-  /** The Job's pods, read once when it has finished (their termination message is the result). */
-  private static List<Pod> podsOf(KubernetesClient client, Job job) {
-    return client.pods().inNamespace(job.getMetadata().getNamespace())
-        .withLabels(Map.of("controller-uid", job.getMetadata().getUid())).list().getItems();
-  }
+    /** The Job's pods, read once when it has finished (their termination message is the result). */
+    private static List<Pod> podsOf(KubernetesClient client, Job job) {
+        return client.pods()
+                .inNamespace(job.getMetadata().getNamespace())
+                .withLabels(Map.of("controller-uid", job.getMetadata().getUid()))
+                .list()
+                .getItems();
+    }
 }

@@ -15,20 +15,22 @@ import io.tensorlane.api.v1alpha1.Measurement;
  * manager no longer sets).
  */
 public final class PreflightRecorder {
-  public static final String FIELD_MANAGER = "tensorlane-preflight";
+    public static final String FIELD_MANAGER = "tensorlane-preflight";
 
-  private PreflightRecorder() {
-  }
+    private PreflightRecorder() {}
 
-  public static GpuTopology record(KubernetesClient client, String node, Measurement measurement) {
-    GpuTopology patch = new GpuTopology();
-    patch.setMetadata(new ObjectMetaBuilder().withName(node).build());
-    patch.setSpec(null);
-    GpuTopologyStatus status = new GpuTopologyStatus();
-    status.measurement = measurement;
-    patch.setStatus(status);
-    PatchContext ssa = new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY)
-        .withFieldManager(FIELD_MANAGER).withForce(true).build();
-    return client.resource(patch).subresource("status").patch(ssa, patch);
-  }
+    public static GpuTopology record(KubernetesClient client, String node, Measurement measurement) {
+        GpuTopology patch = new GpuTopology();
+        patch.setMetadata(new ObjectMetaBuilder().withName(node).build());
+        patch.setSpec(null);
+        GpuTopologyStatus status = new GpuTopologyStatus();
+        status.measurement = measurement;
+        patch.setStatus(status);
+        PatchContext ssa = new PatchContext.Builder()
+                .withPatchType(PatchType.SERVER_SIDE_APPLY)
+                .withFieldManager(FIELD_MANAGER)
+                .withForce(true)
+                .build();
+        return client.resource(patch).subresource("status").patch(ssa, patch);
+    }
 }

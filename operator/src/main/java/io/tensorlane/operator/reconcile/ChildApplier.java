@@ -17,89 +17,104 @@ import java.util.Map;
  * {@value #APPLIED_HASH} and compared with the live child's, so an unchanged spec causes no API write.
  */
 public final class ChildApplier {
-  public static final String APPLIED_HASH = "tensorlane.io/applied-hash";
+    public static final String APPLIED_HASH = "tensorlane.io/applied-hash";
 
-  private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(ChildApplier.class);
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(ChildApplier.class);
 
-  private final KubernetesClient client;
-  private final String fieldManager;
-  private final DecisionMetrics metrics;
+    private final KubernetesClient client;
+    private final String fieldManager;
+    private final DecisionMetrics metrics;
 
-  public ChildApplier(KubernetesClient client, String fieldManager, DecisionMetrics metrics) {
-    this.client = client;
-    this.fieldManager = fieldManager;
-    this.metrics = metrics;
-  }
-
-  /** True when {@code live} already carries what {@code desired} would apply. */
-  public static boolean upToDate(HasMetadata desired, HasMetadata live) {
-    if (live == null) {
-      return false;
+    public ChildApplier(KubernetesClient client, String fieldManager, DecisionMetrics metrics) {
+        this.client = client;
+        this.fieldManager = fieldManager;
+        this.metrics = metrics;
     }
-    Map<String, String> a = live.getMetadata().getAnnotations();
-    return a != null && hash(desired).equals(a.get(APPLIED_HASH));
-  }
 
-  /** Applies {@code desired} unless {@code live} is up to date; returns whether a write was sent. */
-  public <T extends HasMetadata> boolean apply(T desired, HasMetadata live) {
-    if (upToDate(desired, live)) {
-      return false;
+    /** True when {@code live} already carries what {@code desired} would apply. */
+    public static boolean upToDate(HasMetadata desired, HasMetadata live) {
+        if (live == null) {
+            return false;
+        }
+        Map<String, String> a = live.getMetadata().getAnnotations();
+        return a != null && hash(desired).equals(a.get(APPLIED_HASH));
     }
-    client.resource(prepare(desired)).fieldManager(fieldManager).forceConflicts().serverSideApply();
-    metrics.applied(desired.getKind());
-    return true;
-  }
 
-  /** Deletes {@code child} (best effort: a failure is logged; the owner reference still ties it to its owner). */
-  public void deleteQuietly(HasMetadata child) {
-    try {
-      client.resource(child).delete();
-    } catch (RuntimeException e) {
-      LOG.warnf("could not delete %s %s/%s: %s", child.getKind(), child.getMetadata().getNamespace(),
-          child.getMetadata().getName(), e.getMessage());
+    /** Applies {@code desired} unless {@code live} is up to date; returns whether a write was sent. */
+    public <T extends HasMetadata> boolean apply(T desired, HasMetadata live) {
+        if (upToDate(desired, live)) {
+            return false;
+        }
+        client.resource(prepare(desired))
+                .fieldManager(fieldManager)
+                .forceConflicts()
+                .serverSideApply();
+        metrics.applied(desired.getKind());
+        return true;
     }
-  }
 
-  /**
-   * The API server's verdict on {@code desired} without storing it (server-side apply with dryRun=All: admission,
-   * validation and defaulting run, nothing is written); nothing is sent when {@code live} is up to date.
-   *
-   * @throws io.fabric8.kubernetes.client.KubernetesClientException when the server refuses it
-   */
-  public <T extends HasMetadata> void dryRun(T desired, HasMetadata live) {
-    if (!upToDate(desired, live)) {
-      client.resource(prepare(desired)).dryRun().fieldManager(fieldManager).forceConflicts().serverSideApply();
+    /** Deletes {@code child} (best effort: a failure is logged; the owner reference still ties it to its owner). */
+    public void deleteQuietly(HasMetadata child) {
+        try {
+            client.resource(child).delete();
+        } catch (RuntimeException e) {
+            LOG.warnf(
+                    "could not delete %s %s/%s: %s",
+                    child.getKind(),
+                    child.getMetadata().getNamespace(),
+                    child.getMetadata().getName(),
+                    e.getMessage());
+        }
     }
-  }
 
-  /** {@code desired} with its applied-hash annotation, ready for server-side apply. */
-  private static <T extends HasMetadata> T prepare(T desired) {
-    String h = hash(desired);
-    Map<String, String> annotations = new HashMap<>(desired.getMetadata().getAnnotations() == null ? Map.of()
-        : desired.getMetadata().getAnnotations());
-    annotations.put(APPLIED_HASH, h);
-    desired.getMetadata().setAnnotations(annotations);
-    desired.getMetadata().setResourceVersion(null);
-    desired.getMetadata().setManagedFields(null);
-    return desired;
-  }
+    /**
+     * The API server's verdict on {@code desired} without storing it (server-side apply with dryRun=All: admission,
+     * validation and defaulting run, nothing is written); nothing is sent when {@code live} is up to date.
+     *
+     * @throws io.fabric8.kubernetes.client.KubernetesClientException when the server refuses it
+     */
+    public <T extends HasMetadata> void dryRun(T desired, HasMetadata live) {
+        if (!upToDate(desired, live)) {
+            client.resource(prepare(desired))
+                    .dryRun()
+                    .fieldManager(fieldManager)
+                    .forceConflicts()
+                    .serverSideApply();
+        }
+    }
 
-  /** sha256 of the desired object without its applied-hash annotation (first 16 hex). */
-  public static String hash(HasMetadata desired) {
-    Map<String, String> annotations = desired.getMetadata().getAnnotations();
-    String saved = annotations == null ? null : annotations.get(APPLIED_HASH);
-    if (saved != null) {
-      annotations.remove(APPLIED_HASH);
+    /** {@code desired} with its applied-hash annotation, ready for server-side apply. */
+    private static <T extends HasMetadata> T prepare(T desired) {
+        String h = hash(desired);
+        Map<String, String> annotations = new HashMap<>(
+                desired.getMetadata().getAnnotations() == null
+                        ? Map.of()
+                        : desired.getMetadata().getAnnotations());
+        annotations.put(APPLIED_HASH, h);
+        desired.getMetadata().setAnnotations(annotations);
+        desired.getMetadata().setResourceVersion(null);
+        desired.getMetadata().setManagedFields(null);
+        return desired;
     }
-    try {
-      byte[] json = Serialization.asJson(desired).getBytes(StandardCharsets.UTF_8);
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(json)).substring(0, 16);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    } finally {
-      if (saved != null) {
-        annotations.put(APPLIED_HASH, saved);
-      }
+
+    /** sha256 of the desired object without its applied-hash annotation (first 16 hex). */
+    public static String hash(HasMetadata desired) {
+        Map<String, String> annotations = desired.getMetadata().getAnnotations();
+        String saved = annotations == null ? null : annotations.get(APPLIED_HASH);
+        if (saved != null) {
+            annotations.remove(APPLIED_HASH);
+        }
+        try {
+            byte[] json = Serialization.asJson(desired).getBytes(StandardCharsets.UTF_8);
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(json))
+                    .substring(0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            if (saved != null) {
+                annotations.put(APPLIED_HASH, saved);
+            }
+        }
     }
-  }
 }

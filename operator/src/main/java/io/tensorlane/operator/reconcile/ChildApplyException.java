@@ -10,21 +10,21 @@ import io.tensorlane.operator.status.ChildProblem;
  * revision that was not applied.
  */
 public final class ChildApplyException extends RuntimeException {
-  private final transient ChildProblem problem;
-  private final transient InferenceDeploymentStatus statusAfter;
+    private final transient ChildProblem problem;
+    private final transient InferenceDeploymentStatus statusAfter;
 
-  public ChildApplyException(ChildProblem problem, InferenceDeploymentStatus statusAfter, Throwable cause) {
-    super(problem.message(), cause);
-    this.problem = problem;
-    this.statusAfter = statusAfter;
-  }
+    public ChildApplyException(ChildProblem problem, InferenceDeploymentStatus statusAfter, Throwable cause) {
+        super(problem.message(), cause);
+        this.problem = problem;
+        this.statusAfter = statusAfter;
+    }
 
-  public ChildProblem problem() {
-    return problem;
-  }
+    public ChildProblem problem() {
+        return problem;
+    }
 
-  /** The status to keep (the revision was applied), or null (report the status from before this reconcile). */
-  public InferenceDeploymentStatus statusAfter() {
-    return statusAfter;
-  }
+    /** The status to keep (the revision was applied), or null (report the status from before this reconcile). */
+    public InferenceDeploymentStatus statusAfter() {
+        return statusAfter;
+    }
 }

@@ -18,123 +18,145 @@ import io.tensorlane.operator.status.StatusAggregator;
  * A failure names the child.
  */
 final class Children {
-  private final ChildApplier applier;
+    private final ChildApplier applier;
 
-  Children(ChildApplier applier) {
-    this.applier = applier;
-  }
-
-  /** True when both live children carry what {@code r} would apply. */
-  static boolean current(Rendered r, Observation obs) {
-    return ChildApplier.upToDate(r.deployment(), obs.deployment()) && ChildApplier.upToDate(r.service(), obs.service());
-  }
-
-  /**
-   * The first child the API server rejects, or null when both would be accepted.
-   *
-   * @throws ChildApplyException when the dry-run itself fails (not a rejection); nothing was written
-   */
-  ChildProblem dryRun(Rendered r, Observation obs) {
-    ChildProblem p = dryRun(r.deployment(), obs.deployment());
-    return p != null ? p : dryRun(r.service(), obs.service());
-  }
-
-  private ChildProblem dryRun(HasMetadata desired, HasMetadata live) {
-    try {
-      applier.dryRun(desired, live);
-      return null;
-    } catch (KubernetesClientException e) {
-      ChildProblem p = ApiRejections.describe(desired.getKind(), desired.getMetadata().getName(), e);
-      if (ApiRejections.isRejection(e)) {
-        return p;
-      }
-      throw new ChildApplyException(p, null, e);
+    Children(ChildApplier applier) {
+        this.applier = applier;
     }
-  }
 
-  /**
-   * Applies the Deployment, then the Service; returns whether the Deployment was written.
-   *
-   * @param onDeploymentWritten runs once the Deployment was written (before the Service is applied)
-   *
-   * @param written the status as written before the apply (it names the new revision)
-   * @param before the status before this reconcile
-   * @throws ChildApplyException naming the child; it carries the status that is true afterwards (the written one with
-   *     the revision of {@code before} when the Deployment was not applied)
-   */
-  boolean apply(Rendered r, Observation obs, InferenceDeploymentStatus written, InferenceDeploymentStatus before,
-      Runnable onDeploymentWritten) {
-    boolean deploymentWritten;
-    try {
-      deploymentWritten = applier.apply(r.deployment(), obs.deployment());
-    } catch (KubernetesClientException e) {
-      throw new ChildApplyException(ApiRejections.describe("Deployment", r.deployment().getMetadata().getName(), e),
-          withRevisionOf(written, before), e);
+    /** True when both live children carry what {@code r} would apply. */
+    static boolean current(Rendered r, Observation obs) {
+        return ChildApplier.upToDate(r.deployment(), obs.deployment())
+                && ChildApplier.upToDate(r.service(), obs.service());
     }
-    if (deploymentWritten) {
-      onDeploymentWritten.run();
-    }
-    try {
-      applier.apply(r.service(), obs.service());
-    } catch (KubernetesClientException e) {
-      throw new ChildApplyException(ApiRejections.describe("Service", r.service().getMetadata().getName(), e),
-          written, e);
-    }
-    return deploymentWritten;
-  }
 
-  /**
-   * The revision the status may keep claiming when this reconcile applies nothing because the API server rejected a
-   * child: {@code last}, unless no Deployment exists. Then nothing runs, and a claimed revision can only be one the
-   * API server refused (the status written just before a refused first apply, still in the cache while the withdrawing
-   * write is on its way) or one whose Deployment was deleted; claiming it would say a refused revision runs.
-   */
-  static AppliedSpec stillClaimed(AppliedSpec last, Observation obs, ChildProblem rejected) {
-    return rejected != null && obs.deployment() == null ? null : last;
-  }
-
-  /**
-   * True when the children may be applied without a dry-run first: neither exists yet (no running revision to
-   * protect) and the last try was not refused ({@code before} carries no ApplyFailed and no rejected child). A
-   * rejection of the real apply then says what a dry-run would have said, and the next reconcile dry-runs again.
-   */
-  static boolean firstTry(Observation obs, InferenceDeploymentStatus before) {
-    return obs.deployment() == null && obs.service() == null && StatusAggregator.applyFailure(before) == null
-        && Conditions.find(before.conditions, StatusAggregator.INVALID_SPEC)
-            .filter(c -> Conditions.TRUE.equals(c.getStatus()) && c.getReason() != null
-                && c.getReason().endsWith("Rejected")).isEmpty();
-  }
-
-  /**
-   * The first apply ({@link #firstTry}), without a dry-run: the Service, then the Deployment; a Deployment the API server
-   * refuses takes the Service just created with it, so a refused first revision leaves no child behind, as the dry-run
-   * would have.
-   *
-   * @throws ChildApplyException naming the child, with {@code written} claiming the revision of {@code before}
-   */
-  void applyFirst(Rendered r, InferenceDeploymentStatus written, InferenceDeploymentStatus before,
-      Runnable onDeploymentWritten) {
-    try {
-      applier.apply(r.service(), null);
-    } catch (KubernetesClientException e) {
-      throw new ChildApplyException(ApiRejections.describe("Service", r.service().getMetadata().getName(), e),
-          withRevisionOf(written, before), e);
+    /**
+     * The first child the API server rejects, or null when both would be accepted.
+     *
+     * @throws ChildApplyException when the dry-run itself fails (not a rejection); nothing was written
+     */
+    ChildProblem dryRun(Rendered r, Observation obs) {
+        ChildProblem p = dryRun(r.deployment(), obs.deployment());
+        return p != null ? p : dryRun(r.service(), obs.service());
     }
-    try {
-      applier.apply(r.deployment(), null);
-    } catch (KubernetesClientException e) {
-      applier.deleteQuietly(r.service());
-      throw new ChildApplyException(ApiRejections.describe("Deployment", r.deployment().getMetadata().getName(), e),
-          withRevisionOf(written, before), e);
-    }
-    onDeploymentWritten.run();
-  }
 
-  /** {@code written} claiming the applied revision of {@code before}. */
-  static InferenceDeploymentStatus withRevisionOf(InferenceDeploymentStatus written, InferenceDeploymentStatus before) {
-    InferenceDeploymentStatus s = Serialization.clone(written);
-    s.lastAppliedSpec = before.lastAppliedSpec;
-    s.revision = before.revision;
-    return s;
-  }
+    private ChildProblem dryRun(HasMetadata desired, HasMetadata live) {
+        try {
+            applier.dryRun(desired, live);
+            return null;
+        } catch (KubernetesClientException e) {
+            ChildProblem p = ApiRejections.describe(
+                    desired.getKind(), desired.getMetadata().getName(), e);
+            if (ApiRejections.isRejection(e)) {
+                return p;
+            }
+            throw new ChildApplyException(p, null, e);
+        }
+    }
+
+    /**
+     * Applies the Deployment, then the Service; returns whether the Deployment was written.
+     *
+     * @param onDeploymentWritten runs once the Deployment was written (before the Service is applied)
+     *
+     * @param written the status as written before the apply (it names the new revision)
+     * @param before the status before this reconcile
+     * @throws ChildApplyException naming the child; it carries the status that is true afterwards (the written one with
+     *     the revision of {@code before} when the Deployment was not applied)
+     */
+    boolean apply(
+            Rendered r,
+            Observation obs,
+            InferenceDeploymentStatus written,
+            InferenceDeploymentStatus before,
+            Runnable onDeploymentWritten) {
+        boolean deploymentWritten;
+        try {
+            deploymentWritten = applier.apply(r.deployment(), obs.deployment());
+        } catch (KubernetesClientException e) {
+            throw new ChildApplyException(
+                    ApiRejections.describe(
+                            "Deployment", r.deployment().getMetadata().getName(), e),
+                    withRevisionOf(written, before),
+                    e);
+        }
+        if (deploymentWritten) {
+            onDeploymentWritten.run();
+        }
+        try {
+            applier.apply(r.service(), obs.service());
+        } catch (KubernetesClientException e) {
+            throw new ChildApplyException(
+                    ApiRejections.describe("Service", r.service().getMetadata().getName(), e), written, e);
+        }
+        return deploymentWritten;
+    }
+
+    /**
+     * The revision the status may keep claiming when this reconcile applies nothing because the API server rejected a
+     * child: {@code last}, unless no Deployment exists. Then nothing runs, and a claimed revision can only be one the
+     * API server refused (the status written just before a refused first apply, still in the cache while the withdrawing
+     * write is on its way) or one whose Deployment was deleted; claiming it would say a refused revision runs.
+     */
+    static AppliedSpec stillClaimed(AppliedSpec last, Observation obs, ChildProblem rejected) {
+        return rejected != null && obs.deployment() == null ? null : last;
+    }
+
+    /**
+     * True when the children may be applied without a dry-run first: neither exists yet (no running revision to
+     * protect) and the last try was not refused ({@code before} carries no ApplyFailed and no rejected child). A
+     * rejection of the real apply then says what a dry-run would have said, and the next reconcile dry-runs again.
+     */
+    static boolean firstTry(Observation obs, InferenceDeploymentStatus before) {
+        return obs.deployment() == null
+                && obs.service() == null
+                && StatusAggregator.applyFailure(before) == null
+                && Conditions.find(before.conditions, StatusAggregator.INVALID_SPEC)
+                        .filter(c -> Conditions.TRUE.equals(c.getStatus())
+                                && c.getReason() != null
+                                && c.getReason().endsWith("Rejected"))
+                        .isEmpty();
+    }
+
+    /**
+     * The first apply ({@link #firstTry}), without a dry-run: the Service, then the Deployment; a Deployment the API server
+     * refuses takes the Service just created with it, so a refused first revision leaves no child behind, as the dry-run
+     * would have.
+     *
+     * @throws ChildApplyException naming the child, with {@code written} claiming the revision of {@code before}
+     */
+    void applyFirst(
+            Rendered r,
+            InferenceDeploymentStatus written,
+            InferenceDeploymentStatus before,
+            Runnable onDeploymentWritten) {
+        try {
+            applier.apply(r.service(), null);
+        } catch (KubernetesClientException e) {
+            throw new ChildApplyException(
+                    ApiRejections.describe("Service", r.service().getMetadata().getName(), e),
+                    withRevisionOf(written, before),
+                    e);
+        }
+        try {
+            applier.apply(r.deployment(), null);
+        } catch (KubernetesClientException e) {
+            applier.deleteQuietly(r.service());
+            throw new ChildApplyException(
+                    ApiRejections.describe(
+                            "Deployment", r.deployment().getMetadata().getName(), e),
+                    withRevisionOf(written, before),
+                    e);
+        }
+        onDeploymentWritten.run();
+    }
+
+    /** {@code written} claiming the applied revision of {@code before}. */
+    static InferenceDeploymentStatus withRevisionOf(
+            InferenceDeploymentStatus written, InferenceDeploymentStatus before) {
+        InferenceDeploymentStatus s = Serialization.clone(written);
+        s.lastAppliedSpec = before.lastAppliedSpec;
+        s.revision = before.revision;
+        return s;
+    }
 }

@@ -28,97 +28,119 @@ import java.util.stream.Collectors;
  * does not depend on which labels the renderer chooses.
  */
 public final class ClusterObserver {
-  private final InformerEventSource<Node, InferenceDeployment> nodes;
-  private final InformerEventSource<GpuTopology, InferenceDeployment> topologies;
-  private final InformerEventSource<Pod, InferenceDeployment> pods;
-  private final InformerEventSource<Deployment, InferenceDeployment> deployments;
-  private final InformerEventSource<Service, InferenceDeployment> services;
+    private final InformerEventSource<Node, InferenceDeployment> nodes;
+    private final InformerEventSource<GpuTopology, InferenceDeployment> topologies;
+    private final InformerEventSource<Pod, InferenceDeployment> pods;
+    private final InformerEventSource<Deployment, InferenceDeployment> deployments;
+    private final InformerEventSource<Service, InferenceDeployment> services;
 
-  public ClusterObserver(InformerEventSource<Node, InferenceDeployment> nodes,
-      InformerEventSource<GpuTopology, InferenceDeployment> topologies, InformerEventSource<Pod, InferenceDeployment> pods,
-      InformerEventSource<Deployment, InferenceDeployment> deployments,
-      InformerEventSource<Service, InferenceDeployment> services) {
-    this.nodes = nodes;
-    this.topologies = topologies;
-    this.pods = pods;
-    this.deployments = deployments;
-    this.services = services;
-  }
-
-  public Observation observe(InferenceDeployment primary, Instant now, Duration topologyMaxAge) {
-    Deployment deployment = owned(deployments.getSecondaryResources(primary).stream().findFirst(), primary).orElse(null);
-    Service service = owned(services.getSecondaryResources(primary).stream().findFirst(), primary).orElse(null);
-    List<Pod> own = new ArrayList<>();
-    Map<String, Integer> used = new HashMap<>();
-    pods.list().forEach(p -> {
-      if (deployment != null && ownedBy(p, deployment)) {
-        own.add(p);
-      } else if (p.getSpec().getNodeName() != null && !terminated(p)
-          // preflight hook: this deployment's own preflight pod does not take the GPUs away from its plan
-          && !PreflightJobs.isPreflightPodOf(p, primary.getMetadata().getNamespace(), primary.getMetadata().getName())) {
-        used.merge(p.getSpec().getNodeName(), gpuRequest(p), Integer::sum);
-      }
-    });
-    own.sort(Comparator.comparing(p -> p.getMetadata().getName()));
-    Map<String, GpuTopology> topo = topologies.list()
-        .collect(Collectors.toMap(t -> t.getMetadata().getName(), t -> t, (a, b) -> a));
-    List<NodeInfo> infos = nodes.list().map(n -> {
-      GpuTopology t = topo.get(n.getMetadata().getName());
-      return new NodeInfo(n.getMetadata().getName(), n.getMetadata().getLabels(),
-          NodeLabelDecision.gpuCapacity(n.getStatus() == null ? null : n.getStatus().getAllocatable()),
-          used.getOrDefault(n.getMetadata().getName(), 0), t == null ? null : t.getStatus(),
-          t != null && NodeLabelDecision.isStale(t.getStatus(), now, topologyMaxAge));
-    }).sorted(Comparator.comparing(NodeInfo::name)).toList();
-    return new Observation(infos, deployment, service, own);
-  }
-
-  /** The InferenceDeployment a pod belongs to: pod → ReplicaSet (name minus hash) → Deployment → owner. */
-  public static Optional<ResourceID> podOwner(Pod pod, InformerEventSource<Deployment, InferenceDeployment> deployments) {
-    String ns = pod.getMetadata().getNamespace();
-    return pod.getMetadata().getOwnerReferences().stream()
-        .filter(o -> "ReplicaSet".equals(o.getKind()) && o.getName().lastIndexOf('-') > 0)
-        .map(o -> o.getName().substring(0, o.getName().lastIndexOf('-')))
-        .map(d -> deployments.get(new ResourceID(d, ns)))
-        .flatMap(Optional::stream)
-        .flatMap(d -> d.getMetadata().getOwnerReferences().stream().filter(ClusterObserver::isPrimaryRef))
-        .map(o -> new ResourceID(o.getName(), ns))
-        .findFirst();
-  }
-
-  static boolean ownedBy(Pod pod, Deployment d) {
-    if (!d.getMetadata().getNamespace().equals(pod.getMetadata().getNamespace())) {
-      return false;
+    public ClusterObserver(
+            InformerEventSource<Node, InferenceDeployment> nodes,
+            InformerEventSource<GpuTopology, InferenceDeployment> topologies,
+            InformerEventSource<Pod, InferenceDeployment> pods,
+            InformerEventSource<Deployment, InferenceDeployment> deployments,
+            InformerEventSource<Service, InferenceDeployment> services) {
+        this.nodes = nodes;
+        this.topologies = topologies;
+        this.pods = pods;
+        this.deployments = deployments;
+        this.services = services;
     }
-    Map<String, String> selector = d.getSpec().getSelector().getMatchLabels();
-    Map<String, String> labels = pod.getMetadata().getLabels();
-    return selector != null && !selector.isEmpty() && labels != null
-        && selector.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
-  }
 
-  static boolean terminated(Pod p) {
-    String phase = p.getStatus() == null ? null : p.getStatus().getPhase();
-    return "Succeeded".equals(phase) || "Failed".equals(phase);
-  }
-
-  static int gpuRequest(Pod p) {
-    int sum = 0;
-    for (var c : p.getSpec().getContainers()) {
-      if (c.getResources() != null) {
-        int l = NodeLabelDecision.gpuCapacity(c.getResources().getLimits());
-        sum += l > 0 ? l : NodeLabelDecision.gpuCapacity(c.getResources().getRequests());
-      }
+    public Observation observe(InferenceDeployment primary, Instant now, Duration topologyMaxAge) {
+        Deployment deployment = owned(
+                        deployments.getSecondaryResources(primary).stream().findFirst(), primary)
+                .orElse(null);
+        Service service = owned(services.getSecondaryResources(primary).stream().findFirst(), primary)
+                .orElse(null);
+        List<Pod> own = new ArrayList<>();
+        Map<String, Integer> used = new HashMap<>();
+        pods.list().forEach(p -> {
+            if (deployment != null && ownedBy(p, deployment)) {
+                own.add(p);
+            } else if (p.getSpec().getNodeName() != null
+                    && !terminated(p)
+                    // preflight hook: this deployment's own preflight pod does not take the GPUs away from its plan
+                    && !PreflightJobs.isPreflightPodOf(
+                            p,
+                            primary.getMetadata().getNamespace(),
+                            primary.getMetadata().getName())) {
+                used.merge(p.getSpec().getNodeName(), gpuRequest(p), Integer::sum);
+            }
+        });
+        own.sort(Comparator.comparing(p -> p.getMetadata().getName()));
+        Map<String, GpuTopology> topo =
+                topologies.list().collect(Collectors.toMap(t -> t.getMetadata().getName(), t -> t, (a, b) -> a));
+        List<NodeInfo> infos = nodes.list()
+                .map(n -> {
+                    GpuTopology t = topo.get(n.getMetadata().getName());
+                    return new NodeInfo(
+                            n.getMetadata().getName(),
+                            n.getMetadata().getLabels(),
+                            NodeLabelDecision.gpuCapacity(
+                                    n.getStatus() == null ? null : n.getStatus().getAllocatable()),
+                            used.getOrDefault(n.getMetadata().getName(), 0),
+                            t == null ? null : t.getStatus(),
+                            t != null && NodeLabelDecision.isStale(t.getStatus(), now, topologyMaxAge));
+                })
+                .sorted(Comparator.comparing(NodeInfo::name))
+                .toList();
+        return new Observation(infos, deployment, service, own);
     }
-    return sum;
-  }
 
-  private static boolean isPrimaryRef(OwnerReference o) {
-    return "InferenceDeployment".equals(o.getKind()) && o.getApiVersion() != null
-        && o.getApiVersion().startsWith(InferenceDeployment.GROUP + "/");
-  }
+    /** The InferenceDeployment a pod belongs to: pod → ReplicaSet (name minus hash) → Deployment → owner. */
+    public static Optional<ResourceID> podOwner(
+            Pod pod, InformerEventSource<Deployment, InferenceDeployment> deployments) {
+        String ns = pod.getMetadata().getNamespace();
+        return pod.getMetadata().getOwnerReferences().stream()
+                .filter(o -> "ReplicaSet".equals(o.getKind()) && o.getName().lastIndexOf('-') > 0)
+                .map(o -> o.getName().substring(0, o.getName().lastIndexOf('-')))
+                .map(d -> deployments.get(new ResourceID(d, ns)))
+                .flatMap(Optional::stream)
+                .flatMap(d -> d.getMetadata().getOwnerReferences().stream().filter(ClusterObserver::isPrimaryRef))
+                .map(o -> new ResourceID(o.getName(), ns))
+                .findFirst();
+    }
 
-  private static <T extends io.fabric8.kubernetes.api.model.HasMetadata> Optional<T> owned(Optional<T> child,
-      InferenceDeployment primary) {
-    return child.filter(c -> c.getMetadata().getOwnerReferences().stream()
-        .anyMatch(o -> primary.getMetadata().getUid().equals(o.getUid())));
-  }
+    static boolean ownedBy(Pod pod, Deployment d) {
+        if (!d.getMetadata().getNamespace().equals(pod.getMetadata().getNamespace())) {
+            return false;
+        }
+        Map<String, String> selector = d.getSpec().getSelector().getMatchLabels();
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        return selector != null
+                && !selector.isEmpty()
+                && labels != null
+                && selector.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
+    }
+
+    static boolean terminated(Pod p) {
+        String phase = p.getStatus() == null ? null : p.getStatus().getPhase();
+        return "Succeeded".equals(phase) || "Failed".equals(phase);
+    }
+
+    static int gpuRequest(Pod p) {
+        int sum = 0;
+        for (var c : p.getSpec().getContainers()) {
+            if (c.getResources() != null) {
+                int l = NodeLabelDecision.gpuCapacity(c.getResources().getLimits());
+                sum += l > 0
+                        ? l
+                        : NodeLabelDecision.gpuCapacity(c.getResources().getRequests());
+            }
+        }
+        return sum;
+    }
+
+    private static boolean isPrimaryRef(OwnerReference o) {
+        return "InferenceDeployment".equals(o.getKind())
+                && o.getApiVersion() != null
+                && o.getApiVersion().startsWith(InferenceDeployment.GROUP + "/");
+    }
+
+    private static <T extends io.fabric8.kubernetes.api.model.HasMetadata> Optional<T> owned(
+            Optional<T> child, InferenceDeployment primary) {
+        return child.filter(c -> c.getMetadata().getOwnerReferences().stream()
+                .anyMatch(o -> primary.getMetadata().getUid().equals(o.getUid())));
+    }
 }

@@ -7,24 +7,24 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
-import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.RetryInfo;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
 import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
-import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.model.DownloadProgress;
@@ -60,215 +60,283 @@ import java.util.Set;
  */
 @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = TensorlaneConfig.FIELD_MANAGER)
 public class InferenceDeploymentReconciler implements Reconciler<InferenceDeployment> {
-  public static final String NAME = "inferencedeployment";
+    public static final String NAME = "inferencedeployment";
 
-  private final TensorlaneConfig settings;
-  private final DecisionMetrics metrics;
-  private final ModelResolver models;
-  private final FetchLogs fetchLogs = new FetchLogs();
-  private volatile ClusterObserver observer;
-  private volatile EventSink sink;
+    private final TensorlaneConfig settings;
+    private final DecisionMetrics metrics;
+    private final ModelResolver models;
+    private final FetchLogs fetchLogs = new FetchLogs();
+    private volatile ClusterObserver observer;
+    private volatile EventSink sink;
 
-  /** With a model resolver of its own on the configured Hub endpoint (tests and benchmarks). */
-  public InferenceDeploymentReconciler(TensorlaneConfig settings, DecisionMetrics metrics) {
-    this(settings, metrics, ModelResolvers.create(settings));
-  }
+    /** With a model resolver of its own on the configured Hub endpoint (tests and benchmarks). */
+    public InferenceDeploymentReconciler(TensorlaneConfig settings, DecisionMetrics metrics) {
+        this(settings, metrics, ModelResolvers.create(settings));
+    }
 
-  @Inject
-  public InferenceDeploymentReconciler(TensorlaneConfig settings, DecisionMetrics metrics, ModelResolver models) {
-    this.settings = settings;
-    this.metrics = metrics;
-    this.models = models;
-  }
+    @Inject
+    public InferenceDeploymentReconciler(TensorlaneConfig settings, DecisionMetrics metrics, ModelResolver models) {
+        this.settings = settings;
+        this.metrics = metrics;
+        this.models = models;
+    }
 
-  @Override
-  public List<EventSource<?, InferenceDeployment>> prepareEventSources(EventSourceContext<InferenceDeployment> ctx) {
-    var deployments = new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class,
-        InferenceDeployment.class).withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
-        .build(), ctx);
-    var services = new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class,
-        InferenceDeployment.class).withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
-        .build(), ctx);
-    var pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, InferenceDeployment.class)
-        .withSecondaryToPrimaryMapper(p -> ClusterObserver.podOwner(p, deployments).map(Set::of).orElse(Set.of()))
-        .build(), ctx);
-    var nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class, InferenceDeployment.class)
-        .withSecondaryToPrimaryMapper(n -> AffectedByNode.primaries(n.getMetadata().getName(),
-            ctx.getPrimaryCache().list()::iterator))
-        .withOnUpdateFilter(new GpuTopologyNodeLabeller.LabelsOrCapacityChanged()).build(), ctx);
-    var topologies = new InformerEventSource<>(InformerEventSourceConfiguration.from(GpuTopology.class,
-        InferenceDeployment.class).withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(
-            t.getMetadata().getName(), ctx.getPrimaryCache().list()::iterator)).build(), ctx);
-    observer = new ClusterObserver(nodes, topologies, pods, deployments, services);
-    return List.of(deployments, services, pods, nodes, topologies);
-  }
+    @Override
+    public List<EventSource<?, InferenceDeployment>> prepareEventSources(EventSourceContext<InferenceDeployment> ctx) {
+        var deployments = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Deployment.class, InferenceDeployment.class)
+                        .withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
+                        .build(),
+                ctx);
+        var services = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Service.class, InferenceDeployment.class)
+                        .withSecondaryToPrimaryMapper(Mappers.fromOwnerReferences(InferenceDeployment.class))
+                        .build(),
+                ctx);
+        var pods = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Pod.class, InferenceDeployment.class)
+                        .withSecondaryToPrimaryMapper(p -> ClusterObserver.podOwner(p, deployments)
+                                .map(Set::of)
+                                .orElse(Set.of()))
+                        .build(),
+                ctx);
+        var nodes = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Node.class, InferenceDeployment.class)
+                        .withSecondaryToPrimaryMapper(n -> AffectedByNode.primaries(
+                                n.getMetadata().getName(), ctx.getPrimaryCache().list()::iterator))
+                        .withOnUpdateFilter(new GpuTopologyNodeLabeller.LabelsOrCapacityChanged())
+                        .build(),
+                ctx);
+        var topologies = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(GpuTopology.class, InferenceDeployment.class)
+                        .withSecondaryToPrimaryMapper(t -> AffectedByNode.primaries(
+                                t.getMetadata().getName(), ctx.getPrimaryCache().list()::iterator))
+                        .build(),
+                ctx);
+        observer = new ClusterObserver(nodes, topologies, pods, deployments, services);
+        return List.of(deployments, services, pods, nodes, topologies);
+    }
 
-  @Override
-  public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
-    EventRecorder events = new EventRecorder(eventSink(ctx));
-    UpdateControl<InferenceDeployment> control;
-    try {
-      control = reconcile(primary, ctx, events);
-    } catch (RuntimeException e) {
-      // the decisions whose status was not written will be made again, and their events emitted then
-      events.flushCommitted();
-      throw e;
-    }
-    events.flush();
-    return control;
-  }
-
-  private UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx,
-      EventRecorder events) {
-    Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
-    long gen = primary.getMetadata().getGeneration();
-    InferenceDeploymentStatus prev = primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
-    Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
-    RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff())
-        .step(primary, obs.pods(), obs.deployment(), now);
-
-    // model facts first (status.model, or the inspection cache; never a blocking read here); the spec's geometry and
-    // weightBytes win over what was read
-    ModelResolution model = models.resolve(primary, step.effective(), prev.model, ctx.getClient());
-    InferenceDeploymentSpec planned = model.fill(step.effective());
-    Plan plan = !model.ready() ? model.blockingPlan() : PlanAndRender.plan(planned, obs.nodes(),
-        new PlannerSettings(now, settings.measurementMaxAge(), obs.currentNodes(), EngineProfiles::problem));
-    Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model.status()) : null;
-    // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first rollout
-    // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
-    String preflightHold = !settings.preflight().enabled() ? null : PreflightGate.holdReason(step.effective(), plan,
-        obs.nodes(), prev.lastAppliedSpec == null,
-        now, settings.measurementMaxAge());
-    // both children pass the API server's dry-run before anything is written (also while the preflight holds, whose
-    // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
-    // status keeps claiming the revision that runs. A first rollout's first try has nothing running to protect: its
-    // real apply is the check (Children.applyFirst), which saves the API server two dry-runs per new deployment
-    Children children = new Children(new ChildApplier(ctx.getClient(), TensorlaneConfig.FIELD_MANAGER, metrics));
-    boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
-    boolean firstTry = pending && preflightHold == null && Children.firstTry(obs, prev);
-    ChildProblem rejected = pending && !firstTry ? children.dryRun(rendered, obs) : null;
-    boolean apply = rendered != null && !step.failed() && preflightHold == null && rejected == null;
-    AppliedSpec applied = Children.stillClaimed(prev.lastAppliedSpec, obs, rejected);
-    if (apply && (applied == null || !Objects.equals(applied.revision, rendered.revision())
-        || !Objects.equals(applied.generation, gen))) {
-      applied = new AppliedSpec();
-      applied.generation = gen;
-      applied.revision = rendered.revision();
-      applied.time = now.toString();
-      applied.spec = step.effective();
-      metrics.decision("allreduce", plan.allreduce().mode().name());
-    }
-    InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(gen, prev, plan,
-        rendered == null ? null : rendered.revision(), primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
-        obs.pods(), applied, step.lastStable(), step.rollback(), step.lastFailure(), step.failureActive(), step.failed(),
-        preflightHold, now, rejected, apply && pending ? StatusAggregator.applyFailure(prev) : null, model));
-    // the hf:// download step's progress (its log, read at most every 10 s per pod; status changes per 10% or 30 s)
-    next = StatusAggregator.withDownload(prev, next, DownloadProgress.next(prev.download,
-        fetchLogs.observe(ctx.getClient(), obs.pods(), now), now), now);
-    InferenceDeploymentStatus written = prev;
-    if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
-      // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
-      primary = writeStatus(primary, next, ctx);
-      written = next;
-      metrics.applied("InferenceDeployment/status");
-      StatusEvents.emit(events, metrics, primary, prev, next, plan, apply && pending);
-      String[] download = DownloadProgress.event(prev.download, next.download);
-      if (download != null && "Warning".equals(download[0])) {
-        events.warning(primary, download[1], download[2]);
-      } else if (download != null) {
-        events.normal(primary, download[1], download[2]);
-      }
-      events.commit();
-    }
-    InferenceDeployment about = primary;
-    // one event for the decision: the revision, where and how it runs (and the model when it was just read)
-    InferenceDeploymentStatus before = prev;
-    InferenceDeploymentStatus after = next;
-    Runnable started = () -> {
-      events.normal(about, "RolloutStarted", StatusEvents.rollout(rendered, plan, StatusEvents.modelRead(before, after)
-          ? after.model : null));
-      events.commit();
-    };
-    if (apply && firstTry) {
-      children.applyFirst(rendered, written, prev, started);
-    } else if (apply) {
-      children.apply(rendered, obs, written, prev, started);
-    }
-    UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
-    if (step.requeue() != null) {
-      return control.rescheduleAfter(step.requeue());
-    }
-    if (model.state() == ModelResolution.State.PENDING) {
-      return control.rescheduleAfter(ModelResolver.PENDING_RECHECK);
-    }
-    if (model.state() == ModelResolution.State.FAILED) {
-      return control.rescheduleAfter(ModelResolver.FAILED_RECHECK);
-    }
-    if (next.download != null && DownloadProgress.DOWNLOADING.equals(next.download.phase)) {
-      return control.rescheduleAfter(FetchLogs.MIN_READ_INTERVAL); // the next look at the step's log
-    }
-    boolean settled = next.phase == Phase.Failed || next.phase == Phase.Invalid || (next.phase == Phase.Ready
-        || next.phase == Phase.RolledBack) && next.lastStableSpec != null && next.lastAppliedSpec != null
-        && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
-    return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
-  }
-
-  /**
-   * JOSDK's error-status hook: any exception of a reconcile (a child the API server refused, a failed status write)
-   * becomes the ApplyFailed condition, naming the object and field, plus a Warning event; the status is written by
-   * the same server-side apply as the reconcile's (so a revision claimed but not applied is withdrawn). JOSDK's retry
-   * keeps its backoff, and after the last retry the reconcile is rescheduled rather than dropped.
-   */
-  @Override
-  public ErrorStatusUpdateControl<InferenceDeployment> updateErrorStatus(InferenceDeployment primary,
-      Context<InferenceDeployment> ctx, Exception e) {
-    EventRecorder events = new EventRecorder(eventSink(ctx));
-    try {
-      boolean lastAttempt = ctx.getRetryInfo().map(RetryInfo::isLastAttempt).orElse(false);
-      return ErrorStatus.control(primary, e, Instant.now().truncatedTo(ChronoUnit.SECONDS), events, metrics,
-          lastAttempt ? ErrorStatus.AFTER_LAST_RETRY : null, s -> {
-            writeStatus(primary, s, ctx);
-            metrics.applied("InferenceDeployment/status");
-          });
-    } finally {
-      events.flushCommitted();
-    }
-  }
-
-  /** The events' writer, made on first use with the client JOSDK hands the reconciler. */
-  private EventSink eventSink(Context<InferenceDeployment> ctx) {
-    EventSink s = sink;
-    if (s == null) {
-      synchronized (this) {
-        if (sink == null) {
-          sink = new EventSink(ctx.getClient(), metrics);
+    @Override
+    public UpdateControl<InferenceDeployment> reconcile(InferenceDeployment primary, Context<InferenceDeployment> ctx) {
+        EventRecorder events = new EventRecorder(eventSink(ctx));
+        UpdateControl<InferenceDeployment> control;
+        try {
+            control = reconcile(primary, ctx, events);
+        } catch (RuntimeException e) {
+            // the decisions whose status was not written will be made again, and their events emitted then
+            events.flushCommitted();
+            throw e;
         }
-        s = sink;
-      }
+        events.flush();
+        return control;
     }
-    return s;
-  }
 
-  /** Events queued but not written yet (0 before the first reconcile). */
-  public long pendingEvents() {
-    EventSink s = sink;
-    return s == null ? 0 : s.pending();
-  }
+    private UpdateControl<InferenceDeployment> reconcile(
+            InferenceDeployment primary, Context<InferenceDeployment> ctx, EventRecorder events) {
+        Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+        long gen = primary.getMetadata().getGeneration();
+        InferenceDeploymentStatus prev =
+                primary.getStatus() == null ? new InferenceDeploymentStatus() : primary.getStatus();
+        Observation obs = observer.observe(primary, now, settings.topologyMaxAge());
+        RecoveryStep step = new RecoveryCoordinator(events, metrics, settings.rollbackBackoff())
+                .step(primary, obs.pods(), obs.deployment(), now);
 
-  private static InferenceDeployment writeStatus(InferenceDeployment primary, InferenceDeploymentStatus status,
-      Context<InferenceDeployment> ctx) {
-    InferenceDeployment fresh = new InferenceDeployment();
-    fresh.getMetadata().setName(primary.getMetadata().getName());
-    fresh.getMetadata().setNamespace(primary.getMetadata().getNamespace());
-    fresh.setSpec(null);
-    fresh.setStatus(status);
-    // server-side apply of the status alone, forced (the operator is its only writer), then into JOSDK's cache so the
-    // next reconcile sees it even before the watch event arrives
-    InferenceDeployment updated = ctx.getClient().resource(fresh).subresource("status").patch(
-        new PatchContext.Builder().withPatchType(PatchType.SERVER_SIDE_APPLY).withFieldManager(TensorlaneConfig.FIELD_MANAGER)
-            .withForce(true).build(), fresh);
-    ctx.eventSourceRetriever().getControllerEventSource()
-        .handleRecentResourceUpdate(ResourceID.fromResource(primary), updated, primary);
-    return updated;
-  }
+        // model facts first (status.model, or the inspection cache; never a blocking read here); the spec's geometry
+        // and
+        // weightBytes win over what was read
+        ModelResolution model = models.resolve(primary, step.effective(), prev.model, ctx.getClient());
+        InferenceDeploymentSpec planned = model.fill(step.effective());
+        Plan plan = !model.ready()
+                ? model.blockingPlan()
+                : PlanAndRender.plan(
+                        planned,
+                        obs.nodes(),
+                        new PlannerSettings(
+                                now, settings.measurementMaxAge(), obs.currentNodes(), EngineProfiles::problem));
+        Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model.status()) : null;
+        // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first
+        // rollout
+        // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us
+        String preflightHold = !settings.preflight().enabled()
+                ? null
+                : PreflightGate.holdReason(
+                        step.effective(),
+                        plan,
+                        obs.nodes(),
+                        prev.lastAppliedSpec == null,
+                        now,
+                        settings.measurementMaxAge());
+        // both children pass the API server's dry-run before anything is written (also while the preflight holds, whose
+        // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
+        // status keeps claiming the revision that runs. A first rollout's first try has nothing running to protect: its
+        // real apply is the check (Children.applyFirst), which saves the API server two dry-runs per new deployment
+        Children children = new Children(new ChildApplier(ctx.getClient(), TensorlaneConfig.FIELD_MANAGER, metrics));
+        boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
+        boolean firstTry = pending && preflightHold == null && Children.firstTry(obs, prev);
+        ChildProblem rejected = pending && !firstTry ? children.dryRun(rendered, obs) : null;
+        boolean apply = rendered != null && !step.failed() && preflightHold == null && rejected == null;
+        AppliedSpec applied = Children.stillClaimed(prev.lastAppliedSpec, obs, rejected);
+        if (apply
+                && (applied == null
+                        || !Objects.equals(applied.revision, rendered.revision())
+                        || !Objects.equals(applied.generation, gen))) {
+            applied = new AppliedSpec();
+            applied.generation = gen;
+            applied.revision = rendered.revision();
+            applied.time = now.toString();
+            applied.spec = step.effective();
+            metrics.decision("allreduce", plan.allreduce().mode().name());
+        }
+        InferenceDeploymentStatus next = StatusAggregator.compute(new StatusInput(
+                gen,
+                prev,
+                plan,
+                rendered == null ? null : rendered.revision(),
+                primary.getSpec().replicas == null ? 1 : primary.getSpec().replicas,
+                obs.pods(),
+                applied,
+                step.lastStable(),
+                step.rollback(),
+                step.lastFailure(),
+                step.failureActive(),
+                step.failed(),
+                preflightHold,
+                now,
+                rejected,
+                apply && pending ? StatusAggregator.applyFailure(prev) : null,
+                model));
+        // the hf:// download step's progress (its log, read at most every 10 s per pod; status changes per 10% or 30 s)
+        next = StatusAggregator.withDownload(
+                prev,
+                next,
+                DownloadProgress.next(prev.download, fetchLogs.observe(ctx.getClient(), obs.pods(), now), now),
+                now);
+        InferenceDeploymentStatus written = prev;
+        if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
+            // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
+            primary = writeStatus(primary, next, ctx);
+            written = next;
+            metrics.applied("InferenceDeployment/status");
+            StatusEvents.emit(events, metrics, primary, prev, next, plan, apply && pending);
+            String[] download = DownloadProgress.event(prev.download, next.download);
+            if (download != null && "Warning".equals(download[0])) {
+                events.warning(primary, download[1], download[2]);
+            } else if (download != null) {
+                events.normal(primary, download[1], download[2]);
+            }
+            events.commit();
+        }
+        InferenceDeployment about = primary;
+        // one event for the decision: the revision, where and how it runs (and the model when it was just read)
+        InferenceDeploymentStatus before = prev;
+        InferenceDeploymentStatus after = next;
+        Runnable started = () -> {
+            events.normal(
+                    about,
+                    "RolloutStarted",
+                    StatusEvents.rollout(rendered, plan, StatusEvents.modelRead(before, after) ? after.model : null));
+            events.commit();
+        };
+        if (apply && firstTry) {
+            children.applyFirst(rendered, written, prev, started);
+        } else if (apply) {
+            children.apply(rendered, obs, written, prev, started);
+        }
+        UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
+        if (step.requeue() != null) {
+            return control.rescheduleAfter(step.requeue());
+        }
+        if (model.state() == ModelResolution.State.PENDING) {
+            return control.rescheduleAfter(ModelResolver.PENDING_RECHECK);
+        }
+        if (model.state() == ModelResolution.State.FAILED) {
+            return control.rescheduleAfter(ModelResolver.FAILED_RECHECK);
+        }
+        if (next.download != null && DownloadProgress.DOWNLOADING.equals(next.download.phase)) {
+            return control.rescheduleAfter(FetchLogs.MIN_READ_INTERVAL); // the next look at the step's log
+        }
+        boolean settled = next.phase == Phase.Failed
+                || next.phase == Phase.Invalid
+                || (next.phase == Phase.Ready || next.phase == Phase.RolledBack)
+                        && next.lastStableSpec != null
+                        && next.lastAppliedSpec != null
+                        && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
+        return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
+    }
+
+    /**
+     * JOSDK's error-status hook: any exception of a reconcile (a child the API server refused, a failed status write)
+     * becomes the ApplyFailed condition, naming the object and field, plus a Warning event; the status is written by
+     * the same server-side apply as the reconcile's (so a revision claimed but not applied is withdrawn). JOSDK's retry
+     * keeps its backoff, and after the last retry the reconcile is rescheduled rather than dropped.
+     */
+    @Override
+    public ErrorStatusUpdateControl<InferenceDeployment> updateErrorStatus(
+            InferenceDeployment primary, Context<InferenceDeployment> ctx, Exception e) {
+        EventRecorder events = new EventRecorder(eventSink(ctx));
+        try {
+            boolean lastAttempt =
+                    ctx.getRetryInfo().map(RetryInfo::isLastAttempt).orElse(false);
+            return ErrorStatus.control(
+                    primary,
+                    e,
+                    Instant.now().truncatedTo(ChronoUnit.SECONDS),
+                    events,
+                    metrics,
+                    lastAttempt ? ErrorStatus.AFTER_LAST_RETRY : null,
+                    s -> {
+                        writeStatus(primary, s, ctx);
+                        metrics.applied("InferenceDeployment/status");
+                    });
+        } finally {
+            events.flushCommitted();
+        }
+    }
+
+    /** The events' writer, made on first use with the client JOSDK hands the reconciler. */
+    private EventSink eventSink(Context<InferenceDeployment> ctx) {
+        EventSink s = sink;
+        if (s == null) {
+            synchronized (this) {
+                if (sink == null) {
+                    sink = new EventSink(ctx.getClient(), metrics);
+                }
+                s = sink;
+            }
+        }
+        return s;
+    }
+
+    /** Events queued but not written yet (0 before the first reconcile). */
+    public long pendingEvents() {
+        EventSink s = sink;
+        return s == null ? 0 : s.pending();
+    }
+
+    private static InferenceDeployment writeStatus(
+            InferenceDeployment primary, InferenceDeploymentStatus status, Context<InferenceDeployment> ctx) {
+        InferenceDeployment fresh = new InferenceDeployment();
+        fresh.getMetadata().setName(primary.getMetadata().getName());
+        fresh.getMetadata().setNamespace(primary.getMetadata().getNamespace());
+        fresh.setSpec(null);
+        fresh.setStatus(status);
+        // server-side apply of the status alone, forced (the operator is its only writer), then into JOSDK's cache so
+        // the
+        // next reconcile sees it even before the watch event arrives
+        InferenceDeployment updated = ctx.getClient()
+                .resource(fresh)
+                .subresource("status")
+                .patch(
+                        new PatchContext.Builder()
+                                .withPatchType(PatchType.SERVER_SIDE_APPLY)
+                                .withFieldManager(TensorlaneConfig.FIELD_MANAGER)
+                                .withForce(true)
+                                .build(),
+                        fresh);
+        ctx.eventSourceRetriever()
+                .getControllerEventSource()
+                .handleRecentResourceUpdate(ResourceID.fromResource(primary), updated, primary);
+        return updated;
+    }
 }

@@ -19,9 +19,11 @@ import java.util.stream.Collectors;
  */
 public record Observation(List<NodeInfo> nodes, Deployment deployment, Service service, List<Pod> pods) {
 
-  /** Nodes this deployment's pods are bound to now (the planner keeps their class while the spec fits there). */
-  public Set<String> currentNodes() {
-    return pods.stream().map(p -> p.getSpec() == null ? null : p.getSpec().getNodeName()).filter(Objects::nonNull)
-        .collect(Collectors.toSet());
-  }
+    /** Nodes this deployment's pods are bound to now (the planner keeps their class while the spec fits there). */
+    public Set<String> currentNodes() {
+        return pods.stream()
+                .map(p -> p.getSpec() == null ? null : p.getSpec().getNodeName())
+                .filter(Objects::nonNull)
+                .collect(Collectors.toSet());
+    }
 }

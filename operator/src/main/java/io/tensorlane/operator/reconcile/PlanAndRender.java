@@ -19,30 +19,34 @@ import org.jboss.logging.Logger;
  * an InvalidSpec plan with the message, never a crash or a retry storm: the operator keeps reconciling other objects.
  */
 final class PlanAndRender {
-  private static final Logger LOG = Logger.getLogger(PlanAndRender.class);
+    private static final Logger LOG = Logger.getLogger(PlanAndRender.class);
 
-  private PlanAndRender() {
-  }
+    private PlanAndRender() {}
 
-  static Plan plan(InferenceDeploymentSpec effective, List<NodeInfo> nodes, PlannerSettings settings) {
-    try {
-      return Planner.plan(effective, nodes, settings);
-    } catch (RuntimeException e) {
-      LOG.warnf("planner rejected the spec: %s", e.toString());
-      return new Plan(Outcome.INVALID_SPEC, "the spec cannot be planned: " + e.getMessage(), null, null, null, List.of());
+    static Plan plan(InferenceDeploymentSpec effective, List<NodeInfo> nodes, PlannerSettings settings) {
+        try {
+            return Planner.plan(effective, nodes, settings);
+        } catch (RuntimeException e) {
+            LOG.warnf("planner rejected the spec: %s", e.toString());
+            return new Plan(
+                    Outcome.INVALID_SPEC, "the spec cannot be planned: " + e.getMessage(), null, null, null, List.of());
+        }
     }
-  }
 
-  static Rendered render(InferenceDeployment owner, InferenceDeploymentSpec effective, Plan plan, TensorlaneConfig s,
-      ModelStatus model) {
-    return Renderer.render(owner, effective, plan, s, model);
-  }
+    static Rendered render(
+            InferenceDeployment owner,
+            InferenceDeploymentSpec effective,
+            Plan plan,
+            TensorlaneConfig s,
+            ModelStatus model) {
+        return Renderer.render(owner, effective, plan, s, model);
+    }
 
-  /** "2×PCIe RTX PRO 6000 nodes, allreduce Custom, fraction 0.83". */
-  static String describe(Plan plan) {
-    var p = plan.placement();
-    return (p == null ? "?" : p.interconnect() + " " + p.product() + " nodes " + p.nodes()) + ", allreduce "
-        + (plan.allreduce() == null ? "?" : plan.allreduce().mode()) + ", static fraction "
-        + (plan.memory() == null ? "?" : plan.memory().staticFraction());
-  }
+    /** "2×PCIe RTX PRO 6000 nodes, allreduce Custom, fraction 0.83". */
+    static String describe(Plan plan) {
+        var p = plan.placement();
+        return (p == null ? "?" : p.interconnect() + " " + p.product() + " nodes " + p.nodes()) + ", allreduce "
+                + (plan.allreduce() == null ? "?" : plan.allreduce().mode()) + ", static fraction "
+                + (plan.memory() == null ? "?" : plan.memory().staticFraction());
+    }
 }

@@ -24,86 +24,156 @@ import java.util.List;
  * 1.31+). Every engine mounts it read-only at {@value #MOUNT} and is pointed at {@link Mount#modelDir()}.
  */
 public final class ModelVolumes {
-  public static final String VOLUME = "model";
-  public static final String MOUNT = "/models";
-  public static final String INIT_CONTAINER = "fetch-model";
-  /** Env of the download step: the Hub token (from the Secret) and a non-default Hub endpoint. */
-  public static final String HF_TOKEN = "HF_TOKEN";
-  public static final String HF_ENDPOINT = "HF_ENDPOINT";
-  private static final long GIB = 1L << 30;
+    public static final String VOLUME = "model";
+    public static final String MOUNT = "/models";
+    public static final String INIT_CONTAINER = "fetch-model";
+    /** Env of the download step: the Hub token (from the Secret) and a non-default Hub endpoint. */
+    public static final String HF_TOKEN = "HF_TOKEN";
 
-  private ModelVolumes() {
-  }
+    public static final String HF_ENDPOINT = "HF_ENDPOINT";
+    private static final long GIB = 1L << 30;
 
-  /**
-   * @param volume the pod volume named {@value #VOLUME}
-   * @param init the download step, or null when the source is mounted as it is
-   * @param engineMount the engine's read-only mount
-   * @param modelDir the directory the engine loads (TENSORLANE_MODEL_DIR, --model-path)
-   * @param source the source URI the pod uses (hf:// pinned to the commit)
-   */
-  public record Mount(Volume volume, Container init, VolumeMount engineMount, String modelDir, String source) {
-  }
+    private ModelVolumes() {}
 
-  /**
-   * @param spec the spec with defaults and model facts filled in (geometry, weightBytes)
-   * @param model status.model (the commit for hf://), or null for sources that are not inspected
-   */
-  public static Mount of(InferenceDeploymentSpec spec, ModelStatus model, TensorlaneConfig settings) {
-    ModelSpec m = spec.model;
-    ModelSource src = ModelSource.of(m.source, m.name);
-    VolumeMount ro = new VolumeMountBuilder().withName(VOLUME).withMountPath(MOUNT).withReadOnly(true).build();
-    return switch (src.scheme()) {
-      case HF -> hub(spec, src, model, settings, ro);
-      case PVC -> new Mount(new VolumeBuilder().withName(VOLUME).withNewPersistentVolumeClaim()
-          .withClaimName(src.location()).withReadOnly(true).endPersistentVolumeClaim().build(), null, ro,
-          src.path().isEmpty() ? MOUNT : MOUNT + "/" + src.path(), src.uri());
-      case FILE -> new Mount(new VolumeBuilder().withName(VOLUME).withNewHostPath().withPath(src.location())
-          .withType("Directory").endHostPath().build(), null, ro, MOUNT, src.uri());
-      case OCI -> new Mount(new VolumeBuilder().withName(VOLUME).withNewImage().withReference(src.location())
-          .withPullPolicy("IfNotPresent").endImage().build(), null, ro, MOUNT, src.uri());
-    };
-  }
+    /**
+     * @param volume the pod volume named {@value #VOLUME}
+     * @param init the download step, or null when the source is mounted as it is
+     * @param engineMount the engine's read-only mount
+     * @param modelDir the directory the engine loads (TENSORLANE_MODEL_DIR, --model-path)
+     * @param source the source URI the pod uses (hf:// pinned to the commit)
+     */
+    public record Mount(Volume volume, Container init, VolumeMount engineMount, String modelDir, String source) {}
 
-  private static Mount hub(InferenceDeploymentSpec spec, ModelSource src, ModelStatus model, TensorlaneConfig settings,
-      VolumeMount ro) {
-    ModelSpec m = spec.model;
-    String revision = model != null && model.revision != null ? model.revision : src.revision();
-    ModelSource pinned = src.pinned(revision);
-    String dir = MOUNT + "/" + src.location().replace("/", "--") + "--" + revision.replace("/", "-");
-    Volume volume;
-    if (m.storage != null && m.storage.claimName != null && !m.storage.claimName.isBlank()) {
-      volume = new VolumeBuilder().withName(VOLUME).withNewPersistentVolumeClaim().withClaimName(m.storage.claimName)
-          .endPersistentVolumeClaim().build();
-    } else {
-      String size = m.storage != null && m.storage.sizeLimit != null ? m.storage.sizeLimit
-          : emptyDirSize(m.weightBytes == null ? 0 : m.weightBytes);
-      volume = new VolumeBuilder().withName(VOLUME).withNewEmptyDir().withSizeLimit(new Quantity(size)).endEmptyDir()
-          .build();
+    /**
+     * @param spec the spec with defaults and model facts filled in (geometry, weightBytes)
+     * @param model status.model (the commit for hf://), or null for sources that are not inspected
+     */
+    public static Mount of(InferenceDeploymentSpec spec, ModelStatus model, TensorlaneConfig settings) {
+        ModelSpec m = spec.model;
+        ModelSource src = ModelSource.of(m.source, m.name);
+        VolumeMount ro = new VolumeMountBuilder()
+                .withName(VOLUME)
+                .withMountPath(MOUNT)
+                .withReadOnly(true)
+                .build();
+        return switch (src.scheme()) {
+            case HF -> hub(spec, src, model, settings, ro);
+            case PVC ->
+                new Mount(
+                        new VolumeBuilder()
+                                .withName(VOLUME)
+                                .withNewPersistentVolumeClaim()
+                                .withClaimName(src.location())
+                                .withReadOnly(true)
+                                .endPersistentVolumeClaim()
+                                .build(),
+                        null,
+                        ro,
+                        src.path().isEmpty() ? MOUNT : MOUNT + "/" + src.path(),
+                        src.uri());
+            case FILE ->
+                new Mount(
+                        new VolumeBuilder()
+                                .withName(VOLUME)
+                                .withNewHostPath()
+                                .withPath(src.location())
+                                .withType("Directory")
+                                .endHostPath()
+                                .build(),
+                        null,
+                        ro,
+                        MOUNT,
+                        src.uri());
+            case OCI ->
+                new Mount(
+                        new VolumeBuilder()
+                                .withName(VOLUME)
+                                .withNewImage()
+                                .withReference(src.location())
+                                .withPullPolicy("IfNotPresent")
+                                .endImage()
+                                .build(),
+                        null,
+                        ro,
+                        MOUNT,
+                        src.uri());
+        };
     }
-    List<EnvVar> env = new ArrayList<>();
-    if (m.tokenSecret != null && m.tokenSecret.name != null) {
-      env.add(new EnvVarBuilder().withName(HF_TOKEN).withNewValueFrom().withNewSecretKeyRef()
-          .withName(m.tokenSecret.name).withKey(m.tokenSecret.key == null ? "token" : m.tokenSecret.key)
-          .endSecretKeyRef().endValueFrom().build());
-    }
-    if (!TensorlaneConfig.publicHub(settings)) {
-      env.add(new EnvVarBuilder().withName(HF_ENDPOINT).withValue(TensorlaneConfig.hub(settings)).build());
-    }
-    Container init = new ContainerBuilder().withName(INIT_CONTAINER).withImage(settings.runtimeImage())
-        .withArgs("fetch-model", "--source", pinned.uri(), "--dest", dir).withEnv(env)
-        .withTerminationMessagePolicy("FallbackToLogsOnError")
-        .withNewSecurityContext().withAllowPrivilegeEscalation(false).withNewCapabilities().withDrop("ALL")
-        .endCapabilities().endSecurityContext()
-        .addNewVolumeMount().withName(VOLUME).withMountPath(MOUNT).endVolumeMount()
-        .addNewVolumeMount().withName("tmp").withMountPath("/tmp").endVolumeMount()
-        .build();
-    return new Mount(volume, init, ro, dir, pinned.uri());
-  }
 
-  /** The weights plus 5% and 1 GiB for tokenizer and config files, in whole GiB. */
-  static String emptyDirSize(long weightBytes) {
-    long bytes = weightBytes + weightBytes / 20 + GIB;
-    return ((bytes + GIB - 1) / GIB) + "Gi";
-  }
+    private static Mount hub(
+            InferenceDeploymentSpec spec,
+            ModelSource src,
+            ModelStatus model,
+            TensorlaneConfig settings,
+            VolumeMount ro) {
+        ModelSpec m = spec.model;
+        String revision = model != null && model.revision != null ? model.revision : src.revision();
+        ModelSource pinned = src.pinned(revision);
+        String dir = MOUNT + "/" + src.location().replace("/", "--") + "--" + revision.replace("/", "-");
+        Volume volume;
+        if (m.storage != null && m.storage.claimName != null && !m.storage.claimName.isBlank()) {
+            volume = new VolumeBuilder()
+                    .withName(VOLUME)
+                    .withNewPersistentVolumeClaim()
+                    .withClaimName(m.storage.claimName)
+                    .endPersistentVolumeClaim()
+                    .build();
+        } else {
+            String size = m.storage != null && m.storage.sizeLimit != null
+                    ? m.storage.sizeLimit
+                    : emptyDirSize(m.weightBytes == null ? 0 : m.weightBytes);
+            volume = new VolumeBuilder()
+                    .withName(VOLUME)
+                    .withNewEmptyDir()
+                    .withSizeLimit(new Quantity(size))
+                    .endEmptyDir()
+                    .build();
+        }
+        List<EnvVar> env = new ArrayList<>();
+        if (m.tokenSecret != null && m.tokenSecret.name != null) {
+            env.add(new EnvVarBuilder()
+                    .withName(HF_TOKEN)
+                    .withNewValueFrom()
+                    .withNewSecretKeyRef()
+                    .withName(m.tokenSecret.name)
+                    .withKey(m.tokenSecret.key == null ? "token" : m.tokenSecret.key)
+                    .endSecretKeyRef()
+                    .endValueFrom()
+                    .build());
+        }
+        if (!TensorlaneConfig.publicHub(settings)) {
+            env.add(new EnvVarBuilder()
+                    .withName(HF_ENDPOINT)
+                    .withValue(TensorlaneConfig.hub(settings))
+                    .build());
+        }
+        Container init = new ContainerBuilder()
+                .withName(INIT_CONTAINER)
+                .withImage(settings.runtimeImage())
+                .withArgs("fetch-model", "--source", pinned.uri(), "--dest", dir)
+                .withEnv(env)
+                .withTerminationMessagePolicy("FallbackToLogsOnError")
+                .withNewSecurityContext()
+                .withAllowPrivilegeEscalation(false)
+                .withNewCapabilities()
+                .withDrop("ALL")
+                .endCapabilities()
+                .endSecurityContext()
+                .addNewVolumeMount()
+                .withName(VOLUME)
+                .withMountPath(MOUNT)
+                .endVolumeMount()
+                .addNewVolumeMount()
+                .withName("tmp")
+                .withMountPath("/tmp")
+                .endVolumeMount()
+                .build();
+        return new Mount(volume, init, ro, dir, pinned.uri());
+    }
+
+    /** The weights plus 5% and 1 GiB for tokenizer and config files, in whole GiB. */
+    static String emptyDirSize(long weightBytes) {
+        long bytes = weightBytes + weightBytes / 20 + GIB;
+        return ((bytes + GIB - 1) / GIB) + "Gi";
+    }
 }

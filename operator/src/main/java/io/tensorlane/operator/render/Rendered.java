@@ -9,5 +9,4 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
  * @param revision stable hash of the rendered pod template (first 10 hex of its sha256), also on the pod template
  *     as label {@code tensorlane.io/revision}
  */
-public record Rendered(Deployment deployment, Service service, String revision) {
-}
+public record Rendered(Deployment deployment, Service service, String revision) {}

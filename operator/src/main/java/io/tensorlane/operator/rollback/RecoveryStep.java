@@ -15,7 +15,13 @@ import java.time.Duration;
  * @param failureActive a failure is observed on the running revision
  * @param requeue look again after this (backoff / stability window), or null
  */
-public record RecoveryStep(RollbackDecision decision, InferenceDeploymentSpec effective, boolean newTarget,
-    AppliedSpec lastStable, RollbackStatus rollback, FailureRecord lastFailure, boolean failed, boolean failureActive,
-    Duration requeue) {
-}
+public record RecoveryStep(
+        RollbackDecision decision,
+        InferenceDeploymentSpec effective,
+        boolean newTarget,
+        AppliedSpec lastStable,
+        RollbackStatus rollback,
+        FailureRecord lastFailure,
+        boolean failed,
+        boolean failureActive,
+        Duration requeue) {}

@@ -23,10 +23,19 @@ import java.time.Instant;
  * @param now the decision time
  * @param backoffBase backoff before attempt n+1 is {@code backoffBase × 2^(n−1)}, capped at 10 minutes
  */
-public record RollbackInput(long generation, InferenceDeploymentSpec userSpec, AppliedSpec lastApplied,
-    AppliedSpec lastStable, RollbackStatus rollback, FailureSignal failure, Instant allReadySince,
-    double plannedFraction, Allreduce plannedAllreduce, Instant now, Duration backoffBase) {
+public record RollbackInput(
+        long generation,
+        InferenceDeploymentSpec userSpec,
+        AppliedSpec lastApplied,
+        AppliedSpec lastStable,
+        RollbackStatus rollback,
+        FailureSignal failure,
+        Instant allReadySince,
+        double plannedFraction,
+        Allreduce plannedAllreduce,
+        Instant now,
+        Duration backoffBase) {
 
-  /** The default backoff base. */
-  public static final Duration DEFAULT_BACKOFF = Duration.ofSeconds(10);
+    /** The default backoff base. */
+    public static final Duration DEFAULT_BACKOFF = Duration.ofSeconds(10);
 }

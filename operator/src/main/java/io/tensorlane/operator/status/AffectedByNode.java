@@ -12,24 +12,25 @@ import java.util.Set;
  * InferenceDeployment. Pure.
  */
 public final class AffectedByNode {
-  private AffectedByNode() {
-  }
+    private AffectedByNode() {}
 
-  /** Primaries a Node or GpuTopology event of {@code nodeName} may change: waiting for capacity, or placed there. */
-  public static Set<ResourceID> primaries(String nodeName, Iterable<InferenceDeployment> primaries) {
-    Set<ResourceID> out = new HashSet<>();
-    for (InferenceDeployment p : primaries) {
-      var s = p.getStatus();
-      boolean waiting = s == null || s.phase == null || switch (s.phase) {
-        case Pending, Unschedulable, DoesNotFit, Invalid -> true;
-        default -> false;
-      };
-      boolean placedThere = s != null && s.topology != null && s.topology.nodes != null
-          && s.topology.nodes.contains(nodeName);
-      if (waiting || placedThere) {
-        out.add(ResourceID.fromResource(p));
-      }
+    /** Primaries a Node or GpuTopology event of {@code nodeName} may change: waiting for capacity, or placed there. */
+    public static Set<ResourceID> primaries(String nodeName, Iterable<InferenceDeployment> primaries) {
+        Set<ResourceID> out = new HashSet<>();
+        for (InferenceDeployment p : primaries) {
+            var s = p.getStatus();
+            boolean waiting = s == null
+                    || s.phase == null
+                    || switch (s.phase) {
+                        case Pending, Unschedulable, DoesNotFit, Invalid -> true;
+                        default -> false;
+                    };
+            boolean placedThere =
+                    s != null && s.topology != null && s.topology.nodes != null && s.topology.nodes.contains(nodeName);
+            if (waiting || placedThere) {
+                out.add(ResourceID.fromResource(p));
+            }
+        }
+        return out;
     }
-    return out;
-  }
 }

@@ -31,8 +31,21 @@ import java.util.List;
  * @param applyFailed the last apply of a child failed and the children are not up to date yet (ApplyFailed), or null
  * @param model what is known about the model (status.model, the ModelUnavailable reason), or null
  */
-public record StatusInput(long generation, InferenceDeploymentStatus previous, Plan plan, String revision,
-    int desiredReplicas, List<Pod> pods, AppliedSpec lastApplied, AppliedSpec lastStable, RollbackStatus rollback,
-    FailureRecord lastFailure, boolean failureActive, boolean failed, String hold, Instant now, ChildProblem rejected,
-    ChildProblem applyFailed, ModelResolution model) {
-}
+public record StatusInput(
+        long generation,
+        InferenceDeploymentStatus previous,
+        Plan plan,
+        String revision,
+        int desiredReplicas,
+        List<Pod> pods,
+        AppliedSpec lastApplied,
+        AppliedSpec lastStable,
+        RollbackStatus rollback,
+        FailureRecord lastFailure,
+        boolean failureActive,
+        boolean failed,
+        String hold,
+        Instant now,
+        ChildProblem rejected,
+        ChildProblem applyFailed,
+        ModelResolution model) {}

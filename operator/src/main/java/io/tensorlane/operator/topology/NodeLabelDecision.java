@@ -25,111 +25,128 @@ import java.util.Objects;
  */
 public record NodeLabelDecision(Map<String, String> labels, GpuTopologyStatus heuristic, boolean stale, String reason) {
 
-  /** The label keys the labeller owns. */
-  public static final List<String> KEYS = List.of(TopologyLabels.INTERCONNECT, TopologyLabels.P2P,
-      TopologyLabels.GPU_COUNT, TopologyLabels.GPU_PRODUCT);
+    /** The label keys the labeller owns. */
+    public static final List<String> KEYS = List.of(
+            TopologyLabels.INTERCONNECT, TopologyLabels.P2P, TopologyLabels.GPU_COUNT, TopologyLabels.GPU_PRODUCT);
 
-  /** Decides for one node; {@code topology} is its GpuTopology or null. */
-  public static NodeLabelDecision decide(Map<String, String> nodeLabels, Map<String, Quantity> capacity,
-      GpuTopology topology, Instant now, Duration maxAge) {
-    GpuTopologyStatus status = topology == null ? null : topology.getStatus();
-    if (topology != null && (status == null || status.source == null)) {
-      // created by its publisher, status not written yet: never take it over
-      return new NodeLabelDecision(Map.of(), null, false, "GpuTopology has no status yet");
-    }
-    boolean probe = status != null && status.source != GpuTopologyStatus.Source.heuristic;
-    if (probe) {
-      boolean stale = isStale(status, now, maxAge);
-      return new NodeLabelDecision(TopologyLabels.forTopology(status), null, stale,
-          stale ? "probe result from " + status.probeTime + " is older than " + maxAge : "probe result");
-    }
-    // no probe result: a heuristic from GFD labels, for GPU nodes only
-    if (gpuCapacity(capacity) <= 0) {
-      return new NodeLabelDecision(status == null ? Map.of() : TopologyLabels.forTopology(status), null, false,
-          "node has no " + Renderer.GPU_RESOURCE + " capacity");
-    }
-    GfdHeuristic.Result derived = GfdHeuristic.derive(nodeLabels);
-    if (!derived.derived()) {
-      return new NodeLabelDecision(status == null ? Map.of() : TopologyLabels.forTopology(status), null, false,
-          derived.reason());
-    }
-    GpuTopologyStatus wanted = derived.status();
-    boolean same = status != null && Objects.equals(summaryKey(status), summaryKey(wanted))
-        && Objects.equals(status.gpus.size(), wanted.gpus.size());
-    return new NodeLabelDecision(TopologyLabels.forTopology(wanted), same ? null : wanted, false,
-        "heuristic from GPU Feature Discovery labels (rule " + derived.rule() + ": " + derived.reason() + ")");
-  }
-
-  /** A probe result older than {@code maxAge} (or without a parseable probe time) is stale; heuristics never are. */
-  public static boolean isStale(GpuTopologyStatus status, Instant now, Duration maxAge) {
-    if (status == null || status.source == GpuTopologyStatus.Source.heuristic || maxAge == null) {
-      return false;
-    }
-    if (status.probeTime == null) {
-      return true;
-    }
-    try {
-      return Instant.parse(status.probeTime).plus(maxAge).isBefore(now);
-    } catch (DateTimeParseException e) {
-      return true;
-    }
-  }
-
-  /** The owned labels as the node carries them now. */
-  public static Map<String, String> current(Map<String, String> nodeLabels) {
-    Map<String, String> out = new LinkedHashMap<>();
-    if (nodeLabels != null) {
-      KEYS.forEach(k -> {
-        if (nodeLabels.containsKey(k)) {
-          out.put(k, nodeLabels.get(k));
+    /** Decides for one node; {@code topology} is its GpuTopology or null. */
+    public static NodeLabelDecision decide(
+            Map<String, String> nodeLabels,
+            Map<String, Quantity> capacity,
+            GpuTopology topology,
+            Instant now,
+            Duration maxAge) {
+        GpuTopologyStatus status = topology == null ? null : topology.getStatus();
+        if (topology != null && (status == null || status.source == null)) {
+            // created by its publisher, status not written yet: never take it over
+            return new NodeLabelDecision(Map.of(), null, false, "GpuTopology has no status yet");
         }
-      });
+        boolean probe = status != null && status.source != GpuTopologyStatus.Source.heuristic;
+        if (probe) {
+            boolean stale = isStale(status, now, maxAge);
+            return new NodeLabelDecision(
+                    TopologyLabels.forTopology(status),
+                    null,
+                    stale,
+                    stale ? "probe result from " + status.probeTime + " is older than " + maxAge : "probe result");
+        }
+        // no probe result: a heuristic from GFD labels, for GPU nodes only
+        if (gpuCapacity(capacity) <= 0) {
+            return new NodeLabelDecision(
+                    status == null ? Map.of() : TopologyLabels.forTopology(status),
+                    null,
+                    false,
+                    "node has no " + Renderer.GPU_RESOURCE + " capacity");
+        }
+        GfdHeuristic.Result derived = GfdHeuristic.derive(nodeLabels);
+        if (!derived.derived()) {
+            return new NodeLabelDecision(
+                    status == null ? Map.of() : TopologyLabels.forTopology(status), null, false, derived.reason());
+        }
+        GpuTopologyStatus wanted = derived.status();
+        boolean same = status != null
+                && Objects.equals(summaryKey(status), summaryKey(wanted))
+                && Objects.equals(status.gpus.size(), wanted.gpus.size());
+        return new NodeLabelDecision(
+                TopologyLabels.forTopology(wanted),
+                same ? null : wanted,
+                false,
+                "heuristic from GPU Feature Discovery labels (rule " + derived.rule() + ": " + derived.reason() + ")");
     }
-    return out;
-  }
 
-  /** True when the node already carries exactly the wanted labels. */
-  public boolean satisfiedBy(Map<String, String> nodeLabels) {
-    return current(nodeLabels).equals(labels);
-  }
+    /** A probe result older than {@code maxAge} (or without a parseable probe time) is stale; heuristics never are. */
+    public static boolean isStale(GpuTopologyStatus status, Instant now, Duration maxAge) {
+        if (status == null || status.source == GpuTopologyStatus.Source.heuristic || maxAge == null) {
+            return false;
+        }
+        if (status.probeTime == null) {
+            return true;
+        }
+        try {
+            return Instant.parse(status.probeTime).plus(maxAge).isBefore(now);
+        } catch (DateTimeParseException e) {
+            return true;
+        }
+    }
 
-  public static int gpuCapacity(Map<String, Quantity> capacity) {
-    Quantity q = capacity == null ? null : capacity.get(Renderer.GPU_RESOURCE);
-    if (q == null) {
-      return 0;
+    /** The owned labels as the node carries them now. */
+    public static Map<String, String> current(Map<String, String> nodeLabels) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (nodeLabels != null) {
+            KEYS.forEach(k -> {
+                if (nodeLabels.containsKey(k)) {
+                    out.put(k, nodeLabels.get(k));
+                }
+            });
+        }
+        return out;
     }
-    int plain = plainInt(q);
-    if (plain >= 0) {
-      return plain;
-    }
-    try {
-      return q.getNumericalAmount().intValue();
-    } catch (ArithmeticException | NumberFormatException e) {
-      return 0;
-    }
-  }
 
-  /**
-   * A GPU count is almost always a plain decimal ("8"): read it without {@link Quantity}'s BigDecimal parse, which
-   * showed up in profiles (the observer sums every pod's request on every reconcile); -1 for anything else.
-   */
-  private static int plainInt(Quantity q) {
-    String a = q.getAmount();
-    if (a == null || a.isEmpty() || a.length() > 9 || q.getFormat() != null && !q.getFormat().isEmpty()) {
-      return -1;
+    /** True when the node already carries exactly the wanted labels. */
+    public boolean satisfiedBy(Map<String, String> nodeLabels) {
+        return current(nodeLabels).equals(labels);
     }
-    int v = 0;
-    for (int i = 0; i < a.length(); i++) {
-      char c = a.charAt(i);
-      if (c < '0' || c > '9') {
-        return -1;
-      }
-      v = v * 10 + (c - '0');
-    }
-    return v;
-  }
 
-  private static Map<String, String> summaryKey(GpuTopologyStatus s) {
-    return TopologyLabels.forTopology(s);
-  }
+    public static int gpuCapacity(Map<String, Quantity> capacity) {
+        Quantity q = capacity == null ? null : capacity.get(Renderer.GPU_RESOURCE);
+        if (q == null) {
+            return 0;
+        }
+        int plain = plainInt(q);
+        if (plain >= 0) {
+            return plain;
+        }
+        try {
+            return q.getNumericalAmount().intValue();
+        } catch (ArithmeticException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * A GPU count is almost always a plain decimal ("8"): read it without {@link Quantity}'s BigDecimal parse, which
+     * showed up in profiles (the observer sums every pod's request on every reconcile); -1 for anything else.
+     */
+    private static int plainInt(Quantity q) {
+        String a = q.getAmount();
+        if (a == null
+                || a.isEmpty()
+                || a.length() > 9
+                || q.getFormat() != null && !q.getFormat().isEmpty()) {
+            return -1;
+        }
+        int v = 0;
+        for (int i = 0; i < a.length(); i++) {
+            char c = a.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v;
+    }
+
+    private static Map<String, String> summaryKey(GpuTopologyStatus s) {
+        return TopologyLabels.forTopology(s);
+    }
 }

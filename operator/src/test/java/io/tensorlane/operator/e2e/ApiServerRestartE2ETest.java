@@ -28,37 +28,48 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 // the rolled-back revision in CrashLoopBackOff never removed), so `up` never converged. Issue #17 tracks it.
 @EnabledIfSystemProperty(named = "tensorlane.faults.apiserver", matches = "true")
 class ApiServerRestartE2ETest {
-  static final Duration DOWN = Duration.ofSeconds(2);
+    static final Duration DOWN = Duration.ofSeconds(2);
 
-  @Test
-  void apiServerAndEtcdRestartedMidRolloutLoseNothing(SharedCluster shared, LocalCluster cluster,
-      KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
-    assumeTrue(shared.plane() != null, "attached to an external cluster (TENSORLANE_KUBECONFIG): its API server is not "
-        + "this JVM's to restart");
-    FaultStory.cluster(sim, ns.name());
-    try (FaultInvariants inv = new FaultInvariants(client, ns.name());
-        OperatorProcess operator = OperatorProcess.start(cluster, ns.name(), null)) {
-      operator.awaitStarted();
-      FaultStory story = new FaultStory(inv, ns.name());
-      story.create(false);
-      story.round();
-      restart(shared, "right after round 1's edits: " + story.phases());
-      story.round();
-      String failing = story.awaitUpgradeApplied();
-      restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
-      story.expectEndStates();
+    @Test
+    void apiServerAndEtcdRestartedMidRolloutLoseNothing(
+            SharedCluster shared,
+            LocalCluster cluster,
+            KubernetesClient client,
+            TestNamespace ns,
+            GpuNodeSimulator sim) {
+        assumeTrue(
+                shared.plane() != null,
+                "attached to an external cluster (TENSORLANE_KUBECONFIG): its API server is not "
+                        + "this JVM's to restart");
+        FaultStory.cluster(sim, ns.name());
+        try (FaultInvariants inv = new FaultInvariants(client, ns.name());
+                OperatorProcess operator = OperatorProcess.start(cluster, ns.name(), null)) {
+            operator.awaitStarted();
+            FaultStory story = new FaultStory(inv, ns.name());
+            story.create(false);
+            story.round();
+            restart(shared, "right after round 1's edits: " + story.phases());
+            story.round();
+            String failing = story.awaitUpgradeApplied();
+            restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
+            story.expectEndStates();
 
-      List<String> problems = new ArrayList<>(story.problems());
-      problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
-      assertThat(problems).as("operator log %s, last lines:%n%s", operator.log(), operator.logTail(30)).isEmpty();
-      assertThat(operator.isAlive()).as("the operator survived the outages").isTrue();
-      assertThat(operator.starts()).isEqualTo(1);
+            List<String> problems = new ArrayList<>(story.problems());
+            problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
+            assertThat(problems)
+                    .as("operator log %s, last lines:%n%s", operator.log(), operator.logTail(30))
+                    .isEmpty();
+            assertThat(operator.isAlive())
+                    .as("the operator survived the outages")
+                    .isTrue();
+            assertThat(operator.starts()).isEqualTo(1);
+        }
     }
-  }
 
-  private static void restart(SharedCluster shared, String when) {
-    Duration took = shared.plane().restartApiServerAndEtcd(DOWN);
-    System.out.printf("[ApiServerRestartE2ETest] API server and etcd restarted (%d ms until ready again) %s%n",
-        took.toMillis(), when);
-  }
+    private static void restart(SharedCluster shared, String when) {
+        Duration took = shared.plane().restartApiServerAndEtcd(DOWN);
+        System.out.printf(
+                "[ApiServerRestartE2ETest] API server and etcd restarted (%d ms until ready again) %s%n",
+                took.toMillis(), when);
+    }
 }

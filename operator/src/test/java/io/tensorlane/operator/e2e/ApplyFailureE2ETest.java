@@ -28,56 +28,90 @@ import org.junit.jupiter.api.Test;
  */
 @WithLocalCluster
 class ApplyFailureE2ETest {
-  static OperatorHarness operator;
+    static OperatorHarness operator;
 
-  @BeforeAll
-  static void start(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
-    sim.addNode(TopologyFixtures.L40S_2);
-    operator = OperatorHarness.start(client, ns.name());
-  }
-
-  @AfterAll
-  static void stop() {
-    if (operator != null) {
-      operator.close();
+    @BeforeAll
+    static void start(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        sim.addNode(TopologyFixtures.L40S_2);
+        operator = OperatorHarness.start(client, ns.name());
     }
-  }
 
-  @Test
-  void aRefusedServiceIsApplyFailedNamingItAndClearsOnceItIsApplied(KubernetesClient client, TestNamespace ns) {
-    ResourceQuota quota = new ResourceQuotaBuilder().withNewMetadata().withName("no-services")
-        .withNamespace(ns.name()).endMetadata().withNewSpec().addToHard("services", new Quantity("0")).endSpec()
-        .build();
-    client.resource(quota).create();
-    // admission trusts the quota once the controller-manager has recorded its usage
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-      var q = client.resourceQuotas().inNamespace(ns.name()).withName("no-services").get();
-      return q.getStatus() != null && q.getStatus().getHard() != null && q.getStatus().getHard().containsKey("services");
-    });
+    @AfterAll
+    static void stop() {
+        if (operator != null) {
+            operator.close();
+        }
+    }
 
-    InferenceDeployment one = Samples.load(Samples.SMALL_2GPU, ns.name(), "quota");
-    one.getSpec().replicas = 1;
-    client.resource(one).create();
-    InferenceDeployment d = Samples.await(client, ns.name(), "quota", Duration.ofSeconds(30),
-        x -> x.getStatus() != null && Conditions.isTrue(x.getStatus().conditions, StatusAggregator.APPLY_FAILED));
-    var c = Conditions.find(d.getStatus().conditions, StatusAggregator.APPLY_FAILED).orElseThrow();
-    assertThat(c.getReason()).isEqualTo("ServiceApplyFailed");
-    assertThat(c.getMessage()).startsWith("Service quota could not be applied (HTTP 403)").contains("exceeded quota");
-    assertThat(d.getStatus().phase).isNotEqualTo(Phase.Ready);
-    assertThat(d.getStatus().revision).as("no revision was applied").isNull();
-    assertThat(client.apps().deployments().inNamespace(ns.name()).withName("quota").get())
-        .as("both children pass the dry-run before either is written").isNull();
-    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> client.v1().events().inNamespace(ns.name()).list()
-        .getItems().stream().anyMatch(e -> "ServiceApplyFailed".equals(e.getReason())
-            && "Warning".equals(e.getType()) && e.getMessage().contains("exceeded quota")));
+    @Test
+    void aRefusedServiceIsApplyFailedNamingItAndClearsOnceItIsApplied(KubernetesClient client, TestNamespace ns) {
+        ResourceQuota quota = new ResourceQuotaBuilder()
+                .withNewMetadata()
+                .withName("no-services")
+                .withNamespace(ns.name())
+                .endMetadata()
+                .withNewSpec()
+                .addToHard("services", new Quantity("0"))
+                .endSpec()
+                .build();
+        client.resource(quota).create();
+        // admission trusts the quota once the controller-manager has recorded its usage
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+            var q = client.resourceQuotas()
+                    .inNamespace(ns.name())
+                    .withName("no-services")
+                    .get();
+            return q.getStatus() != null
+                    && q.getStatus().getHard() != null
+                    && q.getStatus().getHard().containsKey("services");
+        });
 
-    client.resource(quota).delete();
-    InferenceDeployment ready = Samples.await(client, ns.name(), "quota", Duration.ofSeconds(60),
-        Samples.phase(Phase.Ready).and(x -> !Conditions.isTrue(x.getStatus().conditions,
-            StatusAggregator.APPLY_FAILED)));
-    assertThat(Conditions.find(ready.getStatus().conditions, StatusAggregator.APPLY_FAILED).orElseThrow().getReason())
-        .isEqualTo("Applied");
-    assertThat(client.services().inNamespace(ns.name()).withName("quota").get()).isNotNull();
-    assertThat(ready.getStatus().revision).isEqualTo(ready.getStatus().lastAppliedSpec.revision);
-  }
+        InferenceDeployment one = Samples.load(Samples.SMALL_2GPU, ns.name(), "quota");
+        one.getSpec().replicas = 1;
+        client.resource(one).create();
+        InferenceDeployment d = Samples.await(
+                client,
+                ns.name(),
+                "quota",
+                Duration.ofSeconds(30),
+                x -> x.getStatus() != null
+                        && Conditions.isTrue(x.getStatus().conditions, StatusAggregator.APPLY_FAILED));
+        var c = Conditions.find(d.getStatus().conditions, StatusAggregator.APPLY_FAILED)
+                .orElseThrow();
+        assertThat(c.getReason()).isEqualTo("ServiceApplyFailed");
+        assertThat(c.getMessage())
+                .startsWith("Service quota could not be applied (HTTP 403)")
+                .contains("exceeded quota");
+        assertThat(d.getStatus().phase).isNotEqualTo(Phase.Ready);
+        assertThat(d.getStatus().revision).as("no revision was applied").isNull();
+        assertThat(client.apps()
+                        .deployments()
+                        .inNamespace(ns.name())
+                        .withName("quota")
+                        .get())
+                .as("both children pass the dry-run before either is written")
+                .isNull();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> client.v1().events().inNamespace(ns.name()).list().getItems().stream()
+                        .anyMatch(e -> "ServiceApplyFailed".equals(e.getReason())
+                                && "Warning".equals(e.getType())
+                                && e.getMessage().contains("exceeded quota")));
+
+        client.resource(quota).delete();
+        InferenceDeployment ready = Samples.await(
+                client,
+                ns.name(),
+                "quota",
+                Duration.ofSeconds(60),
+                Samples.phase(Phase.Ready)
+                        .and(x -> !Conditions.isTrue(x.getStatus().conditions, StatusAggregator.APPLY_FAILED)));
+        assertThat(Conditions.find(ready.getStatus().conditions, StatusAggregator.APPLY_FAILED)
+                        .orElseThrow()
+                        .getReason())
+                .isEqualTo("Applied");
+        assertThat(client.services().inNamespace(ns.name()).withName("quota").get())
+                .isNotNull();
+        assertThat(ready.getStatus().revision).isEqualTo(ready.getStatus().lastAppliedSpec.revision);
+    }
 }

@@ -23,82 +23,100 @@ import java.util.List;
  * the node labeller watches the (cluster-scoped) nodes.
  */
 public final class OperatorHarness implements AutoCloseable {
-  private final Operator operator;
-  private final DecisionMetrics metrics = DecisionMetrics.inMemory();
+    private final Operator operator;
+    private final DecisionMetrics metrics = DecisionMetrics.inMemory();
 
-  /**
-   * One loopback Hub with the sample models for the whole test JVM: its endpoint is part of the rendered pod template
-   * (HF_ENDPOINT), so an operator restarted in a test must see the same one or every revision would change. An operator
-   * process a test starts ({@link OperatorProcess}) gets this JVM's endpoint through {@value #HUB_PROPERTY}.
-   */
-  private static LocalHub sampleHub;
-  static final String HUB_PROPERTY = "tensorlane.test.hub-endpoint";
+    /**
+     * One loopback Hub with the sample models for the whole test JVM: its endpoint is part of the rendered pod template
+     * (HF_ENDPOINT), so an operator restarted in a test must see the same one or every revision would change. An operator
+     * process a test starts ({@link OperatorProcess}) gets this JVM's endpoint through {@value #HUB_PROPERTY}.
+     */
+    private static LocalHub sampleHub;
 
-  static synchronized String sampleHubEndpoint() {
-    String given = System.getProperty(HUB_PROPERTY);
-    if (given != null) {
-      return given;
+    static final String HUB_PROPERTY = "tensorlane.test.hub-endpoint";
+
+    static synchronized String sampleHubEndpoint() {
+        String given = System.getProperty(HUB_PROPERTY);
+        if (given != null) {
+            return given;
+        }
+        if (sampleHub == null) {
+            try {
+                sampleHub = SampleModels.serve(new LocalHub());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return sampleHub.endpoint();
     }
-    if (sampleHub == null) {
-      try {
-        sampleHub = SampleModels.serve(new LocalHub());
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
+
+    private OperatorHarness(
+            KubernetesClient client,
+            String namespace,
+            TensorlaneConfig settings,
+            LeaderElectionConfiguration leaderElection) {
+        operator = new Operator(o -> {
+            o.withKubernetesClient(client)
+                    .withCloseClientOnStop(false)
+                    .withConcurrentReconciliationThreads(4)
+                    .withReconciliationTerminationTimeout(Duration.ofSeconds(5));
+            if (leaderElection != null) {
+                o.withLeaderElectionConfiguration(leaderElection);
+            }
+        });
+        operator.register(new InferenceDeploymentReconciler(settings, metrics), o -> o.settingNamespace(namespace));
+        operator.register(new GpuTopologyNodeLabeller(settings, metrics));
     }
-    return sampleHub.endpoint();
-  }
 
-  private OperatorHarness(KubernetesClient client, String namespace, TensorlaneConfig settings,
-      LeaderElectionConfiguration leaderElection) {
-    operator = new Operator(o -> {
-      o.withKubernetesClient(client).withCloseClientOnStop(false)
-          .withConcurrentReconciliationThreads(4).withReconciliationTerminationTimeout(Duration.ofSeconds(5));
-      if (leaderElection != null) {
-        o.withLeaderElectionConfiguration(leaderElection);
-      }
-    });
-    operator.register(new InferenceDeploymentReconciler(settings, metrics), o -> o.settingNamespace(namespace));
-    operator.register(new GpuTopologyNodeLabeller(settings, metrics));
-  }
+    /**
+     * Test settings ({@link TestConfig} with overrides): fast requeue, a short heuristic grace, 1 s rollback backoff, no
+     * preflight gate (no preflight Job can measure a simulated GPU; the gate and the PreflightReconciler have their own
+     * test), runtime image tensorlane/tensorlane-runtime:test and the loopback Hub with the sample models; then {@code
+     * overrides} ({@code key, value, ...}), which win.
+     */
+    public static TensorlaneConfig testSettings(String... overrides) {
+        List<String> kv = new ArrayList<>(List.of(
+                "tensorlane.requeue-while-rolling-out",
+                "1s",
+                "tensorlane.heuristic-grace",
+                "3s",
+                "tensorlane.preflight.enabled",
+                "false",
+                "tensorlane.rollback-backoff",
+                "1s",
+                "tensorlane.runtime-image",
+                "tensorlane/tensorlane-runtime:test",
+                "tensorlane.model.hub-endpoint",
+                sampleHubEndpoint()));
+        kv.addAll(List.of(overrides));
+        return TestConfig.with(kv.toArray(String[]::new));
+    }
 
-  /**
-   * Test settings ({@link TestConfig} with overrides): fast requeue, a short heuristic grace, 1 s rollback backoff, no
-   * preflight gate (no preflight Job can measure a simulated GPU; the gate and the PreflightReconciler have their own
-   * test), runtime image tensorlane/tensorlane-runtime:test and the loopback Hub with the sample models; then {@code
-   * overrides} ({@code key, value, ...}), which win.
-   */
-  public static TensorlaneConfig testSettings(String... overrides) {
-    List<String> kv = new ArrayList<>(List.of("tensorlane.requeue-while-rolling-out", "1s",
-        "tensorlane.heuristic-grace", "3s", "tensorlane.preflight.enabled", "false", "tensorlane.rollback-backoff", "1s",
-        "tensorlane.runtime-image", "tensorlane/tensorlane-runtime:test",
-        "tensorlane.model.hub-endpoint", sampleHubEndpoint()));
-    kv.addAll(List.of(overrides));
-    return TestConfig.with(kv.toArray(String[]::new));
-  }
+    public static OperatorHarness start(KubernetesClient client, String namespace) {
+        return start(client, namespace, testSettings());
+    }
 
-  public static OperatorHarness start(KubernetesClient client, String namespace) {
-    return start(client, namespace, testSettings());
-  }
+    public static OperatorHarness start(KubernetesClient client, String namespace, TensorlaneConfig settings) {
+        return start(client, namespace, settings, null);
+    }
 
-  public static OperatorHarness start(KubernetesClient client, String namespace, TensorlaneConfig settings) {
-    return start(client, namespace, settings, null);
-  }
+    /** With {@code leaderElection} (null: none): only the holder of the lease reconciles. */
+    public static OperatorHarness start(
+            KubernetesClient client,
+            String namespace,
+            TensorlaneConfig settings,
+            LeaderElectionConfiguration leaderElection) {
+        OperatorHarness h = new OperatorHarness(client, namespace, settings, leaderElection);
+        h.operator.start();
+        return h;
+    }
 
-  /** With {@code leaderElection} (null: none): only the holder of the lease reconciles. */
-  public static OperatorHarness start(KubernetesClient client, String namespace, TensorlaneConfig settings,
-      LeaderElectionConfiguration leaderElection) {
-    OperatorHarness h = new OperatorHarness(client, namespace, settings, leaderElection);
-    h.operator.start();
-    return h;
-  }
+    public DecisionMetrics metrics() {
+        return metrics;
+    }
 
-  public DecisionMetrics metrics() {
-    return metrics;
-  }
-
-  @Override
-  public void close() {
-    operator.stop();
-  }
+    @Override
+    public void close() {
+        operator.stop();
+    }
 }

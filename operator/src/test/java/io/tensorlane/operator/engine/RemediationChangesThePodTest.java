@@ -27,45 +27,57 @@ import org.junit.jupiter.params.provider.EnumSource;
  * revision again, so the deployment would stay Degraded with steps left untried.
  */
 class RemediationChangesThePodTest {
-  static final List<NodeInfo> PRO = List.of(Fixtures.node("pro-0", TopologyFixtures.RTX_PRO_6000_PCIE_8, 0));
+    static final List<NodeInfo> PRO = List.of(Fixtures.node("pro-0", TopologyFixtures.RTX_PRO_6000_PCIE_8, 0));
 
-  @ParameterizedTest
-  @EnumSource(EngineType.class)
-  void everyStepOfTheProfileRendersANewRevision(EngineType type) {
-    InferenceDeploymentSpec spec = Fixtures.with(Fixtures.llama70b(8), s -> {
-      s.engine.type = type;
-      s.engine.image = type == EngineType.Tensorlane ? null : "engine:1";
-    });
-    List<RollbackStatus.Action> done = new ArrayList<>();
-    Plan plan = plan(spec);
-    assertThat(plan.allreduce().custom()).as("the seed box plans the custom allreduce").isTrue();
-    String revision = revision(spec, plan);
+    @ParameterizedTest
+    @EnumSource(EngineType.class)
+    void everyStepOfTheProfileRendersANewRevision(EngineType type) {
+        InferenceDeploymentSpec spec = Fixtures.with(Fixtures.llama70b(8), s -> {
+            s.engine.type = type;
+            s.engine.image = type == EngineType.Tensorlane ? null : "engine:1";
+        });
+        List<RollbackStatus.Action> done = new ArrayList<>();
+        Plan plan = plan(spec);
+        assertThat(plan.allreduce().custom())
+                .as("the seed box plans the custom allreduce")
+                .isTrue();
+        String revision = revision(spec, plan);
 
-    for (int i = 0; i < EngineProfiles.of(type).remediations().size(); i++) {
-      Remediation.Step step = Remediation.next(spec, done, plan.memory().staticFraction(), plan.allreduce().mode())
-          .orElseThrow();
-      Plan next = plan(step.spec());
-      String nextRevision = revision(step.spec(), next);
+        for (int i = 0; i < EngineProfiles.of(type).remediations().size(); i++) {
+            Remediation.Step step = Remediation.next(
+                            spec,
+                            done,
+                            plan.memory().staticFraction(),
+                            plan.allreduce().mode())
+                    .orElseThrow();
+            Plan next = plan(step.spec());
+            String nextRevision = revision(step.spec(), next);
 
-      assertThat(nextRevision).as(type + " after " + step.action() + " (" + step.change() + ")").isNotEqualTo(revision);
-      done.add(step.action());
-      spec = step.spec();
-      plan = next;
-      revision = nextRevision;
+            assertThat(nextRevision)
+                    .as(type + " after " + step.action() + " (" + step.change() + ")")
+                    .isNotEqualTo(revision);
+            done.add(step.action());
+            spec = step.spec();
+            plan = next;
+            revision = nextRevision;
+        }
+        assertThat(done).containsExactlyElementsOf(EngineProfiles.of(type).remediations());
     }
-    assertThat(done).containsExactlyElementsOf(EngineProfiles.of(type).remediations());
-  }
 
-  private static Plan plan(InferenceDeploymentSpec spec) {
-    Plan plan = Planner.plan(spec, PRO, SETTINGS);
-    assertThat(plan.ok()).as(plan.message()).isTrue();
-    return plan;
-  }
+    private static Plan plan(InferenceDeploymentSpec spec) {
+        Plan plan = Planner.plan(spec, PRO, SETTINGS);
+        assertThat(plan.ok()).as(plan.message()).isTrue();
+        return plan;
+    }
 
-  private static String revision(InferenceDeploymentSpec spec, Plan plan) {
-    InferenceDeployment owner = new InferenceDeployment();
-    owner.setMetadata(new ObjectMetaBuilder().withName("llama").withNamespace("ml").withUid("uid-1").build());
-    owner.setSpec(spec);
-    return Renderer.render(owner, spec, plan, TestConfig.defaults()).revision();
-  }
+    private static String revision(InferenceDeploymentSpec spec, Plan plan) {
+        InferenceDeployment owner = new InferenceDeployment();
+        owner.setMetadata(new ObjectMetaBuilder()
+                .withName("llama")
+                .withNamespace("ml")
+                .withUid("uid-1")
+                .build());
+        owner.setSpec(spec);
+        return Renderer.render(owner, spec, plan, TestConfig.defaults()).revision();
+    }
 }

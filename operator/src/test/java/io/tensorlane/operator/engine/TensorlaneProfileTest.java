@@ -8,11 +8,11 @@ import static io.tensorlane.operator.engine.ProfileFixtures.RUNTIME_OOM;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.engine.ProfileFixtures.Ar;
-import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -22,80 +22,107 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class TensorlaneProfileTest {
-  static final EngineProfile P = EngineProfiles.of(EngineType.Tensorlane);
+    static final EngineProfile P = EngineProfiles.of(EngineType.Tensorlane);
 
-  record Row(String name, int tp, Ar ar, Map<String, String> env, List<String> absent) {
-    @Override
-    public String toString() {
-      return name;
+    record Row(String name, int tp, Ar ar, Map<String, String> env, List<String> absent) {
+        @Override
+        public String toString() {
+            return name;
+        }
     }
-  }
 
-  static Stream<Row> launches() {
-    return Stream.of(
-        new Row("TP 2 custom: the table and the buffer size", 2, Ar.CUSTOM, Map.of(EngineEnv.WORLD_SIZE, "2",
-            EngineEnv.ALLREDUCE, "Custom", EngineEnv.MAX_MESSAGE_BYTES, "8388608"), List.of()),
-        new Row("TP 2 NCCL: no table, no buffer", 2, Ar.NCCL, Map.of(EngineEnv.ALLREDUCE, "NCCL"),
-            List.of(EngineEnv.ALGORITHM_TABLE, EngineEnv.MAX_MESSAGE_BYTES)),
-        new Row("TP 1: no allreduce", 1, Ar.NONE, Map.of(EngineEnv.WORLD_SIZE, "1", EngineEnv.ALLREDUCE, "None"),
-            List.of(EngineEnv.ALGORITHM_TABLE, EngineEnv.MAX_MESSAGE_BYTES)));
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("launches")
-  void rendersThePlanIntoTheEnvironment(Row r) {
-    EngineProfile.Launch l = P.launch(ProfileFixtures.spec(EngineType.Tensorlane, r.tp()), ProfileFixtures.plan(r.ar()), MODEL);
-    Map<String, String> env = ProfileFixtures.env(l);
-
-    assertThat(l.command()).as("the image's entrypoint").isNull();
-    assertThat(l.args()).containsExactly("serve");
-    assertThat(env).containsAllEntriesOf(r.env()).doesNotContainKeys(r.absent().toArray(String[]::new))
-        .containsEntry(EngineEnv.MODEL, "meta-llama/Llama-3.1-8B-Instruct")
-        .containsEntry(EngineEnv.MODEL_DIR, MODEL.dir()).containsEntry(EngineEnv.MODEL_SOURCE, MODEL.source())
-        .containsEntry(EngineEnv.DTYPE, "bf16").containsEntry(EngineEnv.PORT, "8000")
-        .containsEntry(EngineEnv.MEMORY_FRACTION, "0.87").containsEntry(EngineEnv.KV_CACHE_TOKENS, "123456")
-        .containsEntry(EngineEnv.MAX_MODEL_LENGTH, "8192").containsEntry(EngineEnv.MAX_BATCH_TOKENS, "8192");
-    assertThat(env).as("the NCCL environment is the renderer's, for every engine").doesNotContainKey("NCCL_PROTO");
-    if (r.ar() == Ar.CUSTOM) {
-      AlgorithmTable t = AlgorithmTable.fromJson(env.get(EngineEnv.ALGORITHM_TABLE));
-      assertThat(t.worldSize()).isEqualTo(2);
-      assertThat(t.source()).isEqualTo("planner");
-      assertThat(t.select(65_536)).isEqualTo(Algorithm.OneStage);
-      assertThat(t.select(65_537)).isEqualTo(Algorithm.Ring);
+    static Stream<Row> launches() {
+        return Stream.of(
+                new Row(
+                        "TP 2 custom: the table and the buffer size",
+                        2,
+                        Ar.CUSTOM,
+                        Map.of(
+                                EngineEnv.WORLD_SIZE,
+                                "2",
+                                EngineEnv.ALLREDUCE,
+                                "Custom",
+                                EngineEnv.MAX_MESSAGE_BYTES,
+                                "8388608"),
+                        List.of()),
+                new Row(
+                        "TP 2 NCCL: no table, no buffer",
+                        2,
+                        Ar.NCCL,
+                        Map.of(EngineEnv.ALLREDUCE, "NCCL"),
+                        List.of(EngineEnv.ALGORITHM_TABLE, EngineEnv.MAX_MESSAGE_BYTES)),
+                new Row(
+                        "TP 1: no allreduce",
+                        1,
+                        Ar.NONE,
+                        Map.of(EngineEnv.WORLD_SIZE, "1", EngineEnv.ALLREDUCE, "None"),
+                        List.of(EngineEnv.ALGORITHM_TABLE, EngineEnv.MAX_MESSAGE_BYTES)));
     }
-  }
 
-  static Stream<Arguments> oomLines() {
-    return Stream.of(
-        Arguments.of("the runtime's JSON termination message", RUNTIME_OOM, true),
-        Arguments.of("a PyTorch line: not a line this runtime writes", PYTORCH_OOM, false),
-        Arguments.of("a Java heap OOM", JAVA_HEAP, false),
-        Arguments.of("another CUDA error", JCUDA, false));
-  }
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("launches")
+    void rendersThePlanIntoTheEnvironment(Row r) {
+        EngineProfile.Launch l =
+                P.launch(ProfileFixtures.spec(EngineType.Tensorlane, r.tp()), ProfileFixtures.plan(r.ar()), MODEL);
+        Map<String, String> env = ProfileFixtures.env(l);
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("oomLines")
-  void recognisesItsOom(String name, String message, boolean oom) {
-    assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
-  }
+        assertThat(l.command()).as("the image's entrypoint").isNull();
+        assertThat(l.args()).containsExactly("serve");
+        assertThat(env)
+                .containsAllEntriesOf(r.env())
+                .doesNotContainKeys(r.absent().toArray(String[]::new))
+                .containsEntry(EngineEnv.MODEL, "meta-llama/Llama-3.1-8B-Instruct")
+                .containsEntry(EngineEnv.MODEL_DIR, MODEL.dir())
+                .containsEntry(EngineEnv.MODEL_SOURCE, MODEL.source())
+                .containsEntry(EngineEnv.DTYPE, "bf16")
+                .containsEntry(EngineEnv.PORT, "8000")
+                .containsEntry(EngineEnv.MEMORY_FRACTION, "0.87")
+                .containsEntry(EngineEnv.KV_CACHE_TOKENS, "123456")
+                .containsEntry(EngineEnv.MAX_MODEL_LENGTH, "8192")
+                .containsEntry(EngineEnv.MAX_BATCH_TOKENS, "8192");
+        assertThat(env)
+                .as("the NCCL environment is the renderer's, for every engine")
+                .doesNotContainKey("NCCL_PROTO");
+        if (r.ar() == Ar.CUSTOM) {
+            AlgorithmTable t = AlgorithmTable.fromJson(env.get(EngineEnv.ALGORITHM_TABLE));
+            assertThat(t.worldSize()).isEqualTo(2);
+            assertThat(t.source()).isEqualTo("planner");
+            assertThat(t.select(65_536)).isEqualTo(Algorithm.OneStage);
+            assertThat(t.select(65_537)).isEqualTo(Algorithm.Ring);
+        }
+    }
 
-  @Test
-  void takesTheStaticFractionIsMeasuredByThePreflightAndServesHealthReadyAndLive() {
-    assertThat(P.memoryFraction(ProfileFixtures.plan(Ar.CUSTOM).memory())).isEqualTo(ProfileFixtures.STATIC);
-    assertThat(P.readyPath()).isEqualTo("/health/ready");
-    assertThat(P.livePath()).isEqualTo("/health/live");
-    assertThat(P.preflight()).isTrue();
-    assertThat(P.oomLogMarkers()).isEmpty();
-    assertThat(P.remediations()).containsExactly(Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer,
-        Action.FallBackToNccl);
-  }
+    static Stream<Arguments> oomLines() {
+        return Stream.of(
+                Arguments.of("the runtime's JSON termination message", RUNTIME_OOM, true),
+                Arguments.of("a PyTorch line: not a line this runtime writes", PYTORCH_OOM, false),
+                Arguments.of("a Java heap OOM", JAVA_HEAP, false),
+                Arguments.of("another CUDA error", JCUDA, false));
+    }
 
-  @Test
-  void needsNoImage() {
-    var spec = ProfileFixtures.spec(EngineType.Tensorlane, 2);
-    spec.engine.image = null;
-    assertThat(P.validate(spec)).isNull();
-    spec.engine.image = "registry.example/tensorlane-runtime:dev";
-    assertThat(P.validate(spec)).isNull();
-  }
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("oomLines")
+    void recognisesItsOom(String name, String message, boolean oom) {
+        assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
+    }
+
+    @Test
+    void takesTheStaticFractionIsMeasuredByThePreflightAndServesHealthReadyAndLive() {
+        assertThat(P.memoryFraction(ProfileFixtures.plan(Ar.CUSTOM).memory())).isEqualTo(ProfileFixtures.STATIC);
+        assertThat(P.readyPath()).isEqualTo("/health/ready");
+        assertThat(P.livePath()).isEqualTo("/health/live");
+        assertThat(P.preflight()).isTrue();
+        assertThat(P.oomLogMarkers()).isEmpty();
+        assertThat(P.remediations())
+                .containsExactly(Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer, Action.FallBackToNccl);
+    }
+
+    @Test
+    void needsNoImage() {
+        var spec = ProfileFixtures.spec(EngineType.Tensorlane, 2);
+        spec.engine.image = null;
+        assertThat(P.validate(spec)).isNull();
+        spec.engine.image = "registry.example/tensorlane-runtime:dev";
+        assertThat(P.validate(spec)).isNull();
+    }
 }

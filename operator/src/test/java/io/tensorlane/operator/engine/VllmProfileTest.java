@@ -8,8 +8,8 @@ import static io.tensorlane.operator.engine.ProfileFixtures.RUNTIME_OOM;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
-import io.tensorlane.operator.engine.ProfileFixtures.Ar;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.operator.engine.ProfileFixtures.Ar;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,62 +20,75 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class VllmProfileTest {
-  static final EngineProfile P = EngineProfiles.of(EngineType.VLLM);
+    static final EngineProfile P = EngineProfiles.of(EngineType.VLLM);
 
-  static List<String> args(int tp, String... more) {
-    List<String> a = new ArrayList<>(List.of(MODEL.dir(), "--served-model-name", "meta-llama/Llama-3.1-8B-Instruct",
-        "--host", "0.0.0.0", "--port", "8000", "--tensor-parallel-size", Integer.toString(tp),
-        "--gpu-memory-utilization", "0.93", "--max-model-len", "8192", "--max-num-batched-tokens", "8192"));
-    a.addAll(List.of(more));
-    return a;
-  }
+    static List<String> args(int tp, String... more) {
+        List<String> a = new ArrayList<>(List.of(
+                MODEL.dir(),
+                "--served-model-name",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                "--host",
+                "0.0.0.0",
+                "--port",
+                "8000",
+                "--tensor-parallel-size",
+                Integer.toString(tp),
+                "--gpu-memory-utilization",
+                "0.93",
+                "--max-model-len",
+                "8192",
+                "--max-num-batched-tokens",
+                "8192"));
+        a.addAll(List.of(more));
+        return a;
+    }
 
-  static Stream<Arguments> launches() {
-    return Stream.of(
-        Arguments.of("TP 2 custom: vLLM's own custom allreduce stays on", 2, Ar.CUSTOM, args(2)),
-        Arguments.of("TP 2 NCCL: switched off", 2, Ar.NCCL, args(2, "--disable-custom-all-reduce")),
-        Arguments.of("TP 1: nothing to switch off", 1, Ar.NONE, args(1)));
-  }
+    static Stream<Arguments> launches() {
+        return Stream.of(
+                Arguments.of("TP 2 custom: vLLM's own custom allreduce stays on", 2, Ar.CUSTOM, args(2)),
+                Arguments.of("TP 2 NCCL: switched off", 2, Ar.NCCL, args(2, "--disable-custom-all-reduce")),
+                Arguments.of("TP 1: nothing to switch off", 1, Ar.NONE, args(1)));
+    }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("launches")
-  void rendersTheServeCommandLine(String name, int tp, Ar ar, List<String> args) {
-    EngineProfile.Launch l = P.launch(ProfileFixtures.spec(EngineType.VLLM, tp), ProfileFixtures.plan(ar), MODEL);
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("launches")
+    void rendersTheServeCommandLine(String name, int tp, Ar ar, List<String> args) {
+        EngineProfile.Launch l = P.launch(ProfileFixtures.spec(EngineType.VLLM, tp), ProfileFixtures.plan(ar), MODEL);
 
-    assertThat(l.command()).containsExactly("vllm", "serve");
-    assertThat(l.args()).containsExactlyElementsOf(args);
-    assertThat(ProfileFixtures.env(l)).isEqualTo(Map.of("HOME", "/tmp"));
-  }
+        assertThat(l.command()).containsExactly("vllm", "serve");
+        assertThat(l.args()).containsExactlyElementsOf(args);
+        assertThat(ProfileFixtures.env(l)).isEqualTo(Map.of("HOME", "/tmp"));
+    }
 
-  static Stream<Arguments> oomLines() {
-    return Stream.of(
-        Arguments.of("PyTorch's OOM line (FallbackToLogsOnError)", PYTORCH_OOM, true),
-        Arguments.of("the runtime's JSON (the download step)", RUNTIME_OOM, true),
-        Arguments.of("torch.cuda.OutOfMemoryError", "torch.cuda.OutOfMemoryError: CUDA out of memory.", true),
-        Arguments.of("a Java heap OOM of the download step", JAVA_HEAP, false),
-        Arguments.of("another CUDA error", JCUDA, false));
-  }
+    static Stream<Arguments> oomLines() {
+        return Stream.of(
+                Arguments.of("PyTorch's OOM line (FallbackToLogsOnError)", PYTORCH_OOM, true),
+                Arguments.of("the runtime's JSON (the download step)", RUNTIME_OOM, true),
+                Arguments.of("torch.cuda.OutOfMemoryError", "torch.cuda.OutOfMemoryError: CUDA out of memory.", true),
+                Arguments.of("a Java heap OOM of the download step", JAVA_HEAP, false),
+                Arguments.of("another CUDA error", JCUDA, false));
+    }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("oomLines")
-  void recognisesItsOom(String name, String message, boolean oom) {
-    assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
-  }
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("oomLines")
+    void recognisesItsOom(String name, String message, boolean oom) {
+        assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
+    }
 
-  @Test
-  void takesTheUtilizationRunsNoPreflightAndServesHealth() {
-    assertThat(P.memoryFraction(ProfileFixtures.plan(Ar.CUSTOM).memory())).isEqualTo(ProfileFixtures.UTILIZATION);
-    assertThat(P.readyPath()).isEqualTo("/health");
-    assertThat(P.livePath()).isEqualTo("/health");
-    assertThat(P.preflight()).isFalse();
-    assertThat(P.remediations()).containsExactly(Action.LowerMemoryFraction, Action.FallBackToNccl);
-  }
+    @Test
+    void takesTheUtilizationRunsNoPreflightAndServesHealth() {
+        assertThat(P.memoryFraction(ProfileFixtures.plan(Ar.CUSTOM).memory())).isEqualTo(ProfileFixtures.UTILIZATION);
+        assertThat(P.readyPath()).isEqualTo("/health");
+        assertThat(P.livePath()).isEqualTo("/health");
+        assertThat(P.preflight()).isFalse();
+        assertThat(P.remediations()).containsExactly(Action.LowerMemoryFraction, Action.FallBackToNccl);
+    }
 
-  @Test
-  void needsAnImage() {
-    var spec = ProfileFixtures.spec(EngineType.VLLM, 2);
-    assertThat(P.validate(spec)).isNull();
-    spec.engine.image = " ";
-    assertThat(P.validate(spec)).isEqualTo("spec.engine.image is required for engine VLLM");
-  }
+    @Test
+    void needsAnImage() {
+        var spec = ProfileFixtures.spec(EngineType.VLLM, 2);
+        assertThat(P.validate(spec)).isNull();
+        spec.engine.image = " ";
+        assertThat(P.validate(spec)).isEqualTo("spec.engine.image is required for engine VLLM");
+    }
 }

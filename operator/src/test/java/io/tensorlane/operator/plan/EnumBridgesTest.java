@@ -18,38 +18,47 @@ import org.junit.jupiter.api.Test;
  * the planner crosses from one to the other by name, the names must line up.
  */
 class EnumBridgesTest {
-  @Test
-  void everyForcedAlgorithmOfTheCrdIsACustomKernelAndEveryKernelCanBeForced() {
-    List<Algorithm> forced = Arrays.stream(AllreduceAlgorithm.values()).filter(a -> a != AllreduceAlgorithm.Auto)
-        .map(a -> Algorithm.parse(a.name())).toList();
+    @Test
+    void everyForcedAlgorithmOfTheCrdIsACustomKernelAndEveryKernelCanBeForced() {
+        List<Algorithm> forced = Arrays.stream(AllreduceAlgorithm.values())
+                .filter(a -> a != AllreduceAlgorithm.Auto)
+                .map(a -> Algorithm.parse(a.name()))
+                .toList();
 
-    assertThat(forced).allMatch(Algorithm::isCustom);
-    assertThat(forced).containsExactlyInAnyOrderElementsOf(
-        Arrays.stream(Algorithm.values()).filter(Algorithm::isCustom).toList());
-  }
-
-  @Test
-  void everyRequestedModeButAutoIsAnAllreduceThePodRuns() {
-    assertThat(Arrays.stream(AllreduceMode.values()).filter(m -> m != AllreduceMode.Auto)
-        .map(m -> Allreduce.find(m.name()).orElse(null))).containsExactly(Allreduce.Custom, Allreduce.NCCL);
-  }
-
-  @Test
-  void theStatusNamesEveryAllreduceThePodRunsAndReadsItBack() {
-    assertThat(Arrays.stream(Allreduce.values()).map(a -> AllreduceChoice.statusMode(a).name()))
-        .containsExactlyElementsOf(Arrays.stream(AllreduceDecision.Mode.values()).map(Enum::name).toList());
-    for (Allreduce a : Allreduce.values()) {
-      AllreduceDecision d = new AllreduceDecision();
-      d.mode = AllreduceChoice.statusMode(a);
-      assertThat(AllreduceChoice.of(d)).isEqualTo(a);
+        assertThat(forced).allMatch(Algorithm::isCustom);
+        assertThat(forced)
+                .containsExactlyInAnyOrderElementsOf(Arrays.stream(Algorithm.values())
+                        .filter(Algorithm::isCustom)
+                        .toList());
     }
-    assertThat(AllreduceChoice.of(null)).isEqualTo(Allreduce.None);
-  }
 
-  @Test
-  void everyAllreduceElementTypeIsAModelDtypeOfTheSameSize() {
-    for (DType d : DType.values()) {
-      assertThat(ModelSpec.DType.valueOf(d.name()).bytes()).as(d.name()).isEqualTo(d.bytes());
+    @Test
+    void everyRequestedModeButAutoIsAnAllreduceThePodRuns() {
+        assertThat(Arrays.stream(AllreduceMode.values())
+                        .filter(m -> m != AllreduceMode.Auto)
+                        .map(m -> Allreduce.find(m.name()).orElse(null)))
+                .containsExactly(Allreduce.Custom, Allreduce.NCCL);
     }
-  }
+
+    @Test
+    void theStatusNamesEveryAllreduceThePodRunsAndReadsItBack() {
+        assertThat(Arrays.stream(Allreduce.values())
+                        .map(a -> AllreduceChoice.statusMode(a).name()))
+                .containsExactlyElementsOf(Arrays.stream(AllreduceDecision.Mode.values())
+                        .map(Enum::name)
+                        .toList());
+        for (Allreduce a : Allreduce.values()) {
+            AllreduceDecision d = new AllreduceDecision();
+            d.mode = AllreduceChoice.statusMode(a);
+            assertThat(AllreduceChoice.of(d)).isEqualTo(a);
+        }
+        assertThat(AllreduceChoice.of(null)).isEqualTo(Allreduce.None);
+    }
+
+    @Test
+    void everyAllreduceElementTypeIsAModelDtypeOfTheSameSize() {
+        for (DType d : DType.values()) {
+            assertThat(ModelSpec.DType.valueOf(d.name()).bytes()).as(d.name()).isEqualTo(d.bytes());
+        }
+    }
 }

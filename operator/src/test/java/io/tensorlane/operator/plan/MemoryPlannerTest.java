@@ -20,134 +20,176 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class MemoryPlannerTest {
-  static final long MiB = 1024 * 1024;
-  static final String PRO = TopologyFixtures.RTX_PRO_6000_PCIE_8;
+    static final long MiB = 1024 * 1024;
+    static final String PRO = TopologyFixtures.RTX_PRO_6000_PCIE_8;
 
-  /** The seed's box: one node of 8× RTX PRO 6000 (97887 MiB each) over PCIe in two NUMA islands. */
-  static List<NodeInfo> seedBox() {
-    return List.of(node("pro-0", PRO, 0));
-  }
-
-  /** Llama-3.3-70B bf16 at TP 8 with 16384 batch tokens. */
-  static InferenceDeploymentSpec seedSpec(String fraction) {
-    return with(llama70b(8), s -> {
-      s.serving.maxBatchTokens = 16384;
-      s.memory.fraction = fraction;
-    });
-  }
-
-  @Test
-  void seedForcedFractionWarnsThatTheIpcBuffersDoNotFit() {
-    Plan plan = Planner.plan(seedSpec("0.95"), seedBox(), SETTINGS);
-
-    assertThat(plan.outcome()).isEqualTo(Outcome.OK);
-    assertThat(plan.allreduce().mode()).isEqualTo(Allreduce.Custom);
-    MemoryPlan m = plan.memory();
-    assertThat(m.fractionTooHigh()).isTrue();
-    assertThat(m.fractionSource()).isEqualTo("user");
-    assertThat(m.staticFraction()).isEqualTo(0.95);
-    assertThat(m.headroomBytes()).isNegative();
-    assertThat(m.allreduceIpcBytes()).isEqualTo(BufferLayout.of(8, 8 * MiB).totalBytesPerRank()).isPositive();
-    assertThat(plan.warnings()).singleElement().asString()
-        .startsWith("memory.fraction 0.95 leaves 4.8 GiB per GPU for non-static use but 5.5 GiB is needed (")
-        .contains("custom-allreduce IPC buffers " + Units.bytes(m.allreduceIpcBytes()))
-        .contains("CUDA graphs 1 GiB")
-        .endsWith("expect CUDA out of memory at start-up; auto would pick 0.94");
-    assertThat(plan.memoryStatus().warnings).isEqualTo(plan.warnings());
-  }
-
-  @Test
-  void seedAutoFractionFitsWithNumbers() {
-    Plan plan = Planner.plan(seedSpec("auto"), seedBox(), SETTINGS);
-
-    assertThat(plan.outcome()).isEqualTo(Outcome.OK);
-    MemoryPlanStatus s = plan.memoryStatus();
-    assertThat(s.fractionSource).isEqualTo("auto");
-    assertThat(s.staticFraction).isEqualTo(0.94);
-    assertThat(s.gpuMemoryBytes).isEqualTo(102_641_958_912L);
-    assertThat(s.weightsBytes).isEqualTo(17_638_426_624L); // 141,107,412,992 / 8
-    assertThat(s.headroomBytes).isNotNegative();
-    assertThat(s.warnings).isEmpty();
-    // 2 × 80 layers × 1 KV head × 128 × 2 bytes = 40 KiB per token per GPU
-    assertThat(s.kvCacheTokens).isEqualTo(s.kvCacheBytes / (40 * 1024));
-    // the static pool is what the runtime takes: 0.94 × total rounded down to the 2 MiB granule
-    long pool = (long) (0.94 * s.gpuMemoryBytes) / (2L << 20) * (2L << 20);
-    assertThat(s.kvCacheBytes).isEqualTo(pool - s.weightsBytes);
-    assertThat(s.weightsBytes + s.kvCacheBytes + s.activationBytes + s.cudaContextBytes + s.cudaGraphBytes + s.ncclBytes
-        + s.allreduceIpcBytes + s.reserveBytes + s.headroomBytes).isEqualTo(s.gpuMemoryBytes);
-    assertThat(s.gpuMemoryUtilization).isBetween(0.98, 0.99);
-  }
-
-  record Case(String name, InferenceDeploymentSpec spec, String fixture, Outcome outcome, String fractionOrNull,
-      String messageContains) {
-    @Override
-    public String toString() {
-      return name;
+    /** The seed's box: one node of 8× RTX PRO 6000 (97887 MiB each) over PCIe in two NUMA islands. */
+    static List<NodeInfo> seedBox() {
+        return List.of(node("pro-0", PRO, 0));
     }
-  }
 
-  static Stream<Case> cases() {
-    return Stream.of(
-        new Case("70B on one L40S does not fit", llama70b(1), TopologyFixtures.L40S_2, Outcome.DOES_NOT_FIT, null,
-            "model does not fit: per GPU it needs weights 131.4 GiB"),
-        new Case("70B at TP 2 on L40S does not fit", llama70b(2), TopologyFixtures.L40S_2, Outcome.DOES_NOT_FIT, null,
-            "use more GPUs (parallelism.tensor)"),
-        new Case("8B at TP 2 on L40S fits", llama8b(2), TopologyFixtures.L40S_2, Outcome.OK, null, null),
-        new Case("user fraction too small for weights + one sequence", with(llama70b(8), s -> s.memory.fraction = "0.17"),
-            PRO, Outcome.DOES_NOT_FIT, "0.17", "memory.fraction 0.17 gives"),
-        new Case("user fraction with room is honoured without warning", with(llama70b(8), s -> s.memory.fraction = "0.85"),
-            PRO, Outcome.OK, "0.85", null),
-        new Case("seed spec at 8192 batch tokens: 0.95 still fits our estimate",
-            with(llama70b(8), s -> s.memory.fraction = "0.95"), PRO, Outcome.OK, "0.95", null));
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("cases")
-  void plans(Case c) {
-    Plan plan = Planner.plan(c.spec(), List.of(node("n-0", c.fixture(), 0)), SETTINGS);
-
-    assertThat(plan.outcome()).as(plan.message()).isEqualTo(c.outcome());
-    if (c.messageContains() != null) {
-      assertThat(plan.message()).contains(c.messageContains());
-    } else {
-      assertThat(plan.warnings()).isEmpty();
+    /** Llama-3.3-70B bf16 at TP 8 with 16384 batch tokens. */
+    static InferenceDeploymentSpec seedSpec(String fraction) {
+        return with(llama70b(8), s -> {
+            s.serving.maxBatchTokens = 16384;
+            s.memory.fraction = fraction;
+        });
     }
-    if (c.fractionOrNull() != null) {
-      assertThat(plan.memory().staticFraction()).isEqualTo(Double.parseDouble(c.fractionOrNull()));
+
+    @Test
+    void seedForcedFractionWarnsThatTheIpcBuffersDoNotFit() {
+        Plan plan = Planner.plan(seedSpec("0.95"), seedBox(), SETTINGS);
+
+        assertThat(plan.outcome()).isEqualTo(Outcome.OK);
+        assertThat(plan.allreduce().mode()).isEqualTo(Allreduce.Custom);
+        MemoryPlan m = plan.memory();
+        assertThat(m.fractionTooHigh()).isTrue();
+        assertThat(m.fractionSource()).isEqualTo("user");
+        assertThat(m.staticFraction()).isEqualTo(0.95);
+        assertThat(m.headroomBytes()).isNegative();
+        assertThat(m.allreduceIpcBytes())
+                .isEqualTo(BufferLayout.of(8, 8 * MiB).totalBytesPerRank())
+                .isPositive();
+        assertThat(plan.warnings())
+                .singleElement()
+                .asString()
+                .startsWith("memory.fraction 0.95 leaves 4.8 GiB per GPU for non-static use but 5.5 GiB is needed (")
+                .contains("custom-allreduce IPC buffers " + Units.bytes(m.allreduceIpcBytes()))
+                .contains("CUDA graphs 1 GiB")
+                .endsWith("expect CUDA out of memory at start-up; auto would pick 0.94");
+        assertThat(plan.memoryStatus().warnings).isEqualTo(plan.warnings());
     }
-  }
 
-  @Test
-  void ncclPlanCountsNoIpcBuffersAndAGreaterAutoFraction() {
-    Plan custom = Planner.plan(seedSpec("auto"), seedBox(), SETTINGS);
-    Plan nccl = Planner.plan(with(seedSpec("auto"), s -> s.allreduce.mode = AllreduceSpec.AllreduceMode.NCCL),
-        seedBox(), SETTINGS);
+    @Test
+    void seedAutoFractionFitsWithNumbers() {
+        Plan plan = Planner.plan(seedSpec("auto"), seedBox(), SETTINGS);
 
-    assertThat(nccl.memory().allreduceIpcBytes()).isZero();
-    assertThat(nccl.memory().nonStaticBytes())
-        .isEqualTo(custom.memory().nonStaticBytes() - custom.memory().allreduceIpcBytes());
-  }
+        assertThat(plan.outcome()).isEqualTo(Outcome.OK);
+        MemoryPlanStatus s = plan.memoryStatus();
+        assertThat(s.fractionSource).isEqualTo("auto");
+        assertThat(s.staticFraction).isEqualTo(0.94);
+        assertThat(s.gpuMemoryBytes).isEqualTo(102_641_958_912L);
+        assertThat(s.weightsBytes).isEqualTo(17_638_426_624L); // 141,107,412,992 / 8
+        assertThat(s.headroomBytes).isNotNegative();
+        assertThat(s.warnings).isEmpty();
+        // 2 × 80 layers × 1 KV head × 128 × 2 bytes = 40 KiB per token per GPU
+        assertThat(s.kvCacheTokens).isEqualTo(s.kvCacheBytes / (40 * 1024));
+        // the static pool is what the runtime takes: 0.94 × total rounded down to the 2 MiB granule
+        long pool = (long) (0.94 * s.gpuMemoryBytes) / (2L << 20) * (2L << 20);
+        assertThat(s.kvCacheBytes).isEqualTo(pool - s.weightsBytes);
+        assertThat(s.weightsBytes
+                        + s.kvCacheBytes
+                        + s.activationBytes
+                        + s.cudaContextBytes
+                        + s.cudaGraphBytes
+                        + s.ncclBytes
+                        + s.allreduceIpcBytes
+                        + s.reserveBytes
+                        + s.headroomBytes)
+                .isEqualTo(s.gpuMemoryBytes);
+        assertThat(s.gpuMemoryUtilization).isBetween(0.98, 0.99);
+    }
 
-  @Test
-  void kvBytesPerTokenSplitsKvHeadsButKeepsAtLeastOne() {
-    InferenceDeploymentSpec s = SpecValidator.withDefaults(llama70b(8));
-    assertThat(MemoryPlanner.kvBytesPerToken(s, 1)).isEqualTo(2L * 80 * 8 * 128 * 2);
-    assertThat(MemoryPlanner.kvBytesPerToken(s, 4)).isEqualTo(2L * 80 * 2 * 128 * 2);
-    assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
-    s.model.geometry.kvHeads = 4;
-    assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
-    s.model.dtype = io.tensorlane.api.v1alpha1.ModelSpec.DType.fp8;
-    assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128);
-  }
+    record Case(
+            String name,
+            InferenceDeploymentSpec spec,
+            String fixture,
+            Outcome outcome,
+            String fractionOrNull,
+            String messageContains) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
 
-  @Test
-  void activationsGrowWithBatchTokens() {
-    InferenceDeploymentSpec s = SpecValidator.withDefaults(llama70b(8));
-    long a8k = MemoryPlanner.activationBytes(s, 8);
-    s.serving.maxBatchTokens = 16384;
-    long a16k = MemoryPlanner.activationBytes(s, 8);
-    // live tensors: 8192 × 2 B × (4×8192 + (8+2)×128 + 3×3584) × 2 = 1400 MiB; logits 256 × 128256 × 8 B; workspace
-    assertThat(a8k).isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2 + 256L * 128256 * 8 + 256 * MiB);
-    assertThat(a16k - a8k).isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2);
-  }
+    static Stream<Case> cases() {
+        return Stream.of(
+                new Case(
+                        "70B on one L40S does not fit",
+                        llama70b(1),
+                        TopologyFixtures.L40S_2,
+                        Outcome.DOES_NOT_FIT,
+                        null,
+                        "model does not fit: per GPU it needs weights 131.4 GiB"),
+                new Case(
+                        "70B at TP 2 on L40S does not fit",
+                        llama70b(2),
+                        TopologyFixtures.L40S_2,
+                        Outcome.DOES_NOT_FIT,
+                        null,
+                        "use more GPUs (parallelism.tensor)"),
+                new Case("8B at TP 2 on L40S fits", llama8b(2), TopologyFixtures.L40S_2, Outcome.OK, null, null),
+                new Case(
+                        "user fraction too small for weights + one sequence",
+                        with(llama70b(8), s -> s.memory.fraction = "0.17"),
+                        PRO,
+                        Outcome.DOES_NOT_FIT,
+                        "0.17",
+                        "memory.fraction 0.17 gives"),
+                new Case(
+                        "user fraction with room is honoured without warning",
+                        with(llama70b(8), s -> s.memory.fraction = "0.85"),
+                        PRO,
+                        Outcome.OK,
+                        "0.85",
+                        null),
+                new Case(
+                        "seed spec at 8192 batch tokens: 0.95 still fits our estimate",
+                        with(llama70b(8), s -> s.memory.fraction = "0.95"),
+                        PRO,
+                        Outcome.OK,
+                        "0.95",
+                        null));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void plans(Case c) {
+        Plan plan = Planner.plan(c.spec(), List.of(node("n-0", c.fixture(), 0)), SETTINGS);
+
+        assertThat(plan.outcome()).as(plan.message()).isEqualTo(c.outcome());
+        if (c.messageContains() != null) {
+            assertThat(plan.message()).contains(c.messageContains());
+        } else {
+            assertThat(plan.warnings()).isEmpty();
+        }
+        if (c.fractionOrNull() != null) {
+            assertThat(plan.memory().staticFraction()).isEqualTo(Double.parseDouble(c.fractionOrNull()));
+        }
+    }
+
+    @Test
+    void ncclPlanCountsNoIpcBuffersAndAGreaterAutoFraction() {
+        Plan custom = Planner.plan(seedSpec("auto"), seedBox(), SETTINGS);
+        Plan nccl = Planner.plan(
+                with(seedSpec("auto"), s -> s.allreduce.mode = AllreduceSpec.AllreduceMode.NCCL), seedBox(), SETTINGS);
+
+        assertThat(nccl.memory().allreduceIpcBytes()).isZero();
+        assertThat(nccl.memory().nonStaticBytes())
+                .isEqualTo(custom.memory().nonStaticBytes() - custom.memory().allreduceIpcBytes());
+    }
+
+    @Test
+    void kvBytesPerTokenSplitsKvHeadsButKeepsAtLeastOne() {
+        InferenceDeploymentSpec s = SpecValidator.withDefaults(llama70b(8));
+        assertThat(MemoryPlanner.kvBytesPerToken(s, 1)).isEqualTo(2L * 80 * 8 * 128 * 2);
+        assertThat(MemoryPlanner.kvBytesPerToken(s, 4)).isEqualTo(2L * 80 * 2 * 128 * 2);
+        assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
+        s.model.geometry.kvHeads = 4;
+        assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
+        s.model.dtype = io.tensorlane.api.v1alpha1.ModelSpec.DType.fp8;
+        assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128);
+    }
+
+    @Test
+    void activationsGrowWithBatchTokens() {
+        InferenceDeploymentSpec s = SpecValidator.withDefaults(llama70b(8));
+        long a8k = MemoryPlanner.activationBytes(s, 8);
+        s.serving.maxBatchTokens = 16384;
+        long a16k = MemoryPlanner.activationBytes(s, 8);
+        // live tensors: 8192 × 2 B × (4×8192 + (8+2)×128 + 3×3584) × 2 = 1400 MiB; logits 256 × 128256 × 8 B; workspace
+        assertThat(a8k).isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2 + 256L * 128256 * 8 + 256 * MiB);
+        assertThat(a16k - a8k).isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2);
+    }
 }

@@ -48,213 +48,298 @@ import org.junit.jupiter.api.Test;
  */
 @WithLocalCluster
 class PreflightLocalClusterTest {
-  static final long WAIT_S = 60;
-  static final Map<String, String> PREFLIGHT_PODS = Map.of(PreflightJobs.COMPONENT_LABEL, PreflightJobs.COMPONENT);
-  static final String OK_JSON = "{\"worldSize\":8,\"p2pVerified\":true,\"selftestPassed\":true,"
-      + "\"algorithmTable\":[{\"upToBytes\":262144,\"algorithm\":\"OneStage\"},{\"upToBytes\":8388608,\"algorithm\":\"Ring\"}],"
-      + "\"latencies\":[{\"bytes\":43008,\"customMicros\":23.0,\"ncclMicros\":201.0,\"algorithm\":\"OneStage\"}]}";
-  /** Deadline of the test's Jobs: the hang test waits this long (plus the grace) at most. */
-  static final Duration DEADLINE = Duration.ofSeconds(6);
+    static final long WAIT_S = 60;
+    static final Map<String, String> PREFLIGHT_PODS = Map.of(PreflightJobs.COMPONENT_LABEL, PreflightJobs.COMPONENT);
+    static final String OK_JSON = "{\"worldSize\":8,\"p2pVerified\":true,\"selftestPassed\":true,"
+            + "\"algorithmTable\":[{\"upToBytes\":262144,\"algorithm\":\"OneStage\"},{\"upToBytes\":8388608,\"algorithm\":\"Ring\"}],"
+            + "\"latencies\":[{\"bytes\":43008,\"customMicros\":23.0,\"ncclMicros\":201.0,\"algorithm\":\"OneStage\"}]}";
+    /** Deadline of the test's Jobs: the hang test waits this long (plus the grace) at most. */
+    static final Duration DEADLINE = Duration.ofSeconds(6);
 
-  static Operator operator;
+    static Operator operator;
 
-  @BeforeAll
-  static void startOperator(KubernetesClient client) {
-    TensorlaneConfig settings = TestConfig.with("tensorlane.model.hub-endpoint", "http://127.0.0.1:9",
-        "tensorlane.requeue-while-rolling-out", "2s", "tensorlane.preflight.deadline", DEADLINE.toSeconds() + "s",
-        "tensorlane.preflight.grace", "4s", "tensorlane.preflight.recheck", "1s");
-    operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-        .withUseSSAToPatchPrimaryResource(true));
-    operator.register(new InferenceDeploymentReconciler(settings, new DecisionMetrics(new SimpleMeterRegistry())));
-    operator.register(new PreflightReconciler(settings));
-    operator.start();
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.stop();
+    @BeforeAll
+    static void startOperator(KubernetesClient client) {
+        TensorlaneConfig settings = TestConfig.with(
+                "tensorlane.model.hub-endpoint",
+                "http://127.0.0.1:9",
+                "tensorlane.requeue-while-rolling-out",
+                "2s",
+                "tensorlane.preflight.deadline",
+                DEADLINE.toSeconds() + "s",
+                "tensorlane.preflight.grace",
+                "4s",
+                "tensorlane.preflight.recheck",
+                "1s");
+        operator = new Operator(o ->
+                o.withKubernetesClient(client).withCloseClientOnStop(false).withUseSSAToPatchPrimaryResource(true));
+        operator.register(new InferenceDeploymentReconciler(settings, new DecisionMetrics(new SimpleMeterRegistry())));
+        operator.register(new PreflightReconciler(settings));
+        operator.start();
     }
-  }
 
-  @AfterEach
-  void cleanUp(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
-    sim.clearRules();
-    client.resources(InferenceDeployment.class).inNamespace(ns.name()).delete();
-    sim.nodes().forEach(sim::removeNode);
-  }
+    @AfterAll
+    static void stopOperator() {
+        if (operator != null) {
+            operator.stop();
+        }
+    }
 
-  @Test
-  void successRecordsTheMeasurementAndRollsOutWithTheMeasuredTable(KubernetesClient client, TestNamespace ns,
-      GpuNodeSimulator sim) {
-    String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
-    // the simulated kubelet starts the pod (Running); the test then plays the container exiting 0 with its result
-    sim.addRule(SimRule.forAllPods("preflight-runs", SimAction.hang()).inNamespace(ns.name()).withLabels(PREFLIGHT_PODS));
-    create(client, ns, "ok");
+    @AfterEach
+    void cleanUp(KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        sim.clearRules();
+        client.resources(InferenceDeployment.class).inNamespace(ns.name()).delete();
+        sim.nodes().forEach(sim::removeNode);
+    }
 
-    Job job = awaitJob(client, ns, "ok");
-    assertJobShape(job, node);
-    Pod pod = awaitPreflightPod(client, ns, "ok", p -> "Running".equals(p.getStatus().getPhase()));
-    assertThat(deployment(client, ns, "ok")).as("the first rollout waits for the preflight").isNull();
-    finishPod(client, pod, 0, OK_JSON);
+    @Test
+    void successRecordsTheMeasurementAndRollsOutWithTheMeasuredTable(
+            KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
+        // the simulated kubelet starts the pod (Running); the test then plays the container exiting 0 with its result
+        sim.addRule(SimRule.forAllPods("preflight-runs", SimAction.hang())
+                .inNamespace(ns.name())
+                .withLabels(PREFLIGHT_PODS));
+        create(client, ns, "ok");
 
-    Measurement m = awaitMeasurement(client, node);
-    assertThat(m.failure).isNull();
-    assertThat(m.p2pVerified).isTrue();
-    assertThat(m.selftestPassed).isTrue();
-    assertThat(m.worldSize).isEqualTo(8);
-    assertThat(m.algorithmTable).extracting(r -> r.algorithm).containsExactly("OneStage", "Ring");
-    assertThat(m.latencies).hasSize(1);
-    assertThat(Instant.parse(m.time)).isBefore(Instant.now().plusSeconds(1));
+        Job job = awaitJob(client, ns, "ok");
+        assertJobShape(job, node);
+        Pod pod = awaitPreflightPod(
+                client, ns, "ok", p -> "Running".equals(p.getStatus().getPhase()));
+        assertThat(deployment(client, ns, "ok"))
+                .as("the first rollout waits for the preflight")
+                .isNull();
+        finishPod(client, pod, 0, OK_JSON);
 
-    Deployment d = awaitDeployment(client, ns, "ok");
-    assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("Custom");
-    assertThat(env(d, EngineEnv.ALGORITHM_TABLE)).contains("Ring").contains("preflight");
-    InferenceDeployment infd = client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName("ok").get();
-    assertThat(infd.getStatus().allreduce.reason).contains("measured by the preflight");
-    assertThat(events(client, ns, "ok")).anyMatch(e -> "PreflightStarted".equals(e.getReason()))
-        .anyMatch(e -> "PreflightPassed".equals(e.getReason()) && "Normal".equals(e.getType()));
-  }
+        Measurement m = awaitMeasurement(client, node);
+        assertThat(m.failure).isNull();
+        assertThat(m.p2pVerified).isTrue();
+        assertThat(m.selftestPassed).isTrue();
+        assertThat(m.worldSize).isEqualTo(8);
+        assertThat(m.algorithmTable).extracting(r -> r.algorithm).containsExactly("OneStage", "Ring");
+        assertThat(m.latencies).hasSize(1);
+        assertThat(Instant.parse(m.time)).isBefore(Instant.now().plusSeconds(1));
 
-  @Test
-  void failedSelftestRecordsTheFailureAndRollsOutWithNccl(KubernetesClient client, TestNamespace ns,
-      GpuNodeSimulator sim) {
-    String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
-    sim.addRule(SimRule.forAllPods("preflight-p2p-broken", SimAction.fail("{\"worldSize\":8,\"p2pVerified\":false,"
-        + "\"selftestPassed\":false,\"failure\":\"P2P read-back wrong between GPU 2 and GPU 5\"}"))
-        .inNamespace(ns.name()).withLabels(PREFLIGHT_PODS));
-    create(client, ns, "broken");
+        Deployment d = awaitDeployment(client, ns, "ok");
+        assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("Custom");
+        assertThat(env(d, EngineEnv.ALGORITHM_TABLE)).contains("Ring").contains("preflight");
+        InferenceDeployment infd = client.resources(InferenceDeployment.class)
+                .inNamespace(ns.name())
+                .withName("ok")
+                .get();
+        assertThat(infd.getStatus().allreduce.reason).contains("measured by the preflight");
+        assertThat(events(client, ns, "ok"))
+                .anyMatch(e -> "PreflightStarted".equals(e.getReason()))
+                .anyMatch(e -> "PreflightPassed".equals(e.getReason()) && "Normal".equals(e.getType()));
+    }
 
-    assertJobShape(awaitJob(client, ns, "broken"), node);
-    Measurement m = awaitMeasurement(client, node);
-    assertThat(m.failure).isEqualTo("P2P read-back wrong between GPU 2 and GPU 5");
-    assertThat(m.p2pVerified).isFalse();
+    @Test
+    void failedSelftestRecordsTheFailureAndRollsOutWithNccl(
+            KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
+        sim.addRule(SimRule.forAllPods(
+                        "preflight-p2p-broken",
+                        SimAction.fail(
+                                "{\"worldSize\":8,\"p2pVerified\":false,"
+                                        + "\"selftestPassed\":false,\"failure\":\"P2P read-back wrong between GPU 2 and GPU 5\"}"))
+                .inNamespace(ns.name())
+                .withLabels(PREFLIGHT_PODS));
+        create(client, ns, "broken");
 
-    Deployment d = awaitDeployment(client, ns, "broken");
-    assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("NCCL");
-    InferenceDeployment infd = client.resources(InferenceDeployment.class).inNamespace(ns.name()).withName("broken").get();
-    assertThat(infd.getStatus().allreduce.mode).isEqualTo(AllreduceDecision.Mode.NCCL);
-    assertThat(infd.getStatus().allreduce.reason).contains("preflight failed: P2P read-back wrong");
-    assertThat(events(client, ns, "broken")).anyMatch(e -> "PreflightFailed".equals(e.getReason())
-        && "Warning".equals(e.getType()) && e.getMessage().contains("NCCL is used"));
-  }
+        assertJobShape(awaitJob(client, ns, "broken"), node);
+        Measurement m = awaitMeasurement(client, node);
+        assertThat(m.failure).isEqualTo("P2P read-back wrong between GPU 2 and GPU 5");
+        assertThat(m.p2pVerified).isFalse();
 
-  @Test
-  void hangingPreflightEndsAtItsDeadlineAndRollsOutWithNccl(KubernetesClient client, TestNamespace ns,
-      GpuNodeSimulator sim) {
-    String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
-    sim.addRule(SimRule.forAllPods("preflight-hangs", SimAction.hang()).inNamespace(ns.name()).withLabels(PREFLIGHT_PODS));
-    long t0 = System.nanoTime();
-    create(client, ns, "stuck");
+        Deployment d = awaitDeployment(client, ns, "broken");
+        assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("NCCL");
+        InferenceDeployment infd = client.resources(InferenceDeployment.class)
+                .inNamespace(ns.name())
+                .withName("broken")
+                .get();
+        assertThat(infd.getStatus().allreduce.mode).isEqualTo(AllreduceDecision.Mode.NCCL);
+        assertThat(infd.getStatus().allreduce.reason).contains("preflight failed: P2P read-back wrong");
+        assertThat(events(client, ns, "broken"))
+                .anyMatch(e -> "PreflightFailed".equals(e.getReason())
+                        && "Warning".equals(e.getType())
+                        && e.getMessage().contains("NCCL is used"));
+    }
 
-    assertThat(awaitJob(client, ns, "stuck").getSpec().getActiveDeadlineSeconds()).isEqualTo(DEADLINE.toSeconds());
-    Measurement m = awaitMeasurement(client, node);
-    Duration took = Duration.ofNanos(System.nanoTime() - t0);
-    assertThat(m.failure).matches(f -> f.contains("timed out after 6 s") || f.contains("did not finish within"),
-        "a timeout failure");
-    assertThat(took).as("never a hang: bounded by deadline + grace").isLessThan(DEADLINE.plusSeconds(4 + 20));
+    @Test
+    void hangingPreflightEndsAtItsDeadlineAndRollsOutWithNccl(
+            KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        String node = sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
+        sim.addRule(SimRule.forAllPods("preflight-hangs", SimAction.hang())
+                .inNamespace(ns.name())
+                .withLabels(PREFLIGHT_PODS));
+        long t0 = System.nanoTime();
+        create(client, ns, "stuck");
 
-    Deployment d = awaitDeployment(client, ns, "stuck");
-    assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("NCCL");
-    assertThat(events(client, ns, "stuck")).anyMatch(e -> "PreflightFailed".equals(e.getReason()));
-  }
+        assertThat(awaitJob(client, ns, "stuck").getSpec().getActiveDeadlineSeconds())
+                .isEqualTo(DEADLINE.toSeconds());
+        Measurement m = awaitMeasurement(client, node);
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(m.failure)
+                .matches(
+                        f -> f.contains("timed out after 6 s") || f.contains("did not finish within"),
+                        "a timeout failure");
+        assertThat(took).as("never a hang: bounded by deadline + grace").isLessThan(DEADLINE.plusSeconds(4 + 20));
 
-  @Test
-  void aSpecWhoseChildrenAreRejectedIsInvalidInsteadOfWaitingForAPreflight(KubernetesClient client,
-      TestNamespace ns, GpuNodeSimulator sim) throws InterruptedException {
-    sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
-    InferenceDeployment infd = new InferenceDeployment();
-    infd.getMetadata().setName("bad-toleration");
-    infd.getMetadata().setNamespace(ns.name());
-    infd.setSpec(Fixtures.llama70b(8));
-    infd.getSpec().placement = new io.tensorlane.api.v1alpha1.PlacementSpec();
-    infd.getSpec().placement.tolerations = List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder()
-        .withKey("gpu").withOperator("Exists").withValue("yes").build());
-    client.resource(infd).create();
+        Deployment d = awaitDeployment(client, ns, "stuck");
+        assertThat(env(d, EngineEnv.ALLREDUCE)).isEqualTo("NCCL");
+        assertThat(events(client, ns, "stuck")).anyMatch(e -> "PreflightFailed".equals(e.getReason()));
+    }
 
-    InferenceDeployment d = client.resources(InferenceDeployment.class).inNamespace(ns.name())
-        .withName("bad-toleration").informOnCondition(l -> l.size() == 1 && l.get(0).getStatus() != null
-            && io.tensorlane.operator.status.Conditions.isTrue(l.get(0).getStatus().conditions, "InvalidSpec"))
-        .orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
-    var c = io.tensorlane.operator.status.Conditions.find(d.getStatus().conditions, "InvalidSpec").orElseThrow();
-    assertThat(c.getReason()).isEqualTo("DeploymentRejected");
-    assertThat(c.getMessage()).contains("tolerations").contains("spec.placement.tolerations");
-    assertThat(d.getStatus().phase).isEqualTo(io.tensorlane.api.v1alpha1.Phase.Invalid);
-    Thread.sleep(2000); // the preflight reconciler had its chance
-    assertThat(client.batch().v1().jobs().inNamespace(ns.name()).list().getItems())
-        .as("no preflight Job for a spec the API server rejects").isEmpty();
-  }
+    @Test
+    void aSpecWhoseChildrenAreRejectedIsInvalidInsteadOfWaitingForAPreflight(
+            KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) throws InterruptedException {
+        sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8);
+        InferenceDeployment infd = new InferenceDeployment();
+        infd.getMetadata().setName("bad-toleration");
+        infd.getMetadata().setNamespace(ns.name());
+        infd.setSpec(Fixtures.llama70b(8));
+        infd.getSpec().placement = new io.tensorlane.api.v1alpha1.PlacementSpec();
+        infd.getSpec().placement.tolerations = List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder()
+                .withKey("gpu")
+                .withOperator("Exists")
+                .withValue("yes")
+                .build());
+        client.resource(infd).create();
 
-  // ---- helpers ------------------------------------------------------------------------------------------------
+        InferenceDeployment d = client.resources(InferenceDeployment.class)
+                .inNamespace(ns.name())
+                .withName("bad-toleration")
+                .informOnCondition(l -> l.size() == 1
+                        && l.get(0).getStatus() != null
+                        && io.tensorlane.operator.status.Conditions.isTrue(
+                                l.get(0).getStatus().conditions, "InvalidSpec"))
+                .orTimeout(WAIT_S, TimeUnit.SECONDS)
+                .join()
+                .get(0);
+        var c = io.tensorlane.operator.status.Conditions.find(d.getStatus().conditions, "InvalidSpec")
+                .orElseThrow();
+        assertThat(c.getReason()).isEqualTo("DeploymentRejected");
+        assertThat(c.getMessage()).contains("tolerations").contains("spec.placement.tolerations");
+        assertThat(d.getStatus().phase).isEqualTo(io.tensorlane.api.v1alpha1.Phase.Invalid);
+        Thread.sleep(2000); // the preflight reconciler had its chance
+        assertThat(client.batch().v1().jobs().inNamespace(ns.name()).list().getItems())
+                .as("no preflight Job for a spec the API server rejects")
+                .isEmpty();
+    }
 
-  static void create(KubernetesClient client, TestNamespace ns, String name) {
-    InferenceDeployment infd = new InferenceDeployment();
-    infd.getMetadata().setName(name);
-    infd.getMetadata().setNamespace(ns.name());
-    infd.setSpec(Fixtures.llama70b(8));
-    client.resource(infd).create();
-  }
+    // ---- helpers ------------------------------------------------------------------------------------------------
 
-  static void assertJobShape(Job job, String node) {
-    assertThat(job.getMetadata().getOwnerReferences()).singleElement()
-        .satisfies(o -> assertThat(o.getKind()).isEqualTo("InferenceDeployment"));
-    assertThat(job.getSpec().getBackoffLimit()).isZero();
-    assertThat(job.getSpec().getActiveDeadlineSeconds()).isEqualTo(DEADLINE.toSeconds());
-    var pod = job.getSpec().getTemplate().getSpec();
-    assertThat(pod.getRestartPolicy()).isEqualTo("Never");
-    assertThat(pod.getAffinity().getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()
-        .getNodeSelectorTerms().get(0).getMatchFields().get(0).getValues()).containsExactly(node);
-    var c = pod.getContainers().get(0);
-    assertThat(c.getResources().getLimits()).containsEntry("nvidia.com/gpu", new Quantity("8"));
-    assertThat(c.getArgs()).startsWith("preflight", "--world-size", "8");
-    assertThat(c.getImage()).isEqualTo("tensorlane/tensorlane-runtime:0.1.0");
-  }
+    static void create(KubernetesClient client, TestNamespace ns, String name) {
+        InferenceDeployment infd = new InferenceDeployment();
+        infd.getMetadata().setName(name);
+        infd.getMetadata().setNamespace(ns.name());
+        infd.setSpec(Fixtures.llama70b(8));
+        client.resource(infd).create();
+    }
 
-  static Job awaitJob(KubernetesClient client, TestNamespace ns, String deployment) {
-    return client.batch().v1().jobs().inNamespace(ns.name()).withLabels(Map.of(PreflightJobs.COMPONENT_LABEL,
-            PreflightJobs.COMPONENT, Renderer.LABEL_INSTANCE, deployment))
-        .informOnCondition(l -> l.size() == 1).orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
-  }
+    static void assertJobShape(Job job, String node) {
+        assertThat(job.getMetadata().getOwnerReferences())
+                .singleElement()
+                .satisfies(o -> assertThat(o.getKind()).isEqualTo("InferenceDeployment"));
+        assertThat(job.getSpec().getBackoffLimit()).isZero();
+        assertThat(job.getSpec().getActiveDeadlineSeconds()).isEqualTo(DEADLINE.toSeconds());
+        var pod = job.getSpec().getTemplate().getSpec();
+        assertThat(pod.getRestartPolicy()).isEqualTo("Never");
+        assertThat(pod.getAffinity()
+                        .getNodeAffinity()
+                        .getRequiredDuringSchedulingIgnoredDuringExecution()
+                        .getNodeSelectorTerms()
+                        .get(0)
+                        .getMatchFields()
+                        .get(0)
+                        .getValues())
+                .containsExactly(node);
+        var c = pod.getContainers().get(0);
+        assertThat(c.getResources().getLimits()).containsEntry("nvidia.com/gpu", new Quantity("8"));
+        assertThat(c.getArgs()).startsWith("preflight", "--world-size", "8");
+        assertThat(c.getImage()).isEqualTo("tensorlane/tensorlane-runtime:0.1.0");
+    }
 
-  static Pod awaitPreflightPod(KubernetesClient client, TestNamespace ns, String deployment, Predicate<Pod> p) {
-    return client.pods().inNamespace(ns.name()).withLabels(Map.of(PreflightJobs.COMPONENT_LABEL,
-            PreflightJobs.COMPONENT, Renderer.LABEL_INSTANCE, deployment))
-        .informOnCondition(l -> l.size() == 1 && l.get(0).getStatus() != null && p.test(l.get(0)))
-        .orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
-  }
+    static Job awaitJob(KubernetesClient client, TestNamespace ns, String deployment) {
+        return client.batch()
+                .v1()
+                .jobs()
+                .inNamespace(ns.name())
+                .withLabels(Map.of(
+                        PreflightJobs.COMPONENT_LABEL, PreflightJobs.COMPONENT, Renderer.LABEL_INSTANCE, deployment))
+                .informOnCondition(l -> l.size() == 1)
+                .orTimeout(WAIT_S, TimeUnit.SECONDS)
+                .join()
+                .get(0);
+    }
 
-  /** What the kubelet reports when the preflight container exits: phase and termination message. */
-  static void finishPod(KubernetesClient client, Pod pod, int exit, String message) {
-    var at = new PodStatuses.Placement(pod.getStatus().getHostIP(), pod.getStatus().getPodIP(),
-        Instant.parse(pod.getStatus().getStartTime()));
-    Pod patch = new PodBuilder().withNewMetadata().withName(pod.getMetadata().getName())
-        .withNamespace(pod.getMetadata().getNamespace()).withUid(pod.getMetadata().getUid()).endMetadata()
-        .withStatus(PodStatuses.completed(pod, at, exit, message, Instant.now())).build();
-    client.pods().resource(patch).patchStatus();
-  }
+    static Pod awaitPreflightPod(KubernetesClient client, TestNamespace ns, String deployment, Predicate<Pod> p) {
+        return client.pods()
+                .inNamespace(ns.name())
+                .withLabels(Map.of(
+                        PreflightJobs.COMPONENT_LABEL, PreflightJobs.COMPONENT, Renderer.LABEL_INSTANCE, deployment))
+                .informOnCondition(l -> l.size() == 1 && l.get(0).getStatus() != null && p.test(l.get(0)))
+                .orTimeout(WAIT_S, TimeUnit.SECONDS)
+                .join()
+                .get(0);
+    }
 
-  static Measurement awaitMeasurement(KubernetesClient client, String node) {
-    return client.resources(GpuTopology.class).withName(node)
-        .informOnCondition(l -> l.size() == 1 && l.get(0).getStatus() != null && l.get(0).getStatus().measurement != null)
-        .orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0).getStatus().measurement;
-  }
+    /** What the kubelet reports when the preflight container exits: phase and termination message. */
+    static void finishPod(KubernetesClient client, Pod pod, int exit, String message) {
+        var at = new PodStatuses.Placement(
+                pod.getStatus().getHostIP(),
+                pod.getStatus().getPodIP(),
+                Instant.parse(pod.getStatus().getStartTime()));
+        Pod patch = new PodBuilder()
+                .withNewMetadata()
+                .withName(pod.getMetadata().getName())
+                .withNamespace(pod.getMetadata().getNamespace())
+                .withUid(pod.getMetadata().getUid())
+                .endMetadata()
+                .withStatus(PodStatuses.completed(pod, at, exit, message, Instant.now()))
+                .build();
+        client.pods().resource(patch).patchStatus();
+    }
 
-  static Deployment deployment(KubernetesClient client, TestNamespace ns, String name) {
-    return client.apps().deployments().inNamespace(ns.name()).withName(name).get();
-  }
+    static Measurement awaitMeasurement(KubernetesClient client, String node) {
+        return client.resources(GpuTopology.class)
+                .withName(node)
+                .informOnCondition(l -> l.size() == 1
+                        && l.get(0).getStatus() != null
+                        && l.get(0).getStatus().measurement != null)
+                .orTimeout(WAIT_S, TimeUnit.SECONDS)
+                .join()
+                .get(0)
+                .getStatus()
+                .measurement;
+    }
 
-  static Deployment awaitDeployment(KubernetesClient client, TestNamespace ns, String name) {
-    return client.apps().deployments().inNamespace(ns.name()).withName(name)
-        .informOnCondition(l -> l.size() == 1).orTimeout(WAIT_S, TimeUnit.SECONDS).join().get(0);
-  }
+    static Deployment deployment(KubernetesClient client, TestNamespace ns, String name) {
+        return client.apps().deployments().inNamespace(ns.name()).withName(name).get();
+    }
 
-  static String env(Deployment d, String name) {
-    return d.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
-        .filter(e -> name.equals(e.getName())).map(e -> e.getValue()).findFirst().orElse(null);
-  }
+    static Deployment awaitDeployment(KubernetesClient client, TestNamespace ns, String name) {
+        return client.apps()
+                .deployments()
+                .inNamespace(ns.name())
+                .withName(name)
+                .informOnCondition(l -> l.size() == 1)
+                .orTimeout(WAIT_S, TimeUnit.SECONDS)
+                .join()
+                .get(0);
+    }
 
-  static List<Event> events(KubernetesClient client, TestNamespace ns, String name) {
-    return client.v1().events().inNamespace(ns.name()).list().getItems().stream()
-        .filter(e -> name.equals(e.getInvolvedObject().getName())).toList();
-  }
+    static String env(Deployment d, String name) {
+        return d.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+                .filter(e -> name.equals(e.getName()))
+                .map(e -> e.getValue())
+                .findFirst()
+                .orElse(null);
+    }
+
+    static List<Event> events(KubernetesClient client, TestNamespace ns, String name) {
+        return client.v1().events().inNamespace(ns.name()).list().getItems().stream()
+                .filter(e -> name.equals(e.getInvolvedObject().getName()))
+                .toList();
+    }
 }

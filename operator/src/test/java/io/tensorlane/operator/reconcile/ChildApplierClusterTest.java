@@ -19,51 +19,100 @@ import org.junit.jupiter.api.Test;
 /** Writes of the children against the real API server: only what changed is written; a rejected write throws. */
 @WithLocalCluster
 class ChildApplierClusterTest {
-  @Test
-  void writesOnceThenOnlyWhatChanged(KubernetesClient client, TestNamespace ns) {
-    DecisionMetrics metrics = DecisionMetrics.inMemory();
-    ChildApplier applier = new ChildApplier(client, TensorlaneConfig.FIELD_MANAGER, metrics);
+    @Test
+    void writesOnceThenOnlyWhatChanged(KubernetesClient client, TestNamespace ns) {
+        DecisionMetrics metrics = DecisionMetrics.inMemory();
+        ChildApplier applier = new ChildApplier(client, TensorlaneConfig.FIELD_MANAGER, metrics);
 
-    assertThat(applier.apply(deployment(ns, "a", "v1"), null)).isTrue();
-    Deployment live = client.apps().deployments().inNamespace(ns.name()).withName("a").get();
-    assertThat(ChildApplier.upToDate(deployment(ns, "a", "v1"), live)).isTrue();
-    assertThat(applier.apply(deployment(ns, "a", "v1"), live)).as("unchanged: no write").isFalse();
-    assertThat(applier.apply(deployment(ns, "a", "v2"), live)).isTrue();
-    assertThat(client.apps().deployments().inNamespace(ns.name()).withName("a").get().getSpec().getTemplate()
-        .getMetadata().getLabels()).containsEntry("v", "v2");
-    assertThat(metrics.count("tensorlane.applies", "kind", "Deployment")).isEqualTo(2.0);
-    assertThatThrownBy(() -> applier.apply(invalid(deployment(ns, "b", "v1")), null))
-        .isInstanceOf(KubernetesClientException.class).hasMessageContaining("replicas");
+        assertThat(applier.apply(deployment(ns, "a", "v1"), null)).isTrue();
+        Deployment live =
+                client.apps().deployments().inNamespace(ns.name()).withName("a").get();
+        assertThat(ChildApplier.upToDate(deployment(ns, "a", "v1"), live)).isTrue();
+        assertThat(applier.apply(deployment(ns, "a", "v1"), live))
+                .as("unchanged: no write")
+                .isFalse();
+        assertThat(applier.apply(deployment(ns, "a", "v2"), live)).isTrue();
+        assertThat(client.apps()
+                        .deployments()
+                        .inNamespace(ns.name())
+                        .withName("a")
+                        .get()
+                        .getSpec()
+                        .getTemplate()
+                        .getMetadata()
+                        .getLabels())
+                .containsEntry("v", "v2");
+        assertThat(metrics.count("tensorlane.applies", "kind", "Deployment")).isEqualTo(2.0);
+        assertThatThrownBy(() -> applier.apply(invalid(deployment(ns, "b", "v1")), null))
+                .isInstanceOf(KubernetesClientException.class)
+                .hasMessageContaining("replicas");
 
-    assertThat(applier.apply(service(ns, "a", 8000), null)).isTrue();
-    Service svc = client.services().inNamespace(ns.name()).withName("a").get();
-    assertThat(svc.getSpec().getClusterIP()).as("a ClusterIP was allocated").isNotBlank();
-    assertThat(applier.apply(service(ns, "a", 8000), svc)).isFalse();
-    assertThat(applier.apply(service(ns, "a", 9000), svc)).isTrue();
-    assertThat(client.services().inNamespace(ns.name()).withName("a").get().getSpec().getPorts().get(0).getPort())
-        .isEqualTo(9000);
-    assertThat(metrics.count("tensorlane.applies", "kind", "Service")).isEqualTo(2.0);
-    assertThatThrownBy(() -> applier.apply(service(ns, "c", 70000), null))
-        .isInstanceOf(KubernetesClientException.class).hasMessageContaining("port");
-  }
+        assertThat(applier.apply(service(ns, "a", 8000), null)).isTrue();
+        Service svc = client.services().inNamespace(ns.name()).withName("a").get();
+        assertThat(svc.getSpec().getClusterIP()).as("a ClusterIP was allocated").isNotBlank();
+        assertThat(applier.apply(service(ns, "a", 8000), svc)).isFalse();
+        assertThat(applier.apply(service(ns, "a", 9000), svc)).isTrue();
+        assertThat(client.services()
+                        .inNamespace(ns.name())
+                        .withName("a")
+                        .get()
+                        .getSpec()
+                        .getPorts()
+                        .get(0)
+                        .getPort())
+                .isEqualTo(9000);
+        assertThat(metrics.count("tensorlane.applies", "kind", "Service")).isEqualTo(2.0);
+        assertThatThrownBy(() -> applier.apply(service(ns, "c", 70000), null))
+                .isInstanceOf(KubernetesClientException.class)
+                .hasMessageContaining("port");
+    }
 
-  static Deployment invalid(Deployment d) {
-    d.getSpec().setReplicas(-1); // the API server's validation rejects it
-    return d;
-  }
+    static Deployment invalid(Deployment d) {
+        d.getSpec().setReplicas(-1); // the API server's validation rejects it
+        return d;
+    }
 
-  static Deployment deployment(TestNamespace ns, String name, String version) {
-    Map<String, String> labels = Map.of("app", name);
-    return new DeploymentBuilder().withNewMetadata().withName(name).withNamespace(ns.name()).endMetadata()
-        .withNewSpec().withReplicas(0).withNewSelector().withMatchLabels(labels).endSelector()
-        .withNewTemplate().withNewMetadata().withLabels(Map.of("app", name, "v", version)).endMetadata()
-        .withNewSpec().addNewContainer().withName("c").withImage("example/engine:1").endContainer().endSpec()
-        .endTemplate().endSpec().build();
-  }
+    static Deployment deployment(TestNamespace ns, String name, String version) {
+        Map<String, String> labels = Map.of("app", name);
+        return new DeploymentBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(ns.name())
+                .endMetadata()
+                .withNewSpec()
+                .withReplicas(0)
+                .withNewSelector()
+                .withMatchLabels(labels)
+                .endSelector()
+                .withNewTemplate()
+                .withNewMetadata()
+                .withLabels(Map.of("app", name, "v", version))
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("c")
+                .withImage("example/engine:1")
+                .endContainer()
+                .endSpec()
+                .endTemplate()
+                .endSpec()
+                .build();
+    }
 
-  static Service service(TestNamespace ns, String name, int port) {
-    return new ServiceBuilder().withNewMetadata().withName(name).withNamespace(ns.name()).endMetadata()
-        .withNewSpec().withSelector(Map.of("app", name)).addNewPort().withName("http").withProtocol("TCP").withPort(port).endPort()
-        .endSpec().build();
-  }
+    static Service service(TestNamespace ns, String name, int port) {
+        return new ServiceBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(ns.name())
+                .endMetadata()
+                .withNewSpec()
+                .withSelector(Map.of("app", name))
+                .addNewPort()
+                .withName("http")
+                .withProtocol("TCP")
+                .withPort(port)
+                .endPort()
+                .endSpec()
+                .build();
+    }
 }

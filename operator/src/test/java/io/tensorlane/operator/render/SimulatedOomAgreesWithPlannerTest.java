@@ -29,72 +29,84 @@ import org.junit.jupiter.params.provider.MethodSource;
  * warns MemoryFractionTooHigh; the seed's forced 0.95 reproduces the incident.
  */
 class SimulatedOomAgreesWithPlannerTest {
-  static final String PRO = TopologyFixtures.RTX_PRO_6000_PCIE_8;
-  static final String H200 = TopologyFixtures.H200_SXM_8;
-  static final String L40S = TopologyFixtures.L40S_2;
-  static final String RTX4090 = TopologyFixtures.RTX_4090_4;
+    static final String PRO = TopologyFixtures.RTX_PRO_6000_PCIE_8;
+    static final String H200 = TopologyFixtures.H200_SXM_8;
+    static final String L40S = TopologyFixtures.L40S_2;
+    static final String RTX4090 = TopologyFixtures.RTX_4090_4;
 
-  static InferenceDeploymentSpec seed(String fraction) {
-    InferenceDeploymentSpec s = SpecValidator.withDefaults(llama70b(8));
-    s.serving.maxBatchTokens = 16384;
-    s.memory.fraction = fraction;
-    return s;
-  }
-
-  static InferenceDeploymentSpec spec(InferenceDeploymentSpec base, String fraction) {
-    InferenceDeploymentSpec s = SpecValidator.withDefaults(base);
-    s.memory.fraction = fraction;
-    return s;
-  }
-
-  static InferenceDeploymentSpec sglang(InferenceDeploymentSpec base, String fraction) {
-    InferenceDeploymentSpec s = spec(base, fraction);
-    s.engine.type = EngineSpec.EngineType.SGLang;
-    s.engine.image = "sglang:test";
-    return s;
-  }
-
-  static Stream<Arguments> cases() {
-    return Stream.of(
-        Arguments.of("seed box, auto", seed("auto"), PRO, false),
-        Arguments.of("seed box, 0.90", seed("0.90"), PRO, false),
-        Arguments.of("seed box, the incident's 0.95", seed("0.95"), PRO, true),
-        Arguments.of("seed box, 0.97", seed("0.97"), PRO, true),
-        Arguments.of("seed box on SGLang, auto", sglang(seed("auto"), "auto"), PRO, false),
-        Arguments.of("seed box on SGLang, 0.95", sglang(seed("auto"), "0.95"), PRO, true),
-        Arguments.of("H200 70B TP 8, auto", spec(llama70b(8), "auto"), H200, false),
-        Arguments.of("H200 70B TP 8, 0.97 still fits (141 GB GPUs)", spec(llama70b(8), "0.97"), H200, false),
-        Arguments.of("H200 70B TP 8, 0.98", spec(llama70b(8), "0.98"), H200, true),
-        Arguments.of("L40S 8B TP 2, auto", spec(llama8b(2), "auto"), L40S, false),
-        Arguments.of("L40S 8B TP 2, 0.85", spec(llama8b(2), "0.85"), L40S, false),
-        Arguments.of("L40S 8B TP 2, 0.95", spec(llama8b(2), "0.95"), L40S, true),
-        Arguments.of("H200 8B TP 1, auto", spec(llama8b(1), "auto"), H200, false),
-        Arguments.of("H200 8B TP 1, 0.99", spec(llama8b(1), "0.99"), H200, true),
-        Arguments.of("RTX 4090 8B TP 4 (NCCL), auto", spec(llama8b(4), "auto"), RTX4090, false),
-        Arguments.of("RTX 4090 8B TP 4 (NCCL), 0.95", spec(llama8b(4), "0.95"), RTX4090, true));
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("cases")
-  void theSimulatorOomsExactlyWhenThePlannerWarns(String why, InferenceDeploymentSpec spec, String fixture,
-      boolean ooms) {
-    Plan plan = Planner.plan(spec, List.of(node("n-0", fixture, 0)), SETTINGS);
-    assertThat(plan.ok()).as(plan.message()).isTrue();
-    Rendered r = Renderer.render(RendererTest.owner(spec), spec, plan, RendererTest.RS);
-    Pod pod = new PodBuilder().withMetadata(r.deployment().getSpec().getTemplate().getMetadata())
-        .withSpec(r.deployment().getSpec().getTemplate().getSpec()).build();
-
-    Optional<MemoryBudget.Oom> oom = SimMemory.startupOom(pod, plan.memory().gpuMemoryBytes(), spec);
-    assertThat(oom.isPresent()).as("simulated OOM " + oom).isEqualTo(ooms);
-    assertThat(plan.memory().fractionTooHigh()).as("the planner's warning").isEqualTo(ooms);
-    if (!ooms) {
-      // what the simulator leaves free after the last allocation is the planner's headroom
-      long used = MemoryBudget.startup(MemoryBudget.staticPoolBytes(plan.memory().staticFraction(),
-          plan.memory().gpuMemoryBytes()), new MemoryBudget.NonStatic(plan.memory().activationBytes(),
-          plan.memory().cudaContextBytes(), plan.memory().cudaGraphBytes(), plan.memory().ncclBytes(),
-          plan.memory().allreduceIpcBytes(), plan.memory().reserveBytes())).stream()
-          .mapToLong(MemoryBudget.Allocation::bytes).sum();
-      assertThat(plan.memory().gpuMemoryBytes() - used).isEqualTo(plan.memory().headroomBytes());
+    static InferenceDeploymentSpec seed(String fraction) {
+        InferenceDeploymentSpec s = SpecValidator.withDefaults(llama70b(8));
+        s.serving.maxBatchTokens = 16384;
+        s.memory.fraction = fraction;
+        return s;
     }
-  }
+
+    static InferenceDeploymentSpec spec(InferenceDeploymentSpec base, String fraction) {
+        InferenceDeploymentSpec s = SpecValidator.withDefaults(base);
+        s.memory.fraction = fraction;
+        return s;
+    }
+
+    static InferenceDeploymentSpec sglang(InferenceDeploymentSpec base, String fraction) {
+        InferenceDeploymentSpec s = spec(base, fraction);
+        s.engine.type = EngineSpec.EngineType.SGLang;
+        s.engine.image = "sglang:test";
+        return s;
+    }
+
+    static Stream<Arguments> cases() {
+        return Stream.of(
+                Arguments.of("seed box, auto", seed("auto"), PRO, false),
+                Arguments.of("seed box, 0.90", seed("0.90"), PRO, false),
+                Arguments.of("seed box, the incident's 0.95", seed("0.95"), PRO, true),
+                Arguments.of("seed box, 0.97", seed("0.97"), PRO, true),
+                Arguments.of("seed box on SGLang, auto", sglang(seed("auto"), "auto"), PRO, false),
+                Arguments.of("seed box on SGLang, 0.95", sglang(seed("auto"), "0.95"), PRO, true),
+                Arguments.of("H200 70B TP 8, auto", spec(llama70b(8), "auto"), H200, false),
+                Arguments.of("H200 70B TP 8, 0.97 still fits (141 GB GPUs)", spec(llama70b(8), "0.97"), H200, false),
+                Arguments.of("H200 70B TP 8, 0.98", spec(llama70b(8), "0.98"), H200, true),
+                Arguments.of("L40S 8B TP 2, auto", spec(llama8b(2), "auto"), L40S, false),
+                Arguments.of("L40S 8B TP 2, 0.85", spec(llama8b(2), "0.85"), L40S, false),
+                Arguments.of("L40S 8B TP 2, 0.95", spec(llama8b(2), "0.95"), L40S, true),
+                Arguments.of("H200 8B TP 1, auto", spec(llama8b(1), "auto"), H200, false),
+                Arguments.of("H200 8B TP 1, 0.99", spec(llama8b(1), "0.99"), H200, true),
+                Arguments.of("RTX 4090 8B TP 4 (NCCL), auto", spec(llama8b(4), "auto"), RTX4090, false),
+                Arguments.of("RTX 4090 8B TP 4 (NCCL), 0.95", spec(llama8b(4), "0.95"), RTX4090, true));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void theSimulatorOomsExactlyWhenThePlannerWarns(
+            String why, InferenceDeploymentSpec spec, String fixture, boolean ooms) {
+        Plan plan = Planner.plan(spec, List.of(node("n-0", fixture, 0)), SETTINGS);
+        assertThat(plan.ok()).as(plan.message()).isTrue();
+        Rendered r = Renderer.render(RendererTest.owner(spec), spec, plan, RendererTest.RS);
+        Pod pod = new PodBuilder()
+                .withMetadata(r.deployment().getSpec().getTemplate().getMetadata())
+                .withSpec(r.deployment().getSpec().getTemplate().getSpec())
+                .build();
+
+        Optional<MemoryBudget.Oom> oom = SimMemory.startupOom(pod, plan.memory().gpuMemoryBytes(), spec);
+        assertThat(oom.isPresent()).as("simulated OOM " + oom).isEqualTo(ooms);
+        assertThat(plan.memory().fractionTooHigh()).as("the planner's warning").isEqualTo(ooms);
+        if (!ooms) {
+            // what the simulator leaves free after the last allocation is the planner's headroom
+            long used = MemoryBudget.startup(
+                            MemoryBudget.staticPoolBytes(
+                                    plan.memory().staticFraction(),
+                                    plan.memory().gpuMemoryBytes()),
+                            new MemoryBudget.NonStatic(
+                                    plan.memory().activationBytes(),
+                                    plan.memory().cudaContextBytes(),
+                                    plan.memory().cudaGraphBytes(),
+                                    plan.memory().ncclBytes(),
+                                    plan.memory().allreduceIpcBytes(),
+                                    plan.memory().reserveBytes()))
+                    .stream()
+                    .mapToLong(MemoryBudget.Allocation::bytes)
+                    .sum();
+            assertThat(plan.memory().gpuMemoryBytes() - used)
+                    .isEqualTo(plan.memory().headroomBytes());
+        }
+    }
 }

@@ -7,15 +7,15 @@ package io.tensorlane.runtime.chat;
  * template.
  */
 public class ChatTemplateException extends RuntimeException {
-  private final boolean raisedByTemplate;
+    private final boolean raisedByTemplate;
 
-  public ChatTemplateException(String message, boolean raisedByTemplate) {
-    super(message);
-    this.raisedByTemplate = raisedByTemplate;
-  }
+    public ChatTemplateException(String message, boolean raisedByTemplate) {
+        super(message);
+        this.raisedByTemplate = raisedByTemplate;
+    }
 
-  /** True when the template itself called {@code raise_exception(msg)}; {@link #getMessage()} is then msg. */
-  public boolean raisedByTemplate() {
-    return raisedByTemplate;
-  }
+    /** True when the template itself called {@code raise_exception(msg)}; {@link #getMessage()} is then msg. */
+    public boolean raisedByTemplate() {
+        return raisedByTemplate;
+    }
 }

@@ -7,53 +7,82 @@ import picocli.CommandLine.Option;
 
 /** The engine options {@code generate} and {@code bench-model} share (a picocli mixin). */
 public final class EngineArgs {
-  /** Tokens per KV block. */
-  public static final int BLOCK_SIZE = 16;
+    /** Tokens per KV block. */
+    public static final int BLOCK_SIZE = 16;
 
-  @Option(names = "--model", required = true, description = "Model directory (config.json, *.safetensors, tokenizer.json).")
-  Path model;
+    @Option(
+            names = "--model",
+            required = true,
+            description = "Model directory (config.json, *.safetensors, tokenizer.json).")
+    Path model;
 
-  @Option(names = "--tp", defaultValue = "1", description = "Tensor-parallel degree: ranks, one per GPU (default ${DEFAULT-VALUE}).")
-  int tp;
+    @Option(
+            names = "--tp",
+            defaultValue = "1",
+            description = "Tensor-parallel degree: ranks, one per GPU (default ${DEFAULT-VALUE}).")
+    int tp;
 
-  @Option(names = "--virtual-ranks", description = "Put every rank on GPU 0 (tests TP on one GPU; not for timing the interconnect).")
-  boolean virtualRanks;
+    @Option(
+            names = "--virtual-ranks",
+            description = "Put every rank on GPU 0 (tests TP on one GPU; not for timing the interconnect).")
+    boolean virtualRanks;
 
-  @Option(names = "--max-batch-tokens", defaultValue = "2048", description = "Most tokens per step, the prefill chunk (default ${DEFAULT-VALUE}).")
-  int maxBatchTokens;
+    @Option(
+            names = "--max-batch-tokens",
+            defaultValue = "2048",
+            description = "Most tokens per step, the prefill chunk (default ${DEFAULT-VALUE}).")
+    int maxBatchTokens;
 
-  @Option(names = "--memory-fraction", defaultValue = "0.9", description = "Share of each GPU's memory to use (default ${DEFAULT-VALUE}).")
-  double memoryFraction;
+    @Option(
+            names = "--memory-fraction",
+            defaultValue = "0.9",
+            description = "Share of each GPU's memory to use (default ${DEFAULT-VALUE}).")
+    double memoryFraction;
 
-  @Option(names = "--no-graphs", description = "Launch decode steps eagerly instead of replaying CUDA graphs.")
-  boolean noGraphs;
+    @Option(names = "--no-graphs", description = "Launch decode steps eagerly instead of replaying CUDA graphs.")
+    boolean noGraphs;
 
-  @Option(names = "--nccl", description = "Allreduce through NCCL instead of the custom kernels (one GPU per rank).")
-  boolean nccl;
+    @Option(names = "--nccl", description = "Allreduce through NCCL instead of the custom kernels (one GPU per rank).")
+    boolean nccl;
 
-  @Option(names = "--nccl-lib", description = "Path of libnccl.so.2.")
-  String ncclLib;
+    @Option(names = "--nccl-lib", description = "Path of libnccl.so.2.")
+    String ncclLib;
 
-  @Option(names = "--baseline-kernels", description = "The split-key attention kernel for prefill tokens too (the tensor-core "
-      + "prefill kernel off): a same-run baseline for benchmarks.")
-  boolean baselineKernels;
+    @Option(
+            names = "--baseline-kernels",
+            description = "The split-key attention kernel for prefill tokens too (the tensor-core "
+                    + "prefill kernel off): a same-run baseline for benchmarks.")
+    boolean baselineKernels;
 
-  /** The engine's options from these arguments and the command's own sizes (maxModelLen 0: the engine's default). */
-  EngineOptions options(int maxSeqs, int maxModelLen, long kvCacheTokens, int maxLogitRows) {
-    return new EngineOptions(model, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
-        !noGraphs, nccl, ncclLib, BLOCK_SIZE).withBaselineKernels(baselineKernels);
-  }
-
-  /** A whole number from {@code env}, or {@code dflt} when unset; a bad value names the variable. */
-  public static long envLong(Map<String, String> env, String name, long dflt) {
-    String v = env.get(name);
-    if (v == null || v.isBlank()) {
-      return dflt;
+    /** The engine's options from these arguments and the command's own sizes (maxModelLen 0: the engine's default). */
+    EngineOptions options(int maxSeqs, int maxModelLen, long kvCacheTokens, int maxLogitRows) {
+        return new EngineOptions(
+                        model,
+                        tp,
+                        virtualRanks,
+                        maxSeqs,
+                        maxBatchTokens,
+                        maxModelLen,
+                        kvCacheTokens,
+                        memoryFraction,
+                        maxLogitRows,
+                        !noGraphs,
+                        nccl,
+                        ncclLib,
+                        BLOCK_SIZE)
+                .withBaselineKernels(baselineKernels);
     }
-    try {
-      return Long.parseLong(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " must be a whole number, got '" + v + "'");
+
+    /** A whole number from {@code env}, or {@code dflt} when unset; a bad value names the variable. */
+    public static long envLong(Map<String, String> env, String name, long dflt) {
+        String v = env.get(name);
+        if (v == null || v.isBlank()) {
+            return dflt;
+        }
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a whole number, got '" + v + "'");
+        }
     }
-  }
 }

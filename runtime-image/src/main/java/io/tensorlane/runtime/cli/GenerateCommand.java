@@ -23,206 +23,247 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** Loads a Hugging Face model onto the GPUs (tensor-parallel) and continues prompts. */
-@Command(name = "generate", mixinStandardHelpOptions = true,
-    description = "Load a Hugging Face model directory (Llama, Mistral, Qwen2, Qwen3; bf16/fp16 safetensors), shard it over --tp GPUs "
-        + "and continue prompts; prints the text (or JSON) with load time and prefill/decode tokens per second.")
+@Command(
+        name = "generate",
+        mixinStandardHelpOptions = true,
+        description =
+                "Load a Hugging Face model directory (Llama, Mistral, Qwen2, Qwen3; bf16/fp16 safetensors), shard it over --tp GPUs "
+                        + "and continue prompts; prints the text (or JSON) with load time and prefill/decode tokens per second.")
 public final class GenerateCommand implements Callable<Integer> {
-  private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-  @Spec
-  CommandSpec spec;
+    @Spec
+    CommandSpec spec;
 
-  @Mixin
-  EngineArgs args = new EngineArgs();
+    @Mixin
+    EngineArgs args = new EngineArgs();
 
-  @Option(names = "--prompt", description = "A prompt (text).")
-  List<String> prompts = new ArrayList<>();
+    @Option(names = "--prompt", description = "A prompt (text).")
+    List<String> prompts = new ArrayList<>();
 
-  @Option(names = "--prompts-file", description = "JSON lines, each {\"text\": \"...\"} or {\"ids\": [..]}.")
-  Path promptsFile;
+    @Option(names = "--prompts-file", description = "JSON lines, each {\"text\": \"...\"} or {\"ids\": [..]}.")
+    Path promptsFile;
 
-  @Option(names = "--max-tokens", defaultValue = "64", description = "Tokens to generate per prompt (default ${DEFAULT-VALUE}).")
-  int maxTokens;
+    @Option(
+            names = "--max-tokens",
+            defaultValue = "64",
+            description = "Tokens to generate per prompt (default ${DEFAULT-VALUE}).")
+    int maxTokens;
 
-  @Option(names = "--temperature", defaultValue = "0", description = "0 = greedy (default ${DEFAULT-VALUE}).")
-  float temperature;
+    @Option(names = "--temperature", defaultValue = "0", description = "0 = greedy (default ${DEFAULT-VALUE}).")
+    float temperature;
 
-  @Option(names = "--top-p", defaultValue = "1") float topP;
+    @Option(names = "--top-p", defaultValue = "1")
+    float topP;
 
-  @Option(names = "--top-k", defaultValue = "0", description = "0 = off.") int topK;
+    @Option(names = "--top-k", defaultValue = "0", description = "0 = off.")
+    int topK;
 
-  @Option(names = "--min-p", defaultValue = "0") float minP;
+    @Option(names = "--min-p", defaultValue = "0")
+    float minP;
 
-  @Option(names = "--seed", defaultValue = "0") long seed;
+    @Option(names = "--seed", defaultValue = "0")
+    long seed;
 
-  @Option(names = "--ignore-eos", description = "Keep generating after an end-of-sequence token.")
-  boolean ignoreEos;
+    @Option(names = "--ignore-eos", description = "Keep generating after an end-of-sequence token.")
+    boolean ignoreEos;
 
-  @Option(names = "--json", description = "One JSON line per prompt (ids, text, logprobs) and a summary line.")
-  boolean json;
+    @Option(names = "--json", description = "One JSON line per prompt (ids, text, logprobs) and a summary line.")
+    boolean json;
 
-  @Option(names = "--logprobs", defaultValue = "0", description = "Top-K log-probabilities of every generated step (JSON).")
-  int logprobs;
+    @Option(
+            names = "--logprobs",
+            defaultValue = "0",
+            description = "Top-K log-probabilities of every generated step (JSON).")
+    int logprobs;
 
-  @Option(names = "--dump-logits", description = "Write each prompt's prefill logits to DIR/prompt-<i>.f32 (float32 LE, [prompt tokens, vocab]).")
-  Path dumpLogits;
+    @Option(
+            names = "--dump-logits",
+            description =
+                    "Write each prompt's prefill logits to DIR/prompt-<i>.f32 (float32 LE, [prompt tokens, vocab]).")
+    Path dumpLogits;
 
-  @Option(names = "--max-model-len", defaultValue = "0", description = "Longest sequence; 0 = min(max_position_embeddings, 8192).")
-  int maxModelLen;
+    @Option(
+            names = "--max-model-len",
+            defaultValue = "0",
+            description = "Longest sequence; 0 = min(max_position_embeddings, 8192).")
+    int maxModelLen;
 
-  @Option(names = "--max-seqs", defaultValue = "64", description = "Most sequences per step (default ${DEFAULT-VALUE}).")
-  int maxSeqs;
+    @Option(
+            names = "--max-seqs",
+            defaultValue = "64",
+            description = "Most sequences per step (default ${DEFAULT-VALUE}).")
+    int maxSeqs;
 
-  @Option(names = "--kv-cache-tokens", defaultValue = "0", description = "KV cache size in tokens; 0 = env " + EngineEnv.KV_CACHE_TOKENS
-      + ", else what the memory fraction leaves.")
-  long kvCacheTokens;
+    @Option(
+            names = "--kv-cache-tokens",
+            defaultValue = "0",
+            description = "KV cache size in tokens; 0 = env " + EngineEnv.KV_CACHE_TOKENS
+                    + ", else what the memory fraction leaves.")
+    long kvCacheTokens;
 
-  @Override
-  public Integer call() throws IOException {
-    PrintWriter err = spec.commandLine().getErr();
-    PrintWriter out = spec.commandLine().getOut();
-    SamplingParams sampling = new SamplingParams(temperature, topP, topK, minP, seed);
-    if (maxTokens < 1) {
-      throw new IllegalArgumentException("--max-tokens must be >= 1");
-    }
-    if (logprobs < 0 || logprobs > 20) {
-      throw new IllegalArgumentException("--logprobs must be 0..20");
-    }
-    try (ModelTokenizer tok = ModelTokenizer.load(args.model)) {
-      List<int[]> ids = readPrompts(tok);
-      if (ids.isEmpty()) {
-        throw new IllegalArgumentException("no prompt: give --prompt or --prompts-file");
-      }
-      long kv = kvCacheTokens > 0 ? kvCacheTokens : EngineArgs.envLong(System.getenv(), EngineEnv.KV_CACHE_TOKENS, 0);
-      int logitRows = dumpLogits != null ? args.maxBatchTokens : maxSeqs;
-      EngineOptions opts = args.options(Math.min(maxSeqs, args.maxBatchTokens), maxModelLen, kv, logitRows);
-      try (LlmEngine engine = LlmEngine.load(opts, err)) {
-        List<Generator.Request> reqs = new ArrayList<>();
-        for (int[] p : ids) {
-          reqs.add(new Generator.Request(p, maxTokens, sampling, ignoreEos, logprobs, dumpLogits != null));
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = spec.commandLine().getOut();
+        SamplingParams sampling = new SamplingParams(temperature, topP, topK, minP, seed);
+        if (maxTokens < 1) {
+            throw new IllegalArgumentException("--max-tokens must be >= 1");
         }
-        Generator gen = new Generator(engine, tok.eosTokenIds());
-        List<Generator.Result> results = gen.run(reqs);
-        Generator.Stats st = gen.stats();
-        if (dumpLogits != null) {
-          Files.createDirectories(dumpLogits);
-          for (int i = 0; i < results.size(); i++) {
-            writeFloats(dumpLogits.resolve("prompt-" + i + ".f32"), results.get(i).promptLogits());
-          }
+        if (logprobs < 0 || logprobs > 20) {
+            throw new IllegalArgumentException("--logprobs must be 0..20");
         }
-        double prefillTps = st.prefillTokens() / Math.max(st.prefillSeconds(), 1e-9);
-        double decodeTps = st.decodeTokens() / Math.max(st.decodeSeconds(), 1e-9);
-        for (int i = 0; i < results.size(); i++) {
-          Generator.Result r = results.get(i);
-          String text = tok.decode(r.generated(), true);
-          if (json) {
-            out.println(JSON.writeValueAsString(resultJson(i, r, text)));
-          } else {
-            out.println("--- prompt " + i + " (" + r.promptIds().length + " tokens) -> " + r.generated().length + " tokens, " + r.finishReason());
-            out.println(tok.decode(r.promptIds(), true) + text);
-          }
+        try (ModelTokenizer tok = ModelTokenizer.load(args.model)) {
+            List<int[]> ids = readPrompts(tok);
+            if (ids.isEmpty()) {
+                throw new IllegalArgumentException("no prompt: give --prompt or --prompts-file");
+            }
+            long kv = kvCacheTokens > 0
+                    ? kvCacheTokens
+                    : EngineArgs.envLong(System.getenv(), EngineEnv.KV_CACHE_TOKENS, 0);
+            int logitRows = dumpLogits != null ? args.maxBatchTokens : maxSeqs;
+            EngineOptions opts = args.options(Math.min(maxSeqs, args.maxBatchTokens), maxModelLen, kv, logitRows);
+            try (LlmEngine engine = LlmEngine.load(opts, err)) {
+                List<Generator.Request> reqs = new ArrayList<>();
+                for (int[] p : ids) {
+                    reqs.add(new Generator.Request(p, maxTokens, sampling, ignoreEos, logprobs, dumpLogits != null));
+                }
+                Generator gen = new Generator(engine, tok.eosTokenIds());
+                List<Generator.Result> results = gen.run(reqs);
+                Generator.Stats st = gen.stats();
+                if (dumpLogits != null) {
+                    Files.createDirectories(dumpLogits);
+                    for (int i = 0; i < results.size(); i++) {
+                        writeFloats(
+                                dumpLogits.resolve("prompt-" + i + ".f32"),
+                                results.get(i).promptLogits());
+                    }
+                }
+                double prefillTps = st.prefillTokens() / Math.max(st.prefillSeconds(), 1e-9);
+                double decodeTps = st.decodeTokens() / Math.max(st.decodeSeconds(), 1e-9);
+                for (int i = 0; i < results.size(); i++) {
+                    Generator.Result r = results.get(i);
+                    String text = tok.decode(r.generated(), true);
+                    if (json) {
+                        out.println(JSON.writeValueAsString(resultJson(i, r, text)));
+                    } else {
+                        out.println("--- prompt " + i + " (" + r.promptIds().length + " tokens) -> "
+                                + r.generated().length + " tokens, " + r.finishReason());
+                        out.println(tok.decode(r.promptIds(), true) + text);
+                    }
+                }
+                ObjectNode sum = JSON.createObjectNode();
+                sum.put("model", args.model.toString());
+                sum.put("tp", args.tp);
+                sum.put("virtual_ranks", args.virtualRanks);
+                sum.put("load_seconds", engine.loadSeconds());
+                sum.put("weight_bytes", engine.weightBytes());
+                sum.put("prefill_tokens", st.prefillTokens());
+                sum.put("prefill_seconds", st.prefillSeconds());
+                sum.put("prefill_tokens_per_s", prefillTps);
+                sum.put("decode_tokens", st.decodeTokens());
+                sum.put("decode_steps", st.decodeSteps());
+                sum.put("decode_seconds", st.decodeSeconds());
+                sum.put("decode_tokens_per_s", decodeTps);
+                sum.put("kv_tokens", engine.memory().kvTokens());
+                if (json) {
+                    ObjectNode line = JSON.createObjectNode();
+                    line.set("summary", sum);
+                    out.println(JSON.writeValueAsString(line));
+                }
+                err.printf(
+                        "generate: load %.2f s, prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in %d steps, %.3f s (%.1f tok/s)%n",
+                        engine.loadSeconds(),
+                        st.prefillTokens(),
+                        st.prefillSeconds(),
+                        prefillTps,
+                        st.decodeTokens(),
+                        st.decodeSteps(),
+                        st.decodeSeconds(),
+                        decodeTps);
+                out.flush();
+                err.flush();
+            }
         }
-        ObjectNode sum = JSON.createObjectNode();
-        sum.put("model", args.model.toString());
-        sum.put("tp", args.tp);
-        sum.put("virtual_ranks", args.virtualRanks);
-        sum.put("load_seconds", engine.loadSeconds());
-        sum.put("weight_bytes", engine.weightBytes());
-        sum.put("prefill_tokens", st.prefillTokens());
-        sum.put("prefill_seconds", st.prefillSeconds());
-        sum.put("prefill_tokens_per_s", prefillTps);
-        sum.put("decode_tokens", st.decodeTokens());
-        sum.put("decode_steps", st.decodeSteps());
-        sum.put("decode_seconds", st.decodeSeconds());
-        sum.put("decode_tokens_per_s", decodeTps);
-        sum.put("kv_tokens", engine.memory().kvTokens());
-        if (json) {
-          ObjectNode line = JSON.createObjectNode();
-          line.set("summary", sum);
-          out.println(JSON.writeValueAsString(line));
-        }
-        err.printf("generate: load %.2f s, prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in %d steps, %.3f s (%.1f tok/s)%n",
-            engine.loadSeconds(), st.prefillTokens(), st.prefillSeconds(), prefillTps, st.decodeTokens(), st.decodeSteps(), st.decodeSeconds(), decodeTps);
-        out.flush();
-        err.flush();
-      }
+        return ExitCodes.OK;
     }
-    return ExitCodes.OK;
-  }
 
-  private static ObjectNode resultJson(int index, Generator.Result r, String text) {
-    ObjectNode o = JSON.createObjectNode();
-    o.put("index", index);
-    ArrayNode p = o.putArray("prompt_ids");
-    for (int id : r.promptIds()) {
-      p.add(id);
-    }
-    ArrayNode g = o.putArray("generated_ids");
-    for (int id : r.generated()) {
-      g.add(id);
-    }
-    o.put("text", text);
-    o.put("finish_reason", r.finishReason());
-    if (!r.logprobs().isEmpty()) {
-      ArrayNode lp = o.putArray("logprobs");
-      for (TopLogprobs t : r.logprobs()) {
-        ObjectNode s = lp.addObject();
-        s.put("token", t.token());
-        s.put("logprob", t.logprob());
-        ArrayNode top = s.putArray("top");
-        for (int k = 0; k < t.topIds().length; k++) {
-          top.addArray().add(t.topIds()[k]).add(t.topLogprobs()[k]);
+    private static ObjectNode resultJson(int index, Generator.Result r, String text) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("index", index);
+        ArrayNode p = o.putArray("prompt_ids");
+        for (int id : r.promptIds()) {
+            p.add(id);
         }
-      }
+        ArrayNode g = o.putArray("generated_ids");
+        for (int id : r.generated()) {
+            g.add(id);
+        }
+        o.put("text", text);
+        o.put("finish_reason", r.finishReason());
+        if (!r.logprobs().isEmpty()) {
+            ArrayNode lp = o.putArray("logprobs");
+            for (TopLogprobs t : r.logprobs()) {
+                ObjectNode s = lp.addObject();
+                s.put("token", t.token());
+                s.put("logprob", t.logprob());
+                ArrayNode top = s.putArray("top");
+                for (int k = 0; k < t.topIds().length; k++) {
+                    top.addArray().add(t.topIds()[k]).add(t.topLogprobs()[k]);
+                }
+            }
+        }
+        return o;
     }
-    return o;
-  }
 
-  private List<int[]> readPrompts(ModelTokenizer tok) throws IOException {
-    List<int[]> out = new ArrayList<>();
-    for (String p : prompts) {
-      out.add(tok.encode(p, true));
+    private List<int[]> readPrompts(ModelTokenizer tok) throws IOException {
+        List<int[]> out = new ArrayList<>();
+        for (String p : prompts) {
+            out.add(tok.encode(p, true));
+        }
+        if (promptsFile != null) {
+            int line = 0;
+            for (String l : Files.readAllLines(promptsFile)) {
+                line++;
+                if (l.isBlank()) {
+                    continue;
+                }
+                JsonNode n;
+                try {
+                    n = JSON.readTree(l);
+                } catch (IOException e) {
+                    throw new IllegalArgumentException(
+                            promptsFile + " line " + line + ": not JSON (" + e.getMessage() + ")");
+                }
+                if (n.has("ids") && n.get("ids").isArray()) {
+                    int[] ids = new int[n.get("ids").size()];
+                    for (int i = 0; i < ids.length; i++) {
+                        ids[i] = n.get("ids").get(i).asInt();
+                    }
+                    out.add(ids);
+                } else if (n.has("text") && n.get("text").isTextual()) {
+                    out.add(tok.encode(n.get("text").asText(), true));
+                } else {
+                    throw new IllegalArgumentException(
+                            promptsFile + " line " + line + ": expected {\"text\": \"...\"} or {\"ids\": [...]}");
+                }
+            }
+        }
+        return out;
     }
-    if (promptsFile != null) {
-      int line = 0;
-      for (String l : Files.readAllLines(promptsFile)) {
-        line++;
-        if (l.isBlank()) {
-          continue;
-        }
-        JsonNode n;
-        try {
-          n = JSON.readTree(l);
-        } catch (IOException e) {
-          throw new IllegalArgumentException(promptsFile + " line " + line + ": not JSON (" + e.getMessage() + ")");
-        }
-        if (n.has("ids") && n.get("ids").isArray()) {
-          int[] ids = new int[n.get("ids").size()];
-          for (int i = 0; i < ids.length; i++) {
-            ids[i] = n.get("ids").get(i).asInt();
-          }
-          out.add(ids);
-        } else if (n.has("text") && n.get("text").isTextual()) {
-          out.add(tok.encode(n.get("text").asText(), true));
-        } else {
-          throw new IllegalArgumentException(promptsFile + " line " + line + ": expected {\"text\": \"...\"} or {\"ids\": [...]}");
-        }
-      }
-    }
-    return out;
-  }
 
-  private static void writeFloats(Path file, float[] data) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-    b.asFloatBuffer().put(data);
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-      ch.write(b);
+    private static void writeFloats(Path file, float[] data) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        b.asFloatBuffer().put(data);
+        try (FileChannel ch = FileChannel.open(
+                file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            ch.write(b);
+        }
     }
-  }
 }

@@ -19,116 +19,150 @@ import jcuda.driver.CUstream;
  * {@link ModelKernels#attention}, and compared with the fp64 reference.
  */
 final class KernelCheckAttention {
-  /** How the case's tokens are ordered in the batch. */
-  enum Layout {
-    /** A 37-token prefill, a decode token at position 300 and a 1-token sequence, shuffled: every token to the split-key kernel. */
-    SHUFFLED,
-    /**
-     * Prefill chunks in order, as the scheduler builds steps: a decode token at 300, a 200-token chunk from position 0 (tiles of
-     * 64, 64, 64, 8 rows), a 10-token chunk at 5 (too short: split-key), a 70-token chunk continuing at 130 over cached keys
-     * (64 + 6 rows) and a 1-token sequence.
-     */
-    PREFILL
-  }
+    /** How the case's tokens are ordered in the batch. */
+    enum Layout {
+        /** A 37-token prefill, a decode token at position 300 and a 1-token sequence, shuffled: every token to the split-key kernel. */
+        SHUFFLED,
+        /**
+         * Prefill chunks in order, as the scheduler builds steps: a decode token at 300, a 200-token chunk from position 0 (tiles of
+         * 64, 64, 64, 8 rows), a 10-token chunk at 5 (too short: split-key), a 70-token chunk continuing at 130 over cached keys
+         * (64 + 6 rows) and a 1-token sequence.
+         */
+        PREFILL
+    }
 
-  /** A checked case's outcome and how the plan split it. */
-  record Outcome(KernelCheckMath.Stat stat, int tiles, int rest) {}
+    /** A checked case's outcome and how the plan split it. */
+    record Outcome(KernelCheckMath.Stat stat, int tiles, int rest) {}
 
-  private final ModelKernels k;
-  private final CUstream stream;
-  private final SplittableRandom rnd;
-  private final Runnable sync;
+    private final ModelKernels k;
+    private final CUstream stream;
+    private final SplittableRandom rnd;
+    private final Runnable sync;
 
-  KernelCheckAttention(ModelKernels k, CUstream stream, SplittableRandom rnd, Runnable sync) {
-    this.k = k;
-    this.stream = stream;
-    this.rnd = rnd;
-    this.sync = sync;
-  }
+    KernelCheckAttention(ModelKernels k, CUstream stream, SplittableRandom rnd, Runnable sync) {
+        this.k = k;
+        this.stream = stream;
+        this.rnd = rnd;
+        this.sync = sync;
+    }
 
-  Outcome attention(DType t, int hq, int hk, int hd, double scale, Layout layout) {
-    int blockSize = 16;
-    // {start position, tokens} per sequence, in batch order
-    int[][] chunks = layout == Layout.SHUFFLED ? new int[][] {{0, 37}, {300, 1}, {0, 1}}
-        : new int[][] {{300, 1}, {0, 200}, {5, 10}, {130, 70}, {0, 1}};
-    int numBlocks = 64;
-    int maxBlocksPerSeq = 20;
-    // Shuffled physical blocks: sequence s gets the next ceil(len/16) blocks of a random permutation.
-    int[] perm = permutation(numBlocks);
-    int[] tables = new int[chunks.length * maxBlocksPerSeq];
-    Arrays.fill(tables, -1); // entries past a sequence's length must never be read
-    int next = 0;
-    for (int s = 0; s < chunks.length; s++) {
-      int len = chunks[s][0] + chunks[s][1];
-      for (int b = 0; b < (len + blockSize - 1) / blockSize; b++) {
-        tables[s * maxBlocksPerSeq + b] = perm[next++];
-      }
+    Outcome attention(DType t, int hq, int hk, int hd, double scale, Layout layout) {
+        int blockSize = 16;
+        // {start position, tokens} per sequence, in batch order
+        int[][] chunks = layout == Layout.SHUFFLED
+                ? new int[][] {{0, 37}, {300, 1}, {0, 1}}
+                : new int[][] {{300, 1}, {0, 200}, {5, 10}, {130, 70}, {0, 1}};
+        int numBlocks = 64;
+        int maxBlocksPerSeq = 20;
+        // Shuffled physical blocks: sequence s gets the next ceil(len/16) blocks of a random permutation.
+        int[] perm = permutation(numBlocks);
+        int[] tables = new int[chunks.length * maxBlocksPerSeq];
+        Arrays.fill(tables, -1); // entries past a sequence's length must never be read
+        int next = 0;
+        for (int s = 0; s < chunks.length; s++) {
+            int len = chunks[s][0] + chunks[s][1];
+            for (int b = 0; b < (len + blockSize - 1) / blockSize; b++) {
+                tables[s * maxBlocksPerSeq + b] = perm[next++];
+            }
+        }
+        List<int[]> tokens = new ArrayList<>(); // {seq, pos}
+        for (int s = 0; s < chunks.length; s++) {
+            for (int p = chunks[s][0]; p < chunks[s][0] + chunks[s][1]; p++) {
+                tokens.add(new int[] {s, p});
+            }
+        }
+        if (layout == Layout.SHUFFLED) {
+            java.util.Collections.shuffle(tokens, new java.util.Random(rnd.nextLong())); // mixed batch order
+        }
+        int n = tokens.size();
+        int[] tokenSeq = tokens.stream().mapToInt(x -> x[0]).toArray();
+        int[] tokenPos = tokens.stream().mapToInt(x -> x[1]).toArray();
+        int numSlots = numBlocks * blockSize;
+        int row = hk * hd;
+        byte[] kc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
+        byte[] vc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
+        // Slots that hold no key of any sequence are NaN: a kernel reading a wrong slot produces NaN and fails.
+        boolean[] used = new boolean[numSlots];
+        for (int s = 0; s < chunks.length; s++) {
+            for (int j = 0; j < chunks[s][0] + chunks[s][1]; j++) {
+                used[ModelReference.slot(tables, maxBlocksPerSeq, blockSize, s, j)] = true;
+            }
+        }
+        for (int sl = 0; sl < numSlots; sl++) {
+            if (!used[sl]) {
+                Arrays.fill(kc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
+                Arrays.fill(vc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
+            }
+        }
+        byte[] q = HostTensors.random(t, (long) n * hq * hd, rnd.nextLong());
+        AttentionPlan plan = AttentionPlan.of(tokenSeq, tokenPos, n, hd);
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dQ = a.upload(q);
+            long dK = a.upload(kc);
+            long dV = a.upload(vc);
+            long dT = a.upload(ints(tables));
+            long dSeq = a.upload(ints(tokenSeq));
+            long dPos = a.upload(ints(tokenPos));
+            long dTiles = a.upload(ints(plan.tiles()));
+            long dRest = a.upload(ints(plan.rest()));
+            long dOut = a.poisoned((long) n * hq * hd * t.bytes());
+            long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+            long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
+            k.attention(
+                    t,
+                    dQ,
+                    dK,
+                    dV,
+                    dT,
+                    dSeq,
+                    dPos,
+                    maxBlocksPerSeq,
+                    blockSize,
+                    dOut,
+                    dWs,
+                    dTiles,
+                    plan.numTiles(),
+                    dRest,
+                    plan.rest().length,
+                    n,
+                    hq,
+                    hk,
+                    hd,
+                    (float) scale,
+                    stream);
+            sync.run();
+            double[] ref = ModelReference.attention(
+                    HostTensors.decode(q, t),
+                    HostTensors.decode(kc, t),
+                    HostTensors.decode(vc, t),
+                    tables,
+                    tokenSeq,
+                    tokenPos,
+                    maxBlocksPerSeq,
+                    blockSize,
+                    n,
+                    hq,
+                    hk,
+                    hd,
+                    (float) scale);
+            double[] got = HostTensors.decode(a.download(dOut, n * hq * hd * t.bytes()), t);
+            KernelCheckMath.Stat s = KernelCheckMath.compare(
+                    got, ref, HostTensors.unitRoundoff(t), KernelCheckCommand.KAPPA_ATTENTION, 1.0);
+            return new Outcome(s, plan.numTiles(), plan.rest().length); // |v| <= 1
+        }
     }
-    List<int[]> tokens = new ArrayList<>(); // {seq, pos}
-    for (int s = 0; s < chunks.length; s++) {
-      for (int p = chunks[s][0]; p < chunks[s][0] + chunks[s][1]; p++) {
-        tokens.add(new int[] {s, p});
-      }
-    }
-    if (layout == Layout.SHUFFLED) {
-      java.util.Collections.shuffle(tokens, new java.util.Random(rnd.nextLong())); // mixed batch order
-    }
-    int n = tokens.size();
-    int[] tokenSeq = tokens.stream().mapToInt(x -> x[0]).toArray();
-    int[] tokenPos = tokens.stream().mapToInt(x -> x[1]).toArray();
-    int numSlots = numBlocks * blockSize;
-    int row = hk * hd;
-    byte[] kc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
-    byte[] vc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
-    // Slots that hold no key of any sequence are NaN: a kernel reading a wrong slot produces NaN and fails.
-    boolean[] used = new boolean[numSlots];
-    for (int s = 0; s < chunks.length; s++) {
-      for (int j = 0; j < chunks[s][0] + chunks[s][1]; j++) {
-        used[ModelReference.slot(tables, maxBlocksPerSeq, blockSize, s, j)] = true;
-      }
-    }
-    for (int sl = 0; sl < numSlots; sl++) {
-      if (!used[sl]) {
-        Arrays.fill(kc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
-        Arrays.fill(vc, sl * row * t.bytes(), (sl + 1) * row * t.bytes(), (byte) 0xFF);
-      }
-    }
-    byte[] q = HostTensors.random(t, (long) n * hq * hd, rnd.nextLong());
-    AttentionPlan plan = AttentionPlan.of(tokenSeq, tokenPos, n, hd);
-    try (KernelCheckArena a = new KernelCheckArena()) {
-      long dQ = a.upload(q);
-      long dK = a.upload(kc);
-      long dV = a.upload(vc);
-      long dT = a.upload(ints(tables));
-      long dSeq = a.upload(ints(tokenSeq));
-      long dPos = a.upload(ints(tokenPos));
-      long dTiles = a.upload(ints(plan.tiles()));
-      long dRest = a.upload(ints(plan.rest()));
-      long dOut = a.poisoned((long) n * hq * hd * t.bytes());
-      long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-      long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
-      k.attention(t, dQ, dK, dV, dT, dSeq, dPos, maxBlocksPerSeq, blockSize, dOut, dWs, dTiles, plan.numTiles(), dRest, plan.rest().length, n,
-          hq, hk, hd, (float) scale, stream);
-      sync.run();
-      double[] ref = ModelReference.attention(HostTensors.decode(q, t), HostTensors.decode(kc, t), HostTensors.decode(vc, t), tables,
-          tokenSeq, tokenPos, maxBlocksPerSeq, blockSize, n, hq, hk, hd, (float) scale);
-      double[] got = HostTensors.decode(a.download(dOut, n * hq * hd * t.bytes()), t);
-      KernelCheckMath.Stat s = KernelCheckMath.compare(got, ref, HostTensors.unitRoundoff(t), KernelCheckCommand.KAPPA_ATTENTION, 1.0);
-      return new Outcome(s, plan.numTiles(), plan.rest().length); // |v| <= 1
-    }
-  }
 
-  private int[] permutation(int n) {
-    int[] p = new int[n];
-    for (int i = 0; i < n; i++) {
-      p[i] = i;
+    private int[] permutation(int n) {
+        int[] p = new int[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = i;
+        }
+        for (int i = n - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            int tmp = p[i];
+            p[i] = p[j];
+            p[j] = tmp;
+        }
+        return p;
     }
-    for (int i = n - 1; i > 0; i--) {
-      int j = rnd.nextInt(i + 1);
-      int tmp = p[i];
-      p[i] = p[j];
-      p[j] = tmp;
-    }
-    return p;
-  }
 }

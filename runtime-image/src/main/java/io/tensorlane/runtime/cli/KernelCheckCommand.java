@@ -15,8 +15,8 @@ import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.llm.ModelKernels;
-import io.tensorlane.runtime.text.SamplingParams;
 import io.tensorlane.runtime.llm.ModelReference;
+import io.tensorlane.runtime.text.SamplingParams;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,194 +39,251 @@ import picocli.CommandLine.Spec;
  * the output type (one final rounding), M the magnitude of the case's values and kappa a small allowance for the fp32
  * arithmetic inside the kernel. Copies (embed, gather) and argmax must match exactly.
  */
-@Command(name = "kernelcheck", mixinStandardHelpOptions = true,
-    description = "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, sample) on one GPU "
-        + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
-        + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
+@Command(
+        name = "kernelcheck",
+        mixinStandardHelpOptions = true,
+        description =
+                "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, sample) on one GPU "
+                        + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
+                        + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
 public final class KernelCheckCommand implements Callable<Integer> {
-  /** fp32 allowance (relative to the case's magnitude) for elementwise kernels, norms and RoPE. */
-  static final double KAPPA = 1e-5;
-  /** fp32 allowance for attention (sums over up to a few hundred keys, exp2 approximation). */
-  static final double KAPPA_ATTENTION = 4e-5;
+    /** fp32 allowance (relative to the case's magnitude) for elementwise kernels, norms and RoPE. */
+    static final double KAPPA = 1e-5;
+    /** fp32 allowance for attention (sums over up to a few hundred keys, exp2 approximation). */
+    static final double KAPPA_ATTENTION = 4e-5;
 
-  @Spec
-  CommandSpec spec;
+    @Spec
+    CommandSpec spec;
 
-  @Option(names = "--device", defaultValue = "0", description = "GPU ordinal (default ${DEFAULT-VALUE}).")
-  int device;
+    @Option(names = "--device", defaultValue = "0", description = "GPU ordinal (default ${DEFAULT-VALUE}).")
+    int device;
 
-  @Option(names = "--dtypes", split = ",", defaultValue = "bf16,fp16", description = "Element types (default ${DEFAULT-VALUE}).")
-  List<String> dtypes;
+    @Option(
+            names = "--dtypes",
+            split = ",",
+            defaultValue = "bf16,fp16",
+            description = "Element types (default ${DEFAULT-VALUE}).")
+    List<String> dtypes;
 
-  @Option(names = "--seed", defaultValue = "20261130", description = "Random seed (default ${DEFAULT-VALUE}).")
-  long seed;
+    @Option(names = "--seed", defaultValue = "20261130", description = "Random seed (default ${DEFAULT-VALUE}).")
+    long seed;
 
-  /** One checked case. */
-  record Result(String kernel, String dtype, String name, double maxAbs, double maxRel, boolean pass) {
-    static Result of(String kernel, DType t, String name, KernelCheckMath.Stat s) {
-      return new Result(kernel, t.name(), name, s.maxAbs(), s.maxRel(), s.pass());
+    /** One checked case. */
+    record Result(String kernel, String dtype, String name, double maxAbs, double maxRel, boolean pass) {
+        static Result of(String kernel, DType t, String name, KernelCheckMath.Stat s) {
+            return new Result(kernel, t.name(), name, s.maxAbs(), s.maxRel(), s.pass());
+        }
+
+        String line() {
+            return String.format(
+                    java.util.Locale.ROOT,
+                    "%-14s %-5s %-40s %.3e %.3e %s",
+                    kernel,
+                    dtype,
+                    name,
+                    maxAbs,
+                    maxRel,
+                    pass ? "PASS" : "FAIL");
+        }
     }
 
-    String line() {
-      return String.format(java.util.Locale.ROOT, "%-14s %-5s %-40s %.3e %.3e %s", kernel, dtype, name, maxAbs, maxRel, pass ? "PASS" : "FAIL");
-    }
-  }
+    private final List<Result> results = new ArrayList<>();
+    private PrintWriter out;
+    private ModelKernels k;
+    private CUstream stream;
+    private SplittableRandom rnd;
 
-  private final List<Result> results = new ArrayList<>();
-  private PrintWriter out;
-  private ModelKernels k;
-  private CUstream stream;
-  private SplittableRandom rnd;
-
-  @Override
-  public Integer call() {
-    out = spec.commandLine().getOut();
-    List<DType> types = dtypes.stream().map(DType::parse).toList();
-    for (DType t : types) {
-      if (t == DType.fp32) {
-        throw new IllegalArgumentException("the model kernels take bf16 or fp16, not fp32");
-      }
-    }
-    if (!Kernels.modelFatbinPresent()) {
-      out.println("kernelcheck: " + Kernels.MODEL_FATBIN_RESOURCE + " is missing (kernels built with -Dtensorlane.skipNvcc?)");
-      out.flush();
-      return ExitCodes.RUNTIME;
-    }
-    out.println("model kernels: " + Fatbin.entries(Kernels.modelFatbin()));
-    Cuda.init(); // throws CudaUnavailableException (clear message, exit code RUNTIME) without a GPU
-    int[] count = {0};
-    Cuda.check(cuDeviceGetCount(count), "cuDeviceGetCount");
-    if (device < 0 || device >= count[0]) {
-      throw new IllegalArgumentException("--device " + device + " but " + count[0] + " GPU(s) visible");
-    }
-    CUdevice dev = new CUdevice();
-    Cuda.check(cuDeviceGet(dev, device), "cuDeviceGet");
-    byte[] name = new byte[256];
-    cuDeviceGetName(name, name.length, dev);
-    out.println("GPU " + device + ": " + new String(name, java.nio.charset.StandardCharsets.US_ASCII).trim().replace("\0", ""));
-    CUcontext ctx = new CUcontext();
-    Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain");
-    try {
-      Cuda.check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-      stream = new CUstream();
-      Cuda.check(cuStreamCreate(stream, 0), "cuStreamCreate");
-      rnd = new SplittableRandom(seed);
-      out.printf("seed %d; pass: every element finite and |out-ref| <= u*|ref| + kappa*M (u: unit roundoff of the output type, "
-          + "M: magnitude of the case, kappa %.0e, attention %.0e); copies and greedy sampling exact, seeded sampling by a chi-square test at p = 1e-4; outputs poisoned with 0xFF first%n", seed, KAPPA,
-          KAPPA_ATTENTION);
-      out.println("kernel         dtype case                                     maxAbsErr maxRelErr result");
-      try (ModelKernels kernels = new ModelKernels()) {
-        k = kernels;
+    @Override
+    public Integer call() {
+        out = spec.commandLine().getOut();
+        List<DType> types = dtypes.stream().map(DType::parse).toList();
         for (DType t : types) {
-          runAll(t);
+            if (t == DType.fp32) {
+                throw new IllegalArgumentException("the model kernels take bf16 or fp16, not fp32");
+            }
         }
-        samplingCases();
-      } finally {
-        cuStreamDestroy(stream);
-      }
-    } finally {
-      cuDevicePrimaryCtxRelease(dev);
-    }
-    long failed = results.stream().filter(r -> !r.pass()).count();
-    out.printf("kernelcheck: %d passed, %d failed%n", results.size() - failed, failed);
-    out.flush();
-    return failed == 0 ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
-  }
-
-  private void runAll(DType t) {
-    KernelCheckLayers lc = new KernelCheckLayers(k, stream, rnd, this::sync, out, this::add);
-    for (int hidden : new int[] {512, 4096}) {
-      guard("embed", t, "hidden=" + hidden, () -> lc.embedCase(t, hidden));
-    }
-    for (int hidden : new int[] {512, 4096}) {
-      for (int mode = 0; mode <= 2; mode++) {
-        int m = mode;
-        guard("add_rmsnorm", t, "hidden=" + hidden + ",mode=" + mode, () -> lc.rmsnormCase(t, hidden, m));
-      }
-    }
-    for (int hd : new int[] {64, 128}) {
-      for (int variant = 0; variant < 4; variant++) {
-        boolean bias = (variant & 1) != 0;
-        boolean norm = (variant & 2) != 0;
-        guard("qkv_rope", t, "hd=" + hd + ",bias=" + bias + ",qknorm=" + norm, () -> lc.ropeCase(t, hd, bias, norm));
-      }
-    }
-    // SHUFFLED, 39 query tokens. Split-key kernel at head dim 64/128 (256), key slices: {8,2} 4 (4), {4,4} 2 (2),
-    // {16,2} 2 (1), {12,1} 3 (2), {32,8} 1 (1): one slice writes the output without the combine kernel. Head dim 96: the
-    // per-head kernel. PREFILL (head dims 64, 128): 6 tensor-core tiles and 12 tokens left to the split-key kernel.
-    KernelCheckAttention ac = new KernelCheckAttention(k, stream, rnd, this::sync);
-    int[][] headConfigs = {{8, 2}, {4, 4}, {16, 2}, {12, 1}, {32, 8}};
-    for (KernelCheckAttention.Layout layout : KernelCheckAttention.Layout.values()) {
-      for (int[] hc : headConfigs) {
-        for (int hd : layout == KernelCheckAttention.Layout.PREFILL ? new int[] {64, 128} : new int[] {64, 96, 128, 256}) {
-          for (double sharp : new double[] {1, 8}) {
-            String nm = (layout == KernelCheckAttention.Layout.PREFILL ? "prefill," : "") + "hq=" + hc[0] + ",hk=" + hc[1] + ",hd=" + hd
-                + ",scale=" + (int) sharp + "/sqrt(hd)";
-            guard("attention", t, nm, () -> {
-              KernelCheckAttention.Outcome o = ac.attention(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd), layout);
-              add(Result.of("attention", t, nm + (o.tiles() > 0 ? ",tiles=" + o.tiles() + "+" + o.rest() : ""), o.stat()));
-            });
-          }
+        if (!Kernels.modelFatbinPresent()) {
+            out.println("kernelcheck: " + Kernels.MODEL_FATBIN_RESOURCE
+                    + " is missing (kernels built with -Dtensorlane.skipNvcc?)");
+            out.flush();
+            return ExitCodes.RUNTIME;
         }
-      }
+        out.println("model kernels: " + Fatbin.entries(Kernels.modelFatbin()));
+        Cuda.init(); // throws CudaUnavailableException (clear message, exit code RUNTIME) without a GPU
+        int[] count = {0};
+        Cuda.check(cuDeviceGetCount(count), "cuDeviceGetCount");
+        if (device < 0 || device >= count[0]) {
+            throw new IllegalArgumentException("--device " + device + " but " + count[0] + " GPU(s) visible");
+        }
+        CUdevice dev = new CUdevice();
+        Cuda.check(cuDeviceGet(dev, device), "cuDeviceGet");
+        byte[] name = new byte[256];
+        cuDeviceGetName(name, name.length, dev);
+        out.println("GPU " + device + ": "
+                + new String(name, java.nio.charset.StandardCharsets.US_ASCII)
+                        .trim()
+                        .replace("\0", ""));
+        CUcontext ctx = new CUcontext();
+        Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain");
+        try {
+            Cuda.check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+            stream = new CUstream();
+            Cuda.check(cuStreamCreate(stream, 0), "cuStreamCreate");
+            rnd = new SplittableRandom(seed);
+            out.printf(
+                    "seed %d; pass: every element finite and |out-ref| <= u*|ref| + kappa*M (u: unit roundoff of the output type, "
+                            + "M: magnitude of the case, kappa %.0e, attention %.0e); copies and greedy sampling exact, seeded sampling by a chi-square test at p = 1e-4; outputs poisoned with 0xFF first%n",
+                    seed, KAPPA, KAPPA_ATTENTION);
+            out.println("kernel         dtype case                                     maxAbsErr maxRelErr result");
+            try (ModelKernels kernels = new ModelKernels()) {
+                k = kernels;
+                for (DType t : types) {
+                    runAll(t);
+                }
+                samplingCases();
+            } finally {
+                cuStreamDestroy(stream);
+            }
+        } finally {
+            cuDevicePrimaryCtxRelease(dev);
+        }
+        long failed = results.stream().filter(r -> !r.pass()).count();
+        out.printf("kernelcheck: %d passed, %d failed%n", results.size() - failed, failed);
+        out.flush();
+        return failed == 0 ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
     }
-    guard("silu_mul", t, "n=5,inter=1000", () -> lc.siluCase(t));
-    guard("gather_rows", t, "m=6,cols=700", () -> lc.gatherCase(t));
-  }
 
-  private interface Case {
-    void run() throws Exception;
-  }
-
-  /** Runs a case; an exception (a CUDA error, an illegal address) is a FAIL line of its own. */
-  private void guard(String kernel, DType t, String name, Case c) {
-    try {
-      c.run();
-    } catch (Exception e) {
-      out.println("  " + kernel + " " + t + " " + name + ": " + e);
-      add(new Result(kernel, t.name(), name, Double.NaN, Double.NaN, false));
+    private void runAll(DType t) {
+        KernelCheckLayers lc = new KernelCheckLayers(k, stream, rnd, this::sync, out, this::add);
+        for (int hidden : new int[] {512, 4096}) {
+            guard("embed", t, "hidden=" + hidden, () -> lc.embedCase(t, hidden));
+        }
+        for (int hidden : new int[] {512, 4096}) {
+            for (int mode = 0; mode <= 2; mode++) {
+                int m = mode;
+                guard("add_rmsnorm", t, "hidden=" + hidden + ",mode=" + mode, () -> lc.rmsnormCase(t, hidden, m));
+            }
+        }
+        for (int hd : new int[] {64, 128}) {
+            for (int variant = 0; variant < 4; variant++) {
+                boolean bias = (variant & 1) != 0;
+                boolean norm = (variant & 2) != 0;
+                guard(
+                        "qkv_rope",
+                        t,
+                        "hd=" + hd + ",bias=" + bias + ",qknorm=" + norm,
+                        () -> lc.ropeCase(t, hd, bias, norm));
+            }
+        }
+        // SHUFFLED, 39 query tokens. Split-key kernel at head dim 64/128 (256), key slices: {8,2} 4 (4), {4,4} 2 (2),
+        // {16,2} 2 (1), {12,1} 3 (2), {32,8} 1 (1): one slice writes the output without the combine kernel. Head dim
+        // 96: the
+        // per-head kernel. PREFILL (head dims 64, 128): 6 tensor-core tiles and 12 tokens left to the split-key kernel.
+        KernelCheckAttention ac = new KernelCheckAttention(k, stream, rnd, this::sync);
+        int[][] headConfigs = {{8, 2}, {4, 4}, {16, 2}, {12, 1}, {32, 8}};
+        for (KernelCheckAttention.Layout layout : KernelCheckAttention.Layout.values()) {
+            for (int[] hc : headConfigs) {
+                for (int hd : layout == KernelCheckAttention.Layout.PREFILL
+                        ? new int[] {64, 128}
+                        : new int[] {64, 96, 128, 256}) {
+                    for (double sharp : new double[] {1, 8}) {
+                        String nm = (layout == KernelCheckAttention.Layout.PREFILL ? "prefill," : "") + "hq=" + hc[0]
+                                + ",hk=" + hc[1] + ",hd=" + hd + ",scale=" + (int) sharp + "/sqrt(hd)";
+                        guard("attention", t, nm, () -> {
+                            KernelCheckAttention.Outcome o =
+                                    ac.attention(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd), layout);
+                            add(Result.of(
+                                    "attention",
+                                    t,
+                                    nm + (o.tiles() > 0 ? ",tiles=" + o.tiles() + "+" + o.rest() : ""),
+                                    o.stat()));
+                        });
+                    }
+                }
+            }
+        }
+        guard("silu_mul", t, "n=5,inter=1000", () -> lc.siluCase(t));
+        guard("gather_rows", t, "m=6,cols=700", () -> lc.gatherCase(t));
     }
-  }
 
-  private void add(Result r) {
-    results.add(r);
-    out.println(r.line());
-    out.flush();
-  }
-
-  private void samplingCases() {
-    KernelCheckSampling sc = new KernelCheckSampling(k, stream, rnd, this::sync);
-    guard("sample", DType.fp32, "greedy,m=4,vocab=50000,stride=50048", () -> {
-      String f = sc.greedy();
-      if (!f.isEmpty()) {
-        out.println("  sample greedy: " + f);
-      }
-      add(new Result("sample", "fp32", "greedy,m=4,vocab=50000,stride=50048", f.isEmpty() ? 0 : 1, f.isEmpty() ? 0 : 1, f.isEmpty()));
-    });
-    // 8000 seeded draws of one 64-id row per filter combination; chi-square against the kept distribution
-    SamplingParams[] ps = {new SamplingParams(1f, 1f, 0, 0f, 11), new SamplingParams(0.7f, 1f, 10, 0f, 12),
-        new SamplingParams(1.3f, 0.8f, 0, 0f, 13), new SamplingParams(1f, 1f, 0, 0.1f, 14), new SamplingParams(0.9f, 0.9f, 20, 0.05f, 15)};
-    for (SamplingParams p : ps) {
-      String nm = "T=" + p.temperature() + ",k=" + p.topK() + ",p=" + p.topP() + ",minp=" + p.minP();
-      guard("sample", DType.fp32, nm, () -> report(nm, sc.distribution(64, p, 8000)));
+    private interface Case {
+        void run() throws Exception;
     }
-    SamplingParams big = new SamplingParams(0.8f, 0.95f, 50, 0.02f, 16);
-    guard("sample", DType.fp32, "vocab=128256,k=50,p=0.95", () -> report("vocab=128256,k=50,p=0.95", sc.largeVocabulary(128256, big, 16)));
-    SamplingParams nucleus = new SamplingParams(1f, 0.9f, 0, 0f, 17);
-    guard("sample", DType.fp32, "vocab=152064,p=0.9", () -> report("vocab=152064,p=0.9", sc.largeVocabulary(152064, nucleus, 16)));
-  }
 
-  private void report(String name, KernelCheckSampling.Outcome o) {
-    if (!o.pass()) {
-      out.println("  sample " + name + ": " + o.failure());
+    /** Runs a case; an exception (a CUDA error, an illegal address) is a FAIL line of its own. */
+    private void guard(String kernel, DType t, String name, Case c) {
+        try {
+            c.run();
+        } catch (Exception e) {
+            out.println("  " + kernel + " " + t + " " + name + ": " + e);
+            add(new Result(kernel, t.name(), name, Double.NaN, Double.NaN, false));
+        }
     }
-    add(new Result("sample", "fp32", name + (Double.isNaN(o.chi2()) ? "" : String.format(java.util.Locale.ROOT, ",chi2=%.1f/%.1f", o.chi2(),
-        o.critical())), o.pass() ? 0 : 1, o.pass() ? 0 : 1, o.pass()));
-  }
 
-  private void sync() {
-    Cuda.check(cuStreamSynchronize(stream), "cuStreamSynchronize (kernel execution)");
-  }
+    private void add(Result r) {
+        results.add(r);
+        out.println(r.line());
+        out.flush();
+    }
 
+    private void samplingCases() {
+        KernelCheckSampling sc = new KernelCheckSampling(k, stream, rnd, this::sync);
+        guard("sample", DType.fp32, "greedy,m=4,vocab=50000,stride=50048", () -> {
+            String f = sc.greedy();
+            if (!f.isEmpty()) {
+                out.println("  sample greedy: " + f);
+            }
+            add(new Result(
+                    "sample",
+                    "fp32",
+                    "greedy,m=4,vocab=50000,stride=50048",
+                    f.isEmpty() ? 0 : 1,
+                    f.isEmpty() ? 0 : 1,
+                    f.isEmpty()));
+        });
+        // 8000 seeded draws of one 64-id row per filter combination; chi-square against the kept distribution
+        SamplingParams[] ps = {
+            new SamplingParams(1f, 1f, 0, 0f, 11),
+            new SamplingParams(0.7f, 1f, 10, 0f, 12),
+            new SamplingParams(1.3f, 0.8f, 0, 0f, 13),
+            new SamplingParams(1f, 1f, 0, 0.1f, 14),
+            new SamplingParams(0.9f, 0.9f, 20, 0.05f, 15)
+        };
+        for (SamplingParams p : ps) {
+            String nm = "T=" + p.temperature() + ",k=" + p.topK() + ",p=" + p.topP() + ",minp=" + p.minP();
+            guard("sample", DType.fp32, nm, () -> report(nm, sc.distribution(64, p, 8000)));
+        }
+        SamplingParams big = new SamplingParams(0.8f, 0.95f, 50, 0.02f, 16);
+        guard(
+                "sample",
+                DType.fp32,
+                "vocab=128256,k=50,p=0.95",
+                () -> report("vocab=128256,k=50,p=0.95", sc.largeVocabulary(128256, big, 16)));
+        SamplingParams nucleus = new SamplingParams(1f, 0.9f, 0, 0f, 17);
+        guard(
+                "sample",
+                DType.fp32,
+                "vocab=152064,p=0.9",
+                () -> report("vocab=152064,p=0.9", sc.largeVocabulary(152064, nucleus, 16)));
+    }
 
+    private void report(String name, KernelCheckSampling.Outcome o) {
+        if (!o.pass()) {
+            out.println("  sample " + name + ": " + o.failure());
+        }
+        add(new Result(
+                "sample",
+                "fp32",
+                name
+                        + (Double.isNaN(o.chi2())
+                                ? ""
+                                : String.format(java.util.Locale.ROOT, ",chi2=%.1f/%.1f", o.chi2(), o.critical())),
+                o.pass() ? 0 : 1,
+                o.pass() ? 0 : 1,
+                o.pass()));
+    }
+
+    private void sync() {
+        Cuda.check(cuStreamSynchronize(stream), "cuStreamSynchronize (kernel execution)");
+    }
 }

@@ -13,66 +13,72 @@ import picocli.CommandLine.Command;
  * Each is a plain picocli {@code @Command} class implementing {@code Callable<Integer>}; use {@link ExitCodes}
  * and let {@link CudaOutOfMemoryException} propagate: it becomes the termination message here.
  */
-@Command(name = "tensorlane-runtime", mixinStandardHelpOptions = true, versionProvider = VersionCommand.Provider.class,
-    description = "Tensorlane runtime: custom P2P allreduce engine, self-test and benchmark.",
-    subcommands = {
-        VersionCommand.class,
-        SelftestCommand.class,
-        BenchCommand.class,
-        GenerateCommand.class,
-        ModelBenchCommand.class,
-        LoadgenCommand.class,
-        TokenizeCommand.class,
-        KernelCheckCommand.class,
-        io.tensorlane.runtime.probe.ProbeCommand.class,
-        io.tensorlane.runtime.serve.ServeCommand.class,
-        io.tensorlane.runtime.serve.PreflightCommand.class,
-        io.tensorlane.runtime.fetch.FetchModelCommand.class,
-        InspectModelCommand.class,
-        CommandLine.HelpCommand.class})
+@Command(
+        name = "tensorlane-runtime",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionCommand.Provider.class,
+        description = "Tensorlane runtime: custom P2P allreduce engine, self-test and benchmark.",
+        subcommands = {
+            VersionCommand.class,
+            SelftestCommand.class,
+            BenchCommand.class,
+            GenerateCommand.class,
+            ModelBenchCommand.class,
+            LoadgenCommand.class,
+            TokenizeCommand.class,
+            KernelCheckCommand.class,
+            io.tensorlane.runtime.probe.ProbeCommand.class,
+            io.tensorlane.runtime.serve.ServeCommand.class,
+            io.tensorlane.runtime.serve.PreflightCommand.class,
+            io.tensorlane.runtime.fetch.FetchModelCommand.class,
+            InspectModelCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main {
-  public static void main(String[] args) {
-    System.exit(run(args));
-  }
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
 
-  /** Runs the CLI and returns the exit code (tests call this). */
-  public static int run(String... args) {
-    return commandLine().execute(args);
-  }
+    /** Runs the CLI and returns the exit code (tests call this). */
+    public static int run(String... args) {
+        return commandLine().execute(args);
+    }
 
-  public static CommandLine commandLine() {
-    CommandLine cl = new CommandLine(new Main());
-    cl.setExecutionExceptionHandler((ex, cmd, parsed) -> handle(ex, cmd));
-    return cl;
-  }
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> handle(ex, cmd));
+        return cl;
+    }
 
-  static int handle(Exception ex, CommandLine cmd) {
-    Throwable t = ex;
-    while (t.getCause() != null && !(t instanceof CudaOutOfMemoryException) && !(t instanceof AllreduceTimeoutException)) {
-      if (t.getCause() instanceof CudaOutOfMemoryException || t.getCause() instanceof AllreduceTimeoutException) {
-        t = t.getCause();
-        break;
-      }
-      t = t.getCause();
+    static int handle(Exception ex, CommandLine cmd) {
+        Throwable t = ex;
+        while (t.getCause() != null
+                && !(t instanceof CudaOutOfMemoryException)
+                && !(t instanceof AllreduceTimeoutException)) {
+            if (t.getCause() instanceof CudaOutOfMemoryException || t.getCause() instanceof AllreduceTimeoutException) {
+                t = t.getCause();
+                break;
+            }
+            t = t.getCause();
+        }
+        if (t instanceof CudaOutOfMemoryException oom) {
+            TerminationLog.write(TerminationLog.path(), oom.termination(), cmd.getErr());
+            return ExitCodes.CUDA_OOM;
+        }
+        if (t instanceof AllreduceTimeoutException w) {
+            cmd.getErr().println("allreduce watchdog: " + w.getMessage());
+            return ExitCodes.WATCHDOG;
+        }
+        if (ex instanceof io.tensorlane.runtime.engine.CudaUnavailableException) {
+            cmd.getErr().println("error: " + ex.getMessage());
+            return ExitCodes.RUNTIME;
+        }
+        if (ex instanceof IllegalArgumentException) {
+            cmd.getErr().println("error: " + ex.getMessage());
+            return ExitCodes.USAGE;
+        }
+        cmd.getErr().println("error: " + ex);
+        ex.printStackTrace(cmd.getErr());
+        return ExitCodes.RUNTIME;
     }
-    if (t instanceof CudaOutOfMemoryException oom) {
-      TerminationLog.write(TerminationLog.path(), oom.termination(), cmd.getErr());
-      return ExitCodes.CUDA_OOM;
-    }
-    if (t instanceof AllreduceTimeoutException w) {
-      cmd.getErr().println("allreduce watchdog: " + w.getMessage());
-      return ExitCodes.WATCHDOG;
-    }
-    if (ex instanceof io.tensorlane.runtime.engine.CudaUnavailableException) {
-      cmd.getErr().println("error: " + ex.getMessage());
-      return ExitCodes.RUNTIME;
-    }
-    if (ex instanceof IllegalArgumentException) {
-      cmd.getErr().println("error: " + ex.getMessage());
-      return ExitCodes.USAGE;
-    }
-    cmd.getErr().println("error: " + ex);
-    ex.printStackTrace(cmd.getErr());
-    return ExitCodes.RUNTIME;
-  }
 }

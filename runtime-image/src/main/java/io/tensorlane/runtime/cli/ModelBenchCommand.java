@@ -14,14 +14,14 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -39,289 +39,395 @@ import picocli.CommandLine.Spec;
  * is given. Prints a table (stdout) and writes {@code --json} (rewritten after each measurement, {@code complete}
  * true at the end).
  */
-@Command(name = "bench-model", mixinStandardHelpOptions = true,
-    description = "Time the model engine on random token ids: decode step per batch size at a given context (CUDA graphs), "
-        + "prefill tokens/s, load time; a table on stdout and a JSON file.")
+@Command(
+        name = "bench-model",
+        mixinStandardHelpOptions = true,
+        description =
+                "Time the model engine on random token ids: decode step per batch size at a given context (CUDA graphs), "
+                        + "prefill tokens/s, load time; a table on stdout and a JSON file.")
 public final class ModelBenchCommand implements Callable<Integer> {
-  /** The largest decode batch accepted (graph buckets and logits buffers are sized by it). */
-  static final int MAX_BATCH = 1024;
-  static final int BLOCK_SIZE = EngineArgs.BLOCK_SIZE;
+    /** The largest decode batch accepted (graph buckets and logits buffers are sized by it). */
+    static final int MAX_BATCH = 1024;
 
-  @Spec
-  CommandSpec spec;
+    static final int BLOCK_SIZE = EngineArgs.BLOCK_SIZE;
 
-  @Mixin
-  EngineArgs eng = new EngineArgs();
+    @Spec
+    CommandSpec spec;
 
-  @Option(names = "--batches", split = ",", defaultValue = "1,8,32,128", description = "Decode batch sizes (default ${DEFAULT-VALUE}).")
-  List<Integer> batches;
+    @Mixin
+    EngineArgs eng = new EngineArgs();
 
-  @Option(names = "--context", defaultValue = "512", description = "Tokens per sequence before the first timed decode step (default ${DEFAULT-VALUE}).")
-  int context;
+    @Option(
+            names = "--batches",
+            split = ",",
+            defaultValue = "1,8,32,128",
+            description = "Decode batch sizes (default ${DEFAULT-VALUE}).")
+    List<Integer> batches;
 
-  @Option(names = "--prefill-tokens", defaultValue = "2048", description = "Tokens of the prefill measurement; 0 = none (default ${DEFAULT-VALUE}).")
-  int prefillTokens;
+    @Option(
+            names = "--context",
+            defaultValue = "512",
+            description = "Tokens per sequence before the first timed decode step (default ${DEFAULT-VALUE}).")
+    int context;
 
-  @Option(names = "--warmup", defaultValue = "5", description = "Untimed steps first (>= 1: the first decode step captures the graph; default ${DEFAULT-VALUE}).")
-  int warmup;
+    @Option(
+            names = "--prefill-tokens",
+            defaultValue = "2048",
+            description = "Tokens of the prefill measurement; 0 = none (default ${DEFAULT-VALUE}).")
+    int prefillTokens;
 
-  @Option(names = "--iters", defaultValue = "50", description = "Timed decode steps per batch size (default ${DEFAULT-VALUE}).")
-  int iters;
+    @Option(
+            names = "--warmup",
+            defaultValue = "5",
+            description =
+                    "Untimed steps first (>= 1: the first decode step captures the graph; default ${DEFAULT-VALUE}).")
+    int warmup;
 
-  @Option(names = "--prefill-iters", defaultValue = "0", description = "Timed prefills; 0 = --iters.")
-  int prefillIters;
+    @Option(
+            names = "--iters",
+            defaultValue = "50",
+            description = "Timed decode steps per batch size (default ${DEFAULT-VALUE}).")
+    int iters;
 
-  @Option(names = "--kv-cache-tokens", defaultValue = "0", description = "KV cache size in tokens; 0 = what the run needs.")
-  long kvCacheTokens;
+    @Option(names = "--prefill-iters", defaultValue = "0", description = "Timed prefills; 0 = --iters.")
+    int prefillIters;
 
-  @Option(names = "--seed", defaultValue = "0", description = "Seed of the random token ids.")
-  long seed;
+    @Option(
+            names = "--kv-cache-tokens",
+            defaultValue = "0",
+            description = "KV cache size in tokens; 0 = what the run needs.")
+    long kvCacheTokens;
 
-  @Option(names = "--max-seconds", defaultValue = "0", description = "Skip the measurements that would start after this many seconds "
-      + "from the start (0 = no limit); the JSON says which were skipped.")
-  double maxSeconds;
+    @Option(names = "--seed", defaultValue = "0", description = "Seed of the random token ids.")
+    long seed;
 
-  @Option(names = "--op-breakdown", description = "After each measurement, one more eager pass with a CUDA event after every operation: "
-      + "GPU ms per operation (attention, each GEMM, norms, allreduces, ...), printed and in the JSON.")
-  boolean opBreakdown;
+    @Option(
+            names = "--max-seconds",
+            defaultValue = "0",
+            description = "Skip the measurements that would start after this many seconds "
+                    + "from the start (0 = no limit); the JSON says which were skipped.")
+    double maxSeconds;
 
-  @Option(names = "--label", description = "Free text copied into the JSON (e.g. 'tp2-custom').")
-  String label;
+    @Option(
+            names = "--op-breakdown",
+            description = "After each measurement, one more eager pass with a CUDA event after every operation: "
+                    + "GPU ms per operation (attention, each GEMM, norms, allreduces, ...), printed and in the JSON.")
+    boolean opBreakdown;
 
-  @Option(names = "--json", description = "Write the results as JSON to this file.")
-  Path json;
+    @Option(names = "--label", description = "Free text copied into the JSON (e.g. 'tp2-custom').")
+    String label;
 
-  /**
-   * Runs {@code bench-model} on its own ({@code java -cp tensorlane-runtime.jar io.tensorlane.runtime.cli.ModelBenchCommand ...}),
-   * with {@link Main}'s error handling: for a jar whose {@code Main} does not list the command yet.
-   */
-  public static void main(String[] args) {
-    picocli.CommandLine cl = new picocli.CommandLine(new ModelBenchCommand());
-    cl.setExecutionExceptionHandler((ex, cmd, parsed) -> Main.handle(ex, cmd));
-    System.exit(cl.execute(args));
-  }
+    @Option(names = "--json", description = "Write the results as JSON to this file.")
+    Path json;
 
-  /**
-   * What a run does, derived from the options and config.json without touching the GPU.
-   *
-   * @param seqLen         tokens per sequence after the last decode step (context + warm-up + iters)
-   * @param kvNeededTokens the KV cache the run needs (the largest batch's sequences at seqLen, or the prefill)
-   */
-  record Plan(ModelConfig config, List<Integer> batches, int maxBatch, int seqLen, int maxModelLen, long kvNeededTokens, long kvTokens,
-      int prefillIters, EngineOptions options) {}
-
-  /** Checks the options against each other and the model's config (every problem before any GPU work). */
-  Plan plan() {
-    if (batches == null || batches.isEmpty()) {
-      throw new IllegalArgumentException("--batches: give at least one batch size");
+    /**
+     * Runs {@code bench-model} on its own ({@code java -cp tensorlane-runtime.jar io.tensorlane.runtime.cli.ModelBenchCommand ...}),
+     * with {@link Main}'s error handling: for a jar whose {@code Main} does not list the command yet.
+     */
+    public static void main(String[] args) {
+        picocli.CommandLine cl = new picocli.CommandLine(new ModelBenchCommand());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> Main.handle(ex, cmd));
+        System.exit(cl.execute(args));
     }
-    if (new HashSet<>(batches).size() != batches.size()) {
-      throw new IllegalArgumentException("--batches has a batch size twice: " + batches);
-    }
-    for (int b : batches) {
-      if (b < 1 || b > MAX_BATCH) {
-        throw new IllegalArgumentException("--batches: batch sizes must be 1.." + MAX_BATCH + ", got " + b);
-      }
-    }
-    if (context < 1) {
-      throw new IllegalArgumentException("--context must be >= 1, got " + context);
-    }
-    if (warmup < 1) {
-      throw new IllegalArgumentException("--warmup must be >= 1 (the first decode step of a batch size captures its CUDA graph), got " + warmup);
-    }
-    if (iters < 1) {
-      throw new IllegalArgumentException("--iters must be >= 1, got " + iters);
-    }
-    if (prefillTokens < 0 || prefillIters < 0) {
-      throw new IllegalArgumentException("--prefill-tokens and --prefill-iters must be >= 0");
-    }
-    if (kvCacheTokens < 0) {
-      throw new IllegalArgumentException("--kv-cache-tokens must be >= 0, got " + kvCacheTokens);
-    }
-    if (maxSeconds < 0) {
-      throw new IllegalArgumentException("--max-seconds must be >= 0, got " + maxSeconds);
-    }
-    if (eng.nccl && eng.virtualRanks) {
-      throw new IllegalArgumentException("--nccl needs one GPU per rank: it cannot be combined with --virtual-ranks");
-    }
-    if (eng.nccl && eng.tp < 2) {
-      throw new IllegalArgumentException("--nccl needs --tp >= 2 (one rank has no allreduce)");
-    }
-    int maxBatch = batches.stream().mapToInt(Integer::intValue).max().getAsInt();
-    if (eng.maxBatchTokens < maxBatch) {
-      throw new IllegalArgumentException("--max-batch-tokens " + eng.maxBatchTokens + " is less than the largest batch " + maxBatch
-          + " (a decode step of B sequences is B tokens)");
-    }
-    ModelConfig config = ModelConfig.read(eng.model);
-    TpLayout.of(config, Math.max(1, Math.min(eng.tp, 8)));   // a TP degree that cannot split the heads is named here
-    long seqLenL = (long) context + warmup + iters;
-    int limit = config.slidingWindow() != null ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow()) : config.maxPositionEmbeddings();
-    if (seqLenL > limit) {
-      throw new IllegalArgumentException("--context " + context + " + " + (warmup + iters) + " decode steps = " + seqLenL
-          + " tokens exceeds the model's " + (limit == config.maxPositionEmbeddings() ? "max_position_embeddings " : "sliding window ") + limit);
-    }
-    if (prefillTokens > limit) {
-      throw new IllegalArgumentException("--prefill-tokens " + prefillTokens + " exceeds the model's max_position_embeddings " + limit);
-    }
-    int seqLen = (int) seqLenL;
-    int maxModelLen = Math.max(seqLen, prefillTokens);
-    long blocksPerSeq = blocks(seqLen);
-    long needBlocks = Math.max((long) maxBatch * blocksPerSeq, Math.max(blocks(prefillTokens), blocks(maxModelLen)));
-    long need = needBlocks * BLOCK_SIZE;
-    if (kvCacheTokens > 0 && blocks(kvCacheTokens) < needBlocks) {
-      throw new IllegalArgumentException("--kv-cache-tokens " + kvCacheTokens + " is too small: batch " + maxBatch + " x (context " + context
-          + " + " + (warmup + iters) + " decode steps) needs " + need + " tokens of KV cache (" + needBlocks + " blocks of " + BLOCK_SIZE
-          + "); give at least that or 0 (sized automatically)");
-    }
-    long kv = kvCacheTokens > 0 ? kvCacheTokens : need;
-    EngineOptions opts = eng.options(maxBatch, maxModelLen, kv, maxBatch);
-    return new Plan(config, List.copyOf(batches), maxBatch, seqLen, maxModelLen, need, kv, prefillIters > 0 ? prefillIters : iters, opts);
-  }
 
-  private static long blocks(long tokens) {
-    return (tokens + BLOCK_SIZE - 1) / BLOCK_SIZE;
-  }
+    /**
+     * What a run does, derived from the options and config.json without touching the GPU.
+     *
+     * @param seqLen         tokens per sequence after the last decode step (context + warm-up + iters)
+     * @param kvNeededTokens the KV cache the run needs (the largest batch's sequences at seqLen, or the prefill)
+     */
+    record Plan(
+            ModelConfig config,
+            List<Integer> batches,
+            int maxBatch,
+            int seqLen,
+            int maxModelLen,
+            long kvNeededTokens,
+            long kvTokens,
+            int prefillIters,
+            EngineOptions options) {}
 
-  private final long startNanos = System.nanoTime();
-
-  @Override
-  public Integer call() throws IOException {
-    PrintWriter err = spec.commandLine().getErr();
-    PrintWriter out = spec.commandLine().getOut();
-    Plan plan = plan();
-    long ckBytes = checkpointBytes(eng.model);
-    out.printf(Locale.ROOT, "bench-model: %s, tp %d%s, %s, graphs %s; batches %s, context %d, warm-up %d, iters %d, prefill %d tokens; "
-            + "KV cache %d tokens (needed %d)%n", eng.model, eng.tp, eng.virtualRanks ? " (virtual ranks)" : "", allreduceName(), eng.noGraphs ? "off" : "on",
-        plan.batches(), context, warmup, iters, prefillTokens, plan.kvTokens(), plan.kvNeededTokens());
-    out.flush();
-    ModelBenchJson report = new ModelBenchJson(json, context, startNanos);
-    long t0 = System.nanoTime();
-    try (LlmEngine engine = LlmEngine.load(plan.options(), err)) {
-      double loadTotal = (System.nanoTime() - t0) / 1e9;
-      report.header(header(plan, engine, ckBytes, loadTotal));
-      ModelBenchSteps steps = new ModelBenchSteps(engine, plan, context, warmup, iters, eng.maxBatchTokens, opBreakdown);
-      out.printf(Locale.ROOT, "load: %.3f GB of weights (%.3f GB per rank) in %.2f s = %.2f GB/s of checkpoint (%.3f GB); load() total %.2f s%n",
-          engine.weightBytes() / 1e9, engine.memory().weightBytesPerRank() / 1e9, engine.loadSeconds(),
-          ckBytes / 1e9 / Math.max(engine.loadSeconds(), 1e-9), ckBytes / 1e9, loadTotal);
-      report.write(false);
-      SplittableRandom rng = new SplittableRandom(seed);
-      out.println(" batch  context   steps  replays |  wall ms: median     p10     p90 |  gpu ms: median     p10     p90 |  tokens/s (wall)");
-      out.flush();
-      for (int b : plan.batches()) {
-        if (overBudget()) {
-          report.skipped("decode batch " + b);
-          out.printf(Locale.ROOT, "%6d  skipped: --max-seconds %.0f reached%n", b, maxSeconds);
-          continue;
+    /** Checks the options against each other and the model's config (every problem before any GPU work). */
+    Plan plan() {
+        if (batches == null || batches.isEmpty()) {
+            throw new IllegalArgumentException("--batches: give at least one batch size");
         }
-        DecodeResult r = steps.decode(b, rng);
-        report.decode(r);
-        out.printf(Locale.ROOT, "%6d %8d %7d %8d | %15.3f %7.3f %7.3f | %14.3f %7.3f %7.3f | %15.1f%n", b, context, iters, r.graphReplayedSteps(),
-            r.wallMs().median(), r.wallMs().p10(), r.wallMs().p90(), r.gpuMs().median(), r.gpuMs().p10(), r.gpuMs().p90(),
-            b * 1000.0 / r.wallMs().median());
-        printOps(out, r.ops());
+        if (new HashSet<>(batches).size() != batches.size()) {
+            throw new IllegalArgumentException("--batches has a batch size twice: " + batches);
+        }
+        for (int b : batches) {
+            if (b < 1 || b > MAX_BATCH) {
+                throw new IllegalArgumentException("--batches: batch sizes must be 1.." + MAX_BATCH + ", got " + b);
+            }
+        }
+        if (context < 1) {
+            throw new IllegalArgumentException("--context must be >= 1, got " + context);
+        }
+        if (warmup < 1) {
+            throw new IllegalArgumentException(
+                    "--warmup must be >= 1 (the first decode step of a batch size captures its CUDA graph), got "
+                            + warmup);
+        }
+        if (iters < 1) {
+            throw new IllegalArgumentException("--iters must be >= 1, got " + iters);
+        }
+        if (prefillTokens < 0 || prefillIters < 0) {
+            throw new IllegalArgumentException("--prefill-tokens and --prefill-iters must be >= 0");
+        }
+        if (kvCacheTokens < 0) {
+            throw new IllegalArgumentException("--kv-cache-tokens must be >= 0, got " + kvCacheTokens);
+        }
+        if (maxSeconds < 0) {
+            throw new IllegalArgumentException("--max-seconds must be >= 0, got " + maxSeconds);
+        }
+        if (eng.nccl && eng.virtualRanks) {
+            throw new IllegalArgumentException(
+                    "--nccl needs one GPU per rank: it cannot be combined with --virtual-ranks");
+        }
+        if (eng.nccl && eng.tp < 2) {
+            throw new IllegalArgumentException("--nccl needs --tp >= 2 (one rank has no allreduce)");
+        }
+        int maxBatch = batches.stream().mapToInt(Integer::intValue).max().getAsInt();
+        if (eng.maxBatchTokens < maxBatch) {
+            throw new IllegalArgumentException("--max-batch-tokens " + eng.maxBatchTokens
+                    + " is less than the largest batch " + maxBatch + " (a decode step of B sequences is B tokens)");
+        }
+        ModelConfig config = ModelConfig.read(eng.model);
+        TpLayout.of(config, Math.max(1, Math.min(eng.tp, 8))); // a TP degree that cannot split the heads is named here
+        long seqLenL = (long) context + warmup + iters;
+        int limit = config.slidingWindow() != null
+                ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow())
+                : config.maxPositionEmbeddings();
+        if (seqLenL > limit) {
+            throw new IllegalArgumentException("--context " + context + " + " + (warmup + iters) + " decode steps = "
+                    + seqLenL + " tokens exceeds the model's "
+                    + (limit == config.maxPositionEmbeddings() ? "max_position_embeddings " : "sliding window ")
+                    + limit);
+        }
+        if (prefillTokens > limit) {
+            throw new IllegalArgumentException(
+                    "--prefill-tokens " + prefillTokens + " exceeds the model's max_position_embeddings " + limit);
+        }
+        int seqLen = (int) seqLenL;
+        int maxModelLen = Math.max(seqLen, prefillTokens);
+        long blocksPerSeq = blocks(seqLen);
+        long needBlocks =
+                Math.max((long) maxBatch * blocksPerSeq, Math.max(blocks(prefillTokens), blocks(maxModelLen)));
+        long need = needBlocks * BLOCK_SIZE;
+        if (kvCacheTokens > 0 && blocks(kvCacheTokens) < needBlocks) {
+            throw new IllegalArgumentException(
+                    "--kv-cache-tokens " + kvCacheTokens + " is too small: batch " + maxBatch + " x (context " + context
+                            + " + " + (warmup + iters) + " decode steps) needs " + need + " tokens of KV cache ("
+                            + needBlocks + " blocks of " + BLOCK_SIZE
+                            + "); give at least that or 0 (sized automatically)");
+        }
+        long kv = kvCacheTokens > 0 ? kvCacheTokens : need;
+        EngineOptions opts = eng.options(maxBatch, maxModelLen, kv, maxBatch);
+        return new Plan(
+                config,
+                List.copyOf(batches),
+                maxBatch,
+                seqLen,
+                maxModelLen,
+                need,
+                kv,
+                prefillIters > 0 ? prefillIters : iters,
+                opts);
+    }
+
+    private static long blocks(long tokens) {
+        return (tokens + BLOCK_SIZE - 1) / BLOCK_SIZE;
+    }
+
+    private final long startNanos = System.nanoTime();
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = spec.commandLine().getOut();
+        Plan plan = plan();
+        long ckBytes = checkpointBytes(eng.model);
+        out.printf(
+                Locale.ROOT,
+                "bench-model: %s, tp %d%s, %s, graphs %s; batches %s, context %d, warm-up %d, iters %d, prefill %d tokens; "
+                        + "KV cache %d tokens (needed %d)%n",
+                eng.model,
+                eng.tp,
+                eng.virtualRanks ? " (virtual ranks)" : "",
+                allreduceName(),
+                eng.noGraphs ? "off" : "on",
+                plan.batches(),
+                context,
+                warmup,
+                iters,
+                prefillTokens,
+                plan.kvTokens(),
+                plan.kvNeededTokens());
         out.flush();
-        report.write(false);
-      }
-      if (prefillTokens > 0) {
-        if (overBudget()) {
-          report.skipped("prefill");
-          out.printf(Locale.ROOT, "prefill skipped: --max-seconds %.0f reached%n", maxSeconds);
-        } else {
-          PrefillResult prefill = steps.prefill(prefillTokens, rng);
-          report.prefill(prefill);
-          out.printf(Locale.ROOT, "prefill %d tokens (%d step(s) of <= %d): wall median %.3f ms (p10 %.3f, p90 %.3f) = %.1f tokens/s; "
-                  + "gpu median %.3f ms = %.1f tokens/s%n", prefill.tokens(), prefill.chunks(), eng.maxBatchTokens, prefill.wallMs().median(),
-              prefill.wallMs().p10(), prefill.wallMs().p90(), prefill.tokens() * 1000.0 / prefill.wallMs().median(), prefill.gpuMs().median(),
-              prefill.tokens() * 1000.0 / prefill.gpuMs().median());
-          printOps(out, prefill.ops());
+        ModelBenchJson report = new ModelBenchJson(json, context, startNanos);
+        long t0 = System.nanoTime();
+        try (LlmEngine engine = LlmEngine.load(plan.options(), err)) {
+            double loadTotal = (System.nanoTime() - t0) / 1e9;
+            report.header(header(plan, engine, ckBytes, loadTotal));
+            ModelBenchSteps steps =
+                    new ModelBenchSteps(engine, plan, context, warmup, iters, eng.maxBatchTokens, opBreakdown);
+            out.printf(
+                    Locale.ROOT,
+                    "load: %.3f GB of weights (%.3f GB per rank) in %.2f s = %.2f GB/s of checkpoint (%.3f GB); load() total %.2f s%n",
+                    engine.weightBytes() / 1e9,
+                    engine.memory().weightBytesPerRank() / 1e9,
+                    engine.loadSeconds(),
+                    ckBytes / 1e9 / Math.max(engine.loadSeconds(), 1e-9),
+                    ckBytes / 1e9,
+                    loadTotal);
+            report.write(false);
+            SplittableRandom rng = new SplittableRandom(seed);
+            out.println(
+                    " batch  context   steps  replays |  wall ms: median     p10     p90 |  gpu ms: median     p10     p90 |  tokens/s (wall)");
+            out.flush();
+            for (int b : plan.batches()) {
+                if (overBudget()) {
+                    report.skipped("decode batch " + b);
+                    out.printf(Locale.ROOT, "%6d  skipped: --max-seconds %.0f reached%n", b, maxSeconds);
+                    continue;
+                }
+                DecodeResult r = steps.decode(b, rng);
+                report.decode(r);
+                out.printf(
+                        Locale.ROOT,
+                        "%6d %8d %7d %8d | %15.3f %7.3f %7.3f | %14.3f %7.3f %7.3f | %15.1f%n",
+                        b,
+                        context,
+                        iters,
+                        r.graphReplayedSteps(),
+                        r.wallMs().median(),
+                        r.wallMs().p10(),
+                        r.wallMs().p90(),
+                        r.gpuMs().median(),
+                        r.gpuMs().p10(),
+                        r.gpuMs().p90(),
+                        b * 1000.0 / r.wallMs().median());
+                printOps(out, r.ops());
+                out.flush();
+                report.write(false);
+            }
+            if (prefillTokens > 0) {
+                if (overBudget()) {
+                    report.skipped("prefill");
+                    out.printf(Locale.ROOT, "prefill skipped: --max-seconds %.0f reached%n", maxSeconds);
+                } else {
+                    PrefillResult prefill = steps.prefill(prefillTokens, rng);
+                    report.prefill(prefill);
+                    out.printf(
+                            Locale.ROOT,
+                            "prefill %d tokens (%d step(s) of <= %d): wall median %.3f ms (p10 %.3f, p90 %.3f) = %.1f tokens/s; "
+                                    + "gpu median %.3f ms = %.1f tokens/s%n",
+                            prefill.tokens(),
+                            prefill.chunks(),
+                            eng.maxBatchTokens,
+                            prefill.wallMs().median(),
+                            prefill.wallMs().p10(),
+                            prefill.wallMs().p90(),
+                            prefill.tokens() * 1000.0 / prefill.wallMs().median(),
+                            prefill.gpuMs().median(),
+                            prefill.tokens() * 1000.0 / prefill.gpuMs().median());
+                    printOps(out, prefill.ops());
+                }
+            }
+            report.write(true);
+            out.printf(
+                    Locale.ROOT,
+                    "bench-model: done in %.1f s%s%n",
+                    (System.nanoTime() - startNanos) / 1e9,
+                    json != null ? ", JSON in " + json : "");
+            out.flush();
+            err.flush();
         }
-      }
-      report.write(true);
-      out.printf(Locale.ROOT, "bench-model: done in %.1f s%s%n", (System.nanoTime() - startNanos) / 1e9,
-          json != null ? ", JSON in " + json : "");
-      out.flush();
-      err.flush();
+        return ExitCodes.OK;
     }
-    return ExitCodes.OK;
-  }
 
-  private boolean overBudget() {
-    return maxSeconds > 0 && (System.nanoTime() - startNanos) / 1e9 > maxSeconds;
-  }
-
-  private String allreduceName() {
-    return eng.tp == 1 ? "no allreduce" : eng.nccl ? "NCCL allreduce" : "custom allreduce";
-  }
-
-  /** One line of GPU ms per operation (--op-breakdown): total, then each operation with its share. */
-  private static void printOps(PrintWriter out, Map<String, Double> ops) {
-    if (ops == null) {
-      return;
+    private boolean overBudget() {
+        return maxSeconds > 0 && (System.nanoTime() - startNanos) / 1e9 > maxSeconds;
     }
-    double total = ops.values().stream().mapToDouble(Double::doubleValue).sum();
-    StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "        ops (one eager pass, gpu ms): total %.3f:", total));
-    ops.forEach((k, v) -> b.append(String.format(Locale.ROOT, " %s %.3f (%.0f%%)", k, v, total > 0 ? 100 * v / total : 0)));
-    out.println(b);
-  }
 
-  /** Sum of the sizes of {@code *.safetensors} in the model directory. */
-  static long checkpointBytes(Path dir) throws IOException {
-    try (Stream<Path> s = Files.list(dir)) {
-      long sum = 0;
-      for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).toList()) {
-        sum += Files.size(p);
-      }
-      return sum;
+    private String allreduceName() {
+        return eng.tp == 1 ? "no allreduce" : eng.nccl ? "NCCL allreduce" : "custom allreduce";
     }
-  }
 
-  private ObjectNode header(Plan plan, LlmEngine engine, long ckBytes, double loadTotal) {
-    ObjectNode o = ModelBenchJson.JSON.createObjectNode();
-    o.put("kind", "tensorlane-bench-model");
-    o.put("date", Instant.now().toString());
-    if (label != null) {
-      o.put("label", label);
+    /** One line of GPU ms per operation (--op-breakdown): total, then each operation with its share. */
+    private static void printOps(PrintWriter out, Map<String, Double> ops) {
+        if (ops == null) {
+            return;
+        }
+        double total = ops.values().stream().mapToDouble(Double::doubleValue).sum();
+        StringBuilder b = new StringBuilder(
+                String.format(Locale.ROOT, "        ops (one eager pass, gpu ms): total %.3f:", total));
+        ops.forEach((k, v) ->
+                b.append(String.format(Locale.ROOT, " %s %.3f (%.0f%%)", k, v, total > 0 ? 100 * v / total : 0)));
+        out.println(b);
     }
-    o.put("model", eng.model.toString());
-    ModelConfig c = plan.config();
-    ObjectNode cfg = o.putObject("config");
-    cfg.put("architecture", c.architecture().toString());
-    cfg.put("layers", c.numLayers());
-    cfg.put("hidden", c.hiddenSize());
-    cfg.put("intermediate", c.intermediateSize());
-    cfg.put("heads", c.numHeads());
-    cfg.put("kv_heads", c.numKvHeads());
-    cfg.put("head_dim", c.headDim());
-    cfg.put("vocab", c.vocabSize());
-    cfg.put("dtype", c.dtype().toString());
-    cfg.put("tied_embeddings", c.tieWordEmbeddings());
-    o.put("tp", eng.tp);
-    o.put("virtual_ranks", eng.virtualRanks);
-    o.put("allreduce", eng.tp == 1 ? "none" : eng.nccl ? "nccl" : "custom");
-    o.put("graphs", !eng.noGraphs);
-    o.put("context", context);
-    o.put("warmup", warmup);
-    o.put("iters", iters);
-    o.put("prefill_iters", plan.prefillIters());
-    o.put("max_batch_tokens", eng.maxBatchTokens);
-    o.put("max_model_len", plan.maxModelLen());
-    o.put("kv_cache_tokens", engine.memory().kvTokens());
-    o.put("seed", seed);
-    ObjectNode load = o.putObject("load");
-    load.put("seconds", engine.loadSeconds());
-    load.put("total_seconds", loadTotal);
-    load.put("checkpoint_bytes", ckBytes);
-    load.put("weight_bytes", engine.weightBytes());
-    load.put("weight_bytes_per_rank", engine.memory().weightBytesPerRank());
-    load.put("checkpoint_gb_per_s", ckBytes / 1e9 / Math.max(engine.loadSeconds(), 1e-9));
-    ObjectNode mem = o.putObject("memory_per_rank");
-    mem.put("weights", engine.memory().weightBytesPerRank());
-    mem.put("kv", engine.memory().kvBytesPerRank());
-    mem.put("activations", engine.memory().activationBytesPerRank());
-    mem.put("allreduce_buffers", engine.memory().allreduceBytesPerRank());
-    o.put("timing", "wall_ms: System.nanoTime around LlmEngine.timedStep (input upload, forward/graph replay, synchronize, argmax "
-        + "read-back); gpu_ms: CUDA events on rank 0's stream around the forward/graph replay. Decode step k of a batch writes position "
-        + "context + k; the first warm-up step captures the graph.");
-    return o;
-  }
+
+    /** Sum of the sizes of {@code *.safetensors} in the model directory. */
+    static long checkpointBytes(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            long sum = 0;
+            for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".safetensors"))
+                    .toList()) {
+                sum += Files.size(p);
+            }
+            return sum;
+        }
+    }
+
+    private ObjectNode header(Plan plan, LlmEngine engine, long ckBytes, double loadTotal) {
+        ObjectNode o = ModelBenchJson.JSON.createObjectNode();
+        o.put("kind", "tensorlane-bench-model");
+        o.put("date", Instant.now().toString());
+        if (label != null) {
+            o.put("label", label);
+        }
+        o.put("model", eng.model.toString());
+        ModelConfig c = plan.config();
+        ObjectNode cfg = o.putObject("config");
+        cfg.put("architecture", c.architecture().toString());
+        cfg.put("layers", c.numLayers());
+        cfg.put("hidden", c.hiddenSize());
+        cfg.put("intermediate", c.intermediateSize());
+        cfg.put("heads", c.numHeads());
+        cfg.put("kv_heads", c.numKvHeads());
+        cfg.put("head_dim", c.headDim());
+        cfg.put("vocab", c.vocabSize());
+        cfg.put("dtype", c.dtype().toString());
+        cfg.put("tied_embeddings", c.tieWordEmbeddings());
+        o.put("tp", eng.tp);
+        o.put("virtual_ranks", eng.virtualRanks);
+        o.put("allreduce", eng.tp == 1 ? "none" : eng.nccl ? "nccl" : "custom");
+        o.put("graphs", !eng.noGraphs);
+        o.put("context", context);
+        o.put("warmup", warmup);
+        o.put("iters", iters);
+        o.put("prefill_iters", plan.prefillIters());
+        o.put("max_batch_tokens", eng.maxBatchTokens);
+        o.put("max_model_len", plan.maxModelLen());
+        o.put("kv_cache_tokens", engine.memory().kvTokens());
+        o.put("seed", seed);
+        ObjectNode load = o.putObject("load");
+        load.put("seconds", engine.loadSeconds());
+        load.put("total_seconds", loadTotal);
+        load.put("checkpoint_bytes", ckBytes);
+        load.put("weight_bytes", engine.weightBytes());
+        load.put("weight_bytes_per_rank", engine.memory().weightBytesPerRank());
+        load.put("checkpoint_gb_per_s", ckBytes / 1e9 / Math.max(engine.loadSeconds(), 1e-9));
+        ObjectNode mem = o.putObject("memory_per_rank");
+        mem.put("weights", engine.memory().weightBytesPerRank());
+        mem.put("kv", engine.memory().kvBytesPerRank());
+        mem.put("activations", engine.memory().activationBytesPerRank());
+        mem.put("allreduce_buffers", engine.memory().allreduceBytesPerRank());
+        o.put(
+                "timing",
+                "wall_ms: System.nanoTime around LlmEngine.timedStep (input upload, forward/graph replay, synchronize, argmax "
+                        + "read-back); gpu_ms: CUDA events on rank 0's stream around the forward/graph replay. Decode step k of a batch writes position "
+                        + "context + k; the first warm-up step captures the graph.");
+        return o;
+    }
 }

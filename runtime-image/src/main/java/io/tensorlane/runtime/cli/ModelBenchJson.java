@@ -18,103 +18,105 @@ import java.util.Map;
  * (through a temporary file) after each measurement.
  */
 final class ModelBenchJson {
-  static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-  private final Path json;
-  private final int context;
-  private final long startNanos;
-  private final List<DecodeResult> decodes = new ArrayList<>();
-  private final List<String> skipped = new ArrayList<>();
-  private PrefillResult prefill;
-  private ObjectNode header;
+    private final Path json;
+    private final int context;
+    private final long startNanos;
+    private final List<DecodeResult> decodes = new ArrayList<>();
+    private final List<String> skipped = new ArrayList<>();
+    private PrefillResult prefill;
+    private ObjectNode header;
 
-  /**
-   * @param json       the file, or null for none (then {@link #write} does nothing)
-   * @param context    {@code --context}, repeated in every decode measurement
-   * @param startNanos when the run started ({@code elapsed_seconds})
-   */
-  ModelBenchJson(Path json, int context, long startNanos) {
-    this.json = json;
-    this.context = context;
-    this.startNanos = startNanos;
-  }
-
-  /** The run's description (model, options, load, memory) that every write starts from; nothing is written before. */
-  void header(ObjectNode header) {
-    this.header = header;
-  }
-
-  void decode(DecodeResult r) {
-    decodes.add(r);
-  }
-
-  void prefill(PrefillResult r) {
-    prefill = r;
-  }
-
-  /** A measurement left out ({@code --max-seconds}). */
-  void skipped(String what) {
-    skipped.add(what);
-  }
-
-  private static void putOps(ObjectNode o, Map<String, Double> ops) {
-    if (ops != null) {
-      ObjectNode n = o.putObject("ops_gpu_ms_eager");
-      ops.forEach(n::put);
+    /**
+     * @param json       the file, or null for none (then {@link #write} does nothing)
+     * @param context    {@code --context}, repeated in every decode measurement
+     * @param startNanos when the run started ({@code elapsed_seconds})
+     */
+    ModelBenchJson(Path json, int context, long startNanos) {
+        this.json = json;
+        this.context = context;
+        this.startNanos = startNanos;
     }
-  }
 
-  private static void stats(ObjectNode parent, String name, ModelBenchStats s) {
-    ObjectNode o = parent.putObject(name);
-    o.put("n", s.n());
-    o.put("median", s.median());
-    o.put("p10", s.p10());
-    o.put("p90", s.p90());
-    o.put("min", s.min());
-    o.put("max", s.max());
-    o.put("mean", s.mean());
-  }
+    /** The run's description (model, options, load, memory) that every write starts from; nothing is written before. */
+    void header(ObjectNode header) {
+        this.header = header;
+    }
 
-  /** Writes the file ({@code complete}: every measurement is in); nothing without a file or a header. */
-  void write(boolean complete) throws IOException {
-    if (json == null || header == null) {
-      return;
+    void decode(DecodeResult r) {
+        decodes.add(r);
     }
-    ObjectNode o = header.deepCopy();
-    o.put("complete", complete);
-    ArrayNode d = o.putArray("decode");
-    for (DecodeResult r : decodes) {
-      ObjectNode x = d.addObject();
-      x.put("batch", r.batch());
-      x.put("context", context);
-      x.put("first_position", r.firstPosition());
-      x.put("last_position", r.lastPosition());
-      x.put("graph_replayed_steps", r.graphReplayedSteps());
-      stats(x, "wall_ms", r.wallMs());
-      stats(x, "gpu_ms", r.gpuMs());
-      x.put("tokens_per_s", r.batch() * 1000.0 / r.wallMs().median());
-      x.put("tokens_per_s_gpu", r.batch() * 1000.0 / r.gpuMs().median());
-      putOps(x, r.ops());
+
+    void prefill(PrefillResult r) {
+        prefill = r;
     }
-    if (prefill != null) {
-      ObjectNode p = o.putObject("prefill");
-      p.put("tokens", prefill.tokens());
-      p.put("chunks", prefill.chunks());
-      stats(p, "wall_ms", prefill.wallMs());
-      stats(p, "gpu_ms", prefill.gpuMs());
-      p.put("tokens_per_s", prefill.tokens() * 1000.0 / prefill.wallMs().median());
-      p.put("tokens_per_s_gpu", prefill.tokens() * 1000.0 / prefill.gpuMs().median());
-      putOps(p, prefill.ops());
+
+    /** A measurement left out ({@code --max-seconds}). */
+    void skipped(String what) {
+        skipped.add(what);
     }
-    ArrayNode sk = o.putArray("skipped");
-    skipped.forEach(sk::add);
-    o.put("elapsed_seconds", (System.nanoTime() - startNanos) / 1e9);
-    Path parent = json.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
+
+    private static void putOps(ObjectNode o, Map<String, Double> ops) {
+        if (ops != null) {
+            ObjectNode n = o.putObject("ops_gpu_ms_eager");
+            ops.forEach(n::put);
+        }
     }
-    Path tmp = json.resolveSibling(json.getFileName() + ".tmp");
-    JSON.writeValue(tmp.toFile(), o);
-    Files.move(tmp, json, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-  }
+
+    private static void stats(ObjectNode parent, String name, ModelBenchStats s) {
+        ObjectNode o = parent.putObject(name);
+        o.put("n", s.n());
+        o.put("median", s.median());
+        o.put("p10", s.p10());
+        o.put("p90", s.p90());
+        o.put("min", s.min());
+        o.put("max", s.max());
+        o.put("mean", s.mean());
+    }
+
+    /** Writes the file ({@code complete}: every measurement is in); nothing without a file or a header. */
+    void write(boolean complete) throws IOException {
+        if (json == null || header == null) {
+            return;
+        }
+        ObjectNode o = header.deepCopy();
+        o.put("complete", complete);
+        ArrayNode d = o.putArray("decode");
+        for (DecodeResult r : decodes) {
+            ObjectNode x = d.addObject();
+            x.put("batch", r.batch());
+            x.put("context", context);
+            x.put("first_position", r.firstPosition());
+            x.put("last_position", r.lastPosition());
+            x.put("graph_replayed_steps", r.graphReplayedSteps());
+            stats(x, "wall_ms", r.wallMs());
+            stats(x, "gpu_ms", r.gpuMs());
+            x.put("tokens_per_s", r.batch() * 1000.0 / r.wallMs().median());
+            x.put("tokens_per_s_gpu", r.batch() * 1000.0 / r.gpuMs().median());
+            putOps(x, r.ops());
+        }
+        if (prefill != null) {
+            ObjectNode p = o.putObject("prefill");
+            p.put("tokens", prefill.tokens());
+            p.put("chunks", prefill.chunks());
+            stats(p, "wall_ms", prefill.wallMs());
+            stats(p, "gpu_ms", prefill.gpuMs());
+            p.put("tokens_per_s", prefill.tokens() * 1000.0 / prefill.wallMs().median());
+            p.put(
+                    "tokens_per_s_gpu",
+                    prefill.tokens() * 1000.0 / prefill.gpuMs().median());
+            putOps(p, prefill.ops());
+        }
+        ArrayNode sk = o.putArray("skipped");
+        skipped.forEach(sk::add);
+        o.put("elapsed_seconds", (System.nanoTime() - startNanos) / 1e9);
+        Path parent = json.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Path tmp = json.resolveSibling(json.getFileName() + ".tmp");
+        JSON.writeValue(tmp.toFile(), o);
+        Files.move(tmp, json, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
 }

@@ -14,147 +14,177 @@ import java.util.SplittableRandom;
  * sequences are prefilled, and the timed chunked prefill of one sequence (KV blocks given back after each).
  */
 final class ModelBenchSteps {
-  /** One decode measurement. */
-  record DecodeResult(int batch, int firstPosition, int lastPosition, int graphReplayedSteps, ModelBenchStats wallMs, ModelBenchStats gpuMs,
-      Map<String, Double> ops) {}
+    /** One decode measurement. */
+    record DecodeResult(
+            int batch,
+            int firstPosition,
+            int lastPosition,
+            int graphReplayedSteps,
+            ModelBenchStats wallMs,
+            ModelBenchStats gpuMs,
+            Map<String, Double> ops) {}
 
-  /** The prefill measurement. */
-  record PrefillResult(int tokens, int chunks, ModelBenchStats wallMs, ModelBenchStats gpuMs, Map<String, Double> ops) {}
+    /** The prefill measurement. */
+    record PrefillResult(
+            int tokens, int chunks, ModelBenchStats wallMs, ModelBenchStats gpuMs, Map<String, Double> ops) {}
 
-  private final LlmEngine engine;
-  private final ModelBenchCommand.Plan plan;
-  private final int context;
-  private final int warmup;
-  private final int iters;
-  private final int maxBatchTokens;
-  private final boolean opBreakdown;
+    private final LlmEngine engine;
+    private final ModelBenchCommand.Plan plan;
+    private final int context;
+    private final int warmup;
+    private final int iters;
+    private final int maxBatchTokens;
+    private final boolean opBreakdown;
 
-  /** The measurements of {@code plan} with the command's {@code --context}, {@code --warmup}, {@code --iters}, ... */
-  ModelBenchSteps(LlmEngine engine, ModelBenchCommand.Plan plan, int context, int warmup, int iters, int maxBatchTokens,
-      boolean opBreakdown) {
-    this.engine = engine;
-    this.plan = plan;
-    this.context = context;
-    this.warmup = warmup;
-    this.iters = iters;
-    this.maxBatchTokens = maxBatchTokens;
-    this.opBreakdown = opBreakdown;
-  }
-
-  /** Prefills {@code batch} sequences of {@code context} random ids, then times decode steps at growing positions. */
-  DecodeResult decode(int batch, SplittableRandom rng) {
-    BlockAllocator alloc = engine.blocks();
-    int vocab = plan.config().vocabSize();
-    List<List<Integer>> tables = new ArrayList<>();
-    for (int i = 0; i < batch; i++) {
-      tables.add(new ArrayList<>());
+    /** The measurements of {@code plan} with the command's {@code --context}, {@code --warmup}, {@code --iters}, ... */
+    ModelBenchSteps(
+            LlmEngine engine,
+            ModelBenchCommand.Plan plan,
+            int context,
+            int warmup,
+            int iters,
+            int maxBatchTokens,
+            boolean opBreakdown) {
+        this.engine = engine;
+        this.plan = plan;
+        this.context = context;
+        this.warmup = warmup;
+        this.iters = iters;
+        this.maxBatchTokens = maxBatchTokens;
+        this.opBreakdown = opBreakdown;
     }
-    try {
-      // prefill, packed: at most maxBatchTokens tokens and maxSeqs rows per step (long contexts chunked)
-      int seq = 0;
-      int done = 0;
-      while (seq < batch) {
-        StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-        while (seq < batch && sb.tokens() < maxBatchTokens && sb.rows() < plan.maxBatch()) {
-          int chunk = Math.min(context - done, maxBatchTokens - sb.tokens());
-          ensure(alloc, tables.get(seq), done + chunk);
-          boolean last = done + chunk == context;
-          sb.add(tables.get(seq), randomIds(rng, chunk, vocab), done, last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
-          done += chunk;
-          if (last) {
-            seq++;
-            done = 0;
-          }
-        }
-        engine.step(sb.build(), false);
-      }
-      double[] wall = new double[iters];
-      double[] gpu = new double[iters];
-      int replays = 0;
-      StepBatch last = null;
-      for (int k = 0; k < warmup + iters; k++) {
-        int pos = context + k;
-        StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-        for (List<Integer> t : tables) {
-          ensure(alloc, t, pos + 1);
-          sb.add(t, randomIds(rng, 1, vocab), pos, StepBatch.Logits.LAST);
-        }
-        StepBatch step = sb.build();
-        last = step;
-        long s = System.nanoTime();
-        LlmEngine.TimedStep ts = engine.timedStep(step);
-        long e = System.nanoTime();
-        if (k >= warmup) {
-          wall[k - warmup] = (e - s) / 1e6;
-          gpu[k - warmup] = ts.gpuMillis();
-          replays += ts.graphReplayed() ? 1 : 0;
-        }
-      }
-      Map<String, Double> ops = opBreakdown && last != null ? engine.profileStep(last) : null;
-      return new DecodeResult(batch, context, context + warmup + iters - 1, replays, ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
-    } finally {
-      for (List<Integer> t : tables) {
-        alloc.release(t);
-      }
-    }
-  }
 
-  /** One sequence of {@code prefillTokens} random ids, chunked; each timed sample is the whole prefill. */
-  PrefillResult prefill(int prefillTokens, SplittableRandom rng) {
-    BlockAllocator alloc = engine.blocks();
-    List<Integer> table = new ArrayList<>();
-    int[] ids = randomIds(rng, prefillTokens, plan.config().vocabSize());
-    List<StepBatch> steps = new ArrayList<>();
-    try {
-      ensure(alloc, table, prefillTokens);
-      for (int from = 0; from < prefillTokens; from += maxBatchTokens) {
-        int to = Math.min(prefillTokens, from + maxBatchTokens);
-        steps.add(new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq()).add(table, java.util.Arrays.copyOfRange(ids, from, to), from,
-            to == prefillTokens ? StepBatch.Logits.LAST : StepBatch.Logits.NONE).build());
-      }
-      int n = plan.prefillIters();
-      double[] wall = new double[n];
-      double[] gpu = new double[n];
-      for (int k = 0; k < warmup + n; k++) {
-        double w = 0;
-        double g = 0;
-        for (StepBatch sb : steps) {
-          long s = System.nanoTime();
-          LlmEngine.TimedStep ts = engine.timedStep(sb);
-          w += (System.nanoTime() - s) / 1e6;
-          g += ts.gpuMillis();
+    /** Prefills {@code batch} sequences of {@code context} random ids, then times decode steps at growing positions. */
+    DecodeResult decode(int batch, SplittableRandom rng) {
+        BlockAllocator alloc = engine.blocks();
+        int vocab = plan.config().vocabSize();
+        List<List<Integer>> tables = new ArrayList<>();
+        for (int i = 0; i < batch; i++) {
+            tables.add(new ArrayList<>());
         }
-        if (k >= warmup) {
-          wall[k - warmup] = w;
-          gpu[k - warmup] = g;
+        try {
+            // prefill, packed: at most maxBatchTokens tokens and maxSeqs rows per step (long contexts chunked)
+            int seq = 0;
+            int done = 0;
+            while (seq < batch) {
+                StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
+                while (seq < batch && sb.tokens() < maxBatchTokens && sb.rows() < plan.maxBatch()) {
+                    int chunk = Math.min(context - done, maxBatchTokens - sb.tokens());
+                    ensure(alloc, tables.get(seq), done + chunk);
+                    boolean last = done + chunk == context;
+                    sb.add(
+                            tables.get(seq),
+                            randomIds(rng, chunk, vocab),
+                            done,
+                            last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
+                    done += chunk;
+                    if (last) {
+                        seq++;
+                        done = 0;
+                    }
+                }
+                engine.step(sb.build(), false);
+            }
+            double[] wall = new double[iters];
+            double[] gpu = new double[iters];
+            int replays = 0;
+            StepBatch last = null;
+            for (int k = 0; k < warmup + iters; k++) {
+                int pos = context + k;
+                StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
+                for (List<Integer> t : tables) {
+                    ensure(alloc, t, pos + 1);
+                    sb.add(t, randomIds(rng, 1, vocab), pos, StepBatch.Logits.LAST);
+                }
+                StepBatch step = sb.build();
+                last = step;
+                long s = System.nanoTime();
+                LlmEngine.TimedStep ts = engine.timedStep(step);
+                long e = System.nanoTime();
+                if (k >= warmup) {
+                    wall[k - warmup] = (e - s) / 1e6;
+                    gpu[k - warmup] = ts.gpuMillis();
+                    replays += ts.graphReplayed() ? 1 : 0;
+                }
+            }
+            Map<String, Double> ops = opBreakdown && last != null ? engine.profileStep(last) : null;
+            return new DecodeResult(
+                    batch,
+                    context,
+                    context + warmup + iters - 1,
+                    replays,
+                    ModelBenchStats.of(wall),
+                    ModelBenchStats.of(gpu),
+                    ops);
+        } finally {
+            for (List<Integer> t : tables) {
+                alloc.release(t);
+            }
         }
-      }
-      Map<String, Double> ops = null;
-      if (opBreakdown) {
-        ops = new LinkedHashMap<>();
-        for (StepBatch sb : steps) {
-          Map<String, Double> sum = ops;
-          engine.profileStep(sb).forEach((k, v) -> sum.merge(k, v, Double::sum));
-        }
-      }
-      return new PrefillResult(prefillTokens, steps.size(), ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
-    } finally {
-      alloc.release(table);
     }
-  }
 
-  private static void ensure(BlockAllocator alloc, List<Integer> table, long tokens) {
-    if (!alloc.ensure(table, tokens)) {
-      throw new IllegalStateException("the KV cache (" + alloc.blocks() + " blocks, " + alloc.freeBlocks() + " free) cannot hold " + tokens
-          + " more tokens of a sequence");
+    /** One sequence of {@code prefillTokens} random ids, chunked; each timed sample is the whole prefill. */
+    PrefillResult prefill(int prefillTokens, SplittableRandom rng) {
+        BlockAllocator alloc = engine.blocks();
+        List<Integer> table = new ArrayList<>();
+        int[] ids = randomIds(rng, prefillTokens, plan.config().vocabSize());
+        List<StepBatch> steps = new ArrayList<>();
+        try {
+            ensure(alloc, table, prefillTokens);
+            for (int from = 0; from < prefillTokens; from += maxBatchTokens) {
+                int to = Math.min(prefillTokens, from + maxBatchTokens);
+                steps.add(new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq())
+                        .add(
+                                table,
+                                java.util.Arrays.copyOfRange(ids, from, to),
+                                from,
+                                to == prefillTokens ? StepBatch.Logits.LAST : StepBatch.Logits.NONE)
+                        .build());
+            }
+            int n = plan.prefillIters();
+            double[] wall = new double[n];
+            double[] gpu = new double[n];
+            for (int k = 0; k < warmup + n; k++) {
+                double w = 0;
+                double g = 0;
+                for (StepBatch sb : steps) {
+                    long s = System.nanoTime();
+                    LlmEngine.TimedStep ts = engine.timedStep(sb);
+                    w += (System.nanoTime() - s) / 1e6;
+                    g += ts.gpuMillis();
+                }
+                if (k >= warmup) {
+                    wall[k - warmup] = w;
+                    gpu[k - warmup] = g;
+                }
+            }
+            Map<String, Double> ops = null;
+            if (opBreakdown) {
+                ops = new LinkedHashMap<>();
+                for (StepBatch sb : steps) {
+                    Map<String, Double> sum = ops;
+                    engine.profileStep(sb).forEach((k, v) -> sum.merge(k, v, Double::sum));
+                }
+            }
+            return new PrefillResult(
+                    prefillTokens, steps.size(), ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
+        } finally {
+            alloc.release(table);
+        }
     }
-  }
 
-  static int[] randomIds(SplittableRandom rng, int n, int vocab) {
-    int[] ids = new int[n];
-    for (int i = 0; i < n; i++) {
-      ids[i] = rng.nextInt(vocab);
+    private static void ensure(BlockAllocator alloc, List<Integer> table, long tokens) {
+        if (!alloc.ensure(table, tokens)) {
+            throw new IllegalStateException("the KV cache (" + alloc.blocks() + " blocks, " + alloc.freeBlocks()
+                    + " free) cannot hold " + tokens + " more tokens of a sequence");
+        }
     }
-    return ids;
-  }
+
+    static int[] randomIds(SplittableRandom rng, int n, int vocab) {
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = rng.nextInt(vocab);
+        }
+        return ids;
+    }
 }

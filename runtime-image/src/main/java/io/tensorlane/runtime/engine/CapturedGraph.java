@@ -17,42 +17,44 @@ import jcuda.driver.CUstreamCaptureMode;
  * replaying a captured call is a new call. Capture uses relaxed mode: each rank captures on its own thread.
  */
 public final class CapturedGraph implements AutoCloseable {
-  private final CUgraph graph;
-  private final CUgraphExec exec;
+    private final CUgraph graph;
+    private final CUgraphExec exec;
 
-  private CapturedGraph(CUgraph graph, CUgraphExec exec) {
-    this.graph = graph;
-    this.exec = exec;
-  }
-
-  /** Captures what {@code body} enqueues on {@code stream} (current context). */
-  public static CapturedGraph capture(CUstream stream, Runnable body) {
-    Cuda.check(cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
-    CUgraph g = new CUgraph();
-    try {
-      body.run();
-    } catch (RuntimeException e) {
-      cuStreamEndCapture(stream, g);
-      cuGraphDestroy(g);
-      throw e;
+    private CapturedGraph(CUgraph graph, CUgraphExec exec) {
+        this.graph = graph;
+        this.exec = exec;
     }
-    Cuda.check(cuStreamEndCapture(stream, g), "cuStreamEndCapture");
-    CUgraphExec exec = new CUgraphExec();
-    int rc = cuGraphInstantiate(exec, g, 0);
-    if (rc != 0) {
-      cuGraphDestroy(g);
-      Cuda.check(rc, "cuGraphInstantiate");
+
+    /** Captures what {@code body} enqueues on {@code stream} (current context). */
+    public static CapturedGraph capture(CUstream stream, Runnable body) {
+        Cuda.check(
+                cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+                "cuStreamBeginCapture");
+        CUgraph g = new CUgraph();
+        try {
+            body.run();
+        } catch (RuntimeException e) {
+            cuStreamEndCapture(stream, g);
+            cuGraphDestroy(g);
+            throw e;
+        }
+        Cuda.check(cuStreamEndCapture(stream, g), "cuStreamEndCapture");
+        CUgraphExec exec = new CUgraphExec();
+        int rc = cuGraphInstantiate(exec, g, 0);
+        if (rc != 0) {
+            cuGraphDestroy(g);
+            Cuda.check(rc, "cuGraphInstantiate");
+        }
+        return new CapturedGraph(g, exec);
     }
-    return new CapturedGraph(g, exec);
-  }
 
-  public void launch(CUstream stream) {
-    Cuda.check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
-  }
+    public void launch(CUstream stream) {
+        Cuda.check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
+    }
 
-  @Override
-  public void close() {
-    cuGraphExecDestroy(exec);
-    cuGraphDestroy(graph);
-  }
+    @Override
+    public void close() {
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(graph);
+    }
 }

@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.engine;
 
-import io.tensorlane.contract.Algorithm;
-import io.tensorlane.contract.AlgorithmTable;
 import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
@@ -10,6 +8,8 @@ import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 
+import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.BufferLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,261 +37,274 @@ import jcuda.driver.CUresult;
  * </pre>
  */
 public final class Communicator implements AutoCloseable {
-  private static final Logger LOG = Logger.getLogger(Communicator.class.getName());
+    private static final Logger LOG = Logger.getLogger(Communicator.class.getName());
 
-  private final CommunicatorConfig config;
-  private final Map<Integer, CUcontext> contexts = new LinkedHashMap<>();
-  private final Map<Integer, KernelModule> modules = new LinkedHashMap<>();
-  private final List<Rank> ranks = new ArrayList<>();
-  private int maxBlocks;
-  private int nextSlot = BufferLayout.FIXED_POINTER_SLOTS;
-  private volatile boolean broken;
-  /** Virtual ranks only: host barriers around each allreduce launch (see LaunchFence); null otherwise. */
-  private final LaunchFence fence;
-  private volatile Rank.Fallback fallback;
-  private boolean closed;
+    private final CommunicatorConfig config;
+    private final Map<Integer, CUcontext> contexts = new LinkedHashMap<>();
+    private final Map<Integer, KernelModule> modules = new LinkedHashMap<>();
+    private final List<Rank> ranks = new ArrayList<>();
+    private int maxBlocks;
+    private int nextSlot = BufferLayout.FIXED_POINTER_SLOTS;
+    private volatile boolean broken;
+    /** Virtual ranks only: host barriers around each allreduce launch (see LaunchFence); null otherwise. */
+    private final LaunchFence fence;
 
-  private Communicator(CommunicatorConfig config) {
-    this.fence = config.virtual() && config.devices().size() > 1
-        ? new LaunchFence(config.devices().size(), Math.max(config.timeoutMillis(), 30_000)) : null;
-    this.config = config;
-  }
+    private volatile Rank.Fallback fallback;
+    private boolean closed;
 
-  /**
-   * Builds the communicator. CUDA OOM while allocating the buffers ends in {@link CudaOutOfMemoryException}
-   * (everything allocated so far is freed).
-   */
-  public static Communicator create(CommunicatorConfig config) {
-    Communicator c = new Communicator(config);
-    try {
-      c.open();
-      return c;
-    } catch (RuntimeException e) {
-      c.close();
-      throw e;
+    private Communicator(CommunicatorConfig config) {
+        this.fence = config.virtual() && config.devices().size() > 1
+                ? new LaunchFence(config.devices().size(), Math.max(config.timeoutMillis(), 30_000))
+                : null;
+        this.config = config;
     }
-  }
 
-  private void open() {
-    if (config.virtual()) {
-      // before the driver initializes: every user of virtual ranks (engine, selftest, serve --synthetic) needs them
-      SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
-    }
-    Cuda.init();
-    BufferLayout layout = config.layout();
-    maxBlocks = layout.blocks();
-    for (int d : config.devices().stream().distinct().toList()) {
-      CUdevice dev = new CUdevice();
-      Cuda.check(cuDeviceGet(dev, d), "cuDeviceGet(" + d + ")");
-      CUcontext ctx = new CUcontext();
-      Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain(GPU " + d + ")");
-      contexts.put(d, ctx);
-      setCurrent(d);
-      KernelModule m = new KernelModule();
-      modules.put(d, m);
-      int[] sms = {0};
-      Cuda.check(cuDeviceGetAttribute(sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute(SM count)");
-      maxBlocks = Math.min(maxBlocks, LaunchPlan.maxBlocks(layout.blocks(), m.residentBlocksPerSm(), sms[0], config.ranksOn(d)));
-    }
-    enablePeerAccess();
-    for (int r = 0; r < config.devices().size(); r++) {
-      int d = config.devices().get(r);
-      setCurrent(d);
-      ranks.add(new Rank(this, r, d, contexts.get(d), modules.get(d)));
-    }
-    for (Rank r : ranks) {
-      setCurrent(r.device());
-      r.uploadFixedSlots(ranks);
-    }
-    LOG.info(() -> "communicator: " + config.devices().size() + " ranks on GPUs " + config.devices() + (config.virtual() ? " (virtual ranks)" : "")
-        + ", " + maxBlocks + " blocks max, " + layout.totalBytesPerRank() + " bytes of buffers per rank");
-  }
-
-  private void enablePeerAccess() {
-    List<Integer> devs = new ArrayList<>(contexts.keySet());
-    for (int a : devs) {
-      for (int b : devs) {
-        if (a == b) {
-          continue;
-        }
-        CUdevice da = new CUdevice();
-        CUdevice db = new CUdevice();
-        cuDeviceGet(da, a);
-        cuDeviceGet(db, b);
-        int[] can = {0};
-        Cuda.check(cuDeviceCanAccessPeer(can, da, db), "cuDeviceCanAccessPeer(" + a + ", " + b + ")");
-        if (can[0] == 0) {
-          throw new IllegalStateException("GPU " + a + " cannot access GPU " + b + " peer-to-peer: the custom allreduce needs P2P "
-              + "between every pair of the pod's GPUs; use NCCL on this node");
-        }
-        setCurrent(a);
-        int rc = cuCtxEnablePeerAccess(contexts.get(b), 0);
-        if (rc != CUresult.CUDA_SUCCESS && rc != CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
-          Cuda.check(rc, "cuCtxEnablePeerAccess(" + a + " -> " + b + ")");
-        }
-      }
-    }
-  }
-
-  void setCurrent(int device) {
-    Cuda.check(cuCtxSetCurrent(contexts.get(device)), "cuCtxSetCurrent(GPU " + device + ")");
-  }
-
-  public CommunicatorConfig config() {
-    return config;
-  }
-
-  public BufferLayout layout() {
-    return config.layout();
-  }
-
-  public int worldSize() {
-    return ranks.size();
-  }
-
-  public Rank rank(int r) {
-    return ranks.get(r);
-  }
-
-  public List<Rank> ranks() {
-    return List.copyOf(ranks);
-  }
-
-  /** The most blocks one kernel launch uses (co-residency of virtual ranks taken into account). */
-  public int maxBlocks() {
-    return maxBlocks;
-  }
-
-  public boolean isBroken() {
-    return broken;
-  }
-
-  void markBroken() {
-    broken = true;
-  }
-
-  /** Where messages go when the table says NCCL or they are larger than the buffers (optional). */
-  public void setFallback(Rank.Fallback fallback) {
-    this.fallback = fallback;
-  }
-
-  /**
-   * The algorithm an allreduce of {@code bytes} runs with: the table's choice where it covers the size, NCCL where it
-   * says so, where it does not cover the size or where the message exceeds the custom allreduce's buffers.
-   */
-  public Algorithm route(long bytes) {
-    return route(config.table(), config.layout().maxMessageBytes(), bytes);
-  }
-
-  static Algorithm route(AlgorithmTable table, long maxMessageBytes, long bytes) {
-    Algorithm a = bytes >= 1 && table.covers(bytes) ? table.select(bytes) : Algorithm.NCCL;
-    return a != Algorithm.NCCL && bytes > maxMessageBytes ? Algorithm.NCCL : a;
-  }
-
-  /** The launch fence of virtual ranks, or null. */
-  LaunchFence fence() {
-    return fence;
-  }
-
-  Rank.Fallback fallback() {
-    return fallback;
-  }
-
-  /** Runs {@code fn} on every rank's worker thread at once; returns results by rank; rethrows the first failure. */
-  public <T> List<T> onEachRank(Function<Rank, T> fn) {
-    List<Future<T>> futures = new ArrayList<>();
-    for (Rank r : ranks) {
-      futures.add(r.submit(() -> {
+    /**
+     * Builds the communicator. CUDA OOM while allocating the buffers ends in {@link CudaOutOfMemoryException}
+     * (everything allocated so far is freed).
+     */
+    public static Communicator create(CommunicatorConfig config) {
+        Communicator c = new Communicator(config);
         try {
-          return fn.apply(r);
-        } catch (RuntimeException | Error e) {
-          if (fence != null) {
-            fence.breakAll(); // peers waiting at the launch fence for this rank get an error instead of the timeout
-          }
-          throw e;
+            c.open();
+            return c;
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
         }
-      }));
     }
-    List<T> out = new ArrayList<>();
-    RuntimeException first = null;
-    for (Future<T> f : futures) {
-      try {
-        out.add(f.get());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for ranks", e);
-      } catch (ExecutionException e) {
-        Throwable c = e.getCause();
-        RuntimeException re = c instanceof RuntimeException rt ? rt : new IllegalStateException(c);
-        if (first == null || (re instanceof AllreduceTimeoutException && !(first instanceof AllreduceTimeoutException))) {
-          first = re;
+
+    private void open() {
+        if (config.virtual()) {
+            // before the driver initializes: every user of virtual ranks (engine, selftest, serve --synthetic) needs
+            // them
+            SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
         }
-        out.add(null);
-      }
+        Cuda.init();
+        BufferLayout layout = config.layout();
+        maxBlocks = layout.blocks();
+        for (int d : config.devices().stream().distinct().toList()) {
+            CUdevice dev = new CUdevice();
+            Cuda.check(cuDeviceGet(dev, d), "cuDeviceGet(" + d + ")");
+            CUcontext ctx = new CUcontext();
+            Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain(GPU " + d + ")");
+            contexts.put(d, ctx);
+            setCurrent(d);
+            KernelModule m = new KernelModule();
+            modules.put(d, m);
+            int[] sms = {0};
+            Cuda.check(
+                    cuDeviceGetAttribute(sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                    "cuDeviceGetAttribute(SM count)");
+            maxBlocks = Math.min(
+                    maxBlocks,
+                    LaunchPlan.maxBlocks(layout.blocks(), m.residentBlocksPerSm(), sms[0], config.ranksOn(d)));
+        }
+        enablePeerAccess();
+        for (int r = 0; r < config.devices().size(); r++) {
+            int d = config.devices().get(r);
+            setCurrent(d);
+            ranks.add(new Rank(this, r, d, contexts.get(d), modules.get(d)));
+        }
+        for (Rank r : ranks) {
+            setCurrent(r.device());
+            r.uploadFixedSlots(ranks);
+        }
+        LOG.info(() -> "communicator: " + config.devices().size() + " ranks on GPUs " + config.devices()
+                + (config.virtual() ? " (virtual ranks)" : "") + ", " + maxBlocks + " blocks max, "
+                + layout.totalBytesPerRank() + " bytes of buffers per rank");
     }
-    if (first != null) {
-      throw first;
-    }
-    return out;
-  }
 
-  /** Synchronizes every rank's own stream and checks every rank's watchdog record. */
-  public void synchronize() {
-    onEachRank(r -> {
-      r.synchronize();
-      return null;
-    });
-  }
+    private void enablePeerAccess() {
+        List<Integer> devs = new ArrayList<>(contexts.keySet());
+        for (int a : devs) {
+            for (int b : devs) {
+                if (a == b) {
+                    continue;
+                }
+                CUdevice da = new CUdevice();
+                CUdevice db = new CUdevice();
+                cuDeviceGet(da, a);
+                cuDeviceGet(db, b);
+                int[] can = {0};
+                Cuda.check(cuDeviceCanAccessPeer(can, da, db), "cuDeviceCanAccessPeer(" + a + ", " + b + ")");
+                if (can[0] == 0) {
+                    throw new IllegalStateException(
+                            "GPU " + a + " cannot access GPU " + b + " peer-to-peer: the custom allreduce needs P2P "
+                                    + "between every pair of the pod's GPUs; use NCCL on this node");
+                }
+                setCurrent(a);
+                int rc = cuCtxEnablePeerAccess(contexts.get(b), 0);
+                if (rc != CUresult.CUDA_SUCCESS && rc != CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+                    Cuda.check(rc, "cuCtxEnablePeerAccess(" + a + " -> " + b + ")");
+                }
+            }
+        }
+    }
 
-  /**
-   * Registers one input buffer per rank (e.g. a tensor a CUDA graph will reduce) so calls on it need no copy
-   * into staging. Collective: pass every rank's address, index = rank. Returns the pointer-table slot.
-   */
-  public synchronized int registerInputs(List<jcuda.driver.CUdeviceptr> perRank) {
-    if (perRank.size() != ranks.size()) {
-      throw new IllegalArgumentException("registerInputs needs one buffer per rank (" + ranks.size() + "), got " + perRank.size());
+    void setCurrent(int device) {
+        Cuda.check(cuCtxSetCurrent(contexts.get(device)), "cuCtxSetCurrent(GPU " + device + ")");
     }
-    if (nextSlot >= layout().pointerSlots()) {
-      throw new IllegalStateException("all " + layout().graphBufferSlots() + " graph buffer slots are registered");
-    }
-    int slot = nextSlot++;
-    long[] addrs = new long[BufferLayout.MAX_RANKS];
-    for (int i = 0; i < perRank.size(); i++) {
-      addrs[i] = Cuda.address(perRank.get(i));
-      if (addrs[i] % BufferLayout.VECTOR_BYTES != 0) {
-        throw new IllegalArgumentException("registered buffer of rank " + i + " is not 16-byte aligned");
-      }
-    }
-    for (Rank r : ranks) {
-      setCurrent(r.device());
-      r.writeSlot(slot, addrs);
-    }
-    return slot;
-  }
 
-  @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
+    public CommunicatorConfig config() {
+        return config;
     }
-    closed = true;
-    for (Rank r : ranks) {
-      try {
-        setCurrent(r.device());
-        r.close();
-      } catch (RuntimeException e) {
-        LOG.warning("closing rank " + r.index() + ": " + e.getMessage());
-      }
+
+    public BufferLayout layout() {
+        return config.layout();
     }
-    for (Map.Entry<Integer, KernelModule> e : modules.entrySet()) {
-      setCurrent(e.getKey());
-      e.getValue().close();
+
+    public int worldSize() {
+        return ranks.size();
     }
-    for (int d : contexts.keySet()) {
-      CUdevice dev = new CUdevice();
-      cuDeviceGet(dev, d);
-      cuDevicePrimaryCtxRelease(dev);
+
+    public Rank rank(int r) {
+        return ranks.get(r);
     }
-    contexts.clear();
-  }
+
+    public List<Rank> ranks() {
+        return List.copyOf(ranks);
+    }
+
+    /** The most blocks one kernel launch uses (co-residency of virtual ranks taken into account). */
+    public int maxBlocks() {
+        return maxBlocks;
+    }
+
+    public boolean isBroken() {
+        return broken;
+    }
+
+    void markBroken() {
+        broken = true;
+    }
+
+    /** Where messages go when the table says NCCL or they are larger than the buffers (optional). */
+    public void setFallback(Rank.Fallback fallback) {
+        this.fallback = fallback;
+    }
+
+    /**
+     * The algorithm an allreduce of {@code bytes} runs with: the table's choice where it covers the size, NCCL where it
+     * says so, where it does not cover the size or where the message exceeds the custom allreduce's buffers.
+     */
+    public Algorithm route(long bytes) {
+        return route(config.table(), config.layout().maxMessageBytes(), bytes);
+    }
+
+    static Algorithm route(AlgorithmTable table, long maxMessageBytes, long bytes) {
+        Algorithm a = bytes >= 1 && table.covers(bytes) ? table.select(bytes) : Algorithm.NCCL;
+        return a != Algorithm.NCCL && bytes > maxMessageBytes ? Algorithm.NCCL : a;
+    }
+
+    /** The launch fence of virtual ranks, or null. */
+    LaunchFence fence() {
+        return fence;
+    }
+
+    Rank.Fallback fallback() {
+        return fallback;
+    }
+
+    /** Runs {@code fn} on every rank's worker thread at once; returns results by rank; rethrows the first failure. */
+    public <T> List<T> onEachRank(Function<Rank, T> fn) {
+        List<Future<T>> futures = new ArrayList<>();
+        for (Rank r : ranks) {
+            futures.add(r.submit(() -> {
+                try {
+                    return fn.apply(r);
+                } catch (RuntimeException | Error e) {
+                    if (fence != null) {
+                        fence.breakAll(); // peers waiting at the launch fence for this rank get an error instead of
+                        // the timeout
+                    }
+                    throw e;
+                }
+            }));
+        }
+        List<T> out = new ArrayList<>();
+        RuntimeException first = null;
+        for (Future<T> f : futures) {
+            try {
+                out.add(f.get());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for ranks", e);
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                RuntimeException re = c instanceof RuntimeException rt ? rt : new IllegalStateException(c);
+                if (first == null
+                        || (re instanceof AllreduceTimeoutException && !(first instanceof AllreduceTimeoutException))) {
+                    first = re;
+                }
+                out.add(null);
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+        return out;
+    }
+
+    /** Synchronizes every rank's own stream and checks every rank's watchdog record. */
+    public void synchronize() {
+        onEachRank(r -> {
+            r.synchronize();
+            return null;
+        });
+    }
+
+    /**
+     * Registers one input buffer per rank (e.g. a tensor a CUDA graph will reduce) so calls on it need no copy
+     * into staging. Collective: pass every rank's address, index = rank. Returns the pointer-table slot.
+     */
+    public synchronized int registerInputs(List<jcuda.driver.CUdeviceptr> perRank) {
+        if (perRank.size() != ranks.size()) {
+            throw new IllegalArgumentException(
+                    "registerInputs needs one buffer per rank (" + ranks.size() + "), got " + perRank.size());
+        }
+        if (nextSlot >= layout().pointerSlots()) {
+            throw new IllegalStateException(
+                    "all " + layout().graphBufferSlots() + " graph buffer slots are registered");
+        }
+        int slot = nextSlot++;
+        long[] addrs = new long[BufferLayout.MAX_RANKS];
+        for (int i = 0; i < perRank.size(); i++) {
+            addrs[i] = Cuda.address(perRank.get(i));
+            if (addrs[i] % BufferLayout.VECTOR_BYTES != 0) {
+                throw new IllegalArgumentException("registered buffer of rank " + i + " is not 16-byte aligned");
+            }
+        }
+        for (Rank r : ranks) {
+            setCurrent(r.device());
+            r.writeSlot(slot, addrs);
+        }
+        return slot;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Rank r : ranks) {
+            try {
+                setCurrent(r.device());
+                r.close();
+            } catch (RuntimeException e) {
+                LOG.warning("closing rank " + r.index() + ": " + e.getMessage());
+            }
+        }
+        for (Map.Entry<Integer, KernelModule> e : modules.entrySet()) {
+            setCurrent(e.getKey());
+            e.getValue().close();
+        }
+        for (int d : contexts.keySet()) {
+            CUdevice dev = new CUdevice();
+            cuDeviceGet(dev, d);
+            cuDevicePrimaryCtxRelease(dev);
+        }
+        contexts.clear();
+    }
 }

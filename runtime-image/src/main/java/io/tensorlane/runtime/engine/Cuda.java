@@ -9,55 +9,64 @@ import jcuda.driver.JCudaDriver;
 
 /** Small helpers over the JCuda driver API: checked calls and raw addresses. */
 public final class Cuda {
-  private static final Method NATIVE_POINTER;
-  private static final Field BYTE_OFFSET;
-  private static volatile boolean initialized;
+    private static final Method NATIVE_POINTER;
+    private static final Field BYTE_OFFSET;
+    private static volatile boolean initialized;
 
-  static {
-    try {
-      NATIVE_POINTER = NativePointerObject.class.getDeclaredMethod("getNativePointer");
-      NATIVE_POINTER.setAccessible(true);
-      BYTE_OFFSET = Pointer.class.getDeclaredField("byteOffset");
-      BYTE_OFFSET.setAccessible(true);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
+    static {
+        try {
+            NATIVE_POINTER = NativePointerObject.class.getDeclaredMethod("getNativePointer");
+            NATIVE_POINTER.setAccessible(true);
+            BYTE_OFFSET = Pointer.class.getDeclaredField("byteOffset");
+            BYTE_OFFSET.setAccessible(true);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
-  }
 
-  private Cuda() {}
+    private Cuda() {}
 
-  /** Throws {@link CudaException} naming {@code what} unless {@code result} is CUDA_SUCCESS. */
-  public static void check(int result, String what) {
-    if (result != CUresult.CUDA_SUCCESS) {
-      throw new CudaException(what, result);
+    /** Throws {@link CudaException} naming {@code what} unless {@code result} is CUDA_SUCCESS. */
+    public static void check(int result, String what) {
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw new CudaException(what, result);
+        }
     }
-  }
 
-  /** cuInit once; JCuda exceptions off (we check every return code ourselves). */
-  public static synchronized void init() {
-    if (!initialized) {
-      try {
-        JCudaDriver.setExceptionsEnabled(false);
-      } catch (UnsatisfiedLinkError e) {
-        throw new CudaUnavailableException("cannot load the CUDA driver through JCuda (is the NVIDIA driver's libcuda.so.1 on the "
-            + "library path?): " + e.getMessage().lines().filter(l -> l.contains("libcuda")).findFirst().orElse(e.getMessage().lines().findFirst().orElse("")));
-      }
-      int rc = JCudaDriver.cuInit(0);
-      if (rc != CUresult.CUDA_SUCCESS) {
-        throw new CudaUnavailableException("cuInit failed: " + CUresult.stringFor(rc) + " (no usable GPU?)");
-      }
-      initialized = true;
+    /** cuInit once; JCuda exceptions off (we check every return code ourselves). */
+    public static synchronized void init() {
+        if (!initialized) {
+            try {
+                JCudaDriver.setExceptionsEnabled(false);
+            } catch (UnsatisfiedLinkError e) {
+                throw new CudaUnavailableException(
+                        "cannot load the CUDA driver through JCuda (is the NVIDIA driver's libcuda.so.1 on the "
+                                + "library path?): "
+                                + e.getMessage()
+                                        .lines()
+                                        .filter(l -> l.contains("libcuda"))
+                                        .findFirst()
+                                        .orElse(e.getMessage()
+                                                .lines()
+                                                .findFirst()
+                                                .orElse("")));
+            }
+            int rc = JCudaDriver.cuInit(0);
+            if (rc != CUresult.CUDA_SUCCESS) {
+                throw new CudaUnavailableException("cuInit failed: " + CUresult.stringFor(rc) + " (no usable GPU?)");
+            }
+            initialized = true;
+        }
     }
-  }
 
-  /** The raw address a JCuda pointer object stands for (device pointers: the device virtual address). */
-  public static long address(NativePointerObject p) {
-    try {
-      long base = (long) NATIVE_POINTER.invoke(p);
-      long offset = p instanceof Pointer ? (long) BYTE_OFFSET.get(p) : 0L;
-      return base + offset;
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("cannot read JCuda pointer address", e);
+    /** The raw address a JCuda pointer object stands for (device pointers: the device virtual address). */
+    public static long address(NativePointerObject p) {
+        try {
+            long base = (long) NATIVE_POINTER.invoke(p);
+            long offset = p instanceof Pointer ? (long) BYTE_OFFSET.get(p) : 0L;
+            return base + offset;
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read JCuda pointer address", e);
+        }
     }
-  }
 }

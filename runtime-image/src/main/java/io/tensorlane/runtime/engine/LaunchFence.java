@@ -17,38 +17,40 @@ import java.util.concurrent.TimeoutException;
  * idle ends. Ranks on separate GPUs (separate contexts) need no fence.
  */
 final class LaunchFence {
-  private final CyclicBarrier barrier;
-  private final long timeoutMillis;
+    private final CyclicBarrier barrier;
+    private final long timeoutMillis;
 
-  LaunchFence(int parties, long timeoutMillis) {
-    this.barrier = new CyclicBarrier(parties);
-    this.timeoutMillis = timeoutMillis;
-  }
-
-  /** Runs {@code launch} (the enqueue of this rank's allreduce) once every rank is ready to, and returns once all have. */
-  void around(Runnable launch) {
-    await("before");
-    launch.run();
-    await("after");
-  }
-
-  /** Releases ranks waiting here with an error (a peer failed and will not arrive); the fence is usable afterwards. */
-  void breakAll() {
-    barrier.reset();
-  }
-
-  private void await(String where) {
-    try {
-      barrier.await(timeoutMillis, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted at the allreduce launch fence (" + where + ")", e);
-    } catch (BrokenBarrierException e) {
-      throw new IllegalStateException("a peer rank failed before its allreduce launch (" + where + ")", e);
-    } catch (TimeoutException e) {
-      barrier.reset();
-      throw new IllegalStateException("peer ranks did not reach the allreduce launch within " + timeoutMillis + " ms (" + where
-          + "): the ranks made different calls", e);
+    LaunchFence(int parties, long timeoutMillis) {
+        this.barrier = new CyclicBarrier(parties);
+        this.timeoutMillis = timeoutMillis;
     }
-  }
+
+    /** Runs {@code launch} (the enqueue of this rank's allreduce) once every rank is ready to, and returns once all have. */
+    void around(Runnable launch) {
+        await("before");
+        launch.run();
+        await("after");
+    }
+
+    /** Releases ranks waiting here with an error (a peer failed and will not arrive); the fence is usable afterwards. */
+    void breakAll() {
+        barrier.reset();
+    }
+
+    private void await(String where) {
+        try {
+            barrier.await(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted at the allreduce launch fence (" + where + ")", e);
+        } catch (BrokenBarrierException e) {
+            throw new IllegalStateException("a peer rank failed before its allreduce launch (" + where + ")", e);
+        } catch (TimeoutException e) {
+            barrier.reset();
+            throw new IllegalStateException(
+                    "peer ranks did not reach the allreduce launch within " + timeoutMillis + " ms (" + where
+                            + "): the ranks made different calls",
+                    e);
+        }
+    }
 }

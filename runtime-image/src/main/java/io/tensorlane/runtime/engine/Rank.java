@@ -31,239 +31,295 @@ import jcuda.driver.CUstream_flags;
 
 /** One rank of a {@link Communicator}: its device, context, stream, buffers and worker thread. */
 public final class Rank implements AutoCloseable {
-  /** Where calls go that the custom kernels do not take (NCCL). */
-  public interface Fallback {
-    void allReduce(int rank, CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream);
-  }
-
-  private final Communicator comm;
-  private final int index;
-  private final int device;
-  private final CUcontext context;
-  private final KernelModule module;
-  private final RankBuffers buffers;
-  private final CUstream stream = new CUstream();
-  private final ExecutorService worker;
-  private volatile Thread workerThread;
-  private final Map<Long, Integer> registered = new HashMap<>();
-  private final long stagingAddress;
-  private final long timeoutNanos;
-
-  Rank(Communicator comm, int index, int device, CUcontext context, KernelModule module) {
-    this.comm = comm;
-    this.index = index;
-    this.device = device;
-    this.context = context;
-    this.module = module;
-    this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(comm.config().timeoutMillis());
-    BufferLayout layout = comm.layout();
-    this.buffers = new RankBuffers(layout, device, index);
-    try {
-      Cuda.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-      // Flags and epoch counters start at zero: epoch 1 is the first call. Never cleared again.
-      Cuda.check(cuMemsetD8(buffers.get("signal"), (byte) 0, layout.buffer("signal").bytes()), "cuMemsetD8(signal)");
-      Cuda.check(cuMemsetD8(buffers.get("state"), (byte) 0, layout.buffer("state").bytes()), "cuMemsetD8(state)");
-      Cuda.check(cuMemsetD8(buffers.get("rank-data"), (byte) 0, layout.buffer("rank-data").bytes()), "cuMemsetD8(rank-data)");
-    } catch (RuntimeException e) {
-      buffers.close();
-      throw e;
+    /** Where calls go that the custom kernels do not take (NCCL). */
+    public interface Fallback {
+        void allReduce(int rank, CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream);
     }
-    this.stagingAddress = Cuda.address(buffers.get("staging"));
-    this.registered.put(stagingAddress, 0);
-    this.worker = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "tensorlane-rank-" + index);
-      t.setDaemon(true);
-      return t;
-    });
-    try {
-      worker.submit(() -> {
-        workerThread = Thread.currentThread();
-        Cuda.check(cuCtxSetCurrent(context), "cuCtxSetCurrent on rank thread");
-        return null;
-      }).get();
-    } catch (InterruptedException | ExecutionException e) {
-      throw new IllegalStateException("rank " + index + ": worker thread failed to start", e);
+
+    private final Communicator comm;
+    private final int index;
+    private final int device;
+    private final CUcontext context;
+    private final KernelModule module;
+    private final RankBuffers buffers;
+    private final CUstream stream = new CUstream();
+    private final ExecutorService worker;
+    private volatile Thread workerThread;
+    private final Map<Long, Integer> registered = new HashMap<>();
+    private final long stagingAddress;
+    private final long timeoutNanos;
+
+    Rank(Communicator comm, int index, int device, CUcontext context, KernelModule module) {
+        this.comm = comm;
+        this.index = index;
+        this.device = device;
+        this.context = context;
+        this.module = module;
+        this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(comm.config().timeoutMillis());
+        BufferLayout layout = comm.layout();
+        this.buffers = new RankBuffers(layout, device, index);
+        try {
+            Cuda.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+            // Flags and epoch counters start at zero: epoch 1 is the first call. Never cleared again.
+            Cuda.check(
+                    cuMemsetD8(
+                            buffers.get("signal"),
+                            (byte) 0,
+                            layout.buffer("signal").bytes()),
+                    "cuMemsetD8(signal)");
+            Cuda.check(
+                    cuMemsetD8(
+                            buffers.get("state"),
+                            (byte) 0,
+                            layout.buffer("state").bytes()),
+                    "cuMemsetD8(state)");
+            Cuda.check(
+                    cuMemsetD8(
+                            buffers.get("rank-data"),
+                            (byte) 0,
+                            layout.buffer("rank-data").bytes()),
+                    "cuMemsetD8(rank-data)");
+        } catch (RuntimeException e) {
+            buffers.close();
+            throw e;
+        }
+        this.stagingAddress = Cuda.address(buffers.get("staging"));
+        this.registered.put(stagingAddress, 0);
+        this.worker = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "tensorlane-rank-" + index);
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            worker.submit(() -> {
+                        workerThread = Thread.currentThread();
+                        Cuda.check(cuCtxSetCurrent(context), "cuCtxSetCurrent on rank thread");
+                        return null;
+                    })
+                    .get();
+        } catch (InterruptedException | ExecutionException e) {
+            throw new IllegalStateException("rank " + index + ": worker thread failed to start", e);
+        }
     }
-  }
 
-  void uploadFixedSlots(List<Rank> all) {
-    String[] names = {"staging", "scratch", "signal"};
-    for (int slot = 0; slot < names.length; slot++) {
-      long[] addrs = new long[BufferLayout.MAX_RANKS];
-      for (Rank r : all) {
-        addrs[r.index] = Cuda.address(r.buffers.get(names[slot]));
-      }
-      writeSlot(slot, addrs);
+    void uploadFixedSlots(List<Rank> all) {
+        String[] names = {"staging", "scratch", "signal"};
+        for (int slot = 0; slot < names.length; slot++) {
+            long[] addrs = new long[BufferLayout.MAX_RANKS];
+            for (Rank r : all) {
+                addrs[r.index] = Cuda.address(r.buffers.get(names[slot]));
+            }
+            writeSlot(slot, addrs);
+        }
     }
-  }
 
-  void writeSlot(int slot, long[] addrs) {
-    Cuda.check(cuMemcpyHtoD(buffers.get("rank-data").withByteOffset(slot * BufferLayout.pointerSlotBytes()), Pointer.to(addrs),
-        BufferLayout.pointerSlotBytes()), "upload pointer table slot " + slot);
-    if (slot >= BufferLayout.FIXED_POINTER_SLOTS) {
-      synchronized (registered) {
-        registered.put(addrs[index], slot);
-      }
+    void writeSlot(int slot, long[] addrs) {
+        Cuda.check(
+                cuMemcpyHtoD(
+                        buffers.get("rank-data").withByteOffset(slot * BufferLayout.pointerSlotBytes()),
+                        Pointer.to(addrs),
+                        BufferLayout.pointerSlotBytes()),
+                "upload pointer table slot " + slot);
+        if (slot >= BufferLayout.FIXED_POINTER_SLOTS) {
+            synchronized (registered) {
+                registered.put(addrs[index], slot);
+            }
+        }
     }
-  }
 
-  public int index() {
-    return index;
-  }
-
-  public int device() {
-    return device;
-  }
-
-  public CUcontext context() {
-    return context;
-  }
-
-  /** This rank's own non-blocking stream. */
-  public CUstream stream() {
-    return stream;
-  }
-
-  public KernelModule module() {
-    return module;
-  }
-
-  /** The staging buffer: an input already placed here is reduced without a copy. */
-  public CUdeviceptr staging() {
-    return buffers.get("staging");
-  }
-
-  <T> Future<T> submit(Callable<T> task) {
-    return worker.submit(task);
-  }
-
-  /** Runs {@code task} on this rank's worker thread (context current) and waits. */
-  public <T> T call(Callable<T> task) {
-    try {
-      return submit(task).get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(e.getCause());
+    public int index() {
+        return index;
     }
-  }
 
-  private void requireWorker() {
-    if (Thread.currentThread() != workerThread) {
-      throw new IllegalStateException("rank " + index + ": call allReduce on the rank's worker thread (Communicator.onEachRank or Rank.call)");
+    public int device() {
+        return device;
     }
-  }
 
-  /** Allreduce (sum) with the algorithm the table picks for {@code count * dtype} bytes. */
-  public void allReduce(CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream) {
-    allReduce(input, output, count, dtype, stream, comm.route(Math.multiplyExact(count, (long) dtype.bytes())));
-  }
+    public CUcontext context() {
+        return context;
+    }
 
-  /**
-   * Allreduce (sum) of {@code count} elements with a forced algorithm. Every rank must make the same calls in the
-   * same order with the same count, dtype and algorithm. Asynchronous on {@code stream}; the output must not be
-   * any rank's input and must be 16-byte aligned.
-   */
-  public void allReduce(CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream, Algorithm algorithm) {
-    requireWorker();
-    if (comm.isBroken()) {
-      throw new IllegalStateException("communicator is broken (an earlier allreduce timed out); rebuild it");
+    /** This rank's own non-blocking stream. */
+    public CUstream stream() {
+        return stream;
     }
-    if (count < 1) {
-      throw new IllegalArgumentException("count must be >= 1, got " + count);
-    }
-    long bytes = Math.multiplyExact(count, (long) dtype.bytes());
-    if (algorithm == Algorithm.NCCL || bytes > comm.layout().maxMessageBytes()) {
-      Fallback f = comm.fallback();
-      if (f == null) {
-        throw new IllegalArgumentException(algorithm == Algorithm.NCCL ? "the algorithm table routes " + bytes + " bytes to NCCL but no NCCL fallback is set"
-            : "message of " + bytes + " bytes exceeds the custom allreduce's buffers (" + comm.layout().maxMessageBytes() + " bytes) and no NCCL fallback is set");
-      }
-      f.allReduce(index, input, output, count, dtype, stream);
-      return;
-    }
-    long out = Cuda.address(output);
-    if (out % BufferLayout.VECTOR_BYTES != 0) {
-      throw new IllegalArgumentException("output must be 16-byte aligned");
-    }
-    if (comm.worldSize() == 1) {
-      Cuda.check(cuMemcpyDtoDAsync(output, input, bytes, stream), "cuMemcpyDtoDAsync");
-      return;
-    }
-    long in = Cuda.address(input);
-    Integer registeredSlot;
-    synchronized (registered) {
-      registeredSlot = registered.get(in);
-    }
-    LaunchFence fence = comm.fence();
-    if (fence != null) {
-      fence.around(() -> enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes));
-    } else {
-      enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes);
-    }
-  }
 
-  private void enqueue(Integer registeredSlot, CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream,
-      Algorithm algorithm, long bytes) {
-    int slot = 0;
-    if (registeredSlot == null) {
-      // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
-      // no peer still reads it; stream order puts this copy before our kernel's start barrier.
-      Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
-    } else {
-      slot = registeredSlot;
+    public KernelModule module() {
+        return module;
     }
-    launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
-  }
 
-  private void launch(Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {
-    // Every pointer parameter is passed as its 64-bit device address (no reliance on JCuda's pointer offsets).
-    long rankData = Cuda.address(buffers.get("rank-data"));
-    long inTable = rankData + slot * BufferLayout.pointerSlotBytes();
-    long state = Cuda.address(buffers.get("state"));
-    long err = state + comm.layout().errorRecordOffset();
-    Pointer params = Pointer.to(Pointer.to(new long[] {inTable}), Pointer.to(new long[] {rankData}), Pointer.to(new long[] {Cuda.address(output)}),
-        Pointer.to(new long[] {state}), Pointer.to(new long[] {err}), Pointer.to(new long[] {count}), Pointer.to(new int[] {index}),
-        Pointer.to(new int[] {comm.worldSize()}), Pointer.to(new long[] {timeoutNanos}));
-    Cuda.check(cuLaunchKernel(module.allreduce(algorithm, dtype), blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, 0, stream, params, null),
-        "cuLaunchKernel(" + algorithm + ", " + dtype + ", " + blocks + " blocks)");
-  }
-
-  /** Reads the watchdog record (synchronous copy; does not wait for this rank's stream). */
-  public Optional<WatchdogRecord> watchdog() {
-    byte[] raw = new byte[WatchdogRecord.BYTES];
-    Cuda.check(cuMemcpyDtoH(Pointer.to(raw), buffers.get("state").withByteOffset(comm.layout().errorRecordOffset()), raw.length),
-        "read watchdog record");
-    return WatchdogRecord.decode(raw);
-  }
-
-  /** Waits for this rank's stream, then throws {@link AllreduceTimeoutException} if the watchdog fired. */
-  public void synchronize() {
-    synchronize(stream);
-  }
-
-  public void synchronize(CUstream s) {
-    int rc = cuStreamSynchronize(s);
-    Optional<WatchdogRecord> w = watchdog();
-    if (w.isPresent()) {
-      comm.markBroken();
-      throw new AllreduceTimeoutException(w.get());
+    /** The staging buffer: an input already placed here is reduced without a copy. */
+    public CUdeviceptr staging() {
+        return buffers.get("staging");
     }
-    Cuda.check(rc, "cuStreamSynchronize(rank " + index + ")");
-  }
 
-  @Override
-  public void close() {
-    try {
-      cuStreamSynchronize(stream);
-      cuStreamDestroy(stream);
-    } finally {
-      buffers.close();
-      worker.shutdownNow();
+    <T> Future<T> submit(Callable<T> task) {
+        return worker.submit(task);
     }
-  }
+
+    /** Runs {@code task} on this rank's worker thread (context current) and waits. */
+    public <T> T call(Callable<T> task) {
+        try {
+            return submit(task).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private void requireWorker() {
+        if (Thread.currentThread() != workerThread) {
+            throw new IllegalStateException("rank " + index
+                    + ": call allReduce on the rank's worker thread (Communicator.onEachRank or Rank.call)");
+        }
+    }
+
+    /** Allreduce (sum) with the algorithm the table picks for {@code count * dtype} bytes. */
+    public void allReduce(CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream) {
+        allReduce(input, output, count, dtype, stream, comm.route(Math.multiplyExact(count, (long) dtype.bytes())));
+    }
+
+    /**
+     * Allreduce (sum) of {@code count} elements with a forced algorithm. Every rank must make the same calls in the
+     * same order with the same count, dtype and algorithm. Asynchronous on {@code stream}; the output must not be
+     * any rank's input and must be 16-byte aligned.
+     */
+    public void allReduce(
+            CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream, Algorithm algorithm) {
+        requireWorker();
+        if (comm.isBroken()) {
+            throw new IllegalStateException("communicator is broken (an earlier allreduce timed out); rebuild it");
+        }
+        if (count < 1) {
+            throw new IllegalArgumentException("count must be >= 1, got " + count);
+        }
+        long bytes = Math.multiplyExact(count, (long) dtype.bytes());
+        if (algorithm == Algorithm.NCCL || bytes > comm.layout().maxMessageBytes()) {
+            Fallback f = comm.fallback();
+            if (f == null) {
+                throw new IllegalArgumentException(
+                        algorithm == Algorithm.NCCL
+                                ? "the algorithm table routes " + bytes + " bytes to NCCL but no NCCL fallback is set"
+                                : "message of " + bytes + " bytes exceeds the custom allreduce's buffers ("
+                                        + comm.layout().maxMessageBytes() + " bytes) and no NCCL fallback is set");
+            }
+            f.allReduce(index, input, output, count, dtype, stream);
+            return;
+        }
+        long out = Cuda.address(output);
+        if (out % BufferLayout.VECTOR_BYTES != 0) {
+            throw new IllegalArgumentException("output must be 16-byte aligned");
+        }
+        if (comm.worldSize() == 1) {
+            Cuda.check(cuMemcpyDtoDAsync(output, input, bytes, stream), "cuMemcpyDtoDAsync");
+            return;
+        }
+        long in = Cuda.address(input);
+        Integer registeredSlot;
+        synchronized (registered) {
+            registeredSlot = registered.get(in);
+        }
+        LaunchFence fence = comm.fence();
+        if (fence != null) {
+            fence.around(() -> enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes));
+        } else {
+            enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes);
+        }
+    }
+
+    private void enqueue(
+            Integer registeredSlot,
+            CUdeviceptr input,
+            CUdeviceptr output,
+            long count,
+            DType dtype,
+            CUstream stream,
+            Algorithm algorithm,
+            long bytes) {
+        int slot = 0;
+        if (registeredSlot == null) {
+            // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
+            // no peer still reads it; stream order puts this copy before our kernel's start barrier.
+            Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
+        } else {
+            slot = registeredSlot;
+        }
+        launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
+    }
+
+    private void launch(
+            Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {
+        // Every pointer parameter is passed as its 64-bit device address (no reliance on JCuda's pointer offsets).
+        long rankData = Cuda.address(buffers.get("rank-data"));
+        long inTable = rankData + slot * BufferLayout.pointerSlotBytes();
+        long state = Cuda.address(buffers.get("state"));
+        long err = state + comm.layout().errorRecordOffset();
+        Pointer params = Pointer.to(
+                Pointer.to(new long[] {inTable}),
+                Pointer.to(new long[] {rankData}),
+                Pointer.to(new long[] {Cuda.address(output)}),
+                Pointer.to(new long[] {state}),
+                Pointer.to(new long[] {err}),
+                Pointer.to(new long[] {count}),
+                Pointer.to(new int[] {index}),
+                Pointer.to(new int[] {comm.worldSize()}),
+                Pointer.to(new long[] {timeoutNanos}));
+        Cuda.check(
+                cuLaunchKernel(
+                        module.allreduce(algorithm, dtype),
+                        blocks,
+                        1,
+                        1,
+                        BufferLayout.THREADS_PER_BLOCK,
+                        1,
+                        1,
+                        0,
+                        stream,
+                        params,
+                        null),
+                "cuLaunchKernel(" + algorithm + ", " + dtype + ", " + blocks + " blocks)");
+    }
+
+    /** Reads the watchdog record (synchronous copy; does not wait for this rank's stream). */
+    public Optional<WatchdogRecord> watchdog() {
+        byte[] raw = new byte[WatchdogRecord.BYTES];
+        Cuda.check(
+                cuMemcpyDtoH(
+                        Pointer.to(raw),
+                        buffers.get("state").withByteOffset(comm.layout().errorRecordOffset()),
+                        raw.length),
+                "read watchdog record");
+        return WatchdogRecord.decode(raw);
+    }
+
+    /** Waits for this rank's stream, then throws {@link AllreduceTimeoutException} if the watchdog fired. */
+    public void synchronize() {
+        synchronize(stream);
+    }
+
+    public void synchronize(CUstream s) {
+        int rc = cuStreamSynchronize(s);
+        Optional<WatchdogRecord> w = watchdog();
+        if (w.isPresent()) {
+            comm.markBroken();
+            throw new AllreduceTimeoutException(w.get());
+        }
+        Cuda.check(rc, "cuStreamSynchronize(rank " + index + ")");
+    }
+
+    @Override
+    public void close() {
+        try {
+            cuStreamSynchronize(stream);
+            cuStreamDestroy(stream);
+        } finally {
+            buffers.close();
+            worker.shutdownNow();
+        }
+    }
 }

@@ -14,44 +14,50 @@ import jcuda.driver.CUresult;
 
 /** The device buffers of one rank, allocated exactly as {@link BufferLayout#buffers()} says. */
 final class RankBuffers implements AutoCloseable {
-  private final Map<String, CUdeviceptr> byName = new LinkedHashMap<>();
+    private final Map<String, CUdeviceptr> byName = new LinkedHashMap<>();
 
-  /** Allocates in the current context; on CUDA OOM frees what it got and throws {@link CudaOutOfMemoryException}. */
-  RankBuffers(BufferLayout layout, int device, int rank) {
-    for (DeviceBuffer b : layout.buffers()) {
-      CUdeviceptr p = new CUdeviceptr();
-      int rc = cuMemAlloc(p, b.bytes());
-      if (rc == CUresult.CUDA_ERROR_OUT_OF_MEMORY) {
-        long[] free = {0};
-        long[] total = {0};
-        cuMemGetInfo(free, total);
-        close();
-        throw new CudaOutOfMemoryException(TerminationMessage.cudaOom(TerminationMessage.PHASE_IPC_BUFFERS,
-            layout.totalBytesPerRank(), free[0], total[0], device, rank, b.name()));
-      }
-      try {
-        Cuda.check(rc, "cuMemAlloc(" + b.name() + ", " + b.bytes() + " bytes) on GPU " + device);
-      } catch (CudaException e) {
-        close();
-        throw e;
-      }
-      byName.put(b.name(), p);
+    /** Allocates in the current context; on CUDA OOM frees what it got and throws {@link CudaOutOfMemoryException}. */
+    RankBuffers(BufferLayout layout, int device, int rank) {
+        for (DeviceBuffer b : layout.buffers()) {
+            CUdeviceptr p = new CUdeviceptr();
+            int rc = cuMemAlloc(p, b.bytes());
+            if (rc == CUresult.CUDA_ERROR_OUT_OF_MEMORY) {
+                long[] free = {0};
+                long[] total = {0};
+                cuMemGetInfo(free, total);
+                close();
+                throw new CudaOutOfMemoryException(TerminationMessage.cudaOom(
+                        TerminationMessage.PHASE_IPC_BUFFERS,
+                        layout.totalBytesPerRank(),
+                        free[0],
+                        total[0],
+                        device,
+                        rank,
+                        b.name()));
+            }
+            try {
+                Cuda.check(rc, "cuMemAlloc(" + b.name() + ", " + b.bytes() + " bytes) on GPU " + device);
+            } catch (CudaException e) {
+                close();
+                throw e;
+            }
+            byName.put(b.name(), p);
+        }
     }
-  }
 
-  CUdeviceptr get(String name) {
-    CUdeviceptr p = byName.get(name);
-    if (p == null) {
-      throw new IllegalStateException("buffer " + name + " is not allocated");
+    CUdeviceptr get(String name) {
+        CUdeviceptr p = byName.get(name);
+        if (p == null) {
+            throw new IllegalStateException("buffer " + name + " is not allocated");
+        }
+        return p;
     }
-    return p;
-  }
 
-  @Override
-  public void close() {
-    for (CUdeviceptr p : byName.values()) {
-      cuMemFree(p);
+    @Override
+    public void close() {
+        for (CUdeviceptr p : byName.values()) {
+            cuMemFree(p);
+        }
+        byName.clear();
     }
-    byName.clear();
-  }
 }

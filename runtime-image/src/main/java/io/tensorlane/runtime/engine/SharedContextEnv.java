@@ -20,43 +20,45 @@ import java.util.List;
  * contexts and keep the defaults.
  */
 final class SharedContextEnv {
-  static final String MODULE_LOADING = "CUDA_MODULE_LOADING";
-  static final String MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS";
+    static final String MODULE_LOADING = "CUDA_MODULE_LOADING";
+    static final String MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS";
 
-  interface LibC extends Library {
-    int setenv(String name, String value, int overwrite);
-  }
-
-  private SharedContextEnv() {}
-
-  /** Sets both variables unless the user set them; returns a warning per variable left at a value that may deadlock. */
-  static List<String> apply() {
-    List<String> warnings = new ArrayList<>();
-    LibC libc = Native.load("c", LibC.class);
-    String loading = System.getenv(MODULE_LOADING);
-    if (loading != null && !loading.isBlank()) {
-      if (!loading.equalsIgnoreCase("EAGER")) {
-        warnings.add(MODULE_LOADING + "=" + loading + " (not EAGER): virtual ranks may deadlock when a kernel is loaded lazily");
-      }
-    } else if (libc.setenv(MODULE_LOADING, "EAGER", 0) != 0) {
-      warnings.add("could not set " + MODULE_LOADING + "=EAGER");
+    interface LibC extends Library {
+        int setenv(String name, String value, int overwrite);
     }
-    String conns = System.getenv(MAX_CONNECTIONS);
-    if (conns != null && !conns.isBlank()) {
-      if (connections(conns) < 32) {
-        warnings.add(MAX_CONNECTIONS + "=" + conns + " (under 32): virtual ranks may deadlock when two share a hardware queue");
-      }
-    } else if (libc.setenv(MAX_CONNECTIONS, "32", 0) != 0) {
-      warnings.add("could not set " + MAX_CONNECTIONS + "=32");
-    }
-    return warnings;
-  }
 
-  static int connections(String value) {
-    try {
-      return Integer.parseInt(value.trim());
-    } catch (NumberFormatException e) {
-      return 8; // the driver's default for a value it cannot read
+    private SharedContextEnv() {}
+
+    /** Sets both variables unless the user set them; returns a warning per variable left at a value that may deadlock. */
+    static List<String> apply() {
+        List<String> warnings = new ArrayList<>();
+        LibC libc = Native.load("c", LibC.class);
+        String loading = System.getenv(MODULE_LOADING);
+        if (loading != null && !loading.isBlank()) {
+            if (!loading.equalsIgnoreCase("EAGER")) {
+                warnings.add(MODULE_LOADING + "=" + loading
+                        + " (not EAGER): virtual ranks may deadlock when a kernel is loaded lazily");
+            }
+        } else if (libc.setenv(MODULE_LOADING, "EAGER", 0) != 0) {
+            warnings.add("could not set " + MODULE_LOADING + "=EAGER");
+        }
+        String conns = System.getenv(MAX_CONNECTIONS);
+        if (conns != null && !conns.isBlank()) {
+            if (connections(conns) < 32) {
+                warnings.add(MAX_CONNECTIONS + "=" + conns
+                        + " (under 32): virtual ranks may deadlock when two share a hardware queue");
+            }
+        } else if (libc.setenv(MAX_CONNECTIONS, "32", 0) != 0) {
+            warnings.add("could not set " + MAX_CONNECTIONS + "=32");
+        }
+        return warnings;
     }
-  }
+
+    static int connections(String value) {
+        try {
+            return Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            return 8; // the driver's default for a value it cannot read
+        }
+    }
 }

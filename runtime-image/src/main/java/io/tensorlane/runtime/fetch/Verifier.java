@@ -20,62 +20,69 @@ import java.util.Map;
  * whether the Tensorlane engine supports the architecture is decided elsewhere.
  */
 final class Verifier {
-  private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-  private Verifier() {}
+    private Verifier() {}
 
-  static void verify(Path dir, List<String> files) throws FetchFailure {
-    for (String f : files) {
-      Path p = dir.resolve(f);
-      if (f.endsWith(".safetensors")) {
-        safetensors(f, p);
-      } else if (f.equals("config.json")) {
-        object(f, p);
-      } else if (f.equals(Checkpoint.INDEX_FILE)) {
-        index(dir, f, p);
-      }
+    static void verify(Path dir, List<String> files) throws FetchFailure {
+        for (String f : files) {
+            Path p = dir.resolve(f);
+            if (f.endsWith(".safetensors")) {
+                safetensors(f, p);
+            } else if (f.equals("config.json")) {
+                object(f, p);
+            } else if (f.equals(Checkpoint.INDEX_FILE)) {
+                index(dir, f, p);
+            }
+        }
     }
-  }
 
-  private static void safetensors(String name, Path p) throws FetchFailure {
-    try {
-      long size = Files.size(p);
-      long declared = SafetensorsFile.declaredSize(p);
-      if (size != declared) {
-        throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + SafetensorsFile.sizeMismatch(Path.of(name), size, declared));
-      }
-    } catch (ModelException e) {
-      throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + e.getMessage().replace(p.toString(), name));
-    } catch (IOException e) {
-      throw new FetchFailure(Kind.IO, "cannot read " + name + ": " + e.getMessage());
+    private static void safetensors(String name, Path p) throws FetchFailure {
+        try {
+            long size = Files.size(p);
+            long declared = SafetensorsFile.declaredSize(p);
+            if (size != declared) {
+                throw new FetchFailure(
+                        Kind.VERIFICATION,
+                        "verification failed: " + SafetensorsFile.sizeMismatch(Path.of(name), size, declared));
+            }
+        } catch (ModelException e) {
+            throw new FetchFailure(
+                    Kind.VERIFICATION, "verification failed: " + e.getMessage().replace(p.toString(), name));
+        } catch (IOException e) {
+            throw new FetchFailure(Kind.IO, "cannot read " + name + ": " + e.getMessage());
+        }
     }
-  }
 
-  private static JsonNode object(String name, Path p) throws FetchFailure {
-    try {
-      JsonNode n = JSON.readTree(p.toFile());
-      if (n == null || !n.isObject()) {
-        throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + name + " is not a JSON object");
-      }
-      return n;
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + name + " is not valid JSON: " + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new FetchFailure(Kind.IO, "cannot read " + name + ": " + e.getMessage());
+    private static JsonNode object(String name, Path p) throws FetchFailure {
+        try {
+            JsonNode n = JSON.readTree(p.toFile());
+            if (n == null || !n.isObject()) {
+                throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + name + " is not a JSON object");
+            }
+            return n;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new FetchFailure(
+                    Kind.VERIFICATION,
+                    "verification failed: " + name + " is not valid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new FetchFailure(Kind.IO, "cannot read " + name + ": " + e.getMessage());
+        }
     }
-  }
 
-  private static void index(Path dir, String name, Path p) throws FetchFailure {
-    JsonNode map = object(name, p).get("weight_map");
-    if (map == null || !map.isObject()) {
-      throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + name + " has no \"weight_map\" object");
+    private static void index(Path dir, String name, Path p) throws FetchFailure {
+        JsonNode map = object(name, p).get("weight_map");
+        if (map == null || !map.isObject()) {
+            throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + name + " has no \"weight_map\" object");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = map.fields(); it.hasNext(); ) {
+            String shard = it.next().getValue().asText("");
+            if (!Files.isRegularFile(dir.resolve(shard))) {
+                throw new FetchFailure(
+                        Kind.VERIFICATION,
+                        "verification failed: " + name + " names " + shard
+                                + ", which was not downloaded (is it in --files?)");
+            }
+        }
     }
-    for (Iterator<Map.Entry<String, JsonNode>> it = map.fields(); it.hasNext();) {
-      String shard = it.next().getValue().asText("");
-      if (!Files.isRegularFile(dir.resolve(shard))) {
-        throw new FetchFailure(Kind.VERIFICATION, "verification failed: " + name + " names " + shard
-            + ", which was not downloaded (is it in --files?)");
-      }
-    }
-  }
 }

@@ -19,164 +19,208 @@ import jcuda.driver.CUstream;
  * CUDA graphs). Create, use and close it on the rank's thread (its context current).
  */
 public final class Cublas implements AutoCloseable {
-  /** Environment variable naming the cuBLAS library file explicitly. */
-  public static final String ENV = "TENSORLANE_CUBLAS_LIB";
-  static final int OP_N = 0;
-  static final int OP_T = 1;
-  static final int CUDA_R_32F = 0;
-  static final int CUDA_R_16F = 2;
-  static final int CUDA_R_16BF = 14;
-  static final int COMPUTE_32F = 68;
-  static final int GEMM_DEFAULT = -1;
+    /** Environment variable naming the cuBLAS library file explicitly. */
+    public static final String ENV = "TENSORLANE_CUBLAS_LIB";
 
-  /** The part of the cuBLAS C API the engine calls. */
-  public interface Lib extends Library {
-    int cublasCreate_v2(PointerByReference handle);
+    static final int OP_N = 0;
+    static final int OP_T = 1;
+    static final int CUDA_R_32F = 0;
+    static final int CUDA_R_16F = 2;
+    static final int CUDA_R_16BF = 14;
+    static final int COMPUTE_32F = 68;
+    static final int GEMM_DEFAULT = -1;
 
-    int cublasDestroy_v2(Pointer handle);
+    /** The part of the cuBLAS C API the engine calls. */
+    public interface Lib extends Library {
+        int cublasCreate_v2(PointerByReference handle);
 
-    int cublasSetStream_v2(Pointer handle, Pointer stream);
+        int cublasDestroy_v2(Pointer handle);
 
-    int cublasSetWorkspace_v2(Pointer handle, Pointer workspace, long bytes);
+        int cublasSetStream_v2(Pointer handle, Pointer stream);
 
-    int cublasGetVersion_v2(Pointer handle, int[] version);
+        int cublasSetWorkspace_v2(Pointer handle, Pointer workspace, long bytes);
 
-    int cublasSetSmCountTarget(Pointer handle, int smCountTarget);
+        int cublasGetVersion_v2(Pointer handle, int[] version);
 
-    int cublasGemmEx(Pointer handle, int transa, int transb, int m, int n, int k, Pointer alpha, Pointer a, int atype, int lda,
-        Pointer b, int btype, int ldb, Pointer beta, Pointer c, int ctype, int ldc, int computeType, int algo);
-  }
+        int cublasSetSmCountTarget(Pointer handle, int smCountTarget);
 
-  private static volatile Lib lib;
-  private static volatile String libSource;
-  private static final Memory ONE = floatMemory(1f);
-  private static final Memory ZERO = floatMemory(0f);
-
-  private final Pointer handle;
-
-  private Cublas(Pointer handle) {
-    this.handle = handle;
-  }
-
-  private static Memory floatMemory(float v) {
-    Memory m = new Memory(4);
-    m.setFloat(0, v);
-    return m;
-  }
-
-  /** Library candidates in search order (pure, for tests and messages). */
-  static List<String> candidates(String env) {
-    List<String> out = new ArrayList<>();
-    if (env != null && !env.isBlank()) {
-      out.add(env);
+        int cublasGemmEx(
+                Pointer handle,
+                int transa,
+                int transb,
+                int m,
+                int n,
+                int k,
+                Pointer alpha,
+                Pointer a,
+                int atype,
+                int lda,
+                Pointer b,
+                int btype,
+                int ldb,
+                Pointer beta,
+                Pointer c,
+                int ctype,
+                int ldc,
+                int computeType,
+                int algo);
     }
-    for (String v : new String[] {"13", "12"}) {
-      out.add("libcublas.so." + v);
-      out.add("/usr/local/cuda/lib64/libcublas.so." + v);
-      out.add("/usr/local/cuda-" + v + ".0/targets/x86_64-linux/lib/libcublas.so." + v);
-      out.add("/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so." + v);
-    }
-    return out;
-  }
 
-  static synchronized Lib lib() {
-    if (lib == null) {
-      List<String> tried = new ArrayList<>();
-      for (String c : candidates(System.getenv(ENV))) {
-        if (c.contains("/") && !Files.exists(Path.of(c))) {
-          continue;
+    private static volatile Lib lib;
+    private static volatile String libSource;
+    private static final Memory ONE = floatMemory(1f);
+    private static final Memory ZERO = floatMemory(0f);
+
+    private final Pointer handle;
+
+    private Cublas(Pointer handle) {
+        this.handle = handle;
+    }
+
+    private static Memory floatMemory(float v) {
+        Memory m = new Memory(4);
+        m.setFloat(0, v);
+        return m;
+    }
+
+    /** Library candidates in search order (pure, for tests and messages). */
+    static List<String> candidates(String env) {
+        List<String> out = new ArrayList<>();
+        if (env != null && !env.isBlank()) {
+            out.add(env);
         }
+        for (String v : new String[] {"13", "12"}) {
+            out.add("libcublas.so." + v);
+            out.add("/usr/local/cuda/lib64/libcublas.so." + v);
+            out.add("/usr/local/cuda-" + v + ".0/targets/x86_64-linux/lib/libcublas.so." + v);
+            out.add("/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so." + v);
+        }
+        return out;
+    }
+
+    static synchronized Lib lib() {
+        if (lib == null) {
+            List<String> tried = new ArrayList<>();
+            for (String c : candidates(System.getenv(ENV))) {
+                if (c.contains("/") && !Files.exists(Path.of(c))) {
+                    continue;
+                }
+                try {
+                    lib = Native.load(c, Lib.class);
+                    libSource = c;
+                    break;
+                } catch (UnsatisfiedLinkError e) {
+                    tried.add(c + " (" + e.getMessage().lines().findFirst().orElse("") + ")");
+                }
+            }
+            if (lib == null) {
+                throw new IllegalStateException(
+                        "cuBLAS not found (libcublas.so.13 or .12 on the library path, the CUDA toolkit folders, or "
+                                + ENV + "); tried " + (tried.isEmpty() ? candidates(System.getenv(ENV)) : tried));
+            }
+        }
+        return lib;
+    }
+
+    /** Which library file was loaded (after the first {@link #create}). */
+    public static String source() {
+        return libSource;
+    }
+
+    /**
+     * A handle on {@code stream} with {@code workspaceBytes} of device memory at {@code workspace} for its kernels;
+     * {@code smCountTarget} > 0 makes cuBLAS size its grids for that many multiprocessors.
+     */
+    public static Cublas create(CUstream stream, long workspace, long workspaceBytes, int smCountTarget) {
+        Lib l = lib();
+        PointerByReference h = new PointerByReference();
+        check(l.cublasCreate_v2(h), "cublasCreate");
+        Cublas c = new Cublas(h.getValue());
         try {
-          lib = Native.load(c, Lib.class);
-          libSource = c;
-          break;
-        } catch (UnsatisfiedLinkError e) {
-          tried.add(c + " (" + e.getMessage().lines().findFirst().orElse("") + ")");
+            check(l.cublasSetStream_v2(c.handle, new Pointer(Cuda.address(stream))), "cublasSetStream");
+            check(
+                    l.cublasSetWorkspace_v2(
+                            c.handle, workspaceBytes > 0 ? new Pointer(workspace) : null, workspaceBytes),
+                    "cublasSetWorkspace");
+            if (smCountTarget > 0) {
+                check(l.cublasSetSmCountTarget(c.handle, smCountTarget), "cublasSetSmCountTarget");
+            }
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
         }
-      }
-      if (lib == null) {
-        throw new IllegalStateException("cuBLAS not found (libcublas.so.13 or .12 on the library path, the CUDA toolkit folders, or "
-            + ENV + "); tried " + (tried.isEmpty() ? candidates(System.getenv(ENV)) : tried));
-      }
+        return c;
     }
-    return lib;
-  }
 
-  /** Which library file was loaded (after the first {@link #create}). */
-  public static String source() {
-    return libSource;
-  }
-
-  /**
-   * A handle on {@code stream} with {@code workspaceBytes} of device memory at {@code workspace} for its kernels;
-   * {@code smCountTarget} > 0 makes cuBLAS size its grids for that many multiprocessors.
-   */
-  public static Cublas create(CUstream stream, long workspace, long workspaceBytes, int smCountTarget) {
-    Lib l = lib();
-    PointerByReference h = new PointerByReference();
-    check(l.cublasCreate_v2(h), "cublasCreate");
-    Cublas c = new Cublas(h.getValue());
-    try {
-      check(l.cublasSetStream_v2(c.handle, new Pointer(Cuda.address(stream))), "cublasSetStream");
-      check(l.cublasSetWorkspace_v2(c.handle, workspaceBytes > 0 ? new Pointer(workspace) : null, workspaceBytes), "cublasSetWorkspace");
-      if (smCountTarget > 0) {
-        check(l.cublasSetSmCountTarget(c.handle, smCountTarget), "cublasSetSmCountTarget");
-      }
-    } catch (RuntimeException e) {
-      c.close();
-      throw e;
+    /** cuBLAS's version number (e.g. 130100), or -1. */
+    public int version() {
+        int[] v = {-1};
+        lib().cublasGetVersion_v2(handle, v);
+        return v[0];
     }
-    return c;
-  }
 
-  /** cuBLAS's version number (e.g. 130100), or -1. */
-  public int version() {
-    int[] v = {-1};
-    lib().cublasGetVersion_v2(handle, v);
-    return v[0];
-  }
-
-  static int cudaType(DType t) {
-    return switch (t) {
-      case bf16 -> CUDA_R_16BF;
-      case fp16 -> CUDA_R_16F;
-      case fp32 -> CUDA_R_32F;
-    };
-  }
-
-  /**
-   * A Linear layer on row-major tensors: {@code y[tokens, out] = x[tokens, in] · w[out, in]ᵀ} (w as Hugging Face stores
-   * it), inputs of type {@code t}, fp32 accumulation, output of type {@code outType}; {@code ldy} is y's row stride in
-   * elements (usually {@code out}).
-   */
-  public void linear(DType t, long x, long w, long y, DType outType, int tokens, int in, int out, int ldy) {
-    // Column-major view: y^T (out x tokens) = op_T(w as in x out) · x^T (in x tokens).
-    check(lib().cublasGemmEx(handle, OP_T, OP_N, out, tokens, in, ONE, new Pointer(w), cudaType(t), in, new Pointer(x), cudaType(t), in, ZERO,
-        new Pointer(y), cudaType(outType), ldy, COMPUTE_32F, GEMM_DEFAULT), "cublasGemmEx(linear " + tokens + "x" + in + " -> " + out + ")");
-  }
-
-  static void check(int status, String what) {
-    if (status != 0) {
-      throw new IllegalStateException(what + " failed: cuBLAS status " + status + " (" + statusName(status) + ")");
+    static int cudaType(DType t) {
+        return switch (t) {
+            case bf16 -> CUDA_R_16BF;
+            case fp16 -> CUDA_R_16F;
+            case fp32 -> CUDA_R_32F;
+        };
     }
-  }
 
-  static String statusName(int s) {
-    return switch (s) {
-      case 1 -> "NOT_INITIALIZED";
-      case 3 -> "ALLOC_FAILED";
-      case 7 -> "INVALID_VALUE";
-      case 8 -> "ARCH_MISMATCH";
-      case 11 -> "MAPPING_ERROR";
-      case 13 -> "EXECUTION_FAILED";
-      case 14 -> "INTERNAL_ERROR";
-      case 15 -> "NOT_SUPPORTED";
-      default -> "status " + s;
-    };
-  }
+    /**
+     * A Linear layer on row-major tensors: {@code y[tokens, out] = x[tokens, in] · w[out, in]ᵀ} (w as Hugging Face stores
+     * it), inputs of type {@code t}, fp32 accumulation, output of type {@code outType}; {@code ldy} is y's row stride in
+     * elements (usually {@code out}).
+     */
+    public void linear(DType t, long x, long w, long y, DType outType, int tokens, int in, int out, int ldy) {
+        // Column-major view: y^T (out x tokens) = op_T(w as in x out) · x^T (in x tokens).
+        check(
+                lib().cublasGemmEx(
+                                handle,
+                                OP_T,
+                                OP_N,
+                                out,
+                                tokens,
+                                in,
+                                ONE,
+                                new Pointer(w),
+                                cudaType(t),
+                                in,
+                                new Pointer(x),
+                                cudaType(t),
+                                in,
+                                ZERO,
+                                new Pointer(y),
+                                cudaType(outType),
+                                ldy,
+                                COMPUTE_32F,
+                                GEMM_DEFAULT),
+                "cublasGemmEx(linear " + tokens + "x" + in + " -> " + out + ")");
+    }
 
-  @Override
-  public void close() {
-    lib().cublasDestroy_v2(handle);
-  }
+    static void check(int status, String what) {
+        if (status != 0) {
+            throw new IllegalStateException(
+                    what + " failed: cuBLAS status " + status + " (" + statusName(status) + ")");
+        }
+    }
+
+    static String statusName(int s) {
+        return switch (s) {
+            case 1 -> "NOT_INITIALIZED";
+            case 3 -> "ALLOC_FAILED";
+            case 7 -> "INVALID_VALUE";
+            case 8 -> "ARCH_MISMATCH";
+            case 11 -> "MAPPING_ERROR";
+            case 13 -> "EXECUTION_FAILED";
+            case 14 -> "INTERNAL_ERROR";
+            case 15 -> "NOT_SUPPORTED";
+            default -> "status " + s;
+        };
+    }
+
+    @Override
+    public void close() {
+        lib().cublasDestroy_v2(handle);
+    }
 }

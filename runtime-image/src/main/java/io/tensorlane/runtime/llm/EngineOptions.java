@@ -25,65 +25,166 @@ import java.nio.file.Path;
  * @param baselineKernels the split-key attention kernel for prefill tokens too, instead of the tensor-core prefill kernel
  *                        (bench-model's same-run baseline)
  */
-public record EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen,
-    long kvCacheTokens, double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize,
-    io.tensorlane.contract.AlgorithmTable table, long maxMessageBytes, boolean baselineKernels) {
+public record EngineOptions(
+        Path modelDir,
+        int tp,
+        boolean virtualRanks,
+        int maxSeqs,
+        int maxBatchTokens,
+        int maxModelLen,
+        long kvCacheTokens,
+        double memoryFraction,
+        int maxLogitRows,
+        boolean graphs,
+        boolean nccl,
+        String ncclLib,
+        int blockSize,
+        io.tensorlane.contract.AlgorithmTable table,
+        long maxMessageBytes,
+        boolean baselineKernels) {
 
-  /** Options with the engine's own kernels and the given allreduce plan. */
-  public EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen, long kvCacheTokens,
-      double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize,
-      io.tensorlane.contract.AlgorithmTable table, long maxMessageBytes) {
-    this(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows, graphs, nccl, ncclLib,
-        blockSize, table, maxMessageBytes, false);
-  }
+    /** Options with the engine's own kernels and the given allreduce plan. */
+    public EngineOptions(
+            Path modelDir,
+            int tp,
+            boolean virtualRanks,
+            int maxSeqs,
+            int maxBatchTokens,
+            int maxModelLen,
+            long kvCacheTokens,
+            double memoryFraction,
+            int maxLogitRows,
+            boolean graphs,
+            boolean nccl,
+            String ncclLib,
+            int blockSize,
+            io.tensorlane.contract.AlgorithmTable table,
+            long maxMessageBytes) {
+        this(
+                modelDir,
+                tp,
+                virtualRanks,
+                maxSeqs,
+                maxBatchTokens,
+                maxModelLen,
+                kvCacheTokens,
+                memoryFraction,
+                maxLogitRows,
+                graphs,
+                nccl,
+                ncclLib,
+                blockSize,
+                table,
+                maxMessageBytes,
+                false);
+    }
 
-  /** Options without an allreduce plan: default table, buffers sized for the largest step. */
-  public EngineOptions(Path modelDir, int tp, boolean virtualRanks, int maxSeqs, int maxBatchTokens, int maxModelLen, long kvCacheTokens,
-      double memoryFraction, int maxLogitRows, boolean graphs, boolean nccl, String ncclLib, int blockSize) {
-    this(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows, graphs, nccl, ncclLib,
-        blockSize, null, 0);
-  }
+    /** Options without an allreduce plan: default table, buffers sized for the largest step. */
+    public EngineOptions(
+            Path modelDir,
+            int tp,
+            boolean virtualRanks,
+            int maxSeqs,
+            int maxBatchTokens,
+            int maxModelLen,
+            long kvCacheTokens,
+            double memoryFraction,
+            int maxLogitRows,
+            boolean graphs,
+            boolean nccl,
+            String ncclLib,
+            int blockSize) {
+        this(
+                modelDir,
+                tp,
+                virtualRanks,
+                maxSeqs,
+                maxBatchTokens,
+                maxModelLen,
+                kvCacheTokens,
+                memoryFraction,
+                maxLogitRows,
+                graphs,
+                nccl,
+                ncclLib,
+                blockSize,
+                null,
+                0);
+    }
 
-  /** The same options with the operator's allreduce plan. */
-  public EngineOptions withAllreducePlan(io.tensorlane.contract.AlgorithmTable t, long maxBytes) {
-    return new EngineOptions(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
-        graphs, nccl, ncclLib, blockSize, t, maxBytes, baselineKernels);
-  }
+    /** The same options with the operator's allreduce plan. */
+    public EngineOptions withAllreducePlan(io.tensorlane.contract.AlgorithmTable t, long maxBytes) {
+        return new EngineOptions(
+                modelDir,
+                tp,
+                virtualRanks,
+                maxSeqs,
+                maxBatchTokens,
+                maxModelLen,
+                kvCacheTokens,
+                memoryFraction,
+                maxLogitRows,
+                graphs,
+                nccl,
+                ncclLib,
+                blockSize,
+                t,
+                maxBytes,
+                baselineKernels);
+    }
 
-  /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
-  public EngineOptions withBaselineKernels(boolean baseline) {
-    return new EngineOptions(modelDir, tp, virtualRanks, maxSeqs, maxBatchTokens, maxModelLen, kvCacheTokens, memoryFraction, maxLogitRows,
-        graphs, nccl, ncclLib, blockSize, table, maxMessageBytes, baseline);
-  }
+    /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
+    public EngineOptions withBaselineKernels(boolean baseline) {
+        return new EngineOptions(
+                modelDir,
+                tp,
+                virtualRanks,
+                maxSeqs,
+                maxBatchTokens,
+                maxModelLen,
+                kvCacheTokens,
+                memoryFraction,
+                maxLogitRows,
+                graphs,
+                nccl,
+                ncclLib,
+                blockSize,
+                table,
+                maxMessageBytes,
+                baseline);
+    }
 
-  public EngineOptions {
-    if (tp < 1 || tp > 8) {
-      throw new IllegalArgumentException("--tp must be 1..8, got " + tp);
+    public EngineOptions {
+        if (tp < 1 || tp > 8) {
+            throw new IllegalArgumentException("--tp must be 1..8, got " + tp);
+        }
+        if (maxSeqs < 1 || maxBatchTokens < 1 || maxBatchTokens < maxSeqs) {
+            throw new IllegalArgumentException(
+                    "need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
+        }
+        if (maxModelLen < 0 || kvCacheTokens < 0) {
+            throw new IllegalArgumentException("max model length and KV cache tokens must be >= 0");
+        }
+        if (!(memoryFraction > 0 && memoryFraction <= 1)) {
+            throw new IllegalArgumentException("memory fraction must be in (0, 1], got " + memoryFraction);
+        }
+        if (maxLogitRows < maxSeqs) {
+            throw new IllegalArgumentException(
+                    "max logit rows (" + maxLogitRows + ") must be >= max sequences (" + maxSeqs + ")");
+        }
+        if (blockSize < 1 || Integer.bitCount(blockSize) != 1) {
+            throw new IllegalArgumentException("KV block size must be a power of two, got " + blockSize);
+        }
+        if (maxMessageBytes < 0) {
+            throw new IllegalArgumentException("max message bytes must be >= 0, got " + maxMessageBytes);
+        }
+        if (table != null && table.worldSize() != tp) {
+            throw new IllegalArgumentException(
+                    "the algorithm table is for world size " + table.worldSize() + ", the engine has " + tp + " ranks");
+        }
     }
-    if (maxSeqs < 1 || maxBatchTokens < 1 || maxBatchTokens < maxSeqs) {
-      throw new IllegalArgumentException("need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
-    }
-    if (maxModelLen < 0 || kvCacheTokens < 0) {
-      throw new IllegalArgumentException("max model length and KV cache tokens must be >= 0");
-    }
-    if (!(memoryFraction > 0 && memoryFraction <= 1)) {
-      throw new IllegalArgumentException("memory fraction must be in (0, 1], got " + memoryFraction);
-    }
-    if (maxLogitRows < maxSeqs) {
-      throw new IllegalArgumentException("max logit rows (" + maxLogitRows + ") must be >= max sequences (" + maxSeqs + ")");
-    }
-    if (blockSize < 1 || Integer.bitCount(blockSize) != 1) {
-      throw new IllegalArgumentException("KV block size must be a power of two, got " + blockSize);
-    }
-    if (maxMessageBytes < 0) {
-      throw new IllegalArgumentException("max message bytes must be >= 0, got " + maxMessageBytes);
-    }
-    if (table != null && table.worldSize() != tp) {
-      throw new IllegalArgumentException("the algorithm table is for world size " + table.worldSize() + ", the engine has " + tp + " ranks");
-    }
-  }
 
-  public static EngineOptions defaults(Path modelDir, int tp) {
-    return new EngineOptions(modelDir, tp, false, 64, 2048, 0, 0, 0.9, 64, true, false, null, 16);
-  }
+    public static EngineOptions defaults(Path modelDir, int tp) {
+        return new EngineOptions(modelDir, tp, false, 64, 2048, 0, 0, 0.9, 64, true, false, null, 16);
+    }
 }

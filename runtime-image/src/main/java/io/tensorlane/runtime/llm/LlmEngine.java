@@ -31,297 +31,352 @@ import java.util.concurrent.atomic.AtomicLong;
  * One caller at a time (the scheduler thread).
  */
 public final class LlmEngine implements AutoCloseable, StepExecutor {
-  private final EngineOptions options;
-  private final ModelConfig config;
-  private final TpLayout layout;
-  private final DType dtype;
-  private final int maxModelLen;
-  private final List<Integer> devices;
-  private Communicator comm;
-  private NcclComm nccl;
-  private final List<RankModel> ranks = new ArrayList<>();
-  private StepRunner steps;
-  private BlockAllocator blocks;
-  private MemoryReport memory;
-  private double loadSeconds;
-  private long weightBytes;
-  private final AllreduceCounts allreduces = new AllreduceCounts();
+    private final EngineOptions options;
+    private final ModelConfig config;
+    private final TpLayout layout;
+    private final DType dtype;
+    private final int maxModelLen;
+    private final List<Integer> devices;
+    private Communicator comm;
+    private NcclComm nccl;
+    private final List<RankModel> ranks = new ArrayList<>();
+    private StepRunner steps;
+    private BlockAllocator blocks;
+    private MemoryReport memory;
+    private double loadSeconds;
+    private long weightBytes;
+    private final AllreduceCounts allreduces = new AllreduceCounts();
 
-  private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
-    this.options = options;
-    this.config = config;
-    this.layout = layout;
-    this.dtype = config.dtype() == WeightDType.FP16 ? DType.fp16 : DType.bf16;
-    this.maxModelLen = maxModelLen;
-    List<Integer> d = new ArrayList<>();
-    for (int r = 0; r < options.tp(); r++) {
-      d.add(options.virtualRanks() ? 0 : r);
-    }
-    this.devices = List.copyOf(d);
-  }
-
-  /** What the engine took on each GPU, per rank. */
-  public record MemoryReport(long weightBytesPerRank, long kvBytesPerRank, long activationBytesPerRank, long allreduceBytesPerRank,
-      int kvBlocks, int blockSize, long kvTokens) {}
-
-  /**
-   * Reads and checks the model (every problem is reported before any GPU memory is taken), then builds the ranks and
-   * loads the weights; progress goes to {@code log}.
-   */
-  public static LlmEngine load(EngineOptions options, PrintWriter log) {
-    ModelConfig config = ModelConfig.read(options.modelDir());
-    TpLayout layout = TpLayout.of(config, options.tp());
-    int hd = config.headDim();
-    if (hd % 32 != 0 || hd > 256) {
-      throw new IllegalArgumentException("head_dim " + hd + " is not supported by the attention kernels (a multiple of 32, at most 256)");
-    }
-    int maxLen = options.maxModelLen() == 0 ? Math.min(DEFAULT_MAX_MODEL_LEN, config.maxPositionEmbeddings()) : options.maxModelLen();
-    if (maxLen > config.maxPositionEmbeddings()) {
-      throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's max_position_embeddings " + config.maxPositionEmbeddings());
-    }
-    if (config.slidingWindow() != null && maxLen > config.slidingWindow()) {
-      throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's sliding window " + config.slidingWindow()
-          + " (sliding-window attention is not implemented); pass --max-model-len " + config.slidingWindow() + " or less");
-    }
-    LlmEngine e = new LlmEngine(options, config, layout, maxLen);
-    try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
-      ShardPlan.validate(ck, config);
-      e.start(ck, log);
-      return e;
-    } catch (RuntimeException ex) {
-      e.close();
-      throw ex;
-    }
-  }
-
-  private void start(Checkpoint ck, PrintWriter log) {
-    int world = options.tp();
-    long e = dtype.bytes();
-    long needed = Math.max((long) options.maxBatchTokens() * config.hiddenSize() * e,
-        4L * options.maxLogitRows() * layout.vocabPadded());
-    boolean sharing = devices.stream().distinct().count() < devices.size();
-    // The plan's budget when there is one (larger messages go to NCCL); virtual ranks have no NCCL: what the steps need.
-    long maxMsg = options.maxMessageBytes() > 0 && !sharing ? options.maxMessageBytes() : Math.max(needed, options.maxMessageBytes());
-    // Virtual ranks: fewer allreduce blocks each, so half the GPU stays free for the other ranks' kernels.
-    BufferLayout bl = BufferLayout.of(world, world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES,
-        sharing ? VIRTUAL_RANK_BLOCKS : BufferLayout.DEFAULT_BLOCKS, BufferLayout.DEFAULT_GRAPH_SLOTS);
-    AlgorithmTable table = options.nccl() ? AlgorithmTable.single(world, Algorithm.OneStage, 1)
-        : options.table() != null && options.table().maxMessageBytes() <= bl.maxMessageBytes() ? options.table()
-        : AlgorithmTable.defaults(world, bl.maxMessageBytes());
-    comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
-    steps = new StepRunner(options, config, layout, dtype, comm, ranks, allreduces);
-    boolean virtual = comm.config().virtual();
-    if (world > 1 && (options.nccl() || !virtual)) {
-      try {
-        nccl = new NcclComm(Nccl.load(options.ncclLib()), devices);
-        comm.setFallback(nccl);
-      } catch (RuntimeException ex) {
-        if (options.nccl()) {
-          throw ex;
+    private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
+        this.options = options;
+        this.config = config;
+        this.layout = layout;
+        this.dtype = config.dtype() == WeightDType.FP16 ? DType.fp16 : DType.bf16;
+        this.maxModelLen = maxModelLen;
+        List<Integer> d = new ArrayList<>();
+        for (int r = 0; r < options.tp(); r++) {
+            d.add(options.virtualRanks() ? 0 : r);
         }
-        log.println("engine: no NCCL fallback (" + ex.getMessage() + ")");
-      }
-    } else if (options.nccl()) {
-      throw new IllegalArgumentException("--nccl needs one GPU per rank (NCCL cannot run several ranks on one GPU)");
+        this.devices = List.copyOf(d);
     }
-    int maxBlocksPerSeq = (maxModelLen + options.blockSize() - 1) / options.blockSize();
-    RankModel.Dims dims = new RankModel.Dims(options.maxBatchTokens(), options.maxLogitRows(), options.maxSeqs() + 1, maxBlocksPerSeq,
-        options.blockSize(), maxModelLen);
-    for (int r = 0; r < world; r++) {
-      ranks.add(null);
-    }
-    comm.onEachRank(r -> {
-      RankModel.GemmShare share = RankModel.GemmShare.OWN_GPU;
-      if (sharing) {
-        int peers = comm.config().ranksOn(r.device()) - 1;
-        share = new RankModel.GemmShare(0, Math.max(8, multiprocessors(r) - (peers * comm.maxBlocks() + 1) / 2));
-      }
-      ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share, !options.baselineKernels()));
-      return null;
-    });
-    long t0 = System.nanoTime();
-    AtomicLong done = new AtomicLong();
-    long total = ck.totalBytes();
-    long[] nextReport = {0};
-    log.printf("engine: loading %s (%s, %d layers, hidden %d, %d/%d heads, vocab %d, %s) on %d rank(s), GPUs %s%s%n", options.modelDir(),
-        config.architecture(), config.numLayers(), config.hiddenSize(), config.numHeads(), config.numKvHeads(), config.vocabSize(), dtype, world,
-        devices, virtual ? " (virtual ranks)" : "");
-    log.flush();
-    List<Long> loaded = comm.onEachRank(r -> ranks.get(r.index()).loadWeights(ck, ShardPlan.forRank(layout, r.index()), b -> {
-      long now = done.addAndGet(b);
-      synchronized (nextReport) {
-        if (now >= nextReport[0]) {
-          log.printf("engine: loaded %.2f GB%n", now / 1e9);
-          log.flush();
-          nextReport[0] = now + Math.max(total / 10, 1);
+
+    /** What the engine took on each GPU, per rank. */
+    public record MemoryReport(
+            long weightBytesPerRank,
+            long kvBytesPerRank,
+            long activationBytesPerRank,
+            long allreduceBytesPerRank,
+            int kvBlocks,
+            int blockSize,
+            long kvTokens) {}
+
+    /**
+     * Reads and checks the model (every problem is reported before any GPU memory is taken), then builds the ranks and
+     * loads the weights; progress goes to {@code log}.
+     */
+    public static LlmEngine load(EngineOptions options, PrintWriter log) {
+        ModelConfig config = ModelConfig.read(options.modelDir());
+        TpLayout layout = TpLayout.of(config, options.tp());
+        int hd = config.headDim();
+        if (hd % 32 != 0 || hd > 256) {
+            throw new IllegalArgumentException(
+                    "head_dim " + hd + " is not supported by the attention kernels (a multiple of 32, at most 256)");
         }
-      }
-    }));
-    loadSeconds = (System.nanoTime() - t0) / 1e9;
-    weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
-    log.printf("engine: weights on the GPUs: %.3f GB in %.2f s (%.2f GB/s; checkpoint %.3f GB)%n", weightBytes / 1e9, loadSeconds,
-        weightBytes / 1e9 / Math.max(loadSeconds, 1e-9), total / 1e9);
-    allocateKv(log, maxBlocksPerSeq);
-    if (world > 1 && !options.nccl()) {
-      List<jcuda.driver.CUdeviceptr> parts = new ArrayList<>();
-      List<jcuda.driver.CUdeviceptr> logits = new ArrayList<>();
-      for (RankModel m : ranks) {
-        parts.add(m.part);
-        logits.add(m.logitsFull);
-      }
-      comm.registerInputs(parts);
-      comm.registerInputs(logits);
+        int maxLen = options.maxModelLen() == 0
+                ? Math.min(DEFAULT_MAX_MODEL_LEN, config.maxPositionEmbeddings())
+                : options.maxModelLen();
+        if (maxLen > config.maxPositionEmbeddings()) {
+            throw new IllegalArgumentException("max model length " + maxLen
+                    + " exceeds the model's max_position_embeddings " + config.maxPositionEmbeddings());
+        }
+        if (config.slidingWindow() != null && maxLen > config.slidingWindow()) {
+            throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's sliding window "
+                    + config.slidingWindow() + " (sliding-window attention is not implemented); pass --max-model-len "
+                    + config.slidingWindow() + " or less");
+        }
+        LlmEngine e = new LlmEngine(options, config, layout, maxLen);
+        try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
+            ShardPlan.validate(ck, config);
+            e.start(ck, log);
+            return e;
+        } catch (RuntimeException ex) {
+            e.close();
+            throw ex;
+        }
     }
-    log.flush();
-  }
 
-  /** The longest sequence when none is given: the model's own limit, at most this (KV and rope tables stay modest). */
-  public static final int DEFAULT_MAX_MODEL_LEN = 8192;
-
-  /** Allreduce blocks per virtual rank (each multiprocessor holds two). */
-  static final int VIRTUAL_RANK_BLOCKS = 16;
-
-  private static int multiprocessors(Rank r) {
-    jcuda.driver.CUdevice dev = new jcuda.driver.CUdevice();
-    Cuda.check(jcuda.driver.JCudaDriver.cuDeviceGet(dev, r.device()), "cuDeviceGet");
-    int[] n = {0};
-    Cuda.check(jcuda.driver.JCudaDriver.cuDeviceGetAttribute(n, jcuda.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-        "cuDeviceGetAttribute(SM count)");
-    return n[0];
-  }
-
-  private void allocateKv(PrintWriter log, int maxBlocksPerSeq) {
-    RankModel r0 = ranks.get(0);
-    long perBlock = r0.kvBytesPerBlock();
-    int nblocks;
-    if (options.kvCacheTokens() > 0) {
-      nblocks = Math.toIntExact((options.kvCacheTokens() + options.blockSize() - 1) / options.blockSize());
-    } else {
-      // What the fraction leaves on the fullest device, split between the ranks sharing it.
-      long best = Long.MAX_VALUE;
-      for (int d : devices.stream().distinct().toList()) {
-        int first = devices.indexOf(d);
-        long[] info = comm.rank(first).call(() -> {
-          long[] free = {0};
-          long[] totalMem = {0};
-          Cuda.check(cuMemGetInfo(free, totalMem), "cuMemGetInfo");
-          return new long[] {free[0], totalMem[0]};
-        });
-        long budget = (long) (options.memoryFraction() * info[1]) - (info[1] - info[0]);
-        best = Math.min(best, budget / comm.config().ranksOn(d));
-      }
-      nblocks = (int) Math.min(Integer.MAX_VALUE, Math.max(0, best / perBlock));
-    }
-    if (nblocks < maxBlocksPerSeq) {
-      throw new IllegalArgumentException("the KV cache holds " + (long) nblocks * options.blockSize() + " tokens, less than one sequence of "
-          + maxModelLen + " tokens: raise the memory fraction or " + "TENSORLANE_KV_CACHE_TOKENS, or lower --max-model-len");
-    }
-    int n = nblocks;
-    comm.onEachRank(r -> {
-      ranks.get(r.index()).allocateKv(n);
-      return null;
-    });
-    blocks = new BlockAllocator(nblocks, options.blockSize());
-    memory = new MemoryReport(r0.bytes(RankModel.WEIGHTS), r0.bytes(RankModel.KV), r0.bytes(RankModel.ACTIVATIONS),
-        comm.layout().totalBytesPerRank(), nblocks, options.blockSize(), (long) nblocks * options.blockSize());
-    log.printf("engine: memory per rank: weights %.3f GB, KV cache %.3f GB (%d blocks x %d tokens = %d tokens), activations %.3f GB, "
-        + "allreduce buffers %.3f GB%n", memory.weightBytesPerRank() / 1e9, memory.kvBytesPerRank() / 1e9, nblocks, options.blockSize(),
-        memory.kvTokens(), memory.activationBytesPerRank() / 1e9, memory.allreduceBytesPerRank() / 1e9);
-  }
-
-  public ModelConfig config() {
-    return config;
-  }
-
-  public EngineOptions options() {
-    return options;
-  }
-
-  @Override
-  public int vocabSize() {
-    return config.vocabSize();
-  }
-
-  public int maxModelLen() {
-    return maxModelLen;
-  }
-
-  public int maxBlocksPerSeq() {
-    return (maxModelLen + options.blockSize() - 1) / options.blockSize();
-  }
-
-  public BlockAllocator blocks() {
-    return blocks;
-  }
-
-  public MemoryReport memory() {
-    return memory;
-  }
-
-  public double loadSeconds() {
-    return loadSeconds;
-  }
-
-  public long weightBytes() {
-    return weightBytes;
-  }
-
-  /** The result of one step: the greedy token per logits row, and the rows' logits ({@code rows × vocab}) when asked. */
-  public record StepResult(int[] ids, float[] logits) {}
-
-  /** Runs one forward pass of {@code batch} on every rank. */
-  @Override
-  public StepResult step(StepBatch batch, boolean wantLogits) {
-    return steps.run(batch, wantLogits, false).result();
-  }
-
-  /**
-   * A step (without logits) and its GPU time (bench-model): {@code gpuMillis} is the time between two CUDA events recorded
-   * on rank 0's stream just before and just after the forward pass is enqueued (a graph replay, or the eager kernels);
-   * it leaves out the synchronous input upload before and the host synchronization and argmax read-back after, which
-   * the caller's wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
-   * the allreduces. {@code graphReplayed}: the step replayed a captured decode graph (false for eager steps and for the
-   * first step of a decode bucket, which runs eagerly and captures the graph afterwards).
-   */
-  public record TimedStep(StepResult result, double gpuMillis, boolean graphReplayed) {}
-
-  /** {@link #step} timed with CUDA events on rank 0's stream; see {@link TimedStep}. */
-  public TimedStep timedStep(StepBatch batch) {
-    return steps.run(batch, false, true);
-  }
-
-  /**
-   * One eager forward pass of {@code batch} (never a graph) with a CUDA event after every operation on rank 0: GPU
-   * milliseconds per operation, summed over layers, in the order of the pass (bench-model --op-breakdown). The events
-   * add a little time of their own; the sum is close to, not equal to, a step's time.
-   */
-  public Map<String, Double> profileStep(StepBatch batch) {
-    return steps.profileStep(batch);
-  }
-
-  /** Allreduce calls and bytes per algorithm since the engine started (serve's metrics). */
-  public AllreduceCounts allreduces() {
-    return allreduces;
-  }
-
-  @Override
-  public void close() {
-    if (comm != null) {
-      try {
+    private void start(Checkpoint ck, PrintWriter log) {
+        int world = options.tp();
+        long e = dtype.bytes();
+        long needed = Math.max(
+                (long) options.maxBatchTokens() * config.hiddenSize() * e,
+                4L * options.maxLogitRows() * layout.vocabPadded());
+        boolean sharing = devices.stream().distinct().count() < devices.size();
+        // The plan's budget when there is one (larger messages go to NCCL); virtual ranks have no NCCL: what the steps
+        // need.
+        long maxMsg = options.maxMessageBytes() > 0 && !sharing
+                ? options.maxMessageBytes()
+                : Math.max(needed, options.maxMessageBytes());
+        // Virtual ranks: fewer allreduce blocks each, so half the GPU stays free for the other ranks' kernels.
+        BufferLayout bl = BufferLayout.of(
+                world,
+                world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES,
+                sharing ? VIRTUAL_RANK_BLOCKS : BufferLayout.DEFAULT_BLOCKS,
+                BufferLayout.DEFAULT_GRAPH_SLOTS);
+        AlgorithmTable table = options.nccl()
+                ? AlgorithmTable.single(world, Algorithm.OneStage, 1)
+                : options.table() != null && options.table().maxMessageBytes() <= bl.maxMessageBytes()
+                        ? options.table()
+                        : AlgorithmTable.defaults(world, bl.maxMessageBytes());
+        comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
+        steps = new StepRunner(options, config, layout, dtype, comm, ranks, allreduces);
+        boolean virtual = comm.config().virtual();
+        if (world > 1 && (options.nccl() || !virtual)) {
+            try {
+                nccl = new NcclComm(Nccl.load(options.ncclLib()), devices);
+                comm.setFallback(nccl);
+            } catch (RuntimeException ex) {
+                if (options.nccl()) {
+                    throw ex;
+                }
+                log.println("engine: no NCCL fallback (" + ex.getMessage() + ")");
+            }
+        } else if (options.nccl()) {
+            throw new IllegalArgumentException(
+                    "--nccl needs one GPU per rank (NCCL cannot run several ranks on one GPU)");
+        }
+        int maxBlocksPerSeq = (maxModelLen + options.blockSize() - 1) / options.blockSize();
+        RankModel.Dims dims = new RankModel.Dims(
+                options.maxBatchTokens(),
+                options.maxLogitRows(),
+                options.maxSeqs() + 1,
+                maxBlocksPerSeq,
+                options.blockSize(),
+                maxModelLen);
+        for (int r = 0; r < world; r++) {
+            ranks.add(null);
+        }
         comm.onEachRank(r -> {
-          steps.close(r);
-          RankModel m = ranks.size() > r.index() ? ranks.get(r.index()) : null;
-          if (m != null) {
-            m.close();
-          }
-          return null;
+            RankModel.GemmShare share = RankModel.GemmShare.OWN_GPU;
+            if (sharing) {
+                int peers = comm.config().ranksOn(r.device()) - 1;
+                share = new RankModel.GemmShare(
+                        0, Math.max(8, multiprocessors(r) - (peers * comm.maxBlocks() + 1) / 2));
+            }
+            ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share, !options.baselineKernels()));
+            return null;
         });
-      } finally {
-        if (nccl != null) {
-          nccl.close();
+        long t0 = System.nanoTime();
+        AtomicLong done = new AtomicLong();
+        long total = ck.totalBytes();
+        long[] nextReport = {0};
+        log.printf(
+                "engine: loading %s (%s, %d layers, hidden %d, %d/%d heads, vocab %d, %s) on %d rank(s), GPUs %s%s%n",
+                options.modelDir(),
+                config.architecture(),
+                config.numLayers(),
+                config.hiddenSize(),
+                config.numHeads(),
+                config.numKvHeads(),
+                config.vocabSize(),
+                dtype,
+                world,
+                devices,
+                virtual ? " (virtual ranks)" : "");
+        log.flush();
+        List<Long> loaded =
+                comm.onEachRank(r -> ranks.get(r.index()).loadWeights(ck, ShardPlan.forRank(layout, r.index()), b -> {
+                    long now = done.addAndGet(b);
+                    synchronized (nextReport) {
+                        if (now >= nextReport[0]) {
+                            log.printf("engine: loaded %.2f GB%n", now / 1e9);
+                            log.flush();
+                            nextReport[0] = now + Math.max(total / 10, 1);
+                        }
+                    }
+                }));
+        loadSeconds = (System.nanoTime() - t0) / 1e9;
+        weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
+        log.printf(
+                "engine: weights on the GPUs: %.3f GB in %.2f s (%.2f GB/s; checkpoint %.3f GB)%n",
+                weightBytes / 1e9, loadSeconds, weightBytes / 1e9 / Math.max(loadSeconds, 1e-9), total / 1e9);
+        allocateKv(log, maxBlocksPerSeq);
+        if (world > 1 && !options.nccl()) {
+            List<jcuda.driver.CUdeviceptr> parts = new ArrayList<>();
+            List<jcuda.driver.CUdeviceptr> logits = new ArrayList<>();
+            for (RankModel m : ranks) {
+                parts.add(m.part);
+                logits.add(m.logitsFull);
+            }
+            comm.registerInputs(parts);
+            comm.registerInputs(logits);
         }
-        comm.close();
-      }
+        log.flush();
     }
-  }
+
+    /** The longest sequence when none is given: the model's own limit, at most this (KV and rope tables stay modest). */
+    public static final int DEFAULT_MAX_MODEL_LEN = 8192;
+
+    /** Allreduce blocks per virtual rank (each multiprocessor holds two). */
+    static final int VIRTUAL_RANK_BLOCKS = 16;
+
+    private static int multiprocessors(Rank r) {
+        jcuda.driver.CUdevice dev = new jcuda.driver.CUdevice();
+        Cuda.check(jcuda.driver.JCudaDriver.cuDeviceGet(dev, r.device()), "cuDeviceGet");
+        int[] n = {0};
+        Cuda.check(
+                jcuda.driver.JCudaDriver.cuDeviceGetAttribute(
+                        n, jcuda.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                "cuDeviceGetAttribute(SM count)");
+        return n[0];
+    }
+
+    private void allocateKv(PrintWriter log, int maxBlocksPerSeq) {
+        RankModel r0 = ranks.get(0);
+        long perBlock = r0.kvBytesPerBlock();
+        int nblocks;
+        if (options.kvCacheTokens() > 0) {
+            nblocks = Math.toIntExact((options.kvCacheTokens() + options.blockSize() - 1) / options.blockSize());
+        } else {
+            // What the fraction leaves on the fullest device, split between the ranks sharing it.
+            long best = Long.MAX_VALUE;
+            for (int d : devices.stream().distinct().toList()) {
+                int first = devices.indexOf(d);
+                long[] info = comm.rank(first).call(() -> {
+                    long[] free = {0};
+                    long[] totalMem = {0};
+                    Cuda.check(cuMemGetInfo(free, totalMem), "cuMemGetInfo");
+                    return new long[] {free[0], totalMem[0]};
+                });
+                long budget = (long) (options.memoryFraction() * info[1]) - (info[1] - info[0]);
+                best = Math.min(best, budget / comm.config().ranksOn(d));
+            }
+            nblocks = (int) Math.min(Integer.MAX_VALUE, Math.max(0, best / perBlock));
+        }
+        if (nblocks < maxBlocksPerSeq) {
+            throw new IllegalArgumentException("the KV cache holds " + (long) nblocks * options.blockSize()
+                    + " tokens, less than one sequence of " + maxModelLen + " tokens: raise the memory fraction or "
+                    + "TENSORLANE_KV_CACHE_TOKENS, or lower --max-model-len");
+        }
+        int n = nblocks;
+        comm.onEachRank(r -> {
+            ranks.get(r.index()).allocateKv(n);
+            return null;
+        });
+        blocks = new BlockAllocator(nblocks, options.blockSize());
+        memory = new MemoryReport(
+                r0.bytes(RankModel.WEIGHTS),
+                r0.bytes(RankModel.KV),
+                r0.bytes(RankModel.ACTIVATIONS),
+                comm.layout().totalBytesPerRank(),
+                nblocks,
+                options.blockSize(),
+                (long) nblocks * options.blockSize());
+        log.printf(
+                "engine: memory per rank: weights %.3f GB, KV cache %.3f GB (%d blocks x %d tokens = %d tokens), activations %.3f GB, "
+                        + "allreduce buffers %.3f GB%n",
+                memory.weightBytesPerRank() / 1e9,
+                memory.kvBytesPerRank() / 1e9,
+                nblocks,
+                options.blockSize(),
+                memory.kvTokens(),
+                memory.activationBytesPerRank() / 1e9,
+                memory.allreduceBytesPerRank() / 1e9);
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    public EngineOptions options() {
+        return options;
+    }
+
+    @Override
+    public int vocabSize() {
+        return config.vocabSize();
+    }
+
+    public int maxModelLen() {
+        return maxModelLen;
+    }
+
+    public int maxBlocksPerSeq() {
+        return (maxModelLen + options.blockSize() - 1) / options.blockSize();
+    }
+
+    public BlockAllocator blocks() {
+        return blocks;
+    }
+
+    public MemoryReport memory() {
+        return memory;
+    }
+
+    public double loadSeconds() {
+        return loadSeconds;
+    }
+
+    public long weightBytes() {
+        return weightBytes;
+    }
+
+    /** The result of one step: the greedy token per logits row, and the rows' logits ({@code rows × vocab}) when asked. */
+    public record StepResult(int[] ids, float[] logits) {}
+
+    /** Runs one forward pass of {@code batch} on every rank. */
+    @Override
+    public StepResult step(StepBatch batch, boolean wantLogits) {
+        return steps.run(batch, wantLogits, false).result();
+    }
+
+    /**
+     * A step (without logits) and its GPU time (bench-model): {@code gpuMillis} is the time between two CUDA events recorded
+     * on rank 0's stream just before and just after the forward pass is enqueued (a graph replay, or the eager kernels);
+     * it leaves out the synchronous input upload before and the host synchronization and argmax read-back after, which
+     * the caller's wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
+     * the allreduces. {@code graphReplayed}: the step replayed a captured decode graph (false for eager steps and for the
+     * first step of a decode bucket, which runs eagerly and captures the graph afterwards).
+     */
+    public record TimedStep(StepResult result, double gpuMillis, boolean graphReplayed) {}
+
+    /** {@link #step} timed with CUDA events on rank 0's stream; see {@link TimedStep}. */
+    public TimedStep timedStep(StepBatch batch) {
+        return steps.run(batch, false, true);
+    }
+
+    /**
+     * One eager forward pass of {@code batch} (never a graph) with a CUDA event after every operation on rank 0: GPU
+     * milliseconds per operation, summed over layers, in the order of the pass (bench-model --op-breakdown). The events
+     * add a little time of their own; the sum is close to, not equal to, a step's time.
+     */
+    public Map<String, Double> profileStep(StepBatch batch) {
+        return steps.profileStep(batch);
+    }
+
+    /** Allreduce calls and bytes per algorithm since the engine started (serve's metrics). */
+    public AllreduceCounts allreduces() {
+        return allreduces;
+    }
+
+    @Override
+    public void close() {
+        if (comm != null) {
+            try {
+                comm.onEachRank(r -> {
+                    steps.close(r);
+                    RankModel m = ranks.size() > r.index() ? ranks.get(r.index()) : null;
+                    if (m != null) {
+                        m.close();
+                    }
+                    return null;
+                });
+            } finally {
+                if (nccl != null) {
+                    nccl.close();
+                }
+                comm.close();
+            }
+        }
+    }
 }

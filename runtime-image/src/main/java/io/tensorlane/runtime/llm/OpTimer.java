@@ -20,65 +20,65 @@ import jcuda.driver.CUstream;
  * step and every graph capture). Events are created on first use and reused; one rank's thread uses an instance.
  */
 final class OpTimer implements AutoCloseable {
-  static final OpTimer OFF = new OpTimer(false);
+    static final OpTimer OFF = new OpTimer(false);
 
-  private final boolean on;
-  private final List<CUevent> events = new ArrayList<>();
-  private final List<String> labels = new ArrayList<>();
+    private final boolean on;
+    private final List<CUevent> events = new ArrayList<>();
+    private final List<String> labels = new ArrayList<>();
 
-  private OpTimer(boolean on) {
-    this.on = on;
-  }
-
-  static OpTimer create() {
-    return new OpTimer(true);
-  }
-
-  /** Starts a new pass: the first event, recorded now. */
-  void begin(CUstream s) {
-    if (!on) {
-      return;
+    private OpTimer(boolean on) {
+        this.on = on;
     }
-    labels.clear();
-    record(s);
-    labels.add(null);
-  }
 
-  /** The operation just enqueued on {@code s} ends here. */
-  void mark(String label, CUstream s) {
-    if (!on) {
-      return;
+    static OpTimer create() {
+        return new OpTimer(true);
     }
-    record(s);
-    labels.add(label);
-  }
 
-  /** After the stream finished: milliseconds per label, in the order labels first appeared. */
-  Map<String, Double> millis() {
-    Map<String, Double> out = new LinkedHashMap<>();
-    float[] ms = {0};
-    for (int i = 1; i < labels.size(); i++) {
-      Cuda.check(cuEventElapsedTime(ms, events.get(i - 1), events.get(i)), "cuEventElapsedTime(op)");
-      out.merge(labels.get(i), (double) ms[0], Double::sum);
+    /** Starts a new pass: the first event, recorded now. */
+    void begin(CUstream s) {
+        if (!on) {
+            return;
+        }
+        labels.clear();
+        record(s);
+        labels.add(null);
     }
-    return out;
-  }
 
-  private void record(CUstream s) {
-    int i = labels.size();
-    if (i == events.size()) {
-      CUevent e = new CUevent();
-      Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(op timer)");
-      events.add(e);
+    /** The operation just enqueued on {@code s} ends here. */
+    void mark(String label, CUstream s) {
+        if (!on) {
+            return;
+        }
+        record(s);
+        labels.add(label);
     }
-    Cuda.check(cuEventRecord(events.get(i), s), "cuEventRecord(op)");
-  }
 
-  @Override
-  public void close() {
-    for (CUevent e : events) {
-      cuEventDestroy(e);
+    /** After the stream finished: milliseconds per label, in the order labels first appeared. */
+    Map<String, Double> millis() {
+        Map<String, Double> out = new LinkedHashMap<>();
+        float[] ms = {0};
+        for (int i = 1; i < labels.size(); i++) {
+            Cuda.check(cuEventElapsedTime(ms, events.get(i - 1), events.get(i)), "cuEventElapsedTime(op)");
+            out.merge(labels.get(i), (double) ms[0], Double::sum);
+        }
+        return out;
     }
-    events.clear();
-  }
+
+    private void record(CUstream s) {
+        int i = labels.size();
+        if (i == events.size()) {
+            CUevent e = new CUevent();
+            Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(op timer)");
+            events.add(e);
+        }
+        Cuda.check(cuEventRecord(events.get(i), s), "cuEventRecord(op)");
+    }
+
+    @Override
+    public void close() {
+        for (CUevent e : events) {
+            cuEventDestroy(e);
+        }
+        events.clear();
+    }
 }

@@ -27,345 +27,397 @@ import jcuda.driver.CUmemorytype;
  * the forward pass enqueued on the rank's stream. Everything here runs on the rank's worker thread.
  */
 final class RankModel implements AutoCloseable {
-  static final String WEIGHTS = "weights";
-  static final String KV = "kv-cache";
-  static final String ACTIVATIONS = "activations";
-  private static final long CUBLAS_WORKSPACE = 32L << 20;
+    static final String WEIGHTS = "weights";
+    static final String KV = "kv-cache";
+    static final String ACTIVATIONS = "activations";
+    private static final long CUBLAS_WORKSPACE = 32L << 20;
 
-  /** Sizes every buffer is allocated for. */
-  record Dims(int maxTokens, int maxLogitRows, int maxRows, int maxBlocksPerSeq, int blockSize, int maxPositions) {}
+    /** Sizes every buffer is allocated for. */
+    record Dims(int maxTokens, int maxLogitRows, int maxRows, int maxBlocksPerSeq, int blockSize, int maxPositions) {}
 
-  /**
-   * How cuBLAS shares a GPU with virtual ranks. Their allreduce kernels spin on the same GPU, so a GEMM whose thread
-   * blocks wait for each other (split-K/stream-K fix-ups, which need workspace) could wait for blocks that cannot be
-   * scheduled: virtual ranks get no workspace and a multiprocessor target that excludes the peers' allreduce blocks.
-   */
-  record GemmShare(long workspaceBytes, int smCountTarget) {
-    static final GemmShare OWN_GPU = new GemmShare(CUBLAS_WORKSPACE, 0);
-  }
-
-  final Rank rank;
-  private OpTimer timer = OpTimer.OFF;
-  final ModelConfig cfg;
-  final TpLayout tpl;
-  final DType dt;
-  final Dims dims;
-  final DeviceMemory mem;
-  final ModelKernels kernels;
-  final Cublas blas;
-  private final Map<String, Long> weights = new HashMap<>();
-  private final int hq;
-  private final int hk;
-  private final int hd;
-  private final int hidden;
-  private final int inter;
-  private final int vr;
-  private final int vpad;
-  // step inputs (int32)
-  private final long ids;
-  private final long positions;
-  private final long slots;
-  private final long tokenRow;
-  private final long tables;
-  private final long logitTokens;
-  private final long attnTiles;
-  private final long attnRest;
-  private final long sampling;
-  private final int samplingCapacity;
-  /** Whether the device's sampling parameters may hold a non-greedy row (else they are all greedy: no upload needed). */
-  private boolean samplingDirty;
-  final long outIds;
-  /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
-  private final boolean tiledPrefill;
-  private int numTiles;
-  private int numRest;
-  // activations
-  final CUdeviceptr part;
-  final CUdeviceptr red;
-  private final long residual;
-  private final long attnWorkspace;
-  private final long xn;
-  private final long qkv;
-  private final long q;
-  private final long attn;
-  private final long gateUp;
-  private final long act;
-  private final long xl;
-  private final CUdeviceptr logitsLocal;
-  final CUdeviceptr logitsFull;
-  private final CUdeviceptr logitsOut;
-  private long cos;
-  private long sin;
-  private long kvBase;
-  private long kvLayerBytes;
-  private int kvBlocks;
-
-  RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, boolean tiledPrefill) {
-    this.rank = rank;
-    this.tiledPrefill = tiledPrefill;
-    this.cfg = cfg;
-    this.tpl = tpl;
-    this.dt = dt;
-    this.dims = dims;
-    this.hq = tpl.headsPerRank();
-    this.hk = tpl.kvHeadsPerRank();
-    this.hd = cfg.headDim();
-    this.hidden = cfg.hiddenSize();
-    this.inter = tpl.intermediatePerRank();
-    this.vr = tpl.vocabPerRank();
-    this.vpad = tpl.vocabPadded();
-    this.mem = new DeviceMemory(rank.device(), rank.index());
-    try {
-      this.kernels = new ModelKernels();
-      long e = dt.bytes();
-      int t = dims.maxTokens();
-      int m = dims.maxLogitRows();
-      ids = addr(mem.alloc(ACTIVATIONS, "token ids", 4L * t, true));
-      positions = addr(mem.alloc(ACTIVATIONS, "positions", 4L * t, true));
-      slots = addr(mem.alloc(ACTIVATIONS, "slots", 4L * t, true));
-      tokenRow = addr(mem.alloc(ACTIVATIONS, "token rows", 4L * t, true));
-      tables = addr(mem.alloc(ACTIVATIONS, "block tables", 4L * dims.maxRows() * dims.maxBlocksPerSeq(), true));
-      logitTokens = addr(mem.alloc(ACTIVATIONS, "logit tokens", 4L * m, true));
-      attnTiles = addr(mem.alloc(ACTIVATIONS, "attention tiles", 8L * Math.max(1, AttentionPlan.maxTiles(t)), true));
-      attnRest = addr(mem.alloc(ACTIVATIONS, "attention rest tokens", 4L * t, true));
-      samplingCapacity = SamplingRows.capacity(m);
-      sampling = addr(mem.alloc(ACTIVATIONS, "sampling parameters", 28L * samplingCapacity, true)); // zeros: greedy rows
-      outIds = addr(mem.alloc(ACTIVATIONS, "sampled ids", 4L * m, true));
-      part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
-      red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
-      residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));
-      xn = addr(mem.alloc(ACTIVATIONS, "normed", e * t * hidden, true));
-      qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
-      q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
-      attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
-      long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-      attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
-      gateUp = addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true));
-      act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
-      xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
-      logitsLocal = mem.alloc(ACTIVATIONS, "logits (local vocab)", 4L * m * vr, true);
-      logitsFull = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits (gather)", 4L * m * vpad, true) : logitsLocal;
-      logitsOut = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits", 4L * m * vpad, true) : logitsLocal;
-      long ws = share.workspaceBytes() > 0 ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false)) : 0;
-      this.blas = Cublas.create(rank.stream(), ws, share.workspaceBytes(), share.smCountTarget());
-    } catch (RuntimeException ex) {
-      mem.close();
-      throw ex;
+    /**
+     * How cuBLAS shares a GPU with virtual ranks. Their allreduce kernels spin on the same GPU, so a GEMM whose thread
+     * blocks wait for each other (split-K/stream-K fix-ups, which need workspace) could wait for blocks that cannot be
+     * scheduled: virtual ranks get no workspace and a multiprocessor target that excludes the peers' allreduce blocks.
+     */
+    record GemmShare(long workspaceBytes, int smCountTarget) {
+        static final GemmShare OWN_GPU = new GemmShare(CUBLAS_WORKSPACE, 0);
     }
-  }
 
-  private static long addr(CUdeviceptr p) {
-    return Cuda.address(p);
-  }
+    final Rank rank;
+    private OpTimer timer = OpTimer.OFF;
+    final ModelConfig cfg;
+    final TpLayout tpl;
+    final DType dt;
+    final Dims dims;
+    final DeviceMemory mem;
+    final ModelKernels kernels;
+    final Cublas blas;
+    private final Map<String, Long> weights = new HashMap<>();
+    private final int hq;
+    private final int hk;
+    private final int hd;
+    private final int hidden;
+    private final int inter;
+    private final int vr;
+    private final int vpad;
+    // step inputs (int32)
+    private final long ids;
+    private final long positions;
+    private final long slots;
+    private final long tokenRow;
+    private final long tables;
+    private final long logitTokens;
+    private final long attnTiles;
+    private final long attnRest;
+    private final long sampling;
+    private final int samplingCapacity;
+    /** Whether the device's sampling parameters may hold a non-greedy row (else they are all greedy: no upload needed). */
+    private boolean samplingDirty;
 
-  /** Uploads this rank's shards ({@code plan}) from the checkpoint; {@code progress} gets bytes as they land. */
-  long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
-    long total = 0;
-    for (DeviceTensor t : plan) {
-      long bytes = t.rows() * t.cols() * dt.bytes();
-      long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
-      CUdeviceptr p = mem.alloc(WEIGHTS, t.key(), bytes, covered < t.rows());
-      for (Piece pc : t.pieces()) {
-        PieceCopy.copy(ck, pc, p, t.cols(), dt, progress);
-      }
-      weights.put(t.key(), addr(p));
-      total += bytes;
+    final long outIds;
+    /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
+    private final boolean tiledPrefill;
+
+    private int numTiles;
+    private int numRest;
+    // activations
+    final CUdeviceptr part;
+    final CUdeviceptr red;
+    private final long residual;
+    private final long attnWorkspace;
+    private final long xn;
+    private final long qkv;
+    private final long q;
+    private final long attn;
+    private final long gateUp;
+    private final long act;
+    private final long xl;
+    private final CUdeviceptr logitsLocal;
+    final CUdeviceptr logitsFull;
+    private final CUdeviceptr logitsOut;
+    private long cos;
+    private long sin;
+    private long kvBase;
+    private long kvLayerBytes;
+    private int kvBlocks;
+
+    RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, boolean tiledPrefill) {
+        this.rank = rank;
+        this.tiledPrefill = tiledPrefill;
+        this.cfg = cfg;
+        this.tpl = tpl;
+        this.dt = dt;
+        this.dims = dims;
+        this.hq = tpl.headsPerRank();
+        this.hk = tpl.kvHeadsPerRank();
+        this.hd = cfg.headDim();
+        this.hidden = cfg.hiddenSize();
+        this.inter = tpl.intermediatePerRank();
+        this.vr = tpl.vocabPerRank();
+        this.vpad = tpl.vocabPadded();
+        this.mem = new DeviceMemory(rank.device(), rank.index());
+        try {
+            this.kernels = new ModelKernels();
+            long e = dt.bytes();
+            int t = dims.maxTokens();
+            int m = dims.maxLogitRows();
+            ids = addr(mem.alloc(ACTIVATIONS, "token ids", 4L * t, true));
+            positions = addr(mem.alloc(ACTIVATIONS, "positions", 4L * t, true));
+            slots = addr(mem.alloc(ACTIVATIONS, "slots", 4L * t, true));
+            tokenRow = addr(mem.alloc(ACTIVATIONS, "token rows", 4L * t, true));
+            tables = addr(mem.alloc(ACTIVATIONS, "block tables", 4L * dims.maxRows() * dims.maxBlocksPerSeq(), true));
+            logitTokens = addr(mem.alloc(ACTIVATIONS, "logit tokens", 4L * m, true));
+            attnTiles =
+                    addr(mem.alloc(ACTIVATIONS, "attention tiles", 8L * Math.max(1, AttentionPlan.maxTiles(t)), true));
+            attnRest = addr(mem.alloc(ACTIVATIONS, "attention rest tokens", 4L * t, true));
+            samplingCapacity = SamplingRows.capacity(m);
+            sampling = addr(
+                    mem.alloc(ACTIVATIONS, "sampling parameters", 28L * samplingCapacity, true)); // zeros: greedy rows
+            outIds = addr(mem.alloc(ACTIVATIONS, "sampled ids", 4L * m, true));
+            part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
+            red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
+            residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));
+            xn = addr(mem.alloc(ACTIVATIONS, "normed", e * t * hidden, true));
+            qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
+            q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
+            attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
+            long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+            attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
+            gateUp = addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true));
+            act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
+            xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
+            logitsLocal = mem.alloc(ACTIVATIONS, "logits (local vocab)", 4L * m * vr, true);
+            logitsFull = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits (gather)", 4L * m * vpad, true) : logitsLocal;
+            logitsOut = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits", 4L * m * vpad, true) : logitsLocal;
+            long ws = share.workspaceBytes() > 0
+                    ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false))
+                    : 0;
+            this.blas = Cublas.create(rank.stream(), ws, share.workspaceBytes(), share.smCountTarget());
+        } catch (RuntimeException ex) {
+            mem.close();
+            throw ex;
+        }
     }
-    float[][] cs = io.tensorlane.runtime.model.Rope.cosSin(cfg, dims.maxPositions());
-    cos = upload(cs[0], "rope cos");
-    sin = upload(cs[1], "rope sin");
-    return total;
-  }
 
-  private long upload(float[] host, String what) {
-    CUdeviceptr p = mem.alloc(WEIGHTS, what, 4L * host.length, false);
-    Cuda.check(cuMemcpyHtoD(p, Pointer.to(host), 4L * host.length), "upload " + what);
-    return addr(p);
-  }
-
-  /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
-  long kvBytesPerBlock() {
-    return 2L * cfg.numLayers() * dims.blockSize() * hk * hd * dt.bytes();
-  }
-
-  void allocateKv(int blocks) {
-    this.kvBlocks = blocks;
-    this.kvLayerBytes = (long) blocks * dims.blockSize() * hk * hd * dt.bytes();
-    this.kvBase = addr(mem.alloc(KV, "KV cache (" + blocks + " blocks)", kvLayerBytes * 2 * cfg.numLayers(), true));
-  }
-
-  int kvBlocks() {
-    return kvBlocks;
-  }
-
-  /** Copies the step's host arrays into the input buffers (synchronous: the stream is idle between steps). */
-  void uploadInputs(StepBatch b) {
-    int n = b.tokens();
-    if (n > dims.maxTokens() || b.logitTokens().length > dims.maxLogitRows() || b.rows() > dims.maxRows()) {
-      throw new IllegalArgumentException("step of " + n + " tokens / " + b.logitTokens().length + " logit rows / " + b.rows()
-          + " rows exceeds the engine's buffers (" + dims + ")");
+    private static long addr(CUdeviceptr p) {
+        return Cuda.address(p);
     }
-    put(ids, b.tokenIds(), n);
-    put(positions, b.positions(), n);
-    put(slots, b.slots(), n);
-    put(tokenRow, b.tokenRow(), n);
-    put(tables, b.blockTables(), b.blockTables().length);
-    put(logitTokens, b.logitTokens(), b.logitTokens().length);
-    AttentionPlan plan = tiledPrefill ? AttentionPlan.of(b.tokenRow(), b.positions(), n, hd) : AttentionPlan.NONE;
-    put(attnTiles, plan.tiles(), plan.tiles().length);
-    put(attnRest, plan.rest(), plan.rest().length);
-    numTiles = plan.numTiles();
-    numRest = plan.rest().length;
-    if (rank.index() == 0 && (samplingDirty || !b.sampling().allGreedy())) {
-      int[] words = b.sampling().pack(samplingCapacity);
-      put(sampling, words, words.length);
-      samplingDirty = !b.sampling().allGreedy();
+
+    /** Uploads this rank's shards ({@code plan}) from the checkpoint; {@code progress} gets bytes as they land. */
+    long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
+        long total = 0;
+        for (DeviceTensor t : plan) {
+            long bytes = t.rows() * t.cols() * dt.bytes();
+            long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
+            CUdeviceptr p = mem.alloc(WEIGHTS, t.key(), bytes, covered < t.rows());
+            for (Piece pc : t.pieces()) {
+                PieceCopy.copy(ck, pc, p, t.cols(), dt, progress);
+            }
+            weights.put(t.key(), addr(p));
+            total += bytes;
+        }
+        float[][] cs = io.tensorlane.runtime.model.Rope.cosSin(cfg, dims.maxPositions());
+        cos = upload(cs[0], "rope cos");
+        sin = upload(cs[1], "rope sin");
+        return total;
     }
-  }
 
-  /** A Linear of this model's type (cuBLAS). */
-  private void linear(long x, long w, long y, int n, int in, int out) {
-    blas.linear(dt, x, w, y, dt, n, in, out, out);
-  }
-
-  private static void put(long dst, int[] src, int n) {
-    if (n > 0) {
-      Cuda.check(cuMemcpyHtoD(ptr(dst), Pointer.to(src), 4L * n), "upload step inputs");
+    private long upload(float[] host, String what) {
+        CUdeviceptr p = mem.alloc(WEIGHTS, what, 4L * host.length, false);
+        Cuda.check(cuMemcpyHtoD(p, Pointer.to(host), 4L * host.length), "upload " + what);
+        return addr(p);
     }
-  }
 
-  /** A JCuda device pointer standing for a raw address (a null base plus the address as offset). */
-  static CUdeviceptr ptr(long address) {
-    return new CUdeviceptr().withByteOffset(address);
-  }
-
-  private long w(String key) {
-    Long a = weights.get(key);
-    if (a == null) {
-      throw new IllegalStateException("weight " + key + " was not loaded");
+    /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
+    long kvBytesPerBlock() {
+        return 2L * cfg.numLayers() * dims.blockSize() * hk * hd * dt.bytes();
     }
-    return a;
-  }
 
-  private long wOrZero(String key) {
-    return weights.getOrDefault(key, 0L);
-  }
-
-  /** The reduced copy of {@code part}: the allreduce's output, or {@code part} itself on one rank. */
-  private long reduce(long count, DType type, CUdeviceptr in, CUdeviceptr out) {
-    if (tpl.tp() == 1) {
-      return addr(in);
+    void allocateKv(int blocks) {
+        this.kvBlocks = blocks;
+        this.kvLayerBytes = (long) blocks * dims.blockSize() * hk * hd * dt.bytes();
+        this.kvBase = addr(mem.alloc(KV, "KV cache (" + blocks + " blocks)", kvLayerBytes * 2 * cfg.numLayers(), true));
     }
-    rank.allReduce(in, out, count, type, rank.stream());
-    mark("allreduce");
-    return addr(out);
-  }
 
-  /** Enqueues one forward step of {@code n} tokens producing {@code m} logits rows (inputs already uploaded). */
-  void forward(int n, int m) {
-    var s = rank.stream();
-    float eps = (float) cfg.rmsNormEps();
-    kernels.embed(dt, ids, n, w("embed"), tpl.vocabStart(rank.index()), tpl.vocabRows(rank.index()), hidden, addr(part), s);
-    mark("embed");
-    long delta = reduce((long) n * hidden, dt, part, red);
-    int qkvCols = (hq + 2 * hk) * hd;
-    float scale = (float) (1.0 / Math.sqrt(hd));
-    for (int l = 0; l < cfg.numLayers(); l++) {
-      String p = "layers." + l + ".";
-      kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
-      mark("norm");
-      linear(xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
-      mark("gemm qkv");
-      long kc = kvBase + 2L * l * kvLayerBytes;
-      long vc = kc + kvLayerBytes;
-      kernels.qkvRope(dt, qkv, wOrZero(p + "qkv_bias"), wOrZero(p + "q_norm"), wOrZero(p + "k_norm"), eps, cos, sin, positions, slots,
-          q, kc, vc, n, hq, hk, hd, s);
-          mark("rope+kv write");
-      kernels.attention(dt, q, kc, vc, tables, tokenRow, positions, dims.maxBlocksPerSeq(), dims.blockSize(), attn, attnWorkspace,
-          attnTiles, numTiles, attnRest, numRest, n, hq, hk, hd, scale, s);
-      mark("attention");
-      linear(attn, w(p + "o"), addr(part), n, hq * hd, hidden);
-      mark("gemm o");
-      delta = reduce((long) n * hidden, dt, part, red);
-      kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
-      mark("norm");
-      linear(xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
-      mark("gemm gate_up");
-      kernels.siluMul(dt, gateUp, act, n, inter, s);
-      mark("silu*up");
-      linear(act, w(p + "down"), addr(part), n, inter, hidden);
-      mark("gemm down");
-      delta = reduce((long) n * hidden, dt, part, red);
+    int kvBlocks() {
+        return kvBlocks;
     }
-    kernels.addRmsNorm(dt, residual, delta, w("final_norm"), xn, n, hidden, eps, 1, s);
-    mark("norm");
-    kernels.gatherRows(dt, xn, logitTokens, xl, m, hidden, s);
-    mark("gather");
-    blas.linear(dt, xl, w("lm_head"), addr(logitsLocal), DType.fp32, m, hidden, vr, vr);
-    mark("gemm lm_head");
-    if (tpl.tp() > 1) {
-      Cuda.check(cuMemsetD32Async(logitsFull, 0, (long) m * vpad, s), "cuMemsetD32Async(logits)");
-      CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
-      c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-      c.srcDevice = logitsLocal;
-      c.srcPitch = 4L * vr;
-      c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-      c.dstDevice = logitsFull.withByteOffset(4L * vr * rank.index());
-      c.dstPitch = 4L * vpad;
-      c.WidthInBytes = 4L * vr;
-      c.Height = m;
-      Cuda.check(cuMemcpy2DAsync(c, s), "gather logits");
-      rank.allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32, s);
-      mark("logits gather");
+
+    /** Copies the step's host arrays into the input buffers (synchronous: the stream is idle between steps). */
+    void uploadInputs(StepBatch b) {
+        int n = b.tokens();
+        if (n > dims.maxTokens() || b.logitTokens().length > dims.maxLogitRows() || b.rows() > dims.maxRows()) {
+            throw new IllegalArgumentException("step of " + n + " tokens / " + b.logitTokens().length + " logit rows / "
+                    + b.rows() + " rows exceeds the engine's buffers (" + dims + ")");
+        }
+        put(ids, b.tokenIds(), n);
+        put(positions, b.positions(), n);
+        put(slots, b.slots(), n);
+        put(tokenRow, b.tokenRow(), n);
+        put(tables, b.blockTables(), b.blockTables().length);
+        put(logitTokens, b.logitTokens(), b.logitTokens().length);
+        AttentionPlan plan = tiledPrefill ? AttentionPlan.of(b.tokenRow(), b.positions(), n, hd) : AttentionPlan.NONE;
+        put(attnTiles, plan.tiles(), plan.tiles().length);
+        put(attnRest, plan.rest(), plan.rest().length);
+        numTiles = plan.numTiles();
+        numRest = plan.rest().length;
+        if (rank.index() == 0 && (samplingDirty || !b.sampling().allGreedy())) {
+            int[] words = b.sampling().pack(samplingCapacity);
+            put(sampling, words, words.length);
+            samplingDirty = !b.sampling().allGreedy();
+        }
     }
-    if (rank.index() == 0) {
-      kernels.sample(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), sampling, samplingCapacity, outIds, s);
-      mark("sample");
+
+    /** A Linear of this model's type (cuBLAS). */
+    private void linear(long x, long w, long y, int n, int in, int out) {
+        blas.linear(dt, x, w, y, dt, n, in, out, out);
     }
-  }
 
-  /** Times every operation of the following eager passes with {@code t} ({@link OpTimer#OFF}: none). */
-  void profileWith(OpTimer t) {
-    timer = t;
-  }
-
-  private void mark(String label) {
-    timer.mark(label, rank.stream());
-  }
-
-  /** Row stride (floats) of the final logits. */
-  int logitsStride() {
-    return tpl.tp() > 1 ? vpad : vr;
-  }
-
-  /** Copies {@code m} rows of final logits ({@code vocab} floats each) to the host (after the stream finished). */
-  float[] readLogits(int m) {
-    int v = cfg.vocabSize();
-    float[] out = new float[m * v];
-    CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
-    c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-    c.srcDevice = logitsOut;
-    c.srcPitch = 4L * logitsStride();
-    c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_HOST;
-    c.dstHost = Pointer.to(out);
-    c.dstPitch = 4L * v;
-    c.WidthInBytes = 4L * v;
-    c.Height = m;
-    Cuda.check(cuMemcpy2D(c), "read logits");
-    return out;
-  }
-
-  long bytes(String phase) {
-    return mem.bytes(phase);
-  }
-
-  @Override
-  public void close() {
-    try {
-      blas.close();
-    } finally {
-      kernels.close();
-      mem.close();
+    private static void put(long dst, int[] src, int n) {
+        if (n > 0) {
+            Cuda.check(cuMemcpyHtoD(ptr(dst), Pointer.to(src), 4L * n), "upload step inputs");
+        }
     }
-  }
+
+    /** A JCuda device pointer standing for a raw address (a null base plus the address as offset). */
+    static CUdeviceptr ptr(long address) {
+        return new CUdeviceptr().withByteOffset(address);
+    }
+
+    private long w(String key) {
+        Long a = weights.get(key);
+        if (a == null) {
+            throw new IllegalStateException("weight " + key + " was not loaded");
+        }
+        return a;
+    }
+
+    private long wOrZero(String key) {
+        return weights.getOrDefault(key, 0L);
+    }
+
+    /** The reduced copy of {@code part}: the allreduce's output, or {@code part} itself on one rank. */
+    private long reduce(long count, DType type, CUdeviceptr in, CUdeviceptr out) {
+        if (tpl.tp() == 1) {
+            return addr(in);
+        }
+        rank.allReduce(in, out, count, type, rank.stream());
+        mark("allreduce");
+        return addr(out);
+    }
+
+    /** Enqueues one forward step of {@code n} tokens producing {@code m} logits rows (inputs already uploaded). */
+    void forward(int n, int m) {
+        var s = rank.stream();
+        float eps = (float) cfg.rmsNormEps();
+        kernels.embed(
+                dt,
+                ids,
+                n,
+                w("embed"),
+                tpl.vocabStart(rank.index()),
+                tpl.vocabRows(rank.index()),
+                hidden,
+                addr(part),
+                s);
+        mark("embed");
+        long delta = reduce((long) n * hidden, dt, part, red);
+        int qkvCols = (hq + 2 * hk) * hd;
+        float scale = (float) (1.0 / Math.sqrt(hd));
+        for (int l = 0; l < cfg.numLayers(); l++) {
+            String p = "layers." + l + ".";
+            kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
+            mark("norm");
+            linear(xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
+            mark("gemm qkv");
+            long kc = kvBase + 2L * l * kvLayerBytes;
+            long vc = kc + kvLayerBytes;
+            kernels.qkvRope(
+                    dt,
+                    qkv,
+                    wOrZero(p + "qkv_bias"),
+                    wOrZero(p + "q_norm"),
+                    wOrZero(p + "k_norm"),
+                    eps,
+                    cos,
+                    sin,
+                    positions,
+                    slots,
+                    q,
+                    kc,
+                    vc,
+                    n,
+                    hq,
+                    hk,
+                    hd,
+                    s);
+            mark("rope+kv write");
+            kernels.attention(
+                    dt,
+                    q,
+                    kc,
+                    vc,
+                    tables,
+                    tokenRow,
+                    positions,
+                    dims.maxBlocksPerSeq(),
+                    dims.blockSize(),
+                    attn,
+                    attnWorkspace,
+                    attnTiles,
+                    numTiles,
+                    attnRest,
+                    numRest,
+                    n,
+                    hq,
+                    hk,
+                    hd,
+                    scale,
+                    s);
+            mark("attention");
+            linear(attn, w(p + "o"), addr(part), n, hq * hd, hidden);
+            mark("gemm o");
+            delta = reduce((long) n * hidden, dt, part, red);
+            kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
+            mark("norm");
+            linear(xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
+            mark("gemm gate_up");
+            kernels.siluMul(dt, gateUp, act, n, inter, s);
+            mark("silu*up");
+            linear(act, w(p + "down"), addr(part), n, inter, hidden);
+            mark("gemm down");
+            delta = reduce((long) n * hidden, dt, part, red);
+        }
+        kernels.addRmsNorm(dt, residual, delta, w("final_norm"), xn, n, hidden, eps, 1, s);
+        mark("norm");
+        kernels.gatherRows(dt, xn, logitTokens, xl, m, hidden, s);
+        mark("gather");
+        blas.linear(dt, xl, w("lm_head"), addr(logitsLocal), DType.fp32, m, hidden, vr, vr);
+        mark("gemm lm_head");
+        if (tpl.tp() > 1) {
+            Cuda.check(cuMemsetD32Async(logitsFull, 0, (long) m * vpad, s), "cuMemsetD32Async(logits)");
+            CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
+            c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+            c.srcDevice = logitsLocal;
+            c.srcPitch = 4L * vr;
+            c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = logitsFull.withByteOffset(4L * vr * rank.index());
+            c.dstPitch = 4L * vpad;
+            c.WidthInBytes = 4L * vr;
+            c.Height = m;
+            Cuda.check(cuMemcpy2DAsync(c, s), "gather logits");
+            rank.allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32, s);
+            mark("logits gather");
+        }
+        if (rank.index() == 0) {
+            kernels.sample(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), sampling, samplingCapacity, outIds, s);
+            mark("sample");
+        }
+    }
+
+    /** Times every operation of the following eager passes with {@code t} ({@link OpTimer#OFF}: none). */
+    void profileWith(OpTimer t) {
+        timer = t;
+    }
+
+    private void mark(String label) {
+        timer.mark(label, rank.stream());
+    }
+
+    /** Row stride (floats) of the final logits. */
+    int logitsStride() {
+        return tpl.tp() > 1 ? vpad : vr;
+    }
+
+    /** Copies {@code m} rows of final logits ({@code vocab} floats each) to the host (after the stream finished). */
+    float[] readLogits(int m) {
+        int v = cfg.vocabSize();
+        float[] out = new float[m * v];
+        CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
+        c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = logitsOut;
+        c.srcPitch = 4L * logitsStride();
+        c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_HOST;
+        c.dstHost = Pointer.to(out);
+        c.dstPitch = 4L * v;
+        c.WidthInBytes = 4L * v;
+        c.Height = m;
+        Cuda.check(cuMemcpy2D(c), "read logits");
+        return out;
+    }
+
+    long bytes(String phase) {
+        return mem.bytes(phase);
+    }
+
+    @Override
+    public void close() {
+        try {
+            blas.close();
+        } finally {
+            kernels.close();
+            mem.close();
+        }
+    }
 }

@@ -12,145 +12,168 @@ import java.util.List;
  * is {@code rows × maxBlocksPerSeq}. Logits are produced for the tokens listed in {@code logitTokens}, and the GPU draws
  * each logits row's token by {@code sampling} (one entry per logits row).
  */
-public record StepBatch(int[] tokenIds, int[] positions, int[] slots, int[] tokenRow, int rows, int[] blockTables,
-    int maxBlocksPerSeq, int[] logitTokens, SamplingRows sampling) {
+public record StepBatch(
+        int[] tokenIds,
+        int[] positions,
+        int[] slots,
+        int[] tokenRow,
+        int rows,
+        int[] blockTables,
+        int maxBlocksPerSeq,
+        int[] logitTokens,
+        SamplingRows sampling) {
 
-  public StepBatch {
-    if (sampling.rows() != logitTokens.length) {
-      throw new IllegalArgumentException("sampling rows " + sampling.rows() + " != logits rows " + logitTokens.length);
-    }
-  }
-
-  public int tokens() {
-    return tokenIds.length;
-  }
-
-  /** Builds a batch row by row. */
-  public static final class Builder {
-    private final int blockSize;
-    private final int maxBlocksPerSeq;
-    private int[] ids = new int[16];
-    private int[] pos = new int[16];
-    private int[] slots = new int[16];
-    private int[] row = new int[16];
-    private int n;
-    private int[] tables = new int[0];
-    private int rows;
-    private int[] logits = new int[8];
-    private int m;
-    private final List<Draw> draws = new ArrayList<>();
-
-    private record Draw(int row, SamplingParams params, int generated) {}
-
-    public Builder(int blockSize, int maxBlocksPerSeq) {
-      this.blockSize = blockSize;
-      this.maxBlocksPerSeq = maxBlocksPerSeq;
-    }
-
-    /**
-     * Adds one sequence: {@code chunk} are its next tokens, the first at position {@code startPos}; its block table must
-     * already cover {@code startPos + chunk.length} tokens. Logits: none, the chunk's last token, or every token.
-     */
-    public Builder add(List<Integer> blockTable, int[] chunk, int startPos, Logits want) {
-      if (chunk.length == 0) {
-        throw new IllegalArgumentException("empty chunk");
-      }
-      if (blockTable.size() > maxBlocksPerSeq) {
-        throw new IllegalArgumentException("block table of " + blockTable.size() + " blocks exceeds " + maxBlocksPerSeq);
-      }
-      long end = (long) startPos + chunk.length;
-      if (end > (long) blockTable.size() * blockSize) {
-        throw new IllegalArgumentException("block table holds " + blockTable.size() * blockSize + " tokens, chunk ends at " + end);
-      }
-      int r = rows++;
-      tables = Arrays.copyOf(tables, rows * maxBlocksPerSeq);
-      for (int i = 0; i < blockTable.size(); i++) {
-        tables[r * maxBlocksPerSeq + i] = blockTable.get(i);
-      }
-      for (int i = 0; i < chunk.length; i++) {
-        int p = startPos + i;
-        grow(n + 1);
-        ids[n] = chunk[i];
-        pos[n] = p;
-        slots[n] = blockTable.get(p / blockSize) * blockSize + p % blockSize;
-        row[n] = r;
-        if (want == Logits.ALL || (want == Logits.LAST && i == chunk.length - 1)) {
-          if (m == logits.length) {
-            logits = Arrays.copyOf(logits, m * 2);
-          }
-          logits[m++] = n;
+    public StepBatch {
+        if (sampling.rows() != logitTokens.length) {
+            throw new IllegalArgumentException(
+                    "sampling rows " + sampling.rows() + " != logits rows " + logitTokens.length);
         }
-        n++;
-      }
-      return this;
-    }
-
-    private void grow(int need) {
-      if (need > ids.length) {
-        int cap = Math.max(need, ids.length * 2);
-        ids = Arrays.copyOf(ids, cap);
-        pos = Arrays.copyOf(pos, cap);
-        slots = Arrays.copyOf(slots, cap);
-        row = Arrays.copyOf(row, cap);
-      }
     }
 
     public int tokens() {
-      return n;
+        return tokenIds.length;
     }
 
-    public int rows() {
-      return rows;
+    /** Builds a batch row by row. */
+    public static final class Builder {
+        private final int blockSize;
+        private final int maxBlocksPerSeq;
+        private int[] ids = new int[16];
+        private int[] pos = new int[16];
+        private int[] slots = new int[16];
+        private int[] row = new int[16];
+        private int n;
+        private int[] tables = new int[0];
+        private int rows;
+        private int[] logits = new int[8];
+        private int m;
+        private final List<Draw> draws = new ArrayList<>();
+
+        private record Draw(int row, SamplingParams params, int generated) {}
+
+        public Builder(int blockSize, int maxBlocksPerSeq) {
+            this.blockSize = blockSize;
+            this.maxBlocksPerSeq = maxBlocksPerSeq;
+        }
+
+        /**
+         * Adds one sequence: {@code chunk} are its next tokens, the first at position {@code startPos}; its block table must
+         * already cover {@code startPos + chunk.length} tokens. Logits: none, the chunk's last token, or every token.
+         */
+        public Builder add(List<Integer> blockTable, int[] chunk, int startPos, Logits want) {
+            if (chunk.length == 0) {
+                throw new IllegalArgumentException("empty chunk");
+            }
+            if (blockTable.size() > maxBlocksPerSeq) {
+                throw new IllegalArgumentException(
+                        "block table of " + blockTable.size() + " blocks exceeds " + maxBlocksPerSeq);
+            }
+            long end = (long) startPos + chunk.length;
+            if (end > (long) blockTable.size() * blockSize) {
+                throw new IllegalArgumentException(
+                        "block table holds " + blockTable.size() * blockSize + " tokens, chunk ends at " + end);
+            }
+            int r = rows++;
+            tables = Arrays.copyOf(tables, rows * maxBlocksPerSeq);
+            for (int i = 0; i < blockTable.size(); i++) {
+                tables[r * maxBlocksPerSeq + i] = blockTable.get(i);
+            }
+            for (int i = 0; i < chunk.length; i++) {
+                int p = startPos + i;
+                grow(n + 1);
+                ids[n] = chunk[i];
+                pos[n] = p;
+                slots[n] = blockTable.get(p / blockSize) * blockSize + p % blockSize;
+                row[n] = r;
+                if (want == Logits.ALL || (want == Logits.LAST && i == chunk.length - 1)) {
+                    if (m == logits.length) {
+                        logits = Arrays.copyOf(logits, m * 2);
+                    }
+                    logits[m++] = n;
+                }
+                n++;
+            }
+            return this;
+        }
+
+        private void grow(int need) {
+            if (need > ids.length) {
+                int cap = Math.max(need, ids.length * 2);
+                ids = Arrays.copyOf(ids, cap);
+                pos = Arrays.copyOf(pos, cap);
+                slots = Arrays.copyOf(slots, cap);
+                row = Arrays.copyOf(row, cap);
+            }
+        }
+
+        public int tokens() {
+            return n;
+        }
+
+        public int rows() {
+            return rows;
+        }
+
+        /**
+         * The last logits row added draws by {@code p} as its sequence's {@code generated}-th token (rows without a call are
+         * greedy).
+         */
+        public Builder sample(SamplingParams p, int generated) {
+            if (m == 0) {
+                throw new IllegalStateException("no logits row to sample");
+            }
+            draws.add(new Draw(m - 1, p, generated));
+            return this;
+        }
+
+        public StepBatch build() {
+            SamplingRows sr = new SamplingRows(m);
+            for (Draw d : draws) {
+                sr.set(d.row(), d.params(), d.generated());
+            }
+            return new StepBatch(
+                    Arrays.copyOf(ids, n),
+                    Arrays.copyOf(pos, n),
+                    Arrays.copyOf(slots, n),
+                    Arrays.copyOf(row, n),
+                    rows,
+                    tables.clone(),
+                    maxBlocksPerSeq,
+                    Arrays.copyOf(logits, m),
+                    sr);
+        }
+    }
+
+    /** Which of a chunk's tokens get logits. */
+    public enum Logits {
+        NONE,
+        LAST,
+        ALL
     }
 
     /**
-     * The last logits row added draws by {@code p} as its sequence's {@code generated}-th token (rows without a call are
-     * greedy).
+     * The same batch padded to {@code bucket} tokens for a captured decode graph: padding tokens write no K/V (slot -1),
+     * sit at position 0 of an extra row whose block table is block 0, and get logits rows that nobody reads.
      */
-    public Builder sample(SamplingParams p, int generated) {
-      if (m == 0) {
-        throw new IllegalStateException("no logits row to sample");
-      }
-      draws.add(new Draw(m - 1, p, generated));
-      return this;
+    public StepBatch padTo(int bucket) {
+        int n = tokens();
+        if (bucket < n) {
+            throw new IllegalArgumentException("bucket " + bucket + " < " + n + " tokens");
+        }
+        if (bucket == n) {
+            return this;
+        }
+        int[] ids = Arrays.copyOf(tokenIds, bucket);
+        int[] pos = Arrays.copyOf(positions, bucket);
+        int[] sl = Arrays.copyOf(slots, bucket);
+        int[] rw = Arrays.copyOf(tokenRow, bucket);
+        int[] lt = Arrays.copyOf(logitTokens, logitTokens.length + bucket - n);
+        for (int t = n; t < bucket; t++) {
+            sl[t] = -1;
+            rw[t] = rows;
+            lt[logitTokens.length + t - n] = t;
+        }
+        int[] tables = Arrays.copyOf(blockTables, (rows + 1) * maxBlocksPerSeq);
+        return new StepBatch(ids, pos, sl, rw, rows + 1, tables, maxBlocksPerSeq, lt, sampling.padTo(lt.length));
     }
-
-    public StepBatch build() {
-      SamplingRows sr = new SamplingRows(m);
-      for (Draw d : draws) {
-        sr.set(d.row(), d.params(), d.generated());
-      }
-      return new StepBatch(Arrays.copyOf(ids, n), Arrays.copyOf(pos, n), Arrays.copyOf(slots, n), Arrays.copyOf(row, n), rows,
-          tables.clone(), maxBlocksPerSeq, Arrays.copyOf(logits, m), sr);
-    }
-  }
-
-  /** Which of a chunk's tokens get logits. */
-  public enum Logits { NONE, LAST, ALL }
-
-  /**
-   * The same batch padded to {@code bucket} tokens for a captured decode graph: padding tokens write no K/V (slot -1),
-   * sit at position 0 of an extra row whose block table is block 0, and get logits rows that nobody reads.
-   */
-  public StepBatch padTo(int bucket) {
-    int n = tokens();
-    if (bucket < n) {
-      throw new IllegalArgumentException("bucket " + bucket + " < " + n + " tokens");
-    }
-    if (bucket == n) {
-      return this;
-    }
-    int[] ids = Arrays.copyOf(tokenIds, bucket);
-    int[] pos = Arrays.copyOf(positions, bucket);
-    int[] sl = Arrays.copyOf(slots, bucket);
-    int[] rw = Arrays.copyOf(tokenRow, bucket);
-    int[] lt = Arrays.copyOf(logitTokens, logitTokens.length + bucket - n);
-    for (int t = n; t < bucket; t++) {
-      sl[t] = -1;
-      rw[t] = rows;
-      lt[logitTokens.length + t - n] = t;
-    }
-    int[] tables = Arrays.copyOf(blockTables, (rows + 1) * maxBlocksPerSeq);
-    return new StepBatch(ids, pos, sl, rw, rows + 1, tables, maxBlocksPerSeq, lt, sampling.padTo(lt.length));
-  }
 }

@@ -22,155 +22,163 @@ import java.util.concurrent.TimeoutException;
  * fails. Thread-safe: one instance serves all clients of a run.
  */
 public final class OpenAiClient implements LoadRunner.Sender {
-  private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final LoadgenConfig config;
-  private final URI uri;
-  private final HttpClient http;
+    private final LoadgenConfig config;
+    private final URI uri;
+    private final HttpClient http;
 
-  public OpenAiClient(LoadgenConfig config) {
-    this.config = config;
-    String base = config.baseUrl().toString().replaceAll("/+$", "");
-    if (base.endsWith("/v1")) {
-      base = base.substring(0, base.length() - 3);
+    public OpenAiClient(LoadgenConfig config) {
+        this.config = config;
+        String base = config.baseUrl().toString().replaceAll("/+$", "");
+        if (base.endsWith("/v1")) {
+            base = base.substring(0, base.length() - 3);
+        }
+        this.uri = URI.create(base + config.endpoint().path());
+        Duration connect =
+                config.timeout().compareTo(Duration.ofSeconds(10)) < 0 ? config.timeout() : Duration.ofSeconds(10);
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(connect)
+                .build();
     }
-    this.uri = URI.create(base + config.endpoint().path());
-    Duration connect = config.timeout().compareTo(Duration.ofSeconds(10)) < 0 ? config.timeout() : Duration.ofSeconds(10);
-    this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(connect).build();
-  }
 
-  public URI uri() {
-    return uri;
-  }
+    public URI uri() {
+        return uri;
+    }
 
-  /** The JSON request body for {@code p}. */
-  public static String body(LoadgenConfig config, Workload.Prompt p) {
-    ObjectNode b = JSON.createObjectNode();
-    b.put("model", config.model());
-    if (config.endpoint() == Endpoint.CHAT) {
-      ArrayNode messages = b.putArray("messages");
-      messages.addObject().put("role", "user").put("content", p.text());
-    } else if (p.tokenIds() != null) {
-      ArrayNode ids = b.putArray("prompt");
-      for (int id : p.tokenIds()) {
-        ids.add(id);
-      }
-    } else {
-      b.put("prompt", p.text());
-    }
-    b.put("max_tokens", p.maxTokens());
-    b.put("temperature", 0.0);
-    b.put("stream", true);
-    b.putObject("stream_options").put("include_usage", true);
-    if (config.ignoreEos()) {
-      b.put("ignore_eos", true);
-    }
-    return b.toString();
-  }
-
-  @Override
-  public RequestRecord send(Workload.Prompt p, String level, long levelStartNanos) {
-    HttpRequest req = HttpRequest.newBuilder(uri).timeout(config.timeout()).header("Content-Type", "application/json")
-        .header("Accept", "text/event-stream").POST(HttpRequest.BodyPublishers.ofString(body(config, p))).build();
-    long start = System.nanoTime();
-    StreamAccumulator acc = new StreamAccumulator(start);
-    LineSink sink = new LineSink(acc);
-    CompletableFuture<HttpResponse<Void>> f = http.sendAsync(req, info -> {
-      synchronized (acc) {
-        acc.status(info.statusCode());
-      }
-      return BodySubscribers.fromLineSubscriber(sink);
-    });
-    String failure = null;
-    try {
-      f.get(config.timeout().toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      failure = "timed out after " + config.timeout().toMillis() + " ms";
-    } catch (ExecutionException e) {
-      Throwable c = e.getCause() != null ? e.getCause() : e;
-      failure = c.getMessage() != null ? c.getClass().getSimpleName() + ": " + c.getMessage() : c.toString();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      failure = "interrupted";
-    }
-    long end = System.nanoTime();
-    if (failure != null) {
-      sink.cancel();
-      f.cancel(true);
-    }
-    synchronized (acc) {
-      return acc.finish(level, p, (start - levelStartNanos) / 1e6, end, failure);
-    }
-  }
-
-  /** Response lines → SSE events → the accumulator, timestamped on arrival. */
-  static final class LineSink implements Flow.Subscriber<String> {
-    private final StreamAccumulator acc;
-    private final SseParser sse = new SseParser();
-    private Flow.Subscription subscription;
-    private boolean cancelled;
-
-    LineSink(StreamAccumulator acc) {
-      this.acc = acc;
+    /** The JSON request body for {@code p}. */
+    public static String body(LoadgenConfig config, Workload.Prompt p) {
+        ObjectNode b = JSON.createObjectNode();
+        b.put("model", config.model());
+        if (config.endpoint() == Endpoint.CHAT) {
+            ArrayNode messages = b.putArray("messages");
+            messages.addObject().put("role", "user").put("content", p.text());
+        } else if (p.tokenIds() != null) {
+            ArrayNode ids = b.putArray("prompt");
+            for (int id : p.tokenIds()) {
+                ids.add(id);
+            }
+        } else {
+            b.put("prompt", p.text());
+        }
+        b.put("max_tokens", p.maxTokens());
+        b.put("temperature", 0.0);
+        b.put("stream", true);
+        b.putObject("stream_options").put("include_usage", true);
+        if (config.ignoreEos()) {
+            b.put("ignore_eos", true);
+        }
+        return b.toString();
     }
 
     @Override
-    public void onSubscribe(Flow.Subscription s) {
-      synchronized (acc) {
-        subscription = s;
-        if (cancelled) {
-          s.cancel();
-          return;
+    public RequestRecord send(Workload.Prompt p, String level, long levelStartNanos) {
+        HttpRequest req = HttpRequest.newBuilder(uri)
+                .timeout(config.timeout())
+                .header("Content-Type", "application/json")
+                .header("Accept", "text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(body(config, p)))
+                .build();
+        long start = System.nanoTime();
+        StreamAccumulator acc = new StreamAccumulator(start);
+        LineSink sink = new LineSink(acc);
+        CompletableFuture<HttpResponse<Void>> f = http.sendAsync(req, info -> {
+            synchronized (acc) {
+                acc.status(info.statusCode());
+            }
+            return BodySubscribers.fromLineSubscriber(sink);
+        });
+        String failure = null;
+        try {
+            f.get(config.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            failure = "timed out after " + config.timeout().toMillis() + " ms";
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause() != null ? e.getCause() : e;
+            failure = c.getMessage() != null ? c.getClass().getSimpleName() + ": " + c.getMessage() : c.toString();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failure = "interrupted";
         }
-      }
-      s.request(Long.MAX_VALUE);
+        long end = System.nanoTime();
+        if (failure != null) {
+            sink.cancel();
+            f.cancel(true);
+        }
+        synchronized (acc) {
+            return acc.finish(level, p, (start - levelStartNanos) / 1e6, end, failure);
+        }
     }
 
-    @Override
-    public void onNext(String line) {
-      long now = System.nanoTime();
-      synchronized (acc) {
-        if (cancelled) {
-          return;
-        }
-        if (!acc.ok()) {
-          acc.errorLine(line);
-          return;
-        }
-        String data = sse.line(line);
-        if (data != null) {
-          acc.event(data, now);
-        }
-      }
-    }
+    /** Response lines → SSE events → the accumulator, timestamped on arrival. */
+    static final class LineSink implements Flow.Subscriber<String> {
+        private final StreamAccumulator acc;
+        private final SseParser sse = new SseParser();
+        private Flow.Subscription subscription;
+        private boolean cancelled;
 
-    @Override
-    public void onError(Throwable t) {
-      // surfaces through the response future
-    }
-
-    @Override
-    public void onComplete() {
-      long now = System.nanoTime();
-      synchronized (acc) {
-        if (!cancelled && acc.ok()) {
-          String data = sse.finish();
-          if (data != null) {
-            acc.event(data, now);
-          }
+        LineSink(StreamAccumulator acc) {
+            this.acc = acc;
         }
-      }
-    }
 
-    void cancel() {
-      Flow.Subscription s;
-      synchronized (acc) {
-        cancelled = true;
-        s = subscription;
-      }
-      if (s != null) {
-        s.cancel();
-      }
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            synchronized (acc) {
+                subscription = s;
+                if (cancelled) {
+                    s.cancel();
+                    return;
+                }
+            }
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(String line) {
+            long now = System.nanoTime();
+            synchronized (acc) {
+                if (cancelled) {
+                    return;
+                }
+                if (!acc.ok()) {
+                    acc.errorLine(line);
+                    return;
+                }
+                String data = sse.line(line);
+                if (data != null) {
+                    acc.event(data, now);
+                }
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            // surfaces through the response future
+        }
+
+        @Override
+        public void onComplete() {
+            long now = System.nanoTime();
+            synchronized (acc) {
+                if (!cancelled && acc.ok()) {
+                    String data = sse.finish();
+                    if (data != null) {
+                        acc.event(data, now);
+                    }
+                }
+            }
+        }
+
+        void cancel() {
+            Flow.Subscription s;
+            synchronized (acc) {
+                cancelled = true;
+                s = subscription;
+            }
+            if (s != null) {
+                s.cancel();
+            }
+        }
     }
-  }
 }

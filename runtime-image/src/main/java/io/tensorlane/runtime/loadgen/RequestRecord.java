@@ -10,19 +10,51 @@ package io.tensorlane.runtime.loadgen;
  * @param error why it failed (null on success)
  * @param itlMs inter-token latencies: the gaps between consecutive content chunks
  */
-public record RequestRecord(String level, int index, double startMs, int inputTokens, int maxTokens, int outputTokens, boolean success,
-    int status, String error, double ttftMs, double e2eMs, double[] itlMs, int contentChunks) {
+public record RequestRecord(
+        String level,
+        int index,
+        double startMs,
+        int inputTokens,
+        int maxTokens,
+        int outputTokens,
+        boolean success,
+        int status,
+        String error,
+        double ttftMs,
+        double e2eMs,
+        double[] itlMs,
+        int contentChunks) {
 
-  /** Time per output token after the first: (e2e − TTFT) / (output tokens − 1); NaN below two tokens or on failure. */
-  public double tpotMs() {
-    if (!success || outputTokens < 2 || Double.isNaN(ttftMs)) {
-      return Double.NaN;
+    /** Time per output token after the first: (e2e − TTFT) / (output tokens − 1); NaN below two tokens or on failure. */
+    public double tpotMs() {
+        if (!success || outputTokens < 2 || Double.isNaN(ttftMs)) {
+            return Double.NaN;
+        }
+        return (e2eMs - ttftMs) / (outputTokens - 1);
     }
-    return (e2eMs - ttftMs) / (outputTokens - 1);
-  }
 
-  public static RequestRecord failed(String level, int index, double startMs, int inputTokens, int maxTokens, int status, String error,
-      double e2eMs) {
-    return new RequestRecord(level, index, startMs, inputTokens, maxTokens, 0, false, status, error, Double.NaN, e2eMs, new double[0], 0);
-  }
+    public static RequestRecord failed(
+            String level,
+            int index,
+            double startMs,
+            int inputTokens,
+            int maxTokens,
+            int status,
+            String error,
+            double e2eMs) {
+        return new RequestRecord(
+                level,
+                index,
+                startMs,
+                inputTokens,
+                maxTokens,
+                0,
+                false,
+                status,
+                error,
+                Double.NaN,
+                e2eMs,
+                new double[0],
+                0);
+    }
 }

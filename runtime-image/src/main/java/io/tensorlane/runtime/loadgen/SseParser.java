@@ -12,77 +12,77 @@ import java.util.List;
  * Not thread-safe.
  */
 public final class SseParser {
-  private final StringBuilder partial = new StringBuilder();
-  private final StringBuilder data = new StringBuilder();
-  private boolean hasData;
-  private boolean pendingCr;
+    private final StringBuilder partial = new StringBuilder();
+    private final StringBuilder data = new StringBuilder();
+    private boolean hasData;
+    private boolean pendingCr;
 
-  /** Raw text as it arrives; returns the data of the events completed by it. */
-  public List<String> feed(CharSequence text) {
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (pendingCr) {
-        pendingCr = false;
-        if (c == '\n') {
-          continue;
+    /** Raw text as it arrives; returns the data of the events completed by it. */
+    public List<String> feed(CharSequence text) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (pendingCr) {
+                pendingCr = false;
+                if (c == '\n') {
+                    continue;
+                }
+            }
+            if (c == '\r' || c == '\n') {
+                pendingCr = c == '\r';
+                String ev = line(partial.toString());
+                partial.setLength(0);
+                if (ev != null) {
+                    out.add(ev);
+                }
+            } else {
+                partial.append(c);
+            }
         }
-      }
-      if (c == '\r' || c == '\n') {
-        pendingCr = c == '\r';
-        String ev = line(partial.toString());
-        partial.setLength(0);
-        if (ev != null) {
-          out.add(ev);
+        return out;
+    }
+
+    /** One complete line without its terminator; returns the event's data when the line ends an event, else null. */
+    public String line(String line) {
+        if (line.isEmpty()) {
+            return dispatch();
         }
-      } else {
-        partial.append(c);
-      }
+        if (line.startsWith(":")) {
+            return null;
+        }
+        int colon = line.indexOf(':');
+        String field = colon < 0 ? line : line.substring(0, colon);
+        if (!field.equals("data")) {
+            return null;
+        }
+        String value = colon < 0 ? "" : line.substring(colon + 1);
+        if (value.startsWith(" ")) {
+            value = value.substring(1);
+        }
+        if (hasData) {
+            data.append('\n');
+        }
+        data.append(value);
+        hasData = true;
+        return null;
     }
-    return out;
-  }
 
-  /** One complete line without its terminator; returns the event's data when the line ends an event, else null. */
-  public String line(String line) {
-    if (line.isEmpty()) {
-      return dispatch();
+    /** End of stream: the pending event (a partial last line included), or null. */
+    public String finish() {
+        if (partial.length() > 0) {
+            line(partial.toString());
+            partial.setLength(0);
+        }
+        return dispatch();
     }
-    if (line.startsWith(":")) {
-      return null;
-    }
-    int colon = line.indexOf(':');
-    String field = colon < 0 ? line : line.substring(0, colon);
-    if (!field.equals("data")) {
-      return null;
-    }
-    String value = colon < 0 ? "" : line.substring(colon + 1);
-    if (value.startsWith(" ")) {
-      value = value.substring(1);
-    }
-    if (hasData) {
-      data.append('\n');
-    }
-    data.append(value);
-    hasData = true;
-    return null;
-  }
 
-  /** End of stream: the pending event (a partial last line included), or null. */
-  public String finish() {
-    if (partial.length() > 0) {
-      line(partial.toString());
-      partial.setLength(0);
+    private String dispatch() {
+        if (!hasData) {
+            return null;
+        }
+        String d = data.toString();
+        data.setLength(0);
+        hasData = false;
+        return d;
     }
-    return dispatch();
-  }
-
-  private String dispatch() {
-    if (!hasData) {
-      return null;
-    }
-    String d = data.toString();
-    data.setLength(0);
-    hasData = false;
-    return d;
-  }
 }

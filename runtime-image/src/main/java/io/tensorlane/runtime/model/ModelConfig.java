@@ -15,101 +15,121 @@ import java.util.List;
  * @param bosTokenId null when the config has none
  * @param eosTokenIds empty when the config has none
  */
-public record ModelConfig(Architecture architecture, int hiddenSize, int intermediateSize, int numLayers, int numHeads,
-    int numKvHeads, int headDim, int vocabSize, double rmsNormEps, double ropeTheta, RopeScaling ropeScaling,
-    int maxPositionEmbeddings, boolean tieWordEmbeddings, boolean qkvBias, boolean qkNorm, WeightDType dtype,
-    Integer slidingWindow, Integer bosTokenId, List<Integer> eosTokenIds) {
+public record ModelConfig(
+        Architecture architecture,
+        int hiddenSize,
+        int intermediateSize,
+        int numLayers,
+        int numHeads,
+        int numKvHeads,
+        int headDim,
+        int vocabSize,
+        double rmsNormEps,
+        double ropeTheta,
+        RopeScaling ropeScaling,
+        int maxPositionEmbeddings,
+        boolean tieWordEmbeddings,
+        boolean qkvBias,
+        boolean qkNorm,
+        WeightDType dtype,
+        Integer slidingWindow,
+        Integer bosTokenId,
+        List<Integer> eosTokenIds) {
 
-  public static final String CONFIG_FILE = "config.json";
+    public static final String CONFIG_FILE = "config.json";
 
-  public ModelConfig {
-    if (architecture == null) {
-      throw new ModelException("architecture is required");
+    public ModelConfig {
+        if (architecture == null) {
+            throw new ModelException("architecture is required");
+        }
+        if (dtype == null) {
+            throw new ModelException("dtype is required");
+        }
+        positive("hidden_size", hiddenSize);
+        positive("intermediate_size", intermediateSize);
+        positive("num_hidden_layers", numLayers);
+        positive("num_attention_heads", numHeads);
+        positive("num_key_value_heads", numKvHeads);
+        positive("head_dim", headDim);
+        positive("vocab_size", vocabSize);
+        positive("max_position_embeddings", maxPositionEmbeddings);
+        if (numHeads % numKvHeads != 0) {
+            throw new ModelException(
+                    "num_attention_heads " + numHeads + " is not a multiple of num_key_value_heads " + numKvHeads);
+        }
+        if (headDim % 2 != 0) {
+            throw new ModelException("head_dim " + headDim + " must be even (rotary embedding pairs)");
+        }
+        if (!(rmsNormEps > 0) || Double.isInfinite(rmsNormEps)) {
+            throw new ModelException("rms_norm_eps must be > 0, got " + rmsNormEps);
+        }
+        if (!(ropeTheta > 1) || Double.isInfinite(ropeTheta)) {
+            throw new ModelException("rope_theta must be > 1, got " + ropeTheta);
+        }
+        if (slidingWindow != null && slidingWindow <= 0) {
+            throw new ModelException("sliding_window must be > 0, got " + slidingWindow);
+        }
+        if (bosTokenId != null && (bosTokenId < 0 || bosTokenId >= vocabSize)) {
+            throw new ModelException(
+                    "bos_token_id " + bosTokenId + " is outside the vocabulary [0, " + vocabSize + ")");
+        }
+        eosTokenIds = eosTokenIds == null ? List.of() : List.copyOf(eosTokenIds);
+        for (int eos : eosTokenIds) {
+            if (eos < 0 || eos >= vocabSize) {
+                throw new ModelException("eos_token_id " + eos + " is outside the vocabulary [0, " + vocabSize + ")");
+            }
+        }
     }
-    if (dtype == null) {
-      throw new ModelException("dtype is required");
-    }
-    positive("hidden_size", hiddenSize);
-    positive("intermediate_size", intermediateSize);
-    positive("num_hidden_layers", numLayers);
-    positive("num_attention_heads", numHeads);
-    positive("num_key_value_heads", numKvHeads);
-    positive("head_dim", headDim);
-    positive("vocab_size", vocabSize);
-    positive("max_position_embeddings", maxPositionEmbeddings);
-    if (numHeads % numKvHeads != 0) {
-      throw new ModelException("num_attention_heads " + numHeads + " is not a multiple of num_key_value_heads " + numKvHeads);
-    }
-    if (headDim % 2 != 0) {
-      throw new ModelException("head_dim " + headDim + " must be even (rotary embedding pairs)");
-    }
-    if (!(rmsNormEps > 0) || Double.isInfinite(rmsNormEps)) {
-      throw new ModelException("rms_norm_eps must be > 0, got " + rmsNormEps);
-    }
-    if (!(ropeTheta > 1) || Double.isInfinite(ropeTheta)) {
-      throw new ModelException("rope_theta must be > 1, got " + ropeTheta);
-    }
-    if (slidingWindow != null && slidingWindow <= 0) {
-      throw new ModelException("sliding_window must be > 0, got " + slidingWindow);
-    }
-    if (bosTokenId != null && (bosTokenId < 0 || bosTokenId >= vocabSize)) {
-      throw new ModelException("bos_token_id " + bosTokenId + " is outside the vocabulary [0, " + vocabSize + ")");
-    }
-    eosTokenIds = eosTokenIds == null ? List.of() : List.copyOf(eosTokenIds);
-    for (int eos : eosTokenIds) {
-      if (eos < 0 || eos >= vocabSize) {
-        throw new ModelException("eos_token_id " + eos + " is outside the vocabulary [0, " + vocabSize + ")");
-      }
-    }
-  }
 
-  private static void positive(String field, int value) {
-    if (value <= 0) {
-      throw new ModelException(field + " must be > 0, got " + value);
+    private static void positive(String field, int value) {
+        if (value <= 0) {
+            throw new ModelException(field + " must be > 0, got " + value);
+        }
     }
-  }
 
-  /** Reads {@code modelDir/config.json}. */
-  public static ModelConfig read(Path modelDir) {
-    Path file = modelDir.resolve(CONFIG_FILE);
-    String json;
-    try {
-      json = Files.readString(file, StandardCharsets.UTF_8);
-    } catch (NoSuchFileException e) {
-      throw new ModelException(file + " does not exist (expected a Hugging Face model directory)", e);
-    } catch (IOException e) {
-      throw new ModelException("cannot read " + file + ": " + e, e);
+    /** Reads {@code modelDir/config.json}. */
+    public static ModelConfig read(Path modelDir) {
+        Path file = modelDir.resolve(CONFIG_FILE);
+        String json;
+        try {
+            json = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new ModelException(file + " does not exist (expected a Hugging Face model directory)", e);
+        } catch (IOException e) {
+            throw new ModelException("cannot read " + file + ": " + e, e);
+        }
+        return parse(json, file.toString());
     }
-    return parse(json, file.toString());
-  }
 
-  /** Parses config.json text; {@code sourceName} (a file name) starts every error message. */
-  public static ModelConfig parse(String json, String sourceName) {
-    return ConfigParser.parse(json, sourceName);
-  }
+    /** Parses config.json text; {@code sourceName} (a file name) starts every error message. */
+    public static ModelConfig parse(String json, String sourceName) {
+        return ConfigParser.parse(json, sourceName);
+    }
 
-  /** Query heads per KV head (the GQA group size). */
-  public int groupSize() {
-    return numHeads / numKvHeads;
-  }
+    /** Query heads per KV head (the GQA group size). */
+    public int groupSize() {
+        return numHeads / numKvHeads;
+    }
 
-  /** Rows of the q projection: numHeads * headDim. */
-  public int qSize() {
-    return numHeads * headDim;
-  }
+    /** Rows of the q projection: numHeads * headDim. */
+    public int qSize() {
+        return numHeads * headDim;
+    }
 
-  /** Rows of the k (and v) projection: numKvHeads * headDim. */
-  public int kvSize() {
-    return numKvHeads * headDim;
-  }
+    /** Rows of the k (and v) projection: numKvHeads * headDim. */
+    public int kvSize() {
+        return numKvHeads * headDim;
+    }
 
-  /** Weights in elements (embedding, lm_head unless tied, all layers, final norm). */
-  public long parameterCount() {
-    long h = hiddenSize;
-    long attn = h * (qSize() + 2L * kvSize()) + (long) qSize() * h + (qkvBias ? qSize() + 2L * kvSize() : 0)
-        + (qkNorm ? 2L * headDim : 0);
-    long mlp = 3L * h * intermediateSize;
-    long layer = attn + mlp + 2 * h;
-    return (long) vocabSize * h * (tieWordEmbeddings ? 1 : 2) + numLayers * layer + h;
-  }
+    /** Weights in elements (embedding, lm_head unless tied, all layers, final norm). */
+    public long parameterCount() {
+        long h = hiddenSize;
+        long attn = h * (qSize() + 2L * kvSize())
+                + (long) qSize() * h
+                + (qkvBias ? qSize() + 2L * kvSize() : 0)
+                + (qkNorm ? 2L * headDim : 0);
+        long mlp = 3L * h * intermediateSize;
+        long layer = attn + mlp + 2 * h;
+        return (long) vocabSize * h * (tieWordEmbeddings ? 1 : 2) + numLayers * layer + h;
+    }
 }

@@ -5,11 +5,11 @@ package io.tensorlane.runtime.model;
  * file, field or tensor and what was expected. An {@link IllegalArgumentException} so the CLI reports it as a usage error.
  */
 public class ModelException extends IllegalArgumentException {
-  public ModelException(String message) {
-    super(message);
-  }
+    public ModelException(String message) {
+        super(message);
+    }
 
-  public ModelException(String message, Throwable cause) {
-    super(message, cause);
-  }
+    public ModelException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

@@ -6,15 +6,15 @@ package io.tensorlane.runtime.model;
  * destination tensor's cols.
  */
 public record Piece(String source, long srcRowStart, long srcColStart, long rows, long cols, long dstRowStart) {
-  public Piece {
-    if (srcRowStart < 0 || srcColStart < 0 || rows <= 0 || cols <= 0 || dstRowStart < 0) {
-      throw new IllegalArgumentException("bad piece of " + source + ": rows [" + srcRowStart + ", +" + rows + "), cols ["
-          + srcColStart + ", +" + cols + ") -> row " + dstRowStart);
+    public Piece {
+        if (srcRowStart < 0 || srcColStart < 0 || rows <= 0 || cols <= 0 || dstRowStart < 0) {
+            throw new IllegalArgumentException("bad piece of " + source + ": rows [" + srcRowStart + ", +" + rows
+                    + "), cols [" + srcColStart + ", +" + cols + ") -> row " + dstRowStart);
+        }
     }
-  }
 
-  /** Whether each source row's window is contiguous with the next one's (the window spans whole source rows). */
-  public boolean wholeRows(long sourceCols) {
-    return srcColStart == 0 && cols == sourceCols;
-  }
+    /** Whether each source row's window is contiguous with the next one's (the window spans whole source rows). */
+    public boolean wholeRows(long sourceCols) {
+        return srcColStart == 0 && cols == sourceCols;
+    }
 }

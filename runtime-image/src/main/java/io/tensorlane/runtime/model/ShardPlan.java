@@ -13,145 +13,168 @@ import java.util.Map;
  * {@code final_norm}, {@code lm_head}.
  */
 public final class ShardPlan {
-  public static final String EMBED = "model.embed_tokens.weight";
-  public static final String LM_HEAD = "lm_head.weight";
-  public static final String NORM = "model.norm.weight";
+    public static final String EMBED = "model.embed_tokens.weight";
+    public static final String LM_HEAD = "lm_head.weight";
+    public static final String NORM = "model.norm.weight";
 
-  private ShardPlan() {}
+    private ShardPlan() {}
 
-  /** The checkpoint tensor name {@code model.layers.{layer}.{suffix}}. */
-  public static String layer(int layer, String suffix) {
-    return "model.layers." + layer + "." + suffix;
-  }
-
-  /** The source of lm_head: the embedding when tied. */
-  public static String lmHeadSource(ModelConfig c) {
-    return c.tieWordEmbeddings() ? EMBED : LM_HEAD;
-  }
-
-  public static List<DeviceTensor> forRank(TpLayout l, int rank) {
-    l.checkRank(rank);
-    ModelConfig c = l.config();
-    long hidden = c.hiddenSize();
-    long hd = c.headDim();
-    long hq = l.headsPerRank();
-    long hk = l.kvHeadsPerRank();
-    long inter = l.intermediatePerRank();
-    long qRow = rank * hq * hd;
-    long kvRow = l.kvHeadStart(rank) * hd;
-    List<DeviceTensor> out = new ArrayList<>();
-    out.add(vocab("embed", EMBED, l, rank));
-    for (int i = 0; i < c.numLayers(); i++) {
-      String p = "layers." + i + ".";
-      out.add(norm(p + "input_norm", layer(i, "input_layernorm.weight"), hidden));
-      out.add(new DeviceTensor(p + "qkv", (hq + 2 * hk) * hd, hidden, List.of(
-          new Piece(layer(i, "self_attn.q_proj.weight"), qRow, 0, hq * hd, hidden, 0),
-          new Piece(layer(i, "self_attn.k_proj.weight"), kvRow, 0, hk * hd, hidden, hq * hd),
-          new Piece(layer(i, "self_attn.v_proj.weight"), kvRow, 0, hk * hd, hidden, (hq + hk) * hd))));
-      if (c.qkvBias()) {
-        out.add(new DeviceTensor(p + "qkv_bias", (hq + 2 * hk) * hd, 1, List.of(
-            new Piece(layer(i, "self_attn.q_proj.bias"), qRow, 0, hq * hd, 1, 0),
-            new Piece(layer(i, "self_attn.k_proj.bias"), kvRow, 0, hk * hd, 1, hq * hd),
-            new Piece(layer(i, "self_attn.v_proj.bias"), kvRow, 0, hk * hd, 1, (hq + hk) * hd))));
-      }
-      if (c.qkNorm()) {
-        out.add(norm(p + "q_norm", layer(i, "self_attn.q_norm.weight"), hd));
-        out.add(norm(p + "k_norm", layer(i, "self_attn.k_norm.weight"), hd));
-      }
-      out.add(new DeviceTensor(p + "o", hidden, hq * hd,
-          List.of(new Piece(layer(i, "self_attn.o_proj.weight"), 0, qRow, hidden, hq * hd, 0))));
-      out.add(norm(p + "post_norm", layer(i, "post_attention_layernorm.weight"), hidden));
-      out.add(new DeviceTensor(p + "gate_up", 2 * inter, hidden, List.of(
-          new Piece(layer(i, "mlp.gate_proj.weight"), rank * inter, 0, inter, hidden, 0),
-          new Piece(layer(i, "mlp.up_proj.weight"), rank * inter, 0, inter, hidden, inter))));
-      out.add(new DeviceTensor(p + "down", hidden, inter,
-          List.of(new Piece(layer(i, "mlp.down_proj.weight"), 0, rank * inter, hidden, inter, 0))));
+    /** The checkpoint tensor name {@code model.layers.{layer}.{suffix}}. */
+    public static String layer(int layer, String suffix) {
+        return "model.layers." + layer + "." + suffix;
     }
-    out.add(norm("final_norm", NORM, hidden));
-    out.add(vocab("lm_head", lmHeadSource(c), l, rank));
-    return out;
-  }
 
-  private static DeviceTensor norm(String key, String source, long n) {
-    return new DeviceTensor(key, n, 1, List.of(new Piece(source, 0, 0, n, 1, 0)));
-  }
-
-  private static DeviceTensor vocab(String key, String source, TpLayout l, int rank) {
-    long hidden = l.config().hiddenSize();
-    int rows = l.vocabRows(rank);
-    List<Piece> pieces = rows == 0 ? List.of() : List.of(new Piece(source, l.vocabStart(rank), 0, rows, hidden, 0));
-    return new DeviceTensor(key, l.vocabPerRank(), hidden, pieces);
-  }
-
-  /** Bytes of all device tensors of {@code rank}. */
-  public static long deviceBytes(TpLayout l, int rank) {
-    return forRank(l, rank).stream().mapToLong(t -> t.bytes(l.config().dtype())).sum();
-  }
-
-  /** The checkpoint shape each source tensor the plan reads must have: [rows, cols] for 2-D, [n] for 1-D. */
-  public static Map<String, long[]> expectedShapes(ModelConfig c) {
-    long h = c.hiddenSize();
-    long q = c.qSize();
-    long kv = c.kvSize();
-    long inter = c.intermediateSize();
-    Map<String, long[]> m = new LinkedHashMap<>();
-    m.put(EMBED, new long[] {c.vocabSize(), h});
-    for (int i = 0; i < c.numLayers(); i++) {
-      m.put(layer(i, "input_layernorm.weight"), new long[] {h});
-      m.put(layer(i, "self_attn.q_proj.weight"), new long[] {q, h});
-      m.put(layer(i, "self_attn.k_proj.weight"), new long[] {kv, h});
-      m.put(layer(i, "self_attn.v_proj.weight"), new long[] {kv, h});
-      if (c.qkvBias()) {
-        m.put(layer(i, "self_attn.q_proj.bias"), new long[] {q});
-        m.put(layer(i, "self_attn.k_proj.bias"), new long[] {kv});
-        m.put(layer(i, "self_attn.v_proj.bias"), new long[] {kv});
-      }
-      if (c.qkNorm()) {
-        m.put(layer(i, "self_attn.q_norm.weight"), new long[] {c.headDim()});
-        m.put(layer(i, "self_attn.k_norm.weight"), new long[] {c.headDim()});
-      }
-      m.put(layer(i, "self_attn.o_proj.weight"), new long[] {h, q});
-      m.put(layer(i, "post_attention_layernorm.weight"), new long[] {h});
-      m.put(layer(i, "mlp.gate_proj.weight"), new long[] {inter, h});
-      m.put(layer(i, "mlp.up_proj.weight"), new long[] {inter, h});
-      m.put(layer(i, "mlp.down_proj.weight"), new long[] {h, inter});
+    /** The source of lm_head: the embedding when tied. */
+    public static String lmHeadSource(ModelConfig c) {
+        return c.tieWordEmbeddings() ? EMBED : LM_HEAD;
     }
-    m.put(NORM, new long[] {h});
-    if (!c.tieWordEmbeddings()) {
-      m.put(LM_HEAD, new long[] {c.vocabSize(), h});
-    }
-    return m;
-  }
 
-  /**
-   * Checks that every tensor the plan reads exists with exactly the expected shape and the config's dtype. Tensors the
-   * plan does not read are ignored. The message lists the problems (the first 20) with expected and actual values.
-   */
-  public static void validate(Checkpoint ck, ModelConfig c) {
-    List<String> problems = new ArrayList<>();
-    SafeDType want = c.dtype().safeDType();
-    for (Map.Entry<String, long[]> e : expectedShapes(c).entrySet()) {
-      String name = e.getKey();
-      long[] shape = e.getValue();
-      TensorInfo t = ck.find(name).orElse(null);
-      if (t == null) {
-        String hint = name.equals(LM_HEAD) ? " (tie_word_embeddings is false)" : "";
-        problems.add("missing tensor " + name + hint + ", expected shape " + Arrays.toString(shape) + " " + want);
-        continue;
-      }
-      if (!Arrays.equals(t.shape(), shape)) {
-        problems.add("tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected " + Arrays.toString(shape));
-      }
-      if (t.dtype() != want) {
-        problems.add("tensor " + name + " has dtype " + t.dtype() + ", expected " + want + " (config dtype "
-            + c.dtype().hfName() + ")");
-      }
+    public static List<DeviceTensor> forRank(TpLayout l, int rank) {
+        l.checkRank(rank);
+        ModelConfig c = l.config();
+        long hidden = c.hiddenSize();
+        long hd = c.headDim();
+        long hq = l.headsPerRank();
+        long hk = l.kvHeadsPerRank();
+        long inter = l.intermediatePerRank();
+        long qRow = rank * hq * hd;
+        long kvRow = l.kvHeadStart(rank) * hd;
+        List<DeviceTensor> out = new ArrayList<>();
+        out.add(vocab("embed", EMBED, l, rank));
+        for (int i = 0; i < c.numLayers(); i++) {
+            String p = "layers." + i + ".";
+            out.add(norm(p + "input_norm", layer(i, "input_layernorm.weight"), hidden));
+            out.add(new DeviceTensor(
+                    p + "qkv",
+                    (hq + 2 * hk) * hd,
+                    hidden,
+                    List.of(
+                            new Piece(layer(i, "self_attn.q_proj.weight"), qRow, 0, hq * hd, hidden, 0),
+                            new Piece(layer(i, "self_attn.k_proj.weight"), kvRow, 0, hk * hd, hidden, hq * hd),
+                            new Piece(
+                                    layer(i, "self_attn.v_proj.weight"), kvRow, 0, hk * hd, hidden, (hq + hk) * hd))));
+            if (c.qkvBias()) {
+                out.add(new DeviceTensor(
+                        p + "qkv_bias",
+                        (hq + 2 * hk) * hd,
+                        1,
+                        List.of(
+                                new Piece(layer(i, "self_attn.q_proj.bias"), qRow, 0, hq * hd, 1, 0),
+                                new Piece(layer(i, "self_attn.k_proj.bias"), kvRow, 0, hk * hd, 1, hq * hd),
+                                new Piece(layer(i, "self_attn.v_proj.bias"), kvRow, 0, hk * hd, 1, (hq + hk) * hd))));
+            }
+            if (c.qkNorm()) {
+                out.add(norm(p + "q_norm", layer(i, "self_attn.q_norm.weight"), hd));
+                out.add(norm(p + "k_norm", layer(i, "self_attn.k_norm.weight"), hd));
+            }
+            out.add(new DeviceTensor(
+                    p + "o",
+                    hidden,
+                    hq * hd,
+                    List.of(new Piece(layer(i, "self_attn.o_proj.weight"), 0, qRow, hidden, hq * hd, 0))));
+            out.add(norm(p + "post_norm", layer(i, "post_attention_layernorm.weight"), hidden));
+            out.add(new DeviceTensor(
+                    p + "gate_up",
+                    2 * inter,
+                    hidden,
+                    List.of(
+                            new Piece(layer(i, "mlp.gate_proj.weight"), rank * inter, 0, inter, hidden, 0),
+                            new Piece(layer(i, "mlp.up_proj.weight"), rank * inter, 0, inter, hidden, inter))));
+            out.add(new DeviceTensor(
+                    p + "down",
+                    hidden,
+                    inter,
+                    List.of(new Piece(layer(i, "mlp.down_proj.weight"), 0, rank * inter, hidden, inter, 0))));
+        }
+        out.add(norm("final_norm", NORM, hidden));
+        out.add(vocab("lm_head", lmHeadSource(c), l, rank));
+        return out;
     }
-    if (!problems.isEmpty()) {
-      int shown = Math.min(20, problems.size());
-      String more = problems.size() > shown ? "; and " + (problems.size() - shown) + " more" : "";
-      throw new ModelException("checkpoint " + ck.dir() + " does not match its config (" + c.architecture().hfName() + "): "
-          + String.join("; ", problems.subList(0, shown)) + more);
+
+    private static DeviceTensor norm(String key, String source, long n) {
+        return new DeviceTensor(key, n, 1, List.of(new Piece(source, 0, 0, n, 1, 0)));
     }
-  }
+
+    private static DeviceTensor vocab(String key, String source, TpLayout l, int rank) {
+        long hidden = l.config().hiddenSize();
+        int rows = l.vocabRows(rank);
+        List<Piece> pieces = rows == 0 ? List.of() : List.of(new Piece(source, l.vocabStart(rank), 0, rows, hidden, 0));
+        return new DeviceTensor(key, l.vocabPerRank(), hidden, pieces);
+    }
+
+    /** Bytes of all device tensors of {@code rank}. */
+    public static long deviceBytes(TpLayout l, int rank) {
+        return forRank(l, rank).stream()
+                .mapToLong(t -> t.bytes(l.config().dtype()))
+                .sum();
+    }
+
+    /** The checkpoint shape each source tensor the plan reads must have: [rows, cols] for 2-D, [n] for 1-D. */
+    public static Map<String, long[]> expectedShapes(ModelConfig c) {
+        long h = c.hiddenSize();
+        long q = c.qSize();
+        long kv = c.kvSize();
+        long inter = c.intermediateSize();
+        Map<String, long[]> m = new LinkedHashMap<>();
+        m.put(EMBED, new long[] {c.vocabSize(), h});
+        for (int i = 0; i < c.numLayers(); i++) {
+            m.put(layer(i, "input_layernorm.weight"), new long[] {h});
+            m.put(layer(i, "self_attn.q_proj.weight"), new long[] {q, h});
+            m.put(layer(i, "self_attn.k_proj.weight"), new long[] {kv, h});
+            m.put(layer(i, "self_attn.v_proj.weight"), new long[] {kv, h});
+            if (c.qkvBias()) {
+                m.put(layer(i, "self_attn.q_proj.bias"), new long[] {q});
+                m.put(layer(i, "self_attn.k_proj.bias"), new long[] {kv});
+                m.put(layer(i, "self_attn.v_proj.bias"), new long[] {kv});
+            }
+            if (c.qkNorm()) {
+                m.put(layer(i, "self_attn.q_norm.weight"), new long[] {c.headDim()});
+                m.put(layer(i, "self_attn.k_norm.weight"), new long[] {c.headDim()});
+            }
+            m.put(layer(i, "self_attn.o_proj.weight"), new long[] {h, q});
+            m.put(layer(i, "post_attention_layernorm.weight"), new long[] {h});
+            m.put(layer(i, "mlp.gate_proj.weight"), new long[] {inter, h});
+            m.put(layer(i, "mlp.up_proj.weight"), new long[] {inter, h});
+            m.put(layer(i, "mlp.down_proj.weight"), new long[] {h, inter});
+        }
+        m.put(NORM, new long[] {h});
+        if (!c.tieWordEmbeddings()) {
+            m.put(LM_HEAD, new long[] {c.vocabSize(), h});
+        }
+        return m;
+    }
+
+    /**
+     * Checks that every tensor the plan reads exists with exactly the expected shape and the config's dtype. Tensors the
+     * plan does not read are ignored. The message lists the problems (the first 20) with expected and actual values.
+     */
+    public static void validate(Checkpoint ck, ModelConfig c) {
+        List<String> problems = new ArrayList<>();
+        SafeDType want = c.dtype().safeDType();
+        for (Map.Entry<String, long[]> e : expectedShapes(c).entrySet()) {
+            String name = e.getKey();
+            long[] shape = e.getValue();
+            TensorInfo t = ck.find(name).orElse(null);
+            if (t == null) {
+                String hint = name.equals(LM_HEAD) ? " (tie_word_embeddings is false)" : "";
+                problems.add(
+                        "missing tensor " + name + hint + ", expected shape " + Arrays.toString(shape) + " " + want);
+                continue;
+            }
+            if (!Arrays.equals(t.shape(), shape)) {
+                problems.add("tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected "
+                        + Arrays.toString(shape));
+            }
+            if (t.dtype() != want) {
+                problems.add("tensor " + name + " has dtype " + t.dtype() + ", expected " + want + " (config dtype "
+                        + c.dtype().hfName() + ")");
+            }
+        }
+        if (!problems.isEmpty()) {
+            int shown = Math.min(20, problems.size());
+            String more = problems.size() > shown ? "; and " + (problems.size() - shown) + " more" : "";
+            throw new ModelException("checkpoint " + ck.dir() + " does not match its config ("
+                    + c.architecture().hfName() + "): " + String.join("; ", problems.subList(0, shown)) + more);
+        }
+    }
 }

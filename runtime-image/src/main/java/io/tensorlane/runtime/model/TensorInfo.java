@@ -11,61 +11,66 @@ import java.util.Objects;
  * @param byteLength product(shape) x dtype size
  */
 public record TensorInfo(String name, SafeDType dtype, long[] shape, Path file, long offset, long byteLength) {
-  public TensorInfo {
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(dtype, "dtype");
-    shape = shape.clone();
-  }
-
-  @Override
-  public long[] shape() {
-    return shape.clone();
-  }
-
-  public int rank() {
-    return shape.length;
-  }
-
-  public long elements() {
-    long n = 1;
-    for (long d : shape) {
-      n = Math.multiplyExact(n, d);
+    public TensorInfo {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(dtype, "dtype");
+        shape = shape.clone();
     }
-    return n;
-  }
 
-  /** 1-D [n]: n; 2-D [r, c]: r. */
-  public long rows() {
-    matrix();
-    return shape[0];
-  }
-
-  /** 1-D [n]: 1; 2-D [r, c]: c. */
-  public long cols() {
-    matrix();
-    return shape.length == 1 ? 1 : shape[1];
-  }
-
-  private void matrix() {
-    if (shape.length != 1 && shape.length != 2) {
-      throw new ModelException("tensor " + name + " in " + file + " has shape " + Arrays.toString(shape)
-          + "; expected a 1-D or 2-D tensor");
+    @Override
+    public long[] shape() {
+        return shape.clone();
     }
-  }
 
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof TensorInfo t && name.equals(t.name) && dtype == t.dtype && Arrays.equals(shape, t.shape)
-        && Objects.equals(file, t.file) && offset == t.offset && byteLength == t.byteLength;
-  }
+    public int rank() {
+        return shape.length;
+    }
 
-  @Override
-  public int hashCode() {
-    return Objects.hash(name, dtype, Arrays.hashCode(shape), file, offset, byteLength);
-  }
+    public long elements() {
+        long n = 1;
+        for (long d : shape) {
+            n = Math.multiplyExact(n, d);
+        }
+        return n;
+    }
 
-  @Override
-  public String toString() {
-    return name + " " + dtype + Arrays.toString(shape) + " @" + file + ":" + offset + "+" + byteLength;
-  }
+    /** 1-D [n]: n; 2-D [r, c]: r. */
+    public long rows() {
+        matrix();
+        return shape[0];
+    }
+
+    /** 1-D [n]: 1; 2-D [r, c]: c. */
+    public long cols() {
+        matrix();
+        return shape.length == 1 ? 1 : shape[1];
+    }
+
+    private void matrix() {
+        if (shape.length != 1 && shape.length != 2) {
+            throw new ModelException("tensor " + name + " in " + file + " has shape " + Arrays.toString(shape)
+                    + "; expected a 1-D or 2-D tensor");
+        }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TensorInfo t
+                && name.equals(t.name)
+                && dtype == t.dtype
+                && Arrays.equals(shape, t.shape)
+                && Objects.equals(file, t.file)
+                && offset == t.offset
+                && byteLength == t.byteLength;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, dtype, Arrays.hashCode(shape), file, offset, byteLength);
+    }
+
+    @Override
+    public String toString() {
+        return name + " " + dtype + Arrays.toString(shape) + " @" + file + ":" + offset + "+" + byteLength;
+    }
 }

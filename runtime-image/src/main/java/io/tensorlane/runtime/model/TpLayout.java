@@ -8,91 +8,92 @@ import java.util.Objects;
  * {@code ceil(vocab / tp)} rows per rank (the last ranks padded).
  */
 public record TpLayout(ModelConfig config, int tp) {
-  public static final int MAX_TP = 8;
+    public static final int MAX_TP = 8;
 
-  public TpLayout {
-    Objects.requireNonNull(config, "config");
-    if (tp < 1 || tp > MAX_TP) {
-      throw new ModelException("tensor parallel size " + tp + " is not supported (1.." + MAX_TP + ")");
+    public TpLayout {
+        Objects.requireNonNull(config, "config");
+        if (tp < 1 || tp > MAX_TP) {
+            throw new ModelException("tensor parallel size " + tp + " is not supported (1.." + MAX_TP + ")");
+        }
+        int heads = config.numHeads();
+        int kv = config.numKvHeads();
+        if (heads % tp != 0) {
+            throw new ModelException(
+                    "num_attention_heads " + heads + " is not divisible by tensor parallel size " + tp);
+        }
+        if (kv % tp != 0 && tp % kv != 0) {
+            throw new ModelException("num_key_value_heads " + kv + " and tensor parallel size " + tp
+                    + " do not divide one another (KV heads are split or replicated evenly)");
+        }
+        if (config.intermediateSize() % tp != 0) {
+            throw new ModelException("intermediate_size " + config.intermediateSize()
+                    + " is not divisible by tensor parallel size " + tp);
+        }
     }
-    int heads = config.numHeads();
-    int kv = config.numKvHeads();
-    if (heads % tp != 0) {
-      throw new ModelException("num_attention_heads " + heads + " is not divisible by tensor parallel size " + tp);
+
+    public static TpLayout of(ModelConfig config, int tp) {
+        return new TpLayout(config, tp);
     }
-    if (kv % tp != 0 && tp % kv != 0) {
-      throw new ModelException("num_key_value_heads " + kv + " and tensor parallel size " + tp
-          + " do not divide one another (KV heads are split or replicated evenly)");
+
+    public int headsPerRank() {
+        return config.numHeads() / tp;
     }
-    if (config.intermediateSize() % tp != 0) {
-      throw new ModelException("intermediate_size " + config.intermediateSize() + " is not divisible by tensor parallel size "
-          + tp);
+
+    /** KV heads held by each rank: numKvHeads / tp, or 1 when fewer KV heads than ranks (replicated). */
+    public int kvHeadsPerRank() {
+        return Math.max(1, config.numKvHeads() / tp);
     }
-  }
 
-  public static TpLayout of(ModelConfig config, int tp) {
-    return new TpLayout(config, tp);
-  }
-
-  public int headsPerRank() {
-    return config.numHeads() / tp;
-  }
-
-  /** KV heads held by each rank: numKvHeads / tp, or 1 when fewer KV heads than ranks (replicated). */
-  public int kvHeadsPerRank() {
-    return Math.max(1, config.numKvHeads() / tp);
-  }
-
-  /** Whether a KV head is held by more than one rank. */
-  public boolean kvReplicated() {
-    return config.numKvHeads() < tp;
-  }
-
-  /** The first KV head of {@code rank}. */
-  public int kvHeadStart(int rank) {
-    checkRank(rank);
-    int kv = config.numKvHeads();
-    return kv >= tp ? rank * (kv / tp) : rank / (tp / kv);
-  }
-
-  /** The first query head of {@code rank}. */
-  public int headStart(int rank) {
-    checkRank(rank);
-    return rank * headsPerRank();
-  }
-
-  public int intermediatePerRank() {
-    return config.intermediateSize() / tp;
-  }
-
-  /** Vocabulary rows per rank: ceil(vocab / tp). */
-  public int vocabPerRank() {
-    return (config.vocabSize() + tp - 1) / tp;
-  }
-
-  /** Rows of the gathered logits: vocabPerRank x tp (the vocabulary padded to a multiple of tp). */
-  public int vocabPadded() {
-    return vocabPerRank() * tp;
-  }
-
-  public int vocabStart(int rank) {
-    checkRank(rank);
-    return rank * vocabPerRank();
-  }
-
-  /** Rows of real vocabulary on {@code rank} (the rest of its {@link #vocabPerRank} rows are padding), >= 0. */
-  public int vocabRows(int rank) {
-    return Math.max(0, Math.min(vocabPerRank(), config.vocabSize() - vocabStart(rank)));
-  }
-
-  /** Width of this rank's q+k+v projection output: (headsPerRank + 2 kvHeadsPerRank) x headDim. */
-  public int qkvRows() {
-    return (headsPerRank() + 2 * kvHeadsPerRank()) * config.headDim();
-  }
-
-  public void checkRank(int rank) {
-    if (rank < 0 || rank >= tp) {
-      throw new ModelException("rank " + rank + " is outside tensor parallel size " + tp);
+    /** Whether a KV head is held by more than one rank. */
+    public boolean kvReplicated() {
+        return config.numKvHeads() < tp;
     }
-  }
+
+    /** The first KV head of {@code rank}. */
+    public int kvHeadStart(int rank) {
+        checkRank(rank);
+        int kv = config.numKvHeads();
+        return kv >= tp ? rank * (kv / tp) : rank / (tp / kv);
+    }
+
+    /** The first query head of {@code rank}. */
+    public int headStart(int rank) {
+        checkRank(rank);
+        return rank * headsPerRank();
+    }
+
+    public int intermediatePerRank() {
+        return config.intermediateSize() / tp;
+    }
+
+    /** Vocabulary rows per rank: ceil(vocab / tp). */
+    public int vocabPerRank() {
+        return (config.vocabSize() + tp - 1) / tp;
+    }
+
+    /** Rows of the gathered logits: vocabPerRank x tp (the vocabulary padded to a multiple of tp). */
+    public int vocabPadded() {
+        return vocabPerRank() * tp;
+    }
+
+    public int vocabStart(int rank) {
+        checkRank(rank);
+        return rank * vocabPerRank();
+    }
+
+    /** Rows of real vocabulary on {@code rank} (the rest of its {@link #vocabPerRank} rows are padding), >= 0. */
+    public int vocabRows(int rank) {
+        return Math.max(0, Math.min(vocabPerRank(), config.vocabSize() - vocabStart(rank)));
+    }
+
+    /** Width of this rank's q+k+v projection output: (headsPerRank + 2 kvHeadsPerRank) x headDim. */
+    public int qkvRows() {
+        return (headsPerRank() + 2 * kvHeadsPerRank()) * config.headDim();
+    }
+
+    public void checkRank(int rank) {
+        if (rank < 0 || rank >= tp) {
+            throw new ModelException("rank " + rank + " is outside tensor parallel size " + tp);
+        }
+    }
 }

@@ -11,10 +11,16 @@ import java.util.Map;
  * @param continueFinalMessage render the last (assistant) message open-ended so that generation continues it
  * @param chatTemplateKwargs extra variables for the chat template, passed through (never null)
  */
-public record ChatCompletionRequest(String model, List<ChatMessage> messages, GenerationParams params,
-    boolean addGenerationPrompt, boolean continueFinalMessage, Map<String, Object> chatTemplateKwargs, String user) {
-  public ChatCompletionRequest {
-    messages = List.copyOf(messages);
-    chatTemplateKwargs = chatTemplateKwargs == null ? Map.of() : chatTemplateKwargs;
-  }
+public record ChatCompletionRequest(
+        String model,
+        List<ChatMessage> messages,
+        GenerationParams params,
+        boolean addGenerationPrompt,
+        boolean continueFinalMessage,
+        Map<String, Object> chatTemplateKwargs,
+        String user) {
+    public ChatCompletionRequest {
+        messages = List.copyOf(messages);
+        chatTemplateKwargs = chatTemplateKwargs == null ? Map.of() : chatTemplateKwargs;
+    }
 }

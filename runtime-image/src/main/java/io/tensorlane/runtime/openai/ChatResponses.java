@@ -7,98 +7,105 @@ import java.util.List;
 
 /** {@code /v1/chat/completions} answers: the whole response, {@code chat.completion.chunk}s, chat logprobs. */
 public final class ChatResponses {
-  public static final String OBJECT = "chat.completion";
-  public static final String CHUNK_OBJECT = "chat.completion.chunk";
+    public static final String OBJECT = "chat.completion";
+    public static final String CHUNK_OBJECT = "chat.completion.chunk";
 
-  private ChatResponses() {}
+    private ChatResponses() {}
 
-  /** One finished choice; see {@link CompletionResponses.Choice}. */
-  public record Choice(int index, String content, String finishReason, Object stopReason,
-      List<TokenLogprob> logprobs) {}
+    /** One finished choice; see {@link CompletionResponses.Choice}. */
+    public record Choice(
+            int index, String content, String finishReason, Object stopReason, List<TokenLogprob> logprobs) {}
 
-  public static ObjectNode response(String id, long created, String model, List<Choice> choices, Usage usage) {
-    ObjectNode n = Responses.header(id, OBJECT, created, model);
-    ArrayNode cs = n.putArray("choices");
-    for (Choice c : choices) {
-      ObjectNode choice = cs.addObject();
-      choice.put("index", c.index());
-      ObjectNode message = choice.putObject("message");
-      message.put("role", "assistant");
-      message.put("content", c.content());
-      putLogprobs(choice, c.logprobs());
-      choice.put("finish_reason", c.finishReason());
-      Responses.putStopReason(choice, c.stopReason());
+    public static ObjectNode response(String id, long created, String model, List<Choice> choices, Usage usage) {
+        ObjectNode n = Responses.header(id, OBJECT, created, model);
+        ArrayNode cs = n.putArray("choices");
+        for (Choice c : choices) {
+            ObjectNode choice = cs.addObject();
+            choice.put("index", c.index());
+            ObjectNode message = choice.putObject("message");
+            message.put("role", "assistant");
+            message.put("content", c.content());
+            putLogprobs(choice, c.logprobs());
+            choice.put("finish_reason", c.finishReason());
+            Responses.putStopReason(choice, c.stopReason());
+        }
+        n.set("usage", usage.toJsonNode());
+        return n;
     }
-    n.set("usage", usage.toJsonNode());
-    return n;
-  }
 
-  /** The first chunk of each choice: {@code delta: {"role": "assistant", "content": ""}}. */
-  public static ObjectNode roleChunk(String id, long created, String model, int index) {
-    ObjectNode n = Responses.header(id, CHUNK_OBJECT, created, model);
-    ObjectNode choice = n.putArray("choices").addObject();
-    choice.put("index", index);
-    ObjectNode delta = choice.putObject("delta");
-    delta.put("role", "assistant");
-    delta.put("content", "");
-    choice.putNull("logprobs");
-    choice.putNull("finish_reason");
-    return n;
-  }
+    /** The first chunk of each choice: {@code delta: {"role": "assistant", "content": ""}}. */
+    public static ObjectNode roleChunk(String id, long created, String model, int index) {
+        ObjectNode n = Responses.header(id, CHUNK_OBJECT, created, model);
+        ObjectNode choice = n.putArray("choices").addObject();
+        choice.put("index", index);
+        ObjectNode delta = choice.putObject("delta");
+        delta.put("role", "assistant");
+        delta.put("content", "");
+        choice.putNull("logprobs");
+        choice.putNull("finish_reason");
+        return n;
+    }
 
-  /**
-   * A content delta of one choice; the last one carries {@code finishReason} (its content may be empty or null: null
-   * sends {@code delta: {}}).
-   */
-  public static ObjectNode chunk(String id, long created, String model, int index, String content,
-      List<TokenLogprob> logprobs, String finishReason, Object stopReason) {
-    ObjectNode n = Responses.header(id, CHUNK_OBJECT, created, model);
-    ObjectNode choice = n.putArray("choices").addObject();
-    choice.put("index", index);
-    ObjectNode delta = choice.putObject("delta");
-    if (content != null) {
-      delta.put("content", content);
+    /**
+     * A content delta of one choice; the last one carries {@code finishReason} (its content may be empty or null: null
+     * sends {@code delta: {}}).
+     */
+    public static ObjectNode chunk(
+            String id,
+            long created,
+            String model,
+            int index,
+            String content,
+            List<TokenLogprob> logprobs,
+            String finishReason,
+            Object stopReason) {
+        ObjectNode n = Responses.header(id, CHUNK_OBJECT, created, model);
+        ObjectNode choice = n.putArray("choices").addObject();
+        choice.put("index", index);
+        ObjectNode delta = choice.putObject("delta");
+        if (content != null) {
+            delta.put("content", content);
+        }
+        putLogprobs(choice, logprobs);
+        choice.put("finish_reason", finishReason);
+        if (finishReason != null) {
+            Responses.putStopReason(choice, stopReason);
+        }
+        return n;
     }
-    putLogprobs(choice, logprobs);
-    choice.put("finish_reason", finishReason);
-    if (finishReason != null) {
-      Responses.putStopReason(choice, stopReason);
-    }
-    return n;
-  }
 
-  private static void putLogprobs(ObjectNode choice, List<TokenLogprob> logprobs) {
-    if (logprobs == null) {
-      choice.putNull("logprobs");
-    } else {
-      choice.set("logprobs", logprobs(logprobs));
+    private static void putLogprobs(ObjectNode choice, List<TokenLogprob> logprobs) {
+        if (logprobs == null) {
+            choice.putNull("logprobs");
+        } else {
+            choice.set("logprobs", logprobs(logprobs));
+        }
     }
-  }
 
-  /**
-   * Chat logprobs: {@code {"content": [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}}, bytes the
-   * token text's UTF-8 bytes as numbers 0..255.
-   */
-  public static ObjectNode logprobs(List<TokenLogprob> tokens) {
-    ObjectNode lp = OpenAiJson.MAPPER.createObjectNode();
-    ArrayNode content = lp.putArray("content");
-    for (TokenLogprob t : tokens) {
-      ObjectNode entry = entry(content.addObject(), t.text(), t.logprob());
-      ArrayNode top = entry.putArray("top_logprobs");
-      for (TokenLogprob.Alt a : t.top()) {
-        entry(top.addObject(), a.text(), a.logprob());
-      }
+    /**
+     * Chat logprobs: {@code {"content": [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}}, bytes the
+     * token text's UTF-8 bytes as numbers 0..255.
+     */
+    public static ObjectNode logprobs(List<TokenLogprob> tokens) {
+        ObjectNode lp = OpenAiJson.MAPPER.createObjectNode();
+        ArrayNode content = lp.putArray("content");
+        for (TokenLogprob t : tokens) {
+            ObjectNode entry = entry(content.addObject(), t.text(), t.logprob());
+            ArrayNode top = entry.putArray("top_logprobs");
+            for (TokenLogprob.Alt a : t.top()) {
+                entry(top.addObject(), a.text(), a.logprob());
+            }
+        }
+        return lp;
     }
-    return lp;
-  }
 
-  private static ObjectNode entry(ObjectNode n, String token, float logprob) {
-    n.put("token", token);
-    n.put("logprob", Responses.logprob(logprob));
-    ArrayNode bytes = n.putArray("bytes");
-    for (byte b : token.getBytes(StandardCharsets.UTF_8)) {
-      bytes.add(b & 0xff);
+    private static ObjectNode entry(ObjectNode n, String token, float logprob) {
+        n.put("token", token);
+        n.put("logprob", Responses.logprob(logprob));
+        ArrayNode bytes = n.putArray("bytes");
+        for (byte b : token.getBytes(StandardCharsets.UTF_8)) {
+            bytes.add(b & 0xff);
+        }
+        return n;
     }
-    return n;
-  }
 }

@@ -11,7 +11,7 @@ import java.util.List;
  * @param user the client's {@code user} tag, or null
  */
 public record CompletionRequest(String model, List<Prompt> prompts, GenerationParams params, String user) {
-  public CompletionRequest {
-    prompts = List.copyOf(prompts);
-  }
+    public CompletionRequest {
+        prompts = List.copyOf(prompts);
+    }
 }

@@ -22,19 +22,32 @@ import java.util.List;
  * @param skipSpecialTokens leave special tokens out of the text (vLLM's default true)
  * @param includeStopStrInOutput keep a matched stop string in the text (vLLM's default false)
  */
-public record GenerationParams(double temperature, double topP, int topK, double minP, Long seed, Integer maxTokens,
-    List<String> stop, List<Integer> stopTokenIds, int n, boolean stream, boolean includeUsage, boolean ignoreEos,
-    Integer logprobs, boolean skipSpecialTokens, boolean includeStopStrInOutput) {
-  public GenerationParams {
-    stop = stop == null ? List.of() : List.copyOf(stop);
-    stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);
-  }
+public record GenerationParams(
+        double temperature,
+        double topP,
+        int topK,
+        double minP,
+        Long seed,
+        Integer maxTokens,
+        List<String> stop,
+        List<Integer> stopTokenIds,
+        int n,
+        boolean stream,
+        boolean includeUsage,
+        boolean ignoreEos,
+        Integer logprobs,
+        boolean skipSpecialTokens,
+        boolean includeStopStrInOutput) {
+    public GenerationParams {
+        stop = stop == null ? List.of() : List.copyOf(stop);
+        stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);
+    }
 
-  public boolean greedy() {
-    return temperature == 0;
-  }
+    public boolean greedy() {
+        return temperature == 0;
+    }
 
-  public boolean wantsLogprobs() {
-    return logprobs != null;
-  }
+    public boolean wantsLogprobs() {
+        return logprobs != null;
+    }
 }

@@ -9,12 +9,12 @@ package io.tensorlane.runtime.openai;
  * @param created epoch seconds shown by {@code /v1/models}
  */
 public record ModelInfo(String id, int maxModelLen, int vocabSize, long created) {
-  public ModelInfo {
-    if (id == null || id.isEmpty()) {
-      throw new IllegalArgumentException("model id is empty");
+    public ModelInfo {
+        if (id == null || id.isEmpty()) {
+            throw new IllegalArgumentException("model id is empty");
+        }
+        if (maxModelLen < 1 || vocabSize < 1) {
+            throw new IllegalArgumentException("maxModelLen and vocabSize must be positive");
+        }
     }
-    if (maxModelLen < 1 || vocabSize < 1) {
-      throw new IllegalArgumentException("maxModelLen and vocabSize must be positive");
-    }
-  }
 }

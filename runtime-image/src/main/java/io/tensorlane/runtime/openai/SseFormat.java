@@ -9,26 +9,26 @@ import java.nio.charset.StandardCharsets;
  * {@code data: [DONE]}. Response header: {@code Content-Type: text/event-stream}.
  */
 public final class SseFormat {
-  public static final String CONTENT_TYPE = "text/event-stream";
-  public static final String DONE = "data: [DONE]\n\n";
-  private static final byte[] DONE_BYTES = DONE.getBytes(StandardCharsets.UTF_8);
+    public static final String CONTENT_TYPE = "text/event-stream";
+    public static final String DONE = "data: [DONE]\n\n";
+    private static final byte[] DONE_BYTES = DONE.getBytes(StandardCharsets.UTF_8);
 
-  private SseFormat() {}
+    private SseFormat() {}
 
-  public static String event(JsonNode json) {
-    return "data: " + OpenAiJson.write(json) + "\n\n";
-  }
+    public static String event(JsonNode json) {
+        return "data: " + OpenAiJson.write(json) + "\n\n";
+    }
 
-  public static byte[] eventBytes(JsonNode json) {
-    return event(json).getBytes(StandardCharsets.UTF_8);
-  }
+    public static byte[] eventBytes(JsonNode json) {
+        return event(json).getBytes(StandardCharsets.UTF_8);
+    }
 
-  /** An error after the stream began (status already 200): vLLM sends it as an event, then [DONE]. */
-  public static String error(OpenAiException e) {
-    return event(e.toJsonNode());
-  }
+    /** An error after the stream began (status already 200): vLLM sends it as an event, then [DONE]. */
+    public static String error(OpenAiException e) {
+        return event(e.toJsonNode());
+    }
 
-  public static byte[] doneBytes() {
-    return DONE_BYTES.clone();
-  }
+    public static byte[] doneBytes() {
+        return DONE_BYTES.clone();
+    }
 }

@@ -26,123 +26,123 @@ import java.util.Set;
  * preempted (as vLLM).
  */
 final class BatchPlanner {
-  /** One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples. */
-  record Entry(Sequence seq, int n, int logitRow) {}
+    /** One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples. */
+    record Entry(Sequence seq, int n, int logitRow) {}
 
-  /** A planned step. */
-  record Plan(StepBatch batch, List<Entry> entries, boolean wantLogits, int preempted) {
-    boolean isEmpty() {
-      return entries.isEmpty();
-    }
-  }
-
-  interface PreemptionListener {
-    void preempted(Sequence s);
-  }
-
-  private final BlockAllocator blocks;
-  private final SchedulerConfig config;
-  private final PreemptionListener onPreempt;
-
-  BatchPlanner(BlockAllocator blocks, SchedulerConfig config, PreemptionListener onPreempt) {
-    this.blocks = blocks;
-    this.config = config;
-    this.onPreempt = onPreempt;
-  }
-
-  /** Plans one step; moves sequences between {@code running} and {@code waiting} (admission, preemption). */
-  Plan plan(List<Sequence> running, Deque<Sequence> waiting, long now) {
-    int budget = config.maxBatchTokens();
-    List<Entry> entries = new ArrayList<>();
-    Set<Sequence> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
-    int preempted = 0;
-    // 1. decode tokens, 2. chunks of partly prefilled running sequences.
-    for (int pass = 0; pass < 2; pass++) {
-      for (int i = 0; i < running.size() && budget > 0; i++) {
-        Sequence s = running.get(i);
-        boolean decode = s.need() == 1;
-        if (decode != (pass == 0) || scheduled.contains(s)) {
-          continue;
+    /** A planned step. */
+    record Plan(StepBatch batch, List<Entry> entries, boolean wantLogits, int preempted) {
+        boolean isEmpty() {
+            return entries.isEmpty();
         }
-        int want = Math.min(s.need(), budget);
-        int n;
-        boolean selfPreempted = false;
-        while ((n = grow(s, want)) == 0) {
-          Sequence victim = running.get(running.size() - 1);
-          if (scheduled.contains(victim)) {
-            break;
-          }
-          preempt(victim, running, waiting);
-          preempted++;
-          if (victim == s) {
-            selfPreempted = true;
-            break;
-          }
+    }
+
+    interface PreemptionListener {
+        void preempted(Sequence s);
+    }
+
+    private final BlockAllocator blocks;
+    private final SchedulerConfig config;
+    private final PreemptionListener onPreempt;
+
+    BatchPlanner(BlockAllocator blocks, SchedulerConfig config, PreemptionListener onPreempt) {
+        this.blocks = blocks;
+        this.config = config;
+        this.onPreempt = onPreempt;
+    }
+
+    /** Plans one step; moves sequences between {@code running} and {@code waiting} (admission, preemption). */
+    Plan plan(List<Sequence> running, Deque<Sequence> waiting, long now) {
+        int budget = config.maxBatchTokens();
+        List<Entry> entries = new ArrayList<>();
+        Set<Sequence> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
+        int preempted = 0;
+        // 1. decode tokens, 2. chunks of partly prefilled running sequences.
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < running.size() && budget > 0; i++) {
+                Sequence s = running.get(i);
+                boolean decode = s.need() == 1;
+                if (decode != (pass == 0) || scheduled.contains(s)) {
+                    continue;
+                }
+                int want = Math.min(s.need(), budget);
+                int n;
+                boolean selfPreempted = false;
+                while ((n = grow(s, want)) == 0) {
+                    Sequence victim = running.get(running.size() - 1);
+                    if (scheduled.contains(victim)) {
+                        break;
+                    }
+                    preempt(victim, running, waiting);
+                    preempted++;
+                    if (victim == s) {
+                        selfPreempted = true;
+                        break;
+                    }
+                }
+                if (selfPreempted || n == 0) {
+                    continue;
+                }
+                entries.add(new Entry(s, n, -1));
+                scheduled.add(s);
+                budget -= n;
+            }
         }
-        if (selfPreempted || n == 0) {
-          continue;
+        // 3. admissions.
+        while (preempted == 0 && budget > 0 && !waiting.isEmpty() && running.size() < config.maxSeqs()) {
+            Sequence s = waiting.peekFirst();
+            int n = grow(s, Math.min(s.need(), budget));
+            if (n == 0) {
+                break;
+            }
+            waiting.pollFirst();
+            running.add(s);
+            if (s.admittedNanos < 0) {
+                s.admittedNanos = now;
+            }
+            entries.add(new Entry(s, n, -1));
+            budget -= n;
         }
-        entries.add(new Entry(s, n, -1));
-        scheduled.add(s);
-        budget -= n;
-      }
+        return build(entries, preempted);
     }
-    // 3. admissions.
-    while (preempted == 0 && budget > 0 && !waiting.isEmpty() && running.size() < config.maxSeqs()) {
-      Sequence s = waiting.peekFirst();
-      int n = grow(s, Math.min(s.need(), budget));
-      if (n == 0) {
-        break;
-      }
-      waiting.pollFirst();
-      running.add(s);
-      if (s.admittedNanos < 0) {
-        s.admittedNanos = now;
-      }
-      entries.add(new Entry(s, n, -1));
-      budget -= n;
-    }
-    return build(entries, preempted);
-  }
 
-  /** Takes blocks for up to {@code want} more tokens of {@code s}; returns how many tokens the table now covers. */
-  private int grow(Sequence s, int want) {
-    long room = (long) (s.table.size() + blocks.freeBlocks()) * blocks.blockSize() - s.computed;
-    int n = (int) Math.min(want, room);
-    if (n <= 0) {
-      return 0;
+    /** Takes blocks for up to {@code want} more tokens of {@code s}; returns how many tokens the table now covers. */
+    private int grow(Sequence s, int want) {
+        long room = (long) (s.table.size() + blocks.freeBlocks()) * blocks.blockSize() - s.computed;
+        int n = (int) Math.min(want, room);
+        if (n <= 0) {
+            return 0;
+        }
+        if (!blocks.ensure(s.table, (long) s.computed + n)) {
+            throw new IllegalStateException("KV blocks vanished while planning " + s);
+        }
+        return n;
     }
-    if (!blocks.ensure(s.table, (long) s.computed + n)) {
-      throw new IllegalStateException("KV blocks vanished while planning " + s);
-    }
-    return n;
-  }
 
-  private void preempt(Sequence victim, List<Sequence> running, Deque<Sequence> waiting) {
-    running.remove(running.size() - 1);
-    blocks.release(victim.table);
-    victim.computed = 0;
-    victim.preemptions++;
-    waiting.addFirst(victim);
-    onPreempt.preempted(victim);
-  }
-
-  private Plan build(List<Entry> planned, int preempted) {
-    StepBatch.Builder b = new StepBatch.Builder(blocks.blockSize(), config.maxBlocksPerSeq());
-    List<Entry> entries = new ArrayList<>(planned.size());
-    int row = 0;
-    boolean wantLogits = false;
-    for (Entry e : planned) {
-      Sequence s = e.seq();
-      boolean samples = s.computed + e.n() == s.length;
-      int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + e.n());
-      b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
-      if (samples) {
-        b.sample(s.req.sampling(), s.generated);
-      }
-      entries.add(new Entry(s, e.n(), samples ? row++ : -1));
-      wantLogits |= samples && s.req.needsLogits();
+    private void preempt(Sequence victim, List<Sequence> running, Deque<Sequence> waiting) {
+        running.remove(running.size() - 1);
+        blocks.release(victim.table);
+        victim.computed = 0;
+        victim.preemptions++;
+        waiting.addFirst(victim);
+        onPreempt.preempted(victim);
     }
-    return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted);
-  }
+
+    private Plan build(List<Entry> planned, int preempted) {
+        StepBatch.Builder b = new StepBatch.Builder(blocks.blockSize(), config.maxBlocksPerSeq());
+        List<Entry> entries = new ArrayList<>(planned.size());
+        int row = 0;
+        boolean wantLogits = false;
+        for (Entry e : planned) {
+            Sequence s = e.seq();
+            boolean samples = s.computed + e.n() == s.length;
+            int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + e.n());
+            b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
+            if (samples) {
+                b.sample(s.req.sampling(), s.generated);
+            }
+            entries.add(new Entry(s, e.n(), samples ? row++ : -1));
+            wantLogits |= samples && s.req.needsLogits();
+        }
+        return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted);
+    }
 }

@@ -25,150 +25,167 @@ import java.util.function.Supplier;
  * {@code tensorlane_scheduler_failed}); {@link #scrape()} returns both.
  */
 public final class EngineMetrics {
-  public static final String PREFIX = "tensorlane:";
+    public static final String PREFIX = "tensorlane:";
 
-  /** vLLM's time_to_first_token_seconds buckets. */
-  static final double[] TTFT_BUCKETS = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
-      80.0, 160.0, 640.0, 2560.0};
-  /** vLLM's time_per_output_token_seconds / inter_token_latency_seconds buckets. */
-  static final double[] TPOT_BUCKETS = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
-      80.0};
-  /** vLLM's request latency buckets (e2e, queue). */
-  static final double[] REQUEST_BUCKETS = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
-      480.0, 960.0, 1920.0, 7680.0};
+    /** vLLM's time_to_first_token_seconds buckets. */
+    static final double[] TTFT_BUCKETS = {
+        0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+        160.0, 640.0, 2560.0
+    };
+    /** vLLM's time_per_output_token_seconds / inter_token_latency_seconds buckets. */
+    static final double[] TPOT_BUCKETS = {
+        0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0
+    };
+    /** vLLM's request latency buckets (e2e, queue). */
+    static final double[] REQUEST_BUCKETS = {
+        0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
+        1920.0, 7680.0
+    };
 
-  private final PrometheusMeterRegistry registry;
-  private final Map<String, String> labels;
-  private final int blockSize;
-  private final int numGpuBlocks;
-  private final AtomicReference<Supplier<SchedulerStats>> stats = new AtomicReference<>();
-  private final AtomicReference<Supplier<Throwable>> failure = new AtomicReference<>(() -> null);
-  private final LongAdder promptTokens = new LongAdder();
-  private final LongAdder generationTokens = new LongAdder();
-  private final LongAdder preemptions = new LongAdder();
-  private final Map<FinishReason, LongAdder> finished = new EnumMap<>(FinishReason.class);
-  private final Histogram ttft = new Histogram(TTFT_BUCKETS);
-  private final Histogram itl = new Histogram(TPOT_BUCKETS);
-  private final Histogram e2e = new Histogram(REQUEST_BUCKETS);
-  private final Histogram queue = new Histogram(REQUEST_BUCKETS);
+    private final PrometheusMeterRegistry registry;
+    private final Map<String, String> labels;
+    private final int blockSize;
+    private final int numGpuBlocks;
+    private final AtomicReference<Supplier<SchedulerStats>> stats = new AtomicReference<>();
+    private final AtomicReference<Supplier<Throwable>> failure = new AtomicReference<>(() -> null);
+    private final LongAdder promptTokens = new LongAdder();
+    private final LongAdder generationTokens = new LongAdder();
+    private final LongAdder preemptions = new LongAdder();
+    private final Map<FinishReason, LongAdder> finished = new EnumMap<>(FinishReason.class);
+    private final Histogram ttft = new Histogram(TTFT_BUCKETS);
+    private final Histogram itl = new Histogram(TPOT_BUCKETS);
+    private final Histogram e2e = new Histogram(REQUEST_BUCKETS);
+    private final Histogram queue = new Histogram(REQUEST_BUCKETS);
 
-  /**
-   * @param modelName    the served model name ({@code model_name} label)
-   * @param blockSize    tokens per KV block ({@code cache_config_info})
-   * @param numGpuBlocks KV blocks ({@code cache_config_info})
-   */
-  public EngineMetrics(PrometheusMeterRegistry registry, String modelName, int blockSize, int numGpuBlocks) {
-    this.registry = Objects.requireNonNull(registry, "registry");
-    Map<String, String> l = new LinkedHashMap<>();
-    l.put("model_name", Objects.requireNonNull(modelName, "modelName"));
-    l.put("engine", "0");
-    this.labels = java.util.Collections.unmodifiableMap(l);
-    this.blockSize = blockSize;
-    this.numGpuBlocks = numGpuBlocks;
-    for (FinishReason r : FinishReason.values()) {
-      finished.put(r, new LongAdder());
+    /**
+     * @param modelName    the served model name ({@code model_name} label)
+     * @param blockSize    tokens per KV block ({@code cache_config_info})
+     * @param numGpuBlocks KV blocks ({@code cache_config_info})
+     */
+    public EngineMetrics(PrometheusMeterRegistry registry, String modelName, int blockSize, int numGpuBlocks) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        Map<String, String> l = new LinkedHashMap<>();
+        l.put("model_name", Objects.requireNonNull(modelName, "modelName"));
+        l.put("engine", "0");
+        this.labels = java.util.Collections.unmodifiableMap(l);
+        this.blockSize = blockSize;
+        this.numGpuBlocks = numGpuBlocks;
+        for (FinishReason r : FinishReason.values()) {
+            finished.put(r, new LongAdder());
+        }
+        FunctionCounter.builder(
+                        "tensorlane.scheduler.steps", this, m -> m.current().steps())
+                .description("Scheduler steps run")
+                .register(registry);
+        Gauge.builder("tensorlane.scheduler.failed", this, m -> m.failure.get().get() == null ? 0 : 1)
+                .description("1 once a step failure stopped serving")
+                .register(registry);
     }
-    FunctionCounter.builder("tensorlane.scheduler.steps", this, m -> m.current().steps()).description("Scheduler steps run")
-        .register(registry);
-    Gauge.builder("tensorlane.scheduler.failed", this, m -> m.failure.get().get() == null ? 0 : 1)
-        .description("1 once a step failure stopped serving").register(registry);
-  }
 
-  /** Where the gauges read from (the scheduler calls it). */
-  void bind(Supplier<SchedulerStats> source) {
-    stats.set(source);
-  }
-
-  /** Where {@code tensorlane_scheduler_failed} reads from. */
-  void bindFailure(Supplier<Throwable> source) {
-    failure.set(source);
-  }
-
-  private SchedulerStats current() {
-    Supplier<SchedulerStats> s = stats.get();
-    return s == null ? new SchedulerStats(0, 0, 0, 0, 0, 0, 0) : s.get();
-  }
-
-  // --- recording (scheduler thread) ---
-
-  void preempted() {
-    preemptions.increment();
-  }
-
-  /** A request's first token: its prompt counts as processed (once, also when it is recomputed after a preemption). */
-  void firstToken(int prompt, double ttftSeconds) {
-    promptTokens.add(prompt);
-    ttft.observe(ttftSeconds);
-  }
-
-  void interToken(double seconds) {
-    itl.observe(seconds);
-  }
-
-  void generationTokens(int n) {
-    generationTokens.add(n);
-  }
-
-  void finished(RequestTimings t) {
-    finished.get(t.reason()).increment();
-    e2e.observe(t.e2eSeconds());
-    if (t.queueSeconds() >= 0) {
-      queue.observe(t.queueSeconds());
+    /** Where the gauges read from (the scheduler calls it). */
+    void bind(Supplier<SchedulerStats> source) {
+        stats.set(source);
     }
-  }
 
-  // --- exposition ---
-
-  /** The vLLM-shaped families, in the Prometheus text format 0.0.4. */
-  public String render() {
-    SchedulerStats s = current();
-    String p = PREFIX;
-    PromText t = new PromText();
-    t.family(p + "num_requests_running", "gauge", "Number of requests in model execution batches.")
-        .sample(p + "num_requests_running", labels, s.running());
-    t.family(p + "num_requests_waiting", "gauge", "Number of requests waiting to be processed.")
-        .sample(p + "num_requests_waiting", labels, s.waiting());
-    t.family(p + "kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.")
-        .sample(p + "kv_cache_usage_perc", labels, s.kvUsage());
-    t.family(p + "gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage. DEPRECATED: Use " + p
-        + "kv_cache_usage_perc instead.").sample(p + "gpu_cache_usage_perc", labels, s.kvUsage());
-    Map<String, String> info = new LinkedHashMap<>();
-    info.put("block_size", Integer.toString(blockSize));
-    info.put("num_gpu_blocks", Integer.toString(numGpuBlocks));
-    info.put("engine", "0");
-    t.family(p + "cache_config_info", "gauge", "Information of the LLMEngine CacheConfig").sample(p + "cache_config_info", info, 1);
-    t.family(p + "num_preemptions_total", "counter", "Cumulative number of preemption from the engine.")
-        .sample(p + "num_preemptions_total", labels, preemptions.sum());
-    t.family(p + "prompt_tokens_total", "counter", "Number of prefill tokens processed.")
-        .sample(p + "prompt_tokens_total", labels, promptTokens.sum());
-    t.family(p + "generation_tokens_total", "counter", "Number of generation tokens processed.")
-        .sample(p + "generation_tokens_total", labels, generationTokens.sum());
-    t.family(p + "request_success_total", "counter", "Count of successfully processed requests.");
-    for (FinishReason r : FinishReason.values()) {
-      Map<String, String> l = new LinkedHashMap<>(labels);
-      l.put("finished_reason", r.label());
-      t.sample(p + "request_success_total", l, finished.get(r).sum());
+    /** Where {@code tensorlane_scheduler_failed} reads from. */
+    void bindFailure(Supplier<Throwable> source) {
+        failure.set(source);
     }
-    Histogram.Snapshot itlSnap = itl.snapshot();
-    t.family(p + "time_to_first_token_seconds", "histogram", "Histogram of time to first token in seconds.")
-        .histogram(p + "time_to_first_token_seconds", labels, ttft.snapshot());
-    t.family(p + "inter_token_latency_seconds", "histogram", "Histogram of inter-token latency in seconds.")
-        .histogram(p + "inter_token_latency_seconds", labels, itlSnap);
-    t.family(p + "time_per_output_token_seconds", "histogram", "Histogram of time per output token in seconds. DEPRECATED: Use " + p
-        + "inter_token_latency_seconds instead.").histogram(p + "time_per_output_token_seconds", labels, itlSnap);
-    t.family(p + "e2e_request_latency_seconds", "histogram", "Histogram of e2e request latency in seconds.")
-        .histogram(p + "e2e_request_latency_seconds", labels, e2e.snapshot());
-    t.family(p + "request_queue_time_seconds", "histogram", "Histogram of time spent in WAITING phase for request.")
-        .histogram(p + "request_queue_time_seconds", labels, queue.snapshot());
-    return t.toString();
-  }
 
-  /** {@link #render()} followed by the registry's own scrape: what {@code /metrics} serves. */
-  public String scrape() {
-    return render() + registry.scrape();
-  }
+    private SchedulerStats current() {
+        Supplier<SchedulerStats> s = stats.get();
+        return s == null ? new SchedulerStats(0, 0, 0, 0, 0, 0, 0) : s.get();
+    }
 
-  public PrometheusMeterRegistry registry() {
-    return registry;
-  }
+    // --- recording (scheduler thread) ---
+
+    void preempted() {
+        preemptions.increment();
+    }
+
+    /** A request's first token: its prompt counts as processed (once, also when it is recomputed after a preemption). */
+    void firstToken(int prompt, double ttftSeconds) {
+        promptTokens.add(prompt);
+        ttft.observe(ttftSeconds);
+    }
+
+    void interToken(double seconds) {
+        itl.observe(seconds);
+    }
+
+    void generationTokens(int n) {
+        generationTokens.add(n);
+    }
+
+    void finished(RequestTimings t) {
+        finished.get(t.reason()).increment();
+        e2e.observe(t.e2eSeconds());
+        if (t.queueSeconds() >= 0) {
+            queue.observe(t.queueSeconds());
+        }
+    }
+
+    // --- exposition ---
+
+    /** The vLLM-shaped families, in the Prometheus text format 0.0.4. */
+    public String render() {
+        SchedulerStats s = current();
+        String p = PREFIX;
+        PromText t = new PromText();
+        t.family(p + "num_requests_running", "gauge", "Number of requests in model execution batches.")
+                .sample(p + "num_requests_running", labels, s.running());
+        t.family(p + "num_requests_waiting", "gauge", "Number of requests waiting to be processed.")
+                .sample(p + "num_requests_waiting", labels, s.waiting());
+        t.family(p + "kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.")
+                .sample(p + "kv_cache_usage_perc", labels, s.kvUsage());
+        t.family(
+                        p + "gpu_cache_usage_perc",
+                        "gauge",
+                        "GPU KV-cache usage. 1 means 100 percent usage. DEPRECATED: Use " + p
+                                + "kv_cache_usage_perc instead.")
+                .sample(p + "gpu_cache_usage_perc", labels, s.kvUsage());
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("block_size", Integer.toString(blockSize));
+        info.put("num_gpu_blocks", Integer.toString(numGpuBlocks));
+        info.put("engine", "0");
+        t.family(p + "cache_config_info", "gauge", "Information of the LLMEngine CacheConfig")
+                .sample(p + "cache_config_info", info, 1);
+        t.family(p + "num_preemptions_total", "counter", "Cumulative number of preemption from the engine.")
+                .sample(p + "num_preemptions_total", labels, preemptions.sum());
+        t.family(p + "prompt_tokens_total", "counter", "Number of prefill tokens processed.")
+                .sample(p + "prompt_tokens_total", labels, promptTokens.sum());
+        t.family(p + "generation_tokens_total", "counter", "Number of generation tokens processed.")
+                .sample(p + "generation_tokens_total", labels, generationTokens.sum());
+        t.family(p + "request_success_total", "counter", "Count of successfully processed requests.");
+        for (FinishReason r : FinishReason.values()) {
+            Map<String, String> l = new LinkedHashMap<>(labels);
+            l.put("finished_reason", r.label());
+            t.sample(p + "request_success_total", l, finished.get(r).sum());
+        }
+        Histogram.Snapshot itlSnap = itl.snapshot();
+        t.family(p + "time_to_first_token_seconds", "histogram", "Histogram of time to first token in seconds.")
+                .histogram(p + "time_to_first_token_seconds", labels, ttft.snapshot());
+        t.family(p + "inter_token_latency_seconds", "histogram", "Histogram of inter-token latency in seconds.")
+                .histogram(p + "inter_token_latency_seconds", labels, itlSnap);
+        t.family(
+                        p + "time_per_output_token_seconds",
+                        "histogram",
+                        "Histogram of time per output token in seconds. DEPRECATED: Use " + p
+                                + "inter_token_latency_seconds instead.")
+                .histogram(p + "time_per_output_token_seconds", labels, itlSnap);
+        t.family(p + "e2e_request_latency_seconds", "histogram", "Histogram of e2e request latency in seconds.")
+                .histogram(p + "e2e_request_latency_seconds", labels, e2e.snapshot());
+        t.family(p + "request_queue_time_seconds", "histogram", "Histogram of time spent in WAITING phase for request.")
+                .histogram(p + "request_queue_time_seconds", labels, queue.snapshot());
+        return t.toString();
+    }
+
+    /** {@link #render()} followed by the registry's own scrape: what {@code /metrics} serves. */
+    public String scrape() {
+        return render() + registry.scrape();
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
 }

@@ -8,5 +8,11 @@ package io.tensorlane.runtime.sched;
  * @param e2eSeconds      submit until finished
  * @param preemptions     times the sequence was preempted and recomputed
  */
-public record RequestTimings(double queueSeconds, double ttftSeconds, double e2eSeconds, int promptTokens, int completionTokens,
-    int preemptions, FinishReason reason) {}
+public record RequestTimings(
+        double queueSeconds,
+        double ttftSeconds,
+        double e2eSeconds,
+        int promptTokens,
+        int completionTokens,
+        int preemptions,
+        FinishReason reason) {}

@@ -30,296 +30,311 @@ import java.util.concurrent.TimeUnit;
  * scheduler goes on with the other sequences and new requests.
  */
 public final class Scheduler implements AutoCloseable {
-  /** A submitted sequence. */
-  public interface Handle {
-    String id();
+    /** A submitted sequence. */
+    public interface Handle {
+        String id();
 
-    /** Ends the sequence at the next step boundary (frees its KV blocks; onFinish(ABORT)). Idempotent. */
-    void cancel();
+        /** Ends the sequence at the next step boundary (frees its KV blocks; onFinish(ABORT)). Idempotent. */
+        void cancel();
 
-    boolean isFinished();
+        boolean isFinished();
 
-    /** The request's timings once finished, else null. */
-    RequestTimings timings();
-  }
-
-  private static final System.Logger LOG = System.getLogger(Scheduler.class.getName());
-
-  private final StepExecutor executor;
-  private final BlockAllocator blocks;
-  private final SchedulerConfig config;
-  private final Set<Integer> eos;
-  private final EngineMetrics metrics;
-  private final BatchPlanner planner;
-  private final int vocab;
-  private final Thread thread;
-  private final SchedulerInbox inbox;
-  // Scheduler thread only.
-  private final List<Sequence> running = new ArrayList<>();
-  private final Deque<Sequence> waiting = new ArrayDeque<>();
-  private long preemptions;
-  private long steps;
-  private long promptTokens;
-  private long generatedTokens;
-
-  private volatile Throwable failure;
-  private volatile SchedulerStats stats;
-
-  /**
-   * Starts the scheduler thread.
-   *
-   * @param eosTokenIds the model's EOS ids (generation_config.json), ending sequences unless {@code ignoreEos}
-   * @param metrics     where to record request metrics, or null
-   */
-  public Scheduler(StepExecutor executor, BlockAllocator blocks, SchedulerConfig config, Set<Integer> eosTokenIds, EngineMetrics metrics) {
-    this.executor = Objects.requireNonNull(executor, "executor");
-    this.blocks = Objects.requireNonNull(blocks, "blocks");
-    this.config = Objects.requireNonNull(config, "config");
-    this.eos = Set.copyOf(eosTokenIds);
-    this.metrics = metrics;
-    this.vocab = executor.vocabSize();
-    this.inbox = new SchedulerInbox(config);
-    this.planner = new BatchPlanner(blocks, config, s -> {
-      preemptions++;
-      if (metrics != null) {
-        metrics.preempted();
-      }
-    });
-    this.stats = new SchedulerStats(0, 0, blocks.usage(), 0, 0, 0, 0);
-    if (metrics != null) {
-      metrics.bind(this::stats);
-      metrics.bindFailure(this::failure);
+        /** The request's timings once finished, else null. */
+        RequestTimings timings();
     }
-    this.thread = new Thread(this::loop, "tensorlane-scheduler");
-    thread.setDaemon(true);
-    thread.start();
-  }
 
-  /**
-   * Queues a sequence. Throws IllegalArgumentException when it can never run (longer than the max model length, more
-   * KV than the whole cache or a block table holds, token ids outside the vocabulary), {@link QueueFullException} when
-   * {@code maxWaiting} requests already wait, IllegalStateException while draining, closed or failed.
-   */
-  public Handle submit(SeqRequest req, SequenceListener listener) {
-    Objects.requireNonNull(listener, "listener");
-    config.check(req, blocks, vocab);
-    return inbox.submit(this::failure, () -> new Sequence(req, listener, this, System.nanoTime()));
-  }
+    private static final System.Logger LOG = System.getLogger(Scheduler.class.getName());
 
-  /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */
-  public void drain() {
-    inbox.drain();
-  }
+    private final StepExecutor executor;
+    private final BlockAllocator blocks;
+    private final SchedulerConfig config;
+    private final Set<Integer> eos;
+    private final EngineMetrics metrics;
+    private final BatchPlanner planner;
+    private final int vocab;
+    private final Thread thread;
+    private final SchedulerInbox inbox;
+    // Scheduler thread only.
+    private final List<Sequence> running = new ArrayList<>();
+    private final Deque<Sequence> waiting = new ArrayDeque<>();
+    private long preemptions;
+    private long steps;
+    private long promptTokens;
+    private long generatedTokens;
 
-  public boolean isDraining() {
-    return inbox.isDraining();
-  }
+    private volatile Throwable failure;
+    private volatile SchedulerStats stats;
 
-  /** Waits until no sequence is queued or running; false on timeout. */
-  public boolean awaitIdle(Duration timeout) throws InterruptedException {
-    return inbox.awaitIdle(timeout);
-  }
-
-  /** The executor failure that stopped serving, or null. */
-  public Throwable failure() {
-    return failure;
-  }
-
-  /** The latest snapshot (updated after every step). */
-  public SchedulerStats stats() {
-    return stats;
-  }
-
-  public SchedulerConfig config() {
-    return config;
-  }
-
-  /** Stops the thread; sequences still queued or running end with ABORT. */
-  @Override
-  public void close() {
-    inbox.close();
-    if (Thread.currentThread() != thread) {
-      try {
-        thread.join(TimeUnit.SECONDS.toMillis(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  void wake() {
-    inbox.wake();
-  }
-
-  // --- the loop (scheduler thread) --------------------------------------------------------------------------------
-
-  private void loop() {
-    int emptyPlans = 0;
-    while (true) {
-      if (!inbox.awaitWork(!running.isEmpty() || !waiting.isEmpty(), waiting)) {
-        break;
-      }
-      reapCancelled();
-      if (failure != null) {
-        finishAll(FinishReason.ERROR);
-      }
-      if (running.isEmpty() && waiting.isEmpty()) {
-        publish();
-        continue;
-      }
-      BatchPlanner.Plan plan = planner.plan(running, waiting, System.nanoTime());
-      updateWaitingCount();
-      if (plan.isEmpty()) {
-        // Transient after a sequence preempted itself; twice in a row means the head can never run.
-        if (++emptyPlans > 2 && running.isEmpty() && !waiting.isEmpty()) {
-          Sequence s = waiting.pollFirst();
-          LOG.log(System.Logger.Level.ERROR, "cannot schedule " + s + " with " + blocks.freeBlocks() + " free KV blocks");
-          finish(s, FinishReason.ERROR);
+    /**
+     * Starts the scheduler thread.
+     *
+     * @param eosTokenIds the model's EOS ids (generation_config.json), ending sequences unless {@code ignoreEos}
+     * @param metrics     where to record request metrics, or null
+     */
+    public Scheduler(
+            StepExecutor executor,
+            BlockAllocator blocks,
+            SchedulerConfig config,
+            Set<Integer> eosTokenIds,
+            EngineMetrics metrics) {
+        this.executor = Objects.requireNonNull(executor, "executor");
+        this.blocks = Objects.requireNonNull(blocks, "blocks");
+        this.config = Objects.requireNonNull(config, "config");
+        this.eos = Set.copyOf(eosTokenIds);
+        this.metrics = metrics;
+        this.vocab = executor.vocabSize();
+        this.inbox = new SchedulerInbox(config);
+        this.planner = new BatchPlanner(blocks, config, s -> {
+            preemptions++;
+            if (metrics != null) {
+                metrics.preempted();
+            }
+        });
+        this.stats = new SchedulerStats(0, 0, blocks.usage(), 0, 0, 0, 0);
+        if (metrics != null) {
+            metrics.bind(this::stats);
+            metrics.bindFailure(this::failure);
         }
+        this.thread = new Thread(this::loop, "tensorlane-scheduler");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Queues a sequence. Throws IllegalArgumentException when it can never run (longer than the max model length, more
+     * KV than the whole cache or a block table holds, token ids outside the vocabulary), {@link QueueFullException} when
+     * {@code maxWaiting} requests already wait, IllegalStateException while draining, closed or failed.
+     */
+    public Handle submit(SeqRequest req, SequenceListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        config.check(req, blocks, vocab);
+        return inbox.submit(this::failure, () -> new Sequence(req, listener, this, System.nanoTime()));
+    }
+
+    /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */
+    public void drain() {
+        inbox.drain();
+    }
+
+    public boolean isDraining() {
+        return inbox.isDraining();
+    }
+
+    /** Waits until no sequence is queued or running; false on timeout. */
+    public boolean awaitIdle(Duration timeout) throws InterruptedException {
+        return inbox.awaitIdle(timeout);
+    }
+
+    /** The executor failure that stopped serving, or null. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /** The latest snapshot (updated after every step). */
+    public SchedulerStats stats() {
+        return stats;
+    }
+
+    public SchedulerConfig config() {
+        return config;
+    }
+
+    /** Stops the thread; sequences still queued or running end with ABORT. */
+    @Override
+    public void close() {
+        inbox.close();
+        if (Thread.currentThread() != thread) {
+            try {
+                thread.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    void wake() {
+        inbox.wake();
+    }
+
+    // --- the loop (scheduler thread) --------------------------------------------------------------------------------
+
+    private void loop() {
+        int emptyPlans = 0;
+        while (true) {
+            if (!inbox.awaitWork(!running.isEmpty() || !waiting.isEmpty(), waiting)) {
+                break;
+            }
+            reapCancelled();
+            if (failure != null) {
+                finishAll(FinishReason.ERROR);
+            }
+            if (running.isEmpty() && waiting.isEmpty()) {
+                publish();
+                continue;
+            }
+            BatchPlanner.Plan plan = planner.plan(running, waiting, System.nanoTime());
+            updateWaitingCount();
+            if (plan.isEmpty()) {
+                // Transient after a sequence preempted itself; twice in a row means the head can never run.
+                if (++emptyPlans > 2 && running.isEmpty() && !waiting.isEmpty()) {
+                    Sequence s = waiting.pollFirst();
+                    LOG.log(
+                            System.Logger.Level.ERROR,
+                            "cannot schedule " + s + " with " + blocks.freeBlocks() + " free KV blocks");
+                    finish(s, FinishReason.ERROR);
+                }
+                publish();
+                continue;
+            }
+            emptyPlans = 0;
+            runStep(plan);
+            publish();
+        }
+        finishAll(FinishReason.ABORT);
         publish();
-        continue;
-      }
-      emptyPlans = 0;
-      runStep(plan);
-      publish();
     }
-    finishAll(FinishReason.ABORT);
-    publish();
-  }
 
-  private void runStep(BatchPlanner.Plan plan) {
-    LlmEngine.StepResult res;
-    try {
-      res = executor.step(plan.batch(), plan.wantLogits());
-      steps++;
-    } catch (RuntimeException | Error e) {
-      LOG.log(System.Logger.Level.ERROR, "step of " + plan.entries().size() + " sequences failed", e);
-      boolean fatal = executor.isFatal(e);
-      if (fatal) {
-        failure = e;
-      }
-      for (BatchPlanner.Entry en : plan.entries()) {
-        running.remove(en.seq());
-        finish(en.seq(), FinishReason.ERROR);
-      }
-      if (fatal) {
-        finishAll(FinishReason.ERROR);
-      }
-      return;
+    private void runStep(BatchPlanner.Plan plan) {
+        LlmEngine.StepResult res;
+        try {
+            res = executor.step(plan.batch(), plan.wantLogits());
+            steps++;
+        } catch (RuntimeException | Error e) {
+            LOG.log(System.Logger.Level.ERROR, "step of " + plan.entries().size() + " sequences failed", e);
+            boolean fatal = executor.isFatal(e);
+            if (fatal) {
+                failure = e;
+            }
+            for (BatchPlanner.Entry en : plan.entries()) {
+                running.remove(en.seq());
+                finish(en.seq(), FinishReason.ERROR);
+            }
+            if (fatal) {
+                finishAll(FinishReason.ERROR);
+            }
+            return;
+        }
+        long now = System.nanoTime();
+        for (BatchPlanner.Entry en : plan.entries()) {
+            Sequence s = en.seq();
+            s.computed += en.n();
+            if (en.logitRow() >= 0) {
+                accept(s, res, en.logitRow(), now);
+            }
+        }
     }
-    long now = System.nanoTime();
-    for (BatchPlanner.Entry en : plan.entries()) {
-      Sequence s = en.seq();
-      s.computed += en.n();
-      if (en.logitRow() >= 0) {
-        accept(s, res, en.logitRow(), now);
-      }
-    }
-  }
 
-  /** Takes logits row {@code row} as {@code s}'s next token, tells the listener, and ends the sequence if due. */
-  private void accept(Sequence s, LlmEngine.StepResult res, int row, long now) {
-    SeqRequest r = s.req;
-    int token = res.ids()[row];
-    TopLogprobs lp = r.logprobs() > 0 && res.logits() != null ? Sampler.logprobs(res.logits(), row * vocab, vocab, token, r.logprobs()) : null;
-    s.tokens[s.length++] = token;
-    s.generated++;
-    generatedTokens++;
-    if (s.firstTokenNanos < 0) {
-      s.firstTokenNanos = now;
-      promptTokens += r.promptIds().length;
-      if (metrics != null) {
-        metrics.firstToken(r.promptIds().length, (now - s.arrivalNanos) / 1e9);
-      }
-    } else if (metrics != null) {
-      metrics.interToken((now - s.lastTokenNanos) / 1e9);
+    /** Takes logits row {@code row} as {@code s}'s next token, tells the listener, and ends the sequence if due. */
+    private void accept(Sequence s, LlmEngine.StepResult res, int row, long now) {
+        SeqRequest r = s.req;
+        int token = res.ids()[row];
+        TopLogprobs lp = r.logprobs() > 0 && res.logits() != null
+                ? Sampler.logprobs(res.logits(), row * vocab, vocab, token, r.logprobs())
+                : null;
+        s.tokens[s.length++] = token;
+        s.generated++;
+        generatedTokens++;
+        if (s.firstTokenNanos < 0) {
+            s.firstTokenNanos = now;
+            promptTokens += r.promptIds().length;
+            if (metrics != null) {
+                metrics.firstToken(r.promptIds().length, (now - s.arrivalNanos) / 1e9);
+            }
+        } else if (metrics != null) {
+            metrics.interToken((now - s.lastTokenNanos) / 1e9);
+        }
+        s.lastTokenNanos = now;
+        if (metrics != null) {
+            metrics.generationTokens(1);
+        }
+        boolean more;
+        try {
+            more = s.listener.onToken(token, lp);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "listener of " + r.id() + " threw; ending it", e);
+            running.remove(s);
+            finish(s, FinishReason.ERROR);
+            return;
+        }
+        FinishReason reason = null;
+        if (!more) {
+            reason = FinishReason.STOP;
+        } else if (s.generated >= r.maxTokens()) {
+            reason = FinishReason.LENGTH;
+        } else if ((!r.ignoreEos() && eos.contains(token)) || r.stopTokenIds().contains(token)) {
+            reason = FinishReason.STOP;
+        }
+        if (reason != null) {
+            running.remove(s);
+            finish(s, reason);
+        }
     }
-    s.lastTokenNanos = now;
-    if (metrics != null) {
-      metrics.generationTokens(1);
-    }
-    boolean more;
-    try {
-      more = s.listener.onToken(token, lp);
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "listener of " + r.id() + " threw; ending it", e);
-      running.remove(s);
-      finish(s, FinishReason.ERROR);
-      return;
-    }
-    FinishReason reason = null;
-    if (!more) {
-      reason = FinishReason.STOP;
-    } else if (s.generated >= r.maxTokens()) {
-      reason = FinishReason.LENGTH;
-    } else if ((!r.ignoreEos() && eos.contains(token)) || r.stopTokenIds().contains(token)) {
-      reason = FinishReason.STOP;
-    }
-    if (reason != null) {
-      running.remove(s);
-      finish(s, reason);
-    }
-  }
 
-  private void reapCancelled() {
-    for (Iterator<Sequence> it = running.iterator(); it.hasNext();) {
-      Sequence s = it.next();
-      if (s.cancelled) {
-        it.remove();
-        finish(s, FinishReason.ABORT);
-      }
+    private void reapCancelled() {
+        for (Iterator<Sequence> it = running.iterator(); it.hasNext(); ) {
+            Sequence s = it.next();
+            if (s.cancelled) {
+                it.remove();
+                finish(s, FinishReason.ABORT);
+            }
+        }
+        for (Iterator<Sequence> it = waiting.iterator(); it.hasNext(); ) {
+            Sequence s = it.next();
+            if (s.cancelled) {
+                it.remove();
+                finish(s, FinishReason.ABORT);
+            }
+        }
+        updateWaitingCount();
     }
-    for (Iterator<Sequence> it = waiting.iterator(); it.hasNext();) {
-      Sequence s = it.next();
-      if (s.cancelled) {
-        it.remove();
-        finish(s, FinishReason.ABORT);
-      }
-    }
-    updateWaitingCount();
-  }
 
-  private void finishAll(FinishReason reason) {
-    inbox.drainTo(waiting);
-    List<Sequence> all = new ArrayList<>(running);
-    all.addAll(waiting);
-    running.clear();
-    waiting.clear();
-    for (Sequence s : all) {
-      finish(s, reason);
+    private void finishAll(FinishReason reason) {
+        inbox.drainTo(waiting);
+        List<Sequence> all = new ArrayList<>(running);
+        all.addAll(waiting);
+        running.clear();
+        waiting.clear();
+        for (Sequence s : all) {
+            finish(s, reason);
+        }
+        updateWaitingCount();
     }
-    updateWaitingCount();
-  }
 
-  /** Ends {@code s} (already out of running and waiting): frees its blocks, records, tells the listener. */
-  private void finish(Sequence s, FinishReason reason) {
-    if (s.finish != null) {
-      return;
+    /** Ends {@code s} (already out of running and waiting): frees its blocks, records, tells the listener. */
+    private void finish(Sequence s, FinishReason reason) {
+        if (s.finish != null) {
+            return;
+        }
+        s.finish = reason;
+        blocks.release(s.table);
+        long now = System.nanoTime();
+        RequestTimings t = new RequestTimings(
+                s.admittedNanos < 0 ? -1 : (s.admittedNanos - s.arrivalNanos) / 1e9,
+                s.firstTokenNanos < 0 ? -1 : (s.firstTokenNanos - s.arrivalNanos) / 1e9,
+                (now - s.arrivalNanos) / 1e9,
+                s.req.promptIds().length,
+                s.generated,
+                s.preemptions,
+                reason);
+        if (metrics != null) {
+            metrics.finished(t);
+        }
+        try {
+            s.listener.onFinish(reason, s.req.promptIds().length, s.generated);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "onFinish of " + s.req.id() + " threw", e);
+        }
+        s.timings = t;
+        publish(); // before awaitIdle can return
+        inbox.finished(reason, t.e2eSeconds());
     }
-    s.finish = reason;
-    blocks.release(s.table);
-    long now = System.nanoTime();
-    RequestTimings t = new RequestTimings(s.admittedNanos < 0 ? -1 : (s.admittedNanos - s.arrivalNanos) / 1e9,
-        s.firstTokenNanos < 0 ? -1 : (s.firstTokenNanos - s.arrivalNanos) / 1e9, (now - s.arrivalNanos) / 1e9, s.req.promptIds().length,
-        s.generated, s.preemptions, reason);
-    if (metrics != null) {
-      metrics.finished(t);
-    }
-    try {
-      s.listener.onFinish(reason, s.req.promptIds().length, s.generated);
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "onFinish of " + s.req.id() + " threw", e);
-    }
-    s.timings = t;
-    publish(); // before awaitIdle can return
-    inbox.finished(reason, t.e2eSeconds());
-  }
 
-  private void updateWaitingCount() {
-    inbox.updateWaitingCount(waiting.size());
-  }
+    private void updateWaitingCount() {
+        inbox.updateWaitingCount(waiting.size());
+    }
 
-  private void publish() {
-    stats = new SchedulerStats(running.size(), waiting.size(), blocks.usage(), preemptions, steps, promptTokens, generatedTokens);
-  }
+    private void publish() {
+        stats = new SchedulerStats(
+                running.size(), waiting.size(), blocks.usage(), preemptions, steps, promptTokens, generatedTokens);
+    }
 }

@@ -13,40 +13,47 @@ import io.tensorlane.runtime.llm.LlmEngine;
  * @param maxBlocksPerSeq width of the block tables the engine was built for
  */
 public record SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, int maxModelLen, int maxBlocksPerSeq) {
-  public SchedulerConfig {
-    if (maxSeqs < 1 || maxBatchTokens < maxSeqs) {
-      throw new IllegalArgumentException("need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
+    public SchedulerConfig {
+        if (maxSeqs < 1 || maxBatchTokens < maxSeqs) {
+            throw new IllegalArgumentException(
+                    "need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
+        }
+        if (maxWaiting < 0 || maxModelLen < 1 || maxBlocksPerSeq < 1) {
+            throw new IllegalArgumentException(
+                    "need max waiting >= 0, max model length >= 1 and max blocks per sequence >= 1");
+        }
     }
-    if (maxWaiting < 0 || maxModelLen < 1 || maxBlocksPerSeq < 1) {
-      throw new IllegalArgumentException("need max waiting >= 0, max model length >= 1 and max blocks per sequence >= 1");
-    }
-  }
 
-  /** The engine's limits, with {@code maxWaiting} waiting requests. */
-  public static SchedulerConfig forEngine(LlmEngine engine, int maxWaiting) {
-    return new SchedulerConfig(engine.options().maxSeqs(), engine.options().maxBatchTokens(), maxWaiting, engine.maxModelLen(),
-        engine.maxBlocksPerSeq());
-  }
+    /** The engine's limits, with {@code maxWaiting} waiting requests. */
+    public static SchedulerConfig forEngine(LlmEngine engine, int maxWaiting) {
+        return new SchedulerConfig(
+                engine.options().maxSeqs(),
+                engine.options().maxBatchTokens(),
+                maxWaiting,
+                engine.maxModelLen(),
+                engine.maxBlocksPerSeq());
+    }
 
-  /**
-   * Throws IllegalArgumentException when {@code req} can never run: longer than the max model length, more KV blocks than
-   * the whole cache or a block table holds, or token ids outside the vocabulary.
-   */
-  void check(SeqRequest req, BlockAllocator blocks, int vocab) {
-    long total = (long) req.promptIds().length + req.maxTokens();
-    if (total > maxModelLen) {
-      throw new IllegalArgumentException("request " + req.id() + ": prompt (" + req.promptIds().length + " tokens) + max tokens "
-          + req.maxTokens() + " exceeds the max model length " + maxModelLen);
+    /**
+     * Throws IllegalArgumentException when {@code req} can never run: longer than the max model length, more KV blocks than
+     * the whole cache or a block table holds, or token ids outside the vocabulary.
+     */
+    void check(SeqRequest req, BlockAllocator blocks, int vocab) {
+        long total = (long) req.promptIds().length + req.maxTokens();
+        if (total > maxModelLen) {
+            throw new IllegalArgumentException("request " + req.id() + ": prompt (" + req.promptIds().length
+                    + " tokens) + max tokens " + req.maxTokens() + " exceeds the max model length " + maxModelLen);
+        }
+        int need = blocks.blocksFor(total);
+        if (need > blocks.blocks() || need > maxBlocksPerSeq) {
+            throw new IllegalArgumentException("request " + req.id() + ": " + total + " tokens need " + need
+                    + " KV blocks; the cache has " + blocks.blocks() + ", a sequence may have " + maxBlocksPerSeq);
+        }
+        for (int id : req.promptIds()) {
+            if (id < 0 || id >= vocab) {
+                throw new IllegalArgumentException("request " + req.id() + ": token id " + id
+                        + " outside the vocabulary (0.." + (vocab - 1) + ")");
+            }
+        }
     }
-    int need = blocks.blocksFor(total);
-    if (need > blocks.blocks() || need > maxBlocksPerSeq) {
-      throw new IllegalArgumentException("request " + req.id() + ": " + total + " tokens need " + need + " KV blocks; the cache has "
-          + blocks.blocks() + ", a sequence may have " + maxBlocksPerSeq);
-    }
-    for (int id : req.promptIds()) {
-      if (id < 0 || id >= vocab) {
-        throw new IllegalArgumentException("request " + req.id() + ": token id " + id + " outside the vocabulary (0.." + (vocab - 1) + ")");
-      }
-    }
-  }
 }

@@ -11,4 +11,11 @@ package io.tensorlane.runtime.sched;
  * @param promptTokens  prompt tokens of requests that produced their first token
  * @param generatedTokens tokens generated so far
  */
-public record SchedulerStats(int running, int waiting, double kvUsage, long preemptions, long steps, long promptTokens, long generatedTokens) {}
+public record SchedulerStats(
+        int running,
+        int waiting,
+        double kvUsage,
+        long preemptions,
+        long steps,
+        long promptTokens,
+        long generatedTokens) {}

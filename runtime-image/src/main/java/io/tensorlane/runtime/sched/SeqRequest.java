@@ -15,31 +15,37 @@ import java.util.Set;
  * @param ignoreEos    keep going past the EOS ids
  * @param logprobs     how many top logprobs to return with each token; 0 for none
  */
-public record SeqRequest(String id, int[] promptIds, int maxTokens, SamplingParams sampling, Set<Integer> stopTokenIds, boolean ignoreEos,
-    int logprobs) {
-  public SeqRequest {
-    Objects.requireNonNull(id, "id");
-    Objects.requireNonNull(sampling, "sampling");
-    promptIds = Objects.requireNonNull(promptIds, "promptIds").clone();
-    stopTokenIds = stopTokenIds == null ? Set.of() : Set.copyOf(stopTokenIds);
-    if (promptIds.length == 0) {
-      throw new IllegalArgumentException("request " + id + ": empty prompt");
+public record SeqRequest(
+        String id,
+        int[] promptIds,
+        int maxTokens,
+        SamplingParams sampling,
+        Set<Integer> stopTokenIds,
+        boolean ignoreEos,
+        int logprobs) {
+    public SeqRequest {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(sampling, "sampling");
+        promptIds = Objects.requireNonNull(promptIds, "promptIds").clone();
+        stopTokenIds = stopTokenIds == null ? Set.of() : Set.copyOf(stopTokenIds);
+        if (promptIds.length == 0) {
+            throw new IllegalArgumentException("request " + id + ": empty prompt");
+        }
+        if (maxTokens < 1) {
+            throw new IllegalArgumentException("request " + id + ": max tokens must be >= 1, got " + maxTokens);
+        }
+        if (logprobs < 0) {
+            throw new IllegalArgumentException("request " + id + ": logprobs must be >= 0, got " + logprobs);
+        }
     }
-    if (maxTokens < 1) {
-      throw new IllegalArgumentException("request " + id + ": max tokens must be >= 1, got " + maxTokens);
-    }
-    if (logprobs < 0) {
-      throw new IllegalArgumentException("request " + id + ": logprobs must be >= 0, got " + logprobs);
-    }
-  }
 
-  /** A greedy request with no stop ids and no logprobs. */
-  public static SeqRequest greedy(String id, int[] promptIds, int maxTokens) {
-    return new SeqRequest(id, promptIds, maxTokens, SamplingParams.greedy(), Set.of(), false, 0);
-  }
+    /** A greedy request with no stop ids and no logprobs. */
+    public static SeqRequest greedy(String id, int[] promptIds, int maxTokens) {
+        return new SeqRequest(id, promptIds, maxTokens, SamplingParams.greedy(), Set.of(), false, 0);
+    }
 
-  /** Whether the step must copy this sequence's logits row to the host. */
-  boolean needsLogits() {
-    return logprobs > 0;
-  }
+    /** Whether the step must copy this sequence's logits row to the host. */
+    boolean needsLogits() {
+        return logprobs > 0;
+    }
 }

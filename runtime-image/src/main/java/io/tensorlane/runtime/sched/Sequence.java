@@ -11,62 +11,63 @@ import java.util.List;
  * next token. A preempted sequence goes back to {@code computed = 0} and is recomputed from prompt + generated tokens.
  */
 final class Sequence implements Scheduler.Handle {
-  final SeqRequest req;
-  final SequenceListener listener;
-  final List<Integer> table = new ArrayList<>();
-  final int[] tokens;
-  int length;
-  int computed;
-  int generated;
-  int preemptions;
-  final long arrivalNanos;
-  long admittedNanos = -1;
-  long firstTokenNanos = -1;
-  long lastTokenNanos = -1;
-  FinishReason finish;
-  private final Scheduler owner;
-  volatile boolean cancelled;
-  volatile RequestTimings timings;
+    final SeqRequest req;
+    final SequenceListener listener;
+    final List<Integer> table = new ArrayList<>();
+    final int[] tokens;
+    int length;
+    int computed;
+    int generated;
+    int preemptions;
+    final long arrivalNanos;
+    long admittedNanos = -1;
+    long firstTokenNanos = -1;
+    long lastTokenNanos = -1;
+    FinishReason finish;
+    private final Scheduler owner;
+    volatile boolean cancelled;
+    volatile RequestTimings timings;
 
-  Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now) {
-    this.req = req;
-    this.listener = listener;
-    this.owner = owner;
-    this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());
-    this.length = req.promptIds().length;
-    this.arrivalNanos = now;
-  }
-
-  /** Tokens the cache still lacks: 1 when decoding. */
-  int need() {
-    return length - computed;
-  }
-
-  @Override
-  public String id() {
-    return req.id();
-  }
-
-  @Override
-  public void cancel() {
-    if (!cancelled) {
-      cancelled = true;
-      owner.wake();
+    Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now) {
+        this.req = req;
+        this.listener = listener;
+        this.owner = owner;
+        this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());
+        this.length = req.promptIds().length;
+        this.arrivalNanos = now;
     }
-  }
 
-  @Override
-  public boolean isFinished() {
-    return timings != null;
-  }
+    /** Tokens the cache still lacks: 1 when decoding. */
+    int need() {
+        return length - computed;
+    }
 
-  @Override
-  public RequestTimings timings() {
-    return timings;
-  }
+    @Override
+    public String id() {
+        return req.id();
+    }
 
-  @Override
-  public String toString() {
-    return "Sequence[" + req.id() + ", length " + length + ", computed " + computed + ", generated " + generated + "]";
-  }
+    @Override
+    public void cancel() {
+        if (!cancelled) {
+            cancelled = true;
+            owner.wake();
+        }
+    }
+
+    @Override
+    public boolean isFinished() {
+        return timings != null;
+    }
+
+    @Override
+    public RequestTimings timings() {
+        return timings;
+    }
+
+    @Override
+    public String toString() {
+        return "Sequence[" + req.id() + ", length " + length + ", computed " + computed + ", generated " + generated
+                + "]";
+    }
 }

@@ -8,14 +8,14 @@ import io.tensorlane.runtime.text.TopLogprobs;
  * throws from {@link #onToken} ends its sequence with {@link FinishReason#ERROR}.
  */
 public interface SequenceListener {
-  /**
-   * A new token (never repeated, also after a preemption). The token that ends the sequence (EOS, a stop id) is
-   * delivered too, before {@link #onFinish}. {@code logprobs} is null unless the request asked for them.
-   *
-   * @return false to finish the sequence now with {@link FinishReason#STOP} (a stop string matched)
-   */
-  boolean onToken(int token, TopLogprobs logprobs);
+    /**
+     * A new token (never repeated, also after a preemption). The token that ends the sequence (EOS, a stop id) is
+     * delivered too, before {@link #onFinish}. {@code logprobs} is null unless the request asked for them.
+     *
+     * @return false to finish the sequence now with {@link FinishReason#STOP} (a stop string matched)
+     */
+    boolean onToken(int token, TopLogprobs logprobs);
 
-  /** Called exactly once, last. Token counts: the prompt's, and the tokens given to {@link #onToken}. */
-  void onFinish(FinishReason reason, int promptTokens, int completionTokens);
+    /** Called exactly once, last. Token counts: the prompt's, and the tokens given to {@link #onToken}. */
+    void onFinish(FinishReason reason, int promptTokens, int completionTokens);
 }

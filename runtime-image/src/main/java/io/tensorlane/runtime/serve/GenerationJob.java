@@ -25,234 +25,249 @@ import java.util.List;
  * come on the scheduler thread; the {@link Responder} hops onto the connection's thread.
  */
 final class GenerationJob {
-  private final boolean chat;
-  private final String id;
-  private final long created;
-  private final String model;
-  private final GenerationParams params;
-  private final Responder out;
-  private final ModelTokenizer tok;
-  private final List<Choice> choices = new ArrayList<>();
-  private final List<Scheduler.Handle> handles = new ArrayList<>();
-  private final List<String> pending = new ArrayList<>();
-  private int promptTokens;
-  private int open;
-  private boolean failed;
-  private boolean begun;
-  private boolean ended;
+    private final boolean chat;
+    private final String id;
+    private final long created;
+    private final String model;
+    private final GenerationParams params;
+    private final Responder out;
+    private final ModelTokenizer tok;
+    private final List<Choice> choices = new ArrayList<>();
+    private final List<Scheduler.Handle> handles = new ArrayList<>();
+    private final List<String> pending = new ArrayList<>();
+    private int promptTokens;
+    private int open;
+    private boolean failed;
+    private boolean begun;
+    private boolean ended;
 
-  GenerationJob(boolean chat, String model, GenerationParams params, Responder out, ModelTokenizer tok) {
-    this.chat = chat;
-    this.id = chat ? Responses.chatId() : Responses.completionId();
-    this.created = Responses.now();
-    this.model = model;
-    this.params = params;
-    this.out = out;
-    this.tok = tok;
-  }
-
-  /** A new choice for a prompt; its listener goes to the scheduler. */
-  SequenceListener choice(int index, int[] promptIds, boolean countPrompt) {
-    Choice c = new Choice(index, promptIds);
-    synchronized (this) {
-      choices.add(c);
-      open++;
-      if (countPrompt) {
-        promptTokens += promptIds.length;
-      }
-    }
-    return c;
-  }
-
-  synchronized void handle(Scheduler.Handle h) {
-    handles.add(h);
-  }
-
-  /** Cancels every choice (the client went away, or a later submit failed). */
-  void cancel() {
-    List<Scheduler.Handle> hs;
-    synchronized (this) {
-      hs = List.copyOf(handles);
-    }
-    hs.forEach(Scheduler.Handle::cancel);
-  }
-
-  /**
-   * Every choice was accepted: starts the SSE response (chat sends each choice's role first) and sends what the
-   * scheduler produced meanwhile. Until then events wait, so a refused submit can still answer 429 or 503.
-   */
-  synchronized void begin() {
-    if (!params.stream() || failed) {
-      begun = true;
-      return;
-    }
-    out.startEvents();
-    if (chat) {
-      for (Choice c : choices) {
-        out.event(OpenAiJson.write(ChatResponses.roleChunk(id, created, model, c.index)));
-      }
-    }
-    begun = true;
-    pending.forEach(out::event);
-    pending.clear();
-    if (ended) {
-      out.endEvents();
-    }
-  }
-
-  /** A submit failed: the caller answers the error; nothing of this job is sent. */
-  synchronized void abandon() {
-    failed = true;
-  }
-
-  private synchronized void sse(String payload) {
-    if (failed && payload != null) {
-      return;
-    }
-    if (!begun) {
-      if (payload == null) {
-        ended = true;
-      } else {
-        pending.add(payload);
-      }
-      return;
-    }
-    if (payload == null) {
-      out.endEvents();
-    } else {
-      out.event(payload);
-    }
-  }
-
-  private final class Choice implements SequenceListener {
-    final int index;
-    final IncrementalDecoder decoder;
-    final StopMatcher stops;
-    final StringBuilder text = new StringBuilder();
-    final List<TokenLogprob> logprobs = new ArrayList<>();
-    int textOffset;
-    String finish;
-    Object stopReason;
-
-    Choice(int index, int[] promptIds) {
-      this.index = index;
-      this.decoder = tok.newDecoder(promptIds, params.skipSpecialTokens());
-      this.stops = new StopMatcher(params.stop(), params.includeStopStrInOutput());
+    GenerationJob(boolean chat, String model, GenerationParams params, Responder out, ModelTokenizer tok) {
+        this.chat = chat;
+        this.id = chat ? Responses.chatId() : Responses.completionId();
+        this.created = Responses.now();
+        this.model = model;
+        this.params = params;
+        this.out = out;
+        this.tok = tok;
     }
 
-    @Override
-    public boolean onToken(int token, TopLogprobs lp) {
-      String delta = stops.add(decoder.append(token));
-      TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : map(token, lp);
-      if (tl != null) {
-        logprobs.add(tl);
-      }
-      emit(delta, tl == null ? List.of() : List.of(tl), null);
-      if (params.stopTokenIds() != null && params.stopTokenIds().contains(token)) {
-        stopReason = token;
-      }
-      return stops.matched() == null;
+    /** A new choice for a prompt; its listener goes to the scheduler. */
+    SequenceListener choice(int index, int[] promptIds, boolean countPrompt) {
+        Choice c = new Choice(index, promptIds);
+        synchronized (this) {
+            choices.add(c);
+            open++;
+            if (countPrompt) {
+                promptTokens += promptIds.length;
+            }
+        }
+        return c;
     }
 
-    @Override
-    public void onFinish(FinishReason reason, int promptTokens, int completionTokens) {
-      if (reason == FinishReason.ABORT) {
-        done(completionTokens);
-        return;
-      }
-      if (reason == FinishReason.ERROR) {
-        fail(OpenAiException.internal("the engine failed while generating this request"));
-        done(completionTokens);
-        return;
-      }
-      if (stops.matched() == null) {
-        emit(stops.flush(), List.of(), null);
-      } else {
-        stopReason = stops.matched();
-      }
-      finish = reason == FinishReason.LENGTH ? "length" : "stop";
-      emit("", List.of(), finish);
-      done(completionTokens);
+    synchronized void handle(Scheduler.Handle h) {
+        handles.add(h);
     }
 
-    private void emit(String delta, List<TokenLogprob> lps, String finishReason) {
-      if (delta.isEmpty() && lps.isEmpty() && finishReason == null) {
-        return;
-      }
-      text.append(delta);
-      if (params.stream() && !failed) {
-        Object reason = finishReason == null ? null : stopReason;
-        ObjectNode chunk = chat ? ChatResponses.chunk(id, created, model, index, delta, lps.isEmpty() ? null : lps, finishReason, reason)
-            : CompletionResponses.chunk(id, created, model, index, delta, lps.isEmpty() ? null : lps, textOffset, finishReason, reason);
-        sse(OpenAiJson.write(chunk));
-      }
-      textOffset += delta.codePointCount(0, delta.length());
+    /** Cancels every choice (the client went away, or a later submit failed). */
+    void cancel() {
+        List<Scheduler.Handle> hs;
+        synchronized (this) {
+            hs = List.copyOf(handles);
+        }
+        hs.forEach(Scheduler.Handle::cancel);
     }
-  }
 
-  private TokenLogprob map(int token, TopLogprobs lp) {
-    int k = params.logprobs() == null ? 0 : params.logprobs();
-    List<TokenLogprob.Alt> top = new ArrayList<>();
-    for (int i = 0; i < Math.min(k, lp.topIds().length); i++) {
-      top.add(new TokenLogprob.Alt(lp.topIds()[i], tok.decode(new int[] {lp.topIds()[i]}, false), lp.topLogprobs()[i]));
+    /**
+     * Every choice was accepted: starts the SSE response (chat sends each choice's role first) and sends what the
+     * scheduler produced meanwhile. Until then events wait, so a refused submit can still answer 429 or 503.
+     */
+    synchronized void begin() {
+        if (!params.stream() || failed) {
+            begun = true;
+            return;
+        }
+        out.startEvents();
+        if (chat) {
+            for (Choice c : choices) {
+                out.event(OpenAiJson.write(ChatResponses.roleChunk(id, created, model, c.index)));
+            }
+        }
+        begun = true;
+        pending.forEach(out::event);
+        pending.clear();
+        if (ended) {
+            out.endEvents();
+        }
     }
-    return new TokenLogprob(token, tok.decode(new int[] {token}, false), lp.logprob(), top);
-  }
 
-  private void fail(OpenAiException e) {
-    synchronized (this) {
-      if (failed) {
-        return;
-      }
-      if (params.stream()) {
-        sse(e.toJson());
-      }
-      failed = true;
+    /** A submit failed: the caller answers the error; nothing of this job is sent. */
+    synchronized void abandon() {
+        failed = true;
     }
-    if (!params.stream()) {
-      out.json(e.status(), e.toJson());
-    }
-  }
 
-  private int completionTokens;
+    private synchronized void sse(String payload) {
+        if (failed && payload != null) {
+            return;
+        }
+        if (!begun) {
+            if (payload == null) {
+                ended = true;
+            } else {
+                pending.add(payload);
+            }
+            return;
+        }
+        if (payload == null) {
+            out.endEvents();
+        } else {
+            out.event(payload);
+        }
+    }
 
-  private void done(int tokens) {
-    boolean last;
-    synchronized (this) {
-      completionTokens += tokens;
-      last = --open == 0;
+    private final class Choice implements SequenceListener {
+        final int index;
+        final IncrementalDecoder decoder;
+        final StopMatcher stops;
+        final StringBuilder text = new StringBuilder();
+        final List<TokenLogprob> logprobs = new ArrayList<>();
+        int textOffset;
+        String finish;
+        Object stopReason;
+
+        Choice(int index, int[] promptIds) {
+            this.index = index;
+            this.decoder = tok.newDecoder(promptIds, params.skipSpecialTokens());
+            this.stops = new StopMatcher(params.stop(), params.includeStopStrInOutput());
+        }
+
+        @Override
+        public boolean onToken(int token, TopLogprobs lp) {
+            String delta = stops.add(decoder.append(token));
+            TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : map(token, lp);
+            if (tl != null) {
+                logprobs.add(tl);
+            }
+            emit(delta, tl == null ? List.of() : List.of(tl), null);
+            if (params.stopTokenIds() != null && params.stopTokenIds().contains(token)) {
+                stopReason = token;
+            }
+            return stops.matched() == null;
+        }
+
+        @Override
+        public void onFinish(FinishReason reason, int promptTokens, int completionTokens) {
+            if (reason == FinishReason.ABORT) {
+                done(completionTokens);
+                return;
+            }
+            if (reason == FinishReason.ERROR) {
+                fail(OpenAiException.internal("the engine failed while generating this request"));
+                done(completionTokens);
+                return;
+            }
+            if (stops.matched() == null) {
+                emit(stops.flush(), List.of(), null);
+            } else {
+                stopReason = stops.matched();
+            }
+            finish = reason == FinishReason.LENGTH ? "length" : "stop";
+            emit("", List.of(), finish);
+            done(completionTokens);
+        }
+
+        private void emit(String delta, List<TokenLogprob> lps, String finishReason) {
+            if (delta.isEmpty() && lps.isEmpty() && finishReason == null) {
+                return;
+            }
+            text.append(delta);
+            if (params.stream() && !failed) {
+                Object reason = finishReason == null ? null : stopReason;
+                ObjectNode chunk = chat
+                        ? ChatResponses.chunk(
+                                id, created, model, index, delta, lps.isEmpty() ? null : lps, finishReason, reason)
+                        : CompletionResponses.chunk(
+                                id,
+                                created,
+                                model,
+                                index,
+                                delta,
+                                lps.isEmpty() ? null : lps,
+                                textOffset,
+                                finishReason,
+                                reason);
+                sse(OpenAiJson.write(chunk));
+            }
+            textOffset += delta.codePointCount(0, delta.length());
+        }
     }
-    if (!last || out.finished()) {
-      return;
+
+    private TokenLogprob map(int token, TopLogprobs lp) {
+        int k = params.logprobs() == null ? 0 : params.logprobs();
+        List<TokenLogprob.Alt> top = new ArrayList<>();
+        for (int i = 0; i < Math.min(k, lp.topIds().length); i++) {
+            top.add(new TokenLogprob.Alt(
+                    lp.topIds()[i], tok.decode(new int[] {lp.topIds()[i]}, false), lp.topLogprobs()[i]));
+        }
+        return new TokenLogprob(token, tok.decode(new int[] {token}, false), lp.logprob(), top);
     }
-    Usage usage = new Usage(promptTokens, completionTokens);
-    if (params.stream()) {
-      if (params.includeUsage()) {
-        sse(OpenAiJson.write(Responses.usageChunk(id, chat ? ChatResponses.CHUNK_OBJECT : CompletionResponses.OBJECT, created, model, usage)));
-      }
-      sse(null);
-      return;
+
+    private void fail(OpenAiException e) {
+        synchronized (this) {
+            if (failed) {
+                return;
+            }
+            if (params.stream()) {
+                sse(e.toJson());
+            }
+            failed = true;
+        }
+        if (!params.stream()) {
+            out.json(e.status(), e.toJson());
+        }
     }
-    synchronized (this) {
-      if (failed) {
-        return;
-      }
+
+    private int completionTokens;
+
+    private void done(int tokens) {
+        boolean last;
+        synchronized (this) {
+            completionTokens += tokens;
+            last = --open == 0;
+        }
+        if (!last || out.finished()) {
+            return;
+        }
+        Usage usage = new Usage(promptTokens, completionTokens);
+        if (params.stream()) {
+            if (params.includeUsage()) {
+                sse(OpenAiJson.write(Responses.usageChunk(
+                        id, chat ? ChatResponses.CHUNK_OBJECT : CompletionResponses.OBJECT, created, model, usage)));
+            }
+            sse(null);
+            return;
+        }
+        synchronized (this) {
+            if (failed) {
+                return;
+            }
+        }
+        choices.sort((a, b) -> Integer.compare(a.index, b.index));
+        ObjectNode body;
+        if (chat) {
+            List<ChatResponses.Choice> cs = new ArrayList<>();
+            for (Choice c : choices) {
+                cs.add(new ChatResponses.Choice(
+                        c.index, c.text.toString(), c.finish, c.stopReason, c.logprobs.isEmpty() ? null : c.logprobs));
+            }
+            body = ChatResponses.response(id, created, model, cs, usage);
+        } else {
+            List<CompletionResponses.Choice> cs = new ArrayList<>();
+            for (Choice c : choices) {
+                cs.add(new CompletionResponses.Choice(
+                        c.index, c.text.toString(), c.finish, c.stopReason, c.logprobs.isEmpty() ? null : c.logprobs));
+            }
+            body = CompletionResponses.response(id, created, model, cs, usage);
+        }
+        out.json(200, OpenAiJson.write(body));
     }
-    choices.sort((a, b) -> Integer.compare(a.index, b.index));
-    ObjectNode body;
-    if (chat) {
-      List<ChatResponses.Choice> cs = new ArrayList<>();
-      for (Choice c : choices) {
-        cs.add(new ChatResponses.Choice(c.index, c.text.toString(), c.finish, c.stopReason, c.logprobs.isEmpty() ? null : c.logprobs));
-      }
-      body = ChatResponses.response(id, created, model, cs, usage);
-    } else {
-      List<CompletionResponses.Choice> cs = new ArrayList<>();
-      for (Choice c : choices) {
-        cs.add(new CompletionResponses.Choice(c.index, c.text.toString(), c.finish, c.stopReason, c.logprobs.isEmpty() ? null : c.logprobs));
-      }
-      body = CompletionResponses.response(id, created, model, cs, usage);
-    }
-    out.json(200, OpenAiJson.write(body));
-  }
 }

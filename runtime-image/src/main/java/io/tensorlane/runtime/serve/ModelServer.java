@@ -1,10 +1,10 @@
 package io.tensorlane.runtime.serve;
 
-import io.tensorlane.contract.Algorithm;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tensorlane.contract.Algorithm;
 import io.tensorlane.runtime.chat.ChatTemplate;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.LlmEngine;
@@ -22,7 +22,6 @@ import io.tensorlane.runtime.text.ModelTokenizer;
 import io.tensorlane.runtime.text.TopLogprobs;
 import io.vertx.core.http.HttpMethod;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.concurrent.CountDownLatch;
@@ -37,130 +36,164 @@ import java.util.concurrent.atomic.AtomicReference;
  * within the grace period, then closes the HTTP server.
  */
 public final class ModelServer implements AutoCloseable {
-  /** How the server is built. */
-  public record Options(String servedName, String host, int port, int maxWaiting, long maxBodyBytes, Duration drainTimeout) {}
+    /** How the server is built. */
+    public record Options(
+            String servedName, String host, int port, int maxWaiting, long maxBodyBytes, Duration drainTimeout) {}
 
-  private final Scheduler scheduler;
-  private final HttpFront http;
-  private final EngineMetrics metrics;
-  private volatile boolean ready;
+    private final Scheduler scheduler;
+    private final HttpFront http;
+    private final EngineMetrics metrics;
+    private volatile boolean ready;
 
-  private ModelServer(Scheduler scheduler, HttpFront http, EngineMetrics metrics) {
-    this.scheduler = scheduler;
-    this.http = http;
-    this.metrics = metrics;
-  }
-
-  /** Loads the model ({@code engine}) and serves it until {@link #drain} (the caller closes the engine afterwards). */
-  public static ModelServer start(Options o, ModelTokenizer tok, LlmEngine engine, PrintWriter log) {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    LlmEngine.MemoryReport mem = engine.memory();
-    Gauge.builder("tensorlane_memory_weights_bytes", mem, LlmEngine.MemoryReport::weightBytesPerRank).description("model weights per rank").register(registry);
-    Gauge.builder("tensorlane_memory_kv_cache_bytes", mem, LlmEngine.MemoryReport::kvBytesPerRank).description("KV cache per rank").register(registry);
-    Gauge.builder("tensorlane_memory_activations_bytes", mem, LlmEngine.MemoryReport::activationBytesPerRank).register(registry);
-    Gauge.builder("tensorlane_memory_allreduce_buffers_bytes", mem, LlmEngine.MemoryReport::allreduceBytesPerRank).register(registry);
-    Gauge.builder("tensorlane_memory_fraction", engine.options(), EngineOptions::memoryFraction).register(registry);
-    for (Algorithm a : Algorithm.values()) {
-      FunctionCounter.builder("tensorlane_allreduce_calls", engine.allreduces(), c -> c.calls(a)).tag("algorithm", a.name())
-          .description("allreduces run (two per layer, the embedding's and the logits gather per step; none at TP 1)").register(registry);
-      FunctionCounter.builder("tensorlane_allreduce_bytes", engine.allreduces(), c -> c.bytes(a)).tag("algorithm", a.name())
-          .baseUnit("bytes").description("bytes per rank reduced by allreduces").register(registry);
+    private ModelServer(Scheduler scheduler, HttpFront http, EngineMetrics metrics) {
+        this.scheduler = scheduler;
+        this.http = http;
+        this.metrics = metrics;
     }
-    EngineMetrics metrics = new EngineMetrics(registry, o.servedName(), mem.blockSize(), mem.kvBlocks());
-    Scheduler scheduler = new Scheduler(engine, engine.blocks(), SchedulerConfig.forEngine(engine, o.maxWaiting()),
-        new HashSet<>(tok.eosTokenIds()), metrics);
-    ModelInfo info = new ModelInfo(o.servedName(), engine.maxModelLen(), engine.config().vocabSize(), Responses.now());
-    return start(o, tok, scheduler, metrics, info, log);
-  }
 
-  /** The same over a scheduler built by the caller (tests use a fake executor). */
-  public static ModelServer start(Options o, ModelTokenizer tok, Scheduler scheduler, EngineMetrics metrics, ModelInfo info, PrintWriter log) {
-    ChatTemplate template = tok.chatTemplate() == null ? null : ChatTemplate.compile(tok.chatTemplate(), tok.bosToken(), tok.eosToken());
-    OpenAiService api = new OpenAiService(info, tok, template, scheduler);
-    AtomicReference<ModelServer> self = new AtomicReference<>();
-    HttpFront.Routes routes = api.routes(new HttpFront.Routes())
-        .add(HttpMethod.GET, "/health", (req, body, r) -> health(self.get(), r, true))
-        .add(HttpMethod.GET, "/health/ready", (req, body, r) -> health(self.get(), r, true))
-        .add(HttpMethod.GET, "/health/live", (req, body, r) -> health(self.get(), r, false))
-        .add(HttpMethod.GET, "/metrics", (req, body, r) -> r.text(200, HealthServer.PROMETHEUS_TEXT, metrics.scrape()));
-    HttpFront http = HttpFront.start(o.host(), o.port(), routes, o.maxBodyBytes());
-    ModelServer s = new ModelServer(scheduler, http, metrics);
-    self.set(s);
-    log.printf("serve: %s on port %d (/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics)%s%n", info.id(), http.port(),
-        template == null ? "; the model has no chat template: /v1/chat/completions answers 400" : "");
-    log.flush();
-    s.warmUp(tok, log);
-    return s;
-  }
-
-  private static void health(ModelServer s, io.tensorlane.runtime.serve.http.Responder r, boolean readiness) {
-    boolean failed = s == null || s.scheduler.failure() != null;
-    boolean ok = readiness ? s != null && s.ready && !failed && !s.scheduler.isDraining() : !failed;
-    r.text(ok ? 200 : 503, "text/plain", ok ? "ok\n" : failed ? "engine failed\n" : "not ready\n");
-  }
-
-  /** One token through the scheduler: the first step loads what is lazily loaded and proves the engine runs. */
-  private void warmUp(ModelTokenizer tok, PrintWriter log) {
-    int first = tok.bosTokenId().orElse(0);
-    CountDownLatch done = new CountDownLatch(1);
-    AtomicReference<FinishReason> how = new AtomicReference<>();
-    scheduler.submit(SeqRequest.greedy("warm-up", new int[] {first}, 1), new SequenceListener() {
-      @Override
-      public boolean onToken(int token, TopLogprobs lp) {
-        return true;
-      }
-
-      @Override
-      public void onFinish(FinishReason reason, int promptTokens, int completionTokens) {
-        how.set(reason);
-        done.countDown();
-      }
-    });
-    try {
-      if (!done.await(300, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("the warm-up request did not finish within 300 s");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted during warm-up", e);
+    /** Loads the model ({@code engine}) and serves it until {@link #drain} (the caller closes the engine afterwards). */
+    public static ModelServer start(Options o, ModelTokenizer tok, LlmEngine engine, PrintWriter log) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        LlmEngine.MemoryReport mem = engine.memory();
+        Gauge.builder("tensorlane_memory_weights_bytes", mem, LlmEngine.MemoryReport::weightBytesPerRank)
+                .description("model weights per rank")
+                .register(registry);
+        Gauge.builder("tensorlane_memory_kv_cache_bytes", mem, LlmEngine.MemoryReport::kvBytesPerRank)
+                .description("KV cache per rank")
+                .register(registry);
+        Gauge.builder("tensorlane_memory_activations_bytes", mem, LlmEngine.MemoryReport::activationBytesPerRank)
+                .register(registry);
+        Gauge.builder("tensorlane_memory_allreduce_buffers_bytes", mem, LlmEngine.MemoryReport::allreduceBytesPerRank)
+                .register(registry);
+        Gauge.builder("tensorlane_memory_fraction", engine.options(), EngineOptions::memoryFraction)
+                .register(registry);
+        for (Algorithm a : Algorithm.values()) {
+            FunctionCounter.builder("tensorlane_allreduce_calls", engine.allreduces(), c -> c.calls(a))
+                    .tag("algorithm", a.name())
+                    .description(
+                            "allreduces run (two per layer, the embedding's and the logits gather per step; none at TP 1)")
+                    .register(registry);
+            FunctionCounter.builder("tensorlane_allreduce_bytes", engine.allreduces(), c -> c.bytes(a))
+                    .tag("algorithm", a.name())
+                    .baseUnit("bytes")
+                    .description("bytes per rank reduced by allreduces")
+                    .register(registry);
+        }
+        EngineMetrics metrics = new EngineMetrics(registry, o.servedName(), mem.blockSize(), mem.kvBlocks());
+        Scheduler scheduler = new Scheduler(
+                engine,
+                engine.blocks(),
+                SchedulerConfig.forEngine(engine, o.maxWaiting()),
+                new HashSet<>(tok.eosTokenIds()),
+                metrics);
+        ModelInfo info = new ModelInfo(
+                o.servedName(), engine.maxModelLen(), engine.config().vocabSize(), Responses.now());
+        return start(o, tok, scheduler, metrics, info, log);
     }
-    if (how.get() != FinishReason.LENGTH && how.get() != FinishReason.STOP) {
-      throw new IllegalStateException("the warm-up request ended with " + how.get() + (scheduler.failure() != null ? ": " + scheduler.failure() : ""));
+
+    /** The same over a scheduler built by the caller (tests use a fake executor). */
+    public static ModelServer start(
+            Options o,
+            ModelTokenizer tok,
+            Scheduler scheduler,
+            EngineMetrics metrics,
+            ModelInfo info,
+            PrintWriter log) {
+        ChatTemplate template = tok.chatTemplate() == null
+                ? null
+                : ChatTemplate.compile(tok.chatTemplate(), tok.bosToken(), tok.eosToken());
+        OpenAiService api = new OpenAiService(info, tok, template, scheduler);
+        AtomicReference<ModelServer> self = new AtomicReference<>();
+        HttpFront.Routes routes = api.routes(new HttpFront.Routes())
+                .add(HttpMethod.GET, "/health", (req, body, r) -> health(self.get(), r, true))
+                .add(HttpMethod.GET, "/health/ready", (req, body, r) -> health(self.get(), r, true))
+                .add(HttpMethod.GET, "/health/live", (req, body, r) -> health(self.get(), r, false))
+                .add(
+                        HttpMethod.GET,
+                        "/metrics",
+                        (req, body, r) -> r.text(200, HealthServer.PROMETHEUS_TEXT, metrics.scrape()));
+        HttpFront http = HttpFront.start(o.host(), o.port(), routes, o.maxBodyBytes());
+        ModelServer s = new ModelServer(scheduler, http, metrics);
+        self.set(s);
+        log.printf(
+                "serve: %s on port %d (/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics)%s%n",
+                info.id(),
+                http.port(),
+                template == null ? "; the model has no chat template: /v1/chat/completions answers 400" : "");
+        log.flush();
+        s.warmUp(tok, log);
+        return s;
     }
-    ready = true;
-    log.println("serve: ready (warm-up step ran)");
-    log.flush();
-  }
 
-  public int port() {
-    return http.port();
-  }
-
-  public boolean ready() {
-    return ready && scheduler.failure() == null && !scheduler.isDraining();
-  }
-
-  public Scheduler scheduler() {
-    return scheduler;
-  }
-
-  public EngineMetrics metrics() {
-    return metrics;
-  }
-
-  /** Unready, no new requests (503), running ones finish within {@code timeout}; true when all finished. */
-  public boolean drain(Duration timeout) throws InterruptedException {
-    ready = false;
-    scheduler.drain();
-    return scheduler.awaitIdle(timeout);
-  }
-
-  @Override
-  public void close() {
-    try {
-      http.close();
-    } finally {
-      scheduler.close();
+    private static void health(ModelServer s, io.tensorlane.runtime.serve.http.Responder r, boolean readiness) {
+        boolean failed = s == null || s.scheduler.failure() != null;
+        boolean ok = readiness ? s != null && s.ready && !failed && !s.scheduler.isDraining() : !failed;
+        r.text(ok ? 200 : 503, "text/plain", ok ? "ok\n" : failed ? "engine failed\n" : "not ready\n");
     }
-  }
+
+    /** One token through the scheduler: the first step loads what is lazily loaded and proves the engine runs. */
+    private void warmUp(ModelTokenizer tok, PrintWriter log) {
+        int first = tok.bosTokenId().orElse(0);
+        CountDownLatch done = new CountDownLatch(1);
+        AtomicReference<FinishReason> how = new AtomicReference<>();
+        scheduler.submit(SeqRequest.greedy("warm-up", new int[] {first}, 1), new SequenceListener() {
+            @Override
+            public boolean onToken(int token, TopLogprobs lp) {
+                return true;
+            }
+
+            @Override
+            public void onFinish(FinishReason reason, int promptTokens, int completionTokens) {
+                how.set(reason);
+                done.countDown();
+            }
+        });
+        try {
+            if (!done.await(300, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the warm-up request did not finish within 300 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted during warm-up", e);
+        }
+        if (how.get() != FinishReason.LENGTH && how.get() != FinishReason.STOP) {
+            throw new IllegalStateException("the warm-up request ended with " + how.get()
+                    + (scheduler.failure() != null ? ": " + scheduler.failure() : ""));
+        }
+        ready = true;
+        log.println("serve: ready (warm-up step ran)");
+        log.flush();
+    }
+
+    public int port() {
+        return http.port();
+    }
+
+    public boolean ready() {
+        return ready && scheduler.failure() == null && !scheduler.isDraining();
+    }
+
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    public EngineMetrics metrics() {
+        return metrics;
+    }
+
+    /** Unready, no new requests (503), running ones finish within {@code timeout}; true when all finished. */
+    public boolean drain(Duration timeout) throws InterruptedException {
+        ready = false;
+        scheduler.drain();
+        return scheduler.awaitIdle(timeout);
+    }
+
+    @Override
+    public void close() {
+        try {
+            http.close();
+        } finally {
+            scheduler.close();
+        }
+    }
 }

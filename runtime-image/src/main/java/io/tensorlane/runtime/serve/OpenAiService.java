@@ -38,124 +38,159 @@ import java.util.logging.Logger;
  * Retry-After.
  */
 public final class OpenAiService {
-  private static final Logger LOG = Logger.getLogger(OpenAiService.class.getName());
+    private static final Logger LOG = Logger.getLogger(OpenAiService.class.getName());
 
-  private final ModelInfo info;
-  private final ModelTokenizer tok;
-  private final ChatTemplate template;
-  private final Scheduler scheduler;
+    private final ModelInfo info;
+    private final ModelTokenizer tok;
+    private final ChatTemplate template;
+    private final Scheduler scheduler;
 
-  public OpenAiService(ModelInfo info, ModelTokenizer tok, ChatTemplate template, Scheduler scheduler) {
-    this.info = info;
-    this.tok = tok;
-    this.template = template;
-    this.scheduler = scheduler;
-  }
+    public OpenAiService(ModelInfo info, ModelTokenizer tok, ChatTemplate template, Scheduler scheduler) {
+        this.info = info;
+        this.tok = tok;
+        this.template = template;
+        this.scheduler = scheduler;
+    }
 
-  /** Adds the three routes. */
-  public HttpFront.Routes routes(HttpFront.Routes r) {
-    return r.add(HttpMethod.GET, "/v1/models", (req, body, out) -> out.json(200, OpenAiJson.write(Responses.modelList(info))))
-        .add(HttpMethod.POST, "/v1/completions", (req, body, out) -> guarded(out, () -> completion(req, body, out)))
-        .add(HttpMethod.POST, "/v1/chat/completions", (req, body, out) -> guarded(out, () -> chat(req, body, out)));
-  }
+    /** Adds the three routes. */
+    public HttpFront.Routes routes(HttpFront.Routes r) {
+        return r.add(
+                        HttpMethod.GET,
+                        "/v1/models",
+                        (req, body, out) -> out.json(200, OpenAiJson.write(Responses.modelList(info))))
+                .add(
+                        HttpMethod.POST,
+                        "/v1/completions",
+                        (req, body, out) -> guarded(out, () -> completion(req, body, out)))
+                .add(
+                        HttpMethod.POST,
+                        "/v1/chat/completions",
+                        (req, body, out) -> guarded(out, () -> chat(req, body, out)));
+    }
 
-  private interface Work {
-    void run();
-  }
+    private interface Work {
+        void run();
+    }
 
-  private void guarded(Responder out, Work w) {
-    try {
-      w.run();
-    } catch (OpenAiException e) {
-      out.json(e.status(), e.toJson());
-    } catch (QueueFullException e) {
-      out.json(429, error("the server is busy: too many requests are waiting; retry later", "rate_limit_exceeded"),
-          Map.of("Retry-After", Integer.toString(Math.max(1, e.retryAfterSeconds()))));
-    } catch (IllegalStateException e) {
-      if (scheduler.isDraining()) {
-        out.json(503, error("the server is shutting down", "service_unavailable"), Map.of("Retry-After", "5"));
-      } else {
-        LOG.warning("request failed: " + e.getMessage());
-        out.json(503, error("the engine is not available: " + e.getMessage(), "service_unavailable"), Map.of("Retry-After", "5"));
-      }
-    } catch (IllegalArgumentException e) {
-      out.json(400, OpenAiException.badRequest(null, e.getMessage()).toJson());
+    private void guarded(Responder out, Work w) {
+        try {
+            w.run();
+        } catch (OpenAiException e) {
+            out.json(e.status(), e.toJson());
+        } catch (QueueFullException e) {
+            out.json(
+                    429,
+                    error("the server is busy: too many requests are waiting; retry later", "rate_limit_exceeded"),
+                    Map.of("Retry-After", Integer.toString(Math.max(1, e.retryAfterSeconds()))));
+        } catch (IllegalStateException e) {
+            if (scheduler.isDraining()) {
+                out.json(503, error("the server is shutting down", "service_unavailable"), Map.of("Retry-After", "5"));
+            } else {
+                LOG.warning("request failed: " + e.getMessage());
+                out.json(
+                        503,
+                        error("the engine is not available: " + e.getMessage(), "service_unavailable"),
+                        Map.of("Retry-After", "5"));
+            }
+        } catch (IllegalArgumentException e) {
+            out.json(400, OpenAiException.badRequest(null, e.getMessage()).toJson());
+        }
     }
-  }
 
-  private static String error(String message, String code) {
-    return new OpenAiException(code.equals("rate_limit_exceeded") ? 429 : 503, code, null, code, message).toJson();
-  }
+    private static String error(String message, String code) {
+        return new OpenAiException(code.equals("rate_limit_exceeded") ? 429 : 503, code, null, code, message).toJson();
+    }
 
-  private void completion(HttpServerRequest req, byte[] body, Responder out) {
-    CompletionRequest r = RequestParser.parseCompletion(body, info);
-    List<int[]> prompts = new ArrayList<>();
-    for (Prompt p : r.prompts()) {
-      int[] ids = p.isText() ? tok.encode(p.text(), true) : p.ids().stream().mapToInt(Integer::intValue).toArray();
-      if (ids.length == 0) {
-        throw OpenAiException.badRequest("prompt", "the prompt is empty after tokenization");
-      }
-      prompts.add(ids);
+    private void completion(HttpServerRequest req, byte[] body, Responder out) {
+        CompletionRequest r = RequestParser.parseCompletion(body, info);
+        List<int[]> prompts = new ArrayList<>();
+        for (Prompt p : r.prompts()) {
+            int[] ids = p.isText()
+                    ? tok.encode(p.text(), true)
+                    : p.ids().stream().mapToInt(Integer::intValue).toArray();
+            if (ids.length == 0) {
+                throw OpenAiException.badRequest("prompt", "the prompt is empty after tokenization");
+            }
+            prompts.add(ids);
+        }
+        submit(false, prompts, r.params(), out);
     }
-    submit(false, prompts, r.params(), out);
-  }
 
-  private void chat(HttpServerRequest req, byte[] body, Responder out) {
-    ChatCompletionRequest r = RequestParser.parseChat(body, info);
-    if (template == null) {
-      throw OpenAiException.badRequest("messages", "this model has no chat template (tokenizer_config.json has no chat_template); "
-          + "use /v1/completions");
+    private void chat(HttpServerRequest req, byte[] body, Responder out) {
+        ChatCompletionRequest r = RequestParser.parseChat(body, info);
+        if (template == null) {
+            throw OpenAiException.badRequest(
+                    "messages",
+                    "this model has no chat template (tokenizer_config.json has no chat_template); "
+                            + "use /v1/completions");
+        }
+        if (r.continueFinalMessage()) {
+            throw OpenAiException.notSupported("continue_final_message", "continue_final_message");
+        }
+        List<Map<String, Object>> messages = new ArrayList<>();
+        for (ChatMessage m : r.messages()) {
+            Map<String, Object> msg = new LinkedHashMap<>();
+            msg.put("role", m.role());
+            msg.put("content", m.content());
+            messages.add(msg);
+        }
+        String text;
+        try {
+            text = template.render(
+                    messages,
+                    r.addGenerationPrompt(),
+                    r.chatTemplateKwargs() == null ? Map.of() : r.chatTemplateKwargs());
+        } catch (ChatTemplateException e) {
+            throw OpenAiException.badRequest(
+                    "messages", "the chat template refused the conversation: " + e.getMessage());
+        }
+        // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
+        submit(true, List.of(tok.encode(text, false)), r.params(), out);
     }
-    if (r.continueFinalMessage()) {
-      throw OpenAiException.notSupported("continue_final_message", "continue_final_message");
-    }
-    List<Map<String, Object>> messages = new ArrayList<>();
-    for (ChatMessage m : r.messages()) {
-      Map<String, Object> msg = new LinkedHashMap<>();
-      msg.put("role", m.role());
-      msg.put("content", m.content());
-      messages.add(msg);
-    }
-    String text;
-    try {
-      text = template.render(messages, r.addGenerationPrompt(), r.chatTemplateKwargs() == null ? Map.of() : r.chatTemplateKwargs());
-    } catch (ChatTemplateException e) {
-      throw OpenAiException.badRequest("messages", "the chat template refused the conversation: " + e.getMessage());
-    }
-    // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
-    submit(true, List.of(tok.encode(text, false)), r.params(), out);
-  }
 
-  private void submit(boolean chat, List<int[]> prompts, GenerationParams p, Responder out) {
-    List<Integer> maxTokens = new ArrayList<>();
-    for (int[] ids : prompts) {
-      RequestValidator.checkLength(info, ids.length, p.maxTokens(), chat);
-      maxTokens.add(RequestValidator.effectiveMaxTokens(info, ids.length, p.maxTokens()));
+    private void submit(boolean chat, List<int[]> prompts, GenerationParams p, Responder out) {
+        List<Integer> maxTokens = new ArrayList<>();
+        for (int[] ids : prompts) {
+            RequestValidator.checkLength(info, ids.length, p.maxTokens(), chat);
+            maxTokens.add(RequestValidator.effectiveMaxTokens(info, ids.length, p.maxTokens()));
+        }
+        GenerationJob job = new GenerationJob(chat, info.id(), p, out, tok);
+        long baseSeed =
+                p.seed() != null ? p.seed() : ThreadLocalRandom.current().nextLong();
+        int logprobs = p.wantsLogprobs() ? Math.max(1, p.logprobs()) : 0;
+        List<Runnable> submits = new ArrayList<>();
+        for (int i = 0; i < prompts.size(); i++) {
+            for (int j = 0; j < p.n(); j++) {
+                int index = i * p.n() + j;
+                int[] ids = prompts.get(i);
+                SamplingParams sp = new SamplingParams(
+                        (float) p.temperature(),
+                        (float) p.topP(),
+                        Math.max(0, p.topK()),
+                        (float) p.minP(),
+                        baseSeed + index);
+                SeqRequest sr = new SeqRequest(
+                        Integer.toString(index),
+                        ids,
+                        maxTokens.get(i),
+                        sp,
+                        new HashSet<>(p.stopTokenIds()),
+                        p.ignoreEos(),
+                        logprobs);
+                var listener = job.choice(index, ids, j == 0);
+                submits.add(() -> job.handle(scheduler.submit(sr, listener)));
+            }
+        }
+        out.onClose(job::cancel);
+        try {
+            for (Runnable s : submits) {
+                s.run();
+            }
+        } catch (RuntimeException e) {
+            job.abandon();
+            job.cancel();
+            throw e;
+        }
+        job.begin();
     }
-    GenerationJob job = new GenerationJob(chat, info.id(), p, out, tok);
-    long baseSeed = p.seed() != null ? p.seed() : ThreadLocalRandom.current().nextLong();
-    int logprobs = p.wantsLogprobs() ? Math.max(1, p.logprobs()) : 0;
-    List<Runnable> submits = new ArrayList<>();
-    for (int i = 0; i < prompts.size(); i++) {
-      for (int j = 0; j < p.n(); j++) {
-        int index = i * p.n() + j;
-        int[] ids = prompts.get(i);
-        SamplingParams sp = new SamplingParams((float) p.temperature(), (float) p.topP(), Math.max(0, p.topK()), (float) p.minP(), baseSeed + index);
-        SeqRequest sr = new SeqRequest(Integer.toString(index), ids, maxTokens.get(i), sp, new HashSet<>(p.stopTokenIds()), p.ignoreEos(), logprobs);
-        var listener = job.choice(index, ids, j == 0);
-        submits.add(() -> job.handle(scheduler.submit(sr, listener)));
-      }
-    }
-    out.onClose(job::cancel);
-    try {
-      for (Runnable s : submits) {
-        s.run();
-      }
-    } catch (RuntimeException e) {
-      job.abandon();
-      job.cancel();
-      throw e;
-    }
-    job.begin();
-  }
 }

@@ -8,7 +8,6 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,206 +22,304 @@ import picocli.CommandLine.Spec;
  * {@code serve} needs a model directory ({@code --model} or {@value io.tensorlane.contract.EngineEnv#MODEL_DIR}).
  * CUDA OOM at start-up ends with the JSON termination message (phase static-pool or ipc-buffers) and exit code 3.
  */
-@Command(name = "serve", mixinStandardHelpOptions = true,
-    description = {"Tensorlane serving: reads the plan from TENSORLANE_* environment variables. --synthetic runs the "
-        + "synthetic step loop (no model: static memory pool, communicator, GEMM + allreduce steps, /health/ready, "
-        + "/health/live, /metrics).",
-        "Exit codes: 0 done, 2 bad plan/arguments, 3 CUDA out of memory (termination message written), 4 allreduce "
-            + "watchdog, 5 other runtime failure."})
+@Command(
+        name = "serve",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Tensorlane serving: reads the plan from TENSORLANE_* environment variables. --synthetic runs the "
+                    + "synthetic step loop (no model: static memory pool, communicator, GEMM + allreduce steps, /health/ready, "
+                    + "/health/live, /metrics).",
+            "Exit codes: 0 done, 2 bad plan/arguments, 3 CUDA out of memory (termination message written), 4 allreduce "
+                    + "watchdog, 5 other runtime failure."
+        })
 public final class ServeCommand implements Callable<Integer> {
-  @Spec
-  CommandSpec spec;
+    @Spec
+    CommandSpec spec;
 
-  @Option(names = "--synthetic", description = "Run the synthetic step loop (no model) instead of serving a model.")
-  boolean synthetic;
+    @Option(names = "--synthetic", description = "Run the synthetic step loop (no model) instead of serving a model.")
+    boolean synthetic;
 
-  @Option(names = "--model", description = "Model directory to serve (default: " + EngineEnv.MODEL_DIR + ").")
-  java.nio.file.Path model;
+    @Option(names = "--model", description = "Model directory to serve (default: " + EngineEnv.MODEL_DIR + ").")
+    java.nio.file.Path model;
 
-  @Option(names = "--served-model-name", description = "Model name in the API (default: " + EngineEnv.MODEL + ", else the directory's name).")
-  String servedModelName;
+    @Option(
+            names = "--served-model-name",
+            description = "Model name in the API (default: " + EngineEnv.MODEL + ", else the directory's name).")
+    String servedModelName;
 
-  @Option(names = "--max-model-len", description = "Longest sequence (default: " + EngineEnv.MAX_MODEL_LENGTH + ", else min(max_position_embeddings, 8192)).")
-  Integer maxModelLen;
+    @Option(
+            names = "--max-model-len",
+            description = "Longest sequence (default: " + EngineEnv.MAX_MODEL_LENGTH
+                    + ", else min(max_position_embeddings, 8192)).")
+    Integer maxModelLen;
 
-  @Option(names = "--max-batch-tokens", description = "Most tokens per step, the prefill chunk (default: " + EngineEnv.MAX_BATCH_TOKENS + ", else 2048).")
-  Integer maxBatchTokens;
+    @Option(
+            names = "--max-batch-tokens",
+            description =
+                    "Most tokens per step, the prefill chunk (default: " + EngineEnv.MAX_BATCH_TOKENS + ", else 2048).")
+    Integer maxBatchTokens;
 
-  @Option(names = "--max-seqs", defaultValue = "64", description = "Most sequences per step (default ${DEFAULT-VALUE}).")
-  int maxSeqs;
+    @Option(
+            names = "--max-seqs",
+            defaultValue = "64",
+            description = "Most sequences per step (default ${DEFAULT-VALUE}).")
+    int maxSeqs;
 
-  @Option(names = "--max-waiting", defaultValue = "256", description = "Waiting requests before 429 (default ${DEFAULT-VALUE}).")
-  int maxWaiting;
+    @Option(
+            names = "--max-waiting",
+            defaultValue = "256",
+            description = "Waiting requests before 429 (default ${DEFAULT-VALUE}).")
+    int maxWaiting;
 
-  @Option(names = "--kv-cache-tokens", description = "KV cache size in tokens (default: " + EngineEnv.KV_CACHE_TOKENS + ", else what the fraction leaves).")
-  Long kvCacheTokens;
+    @Option(
+            names = "--kv-cache-tokens",
+            description = "KV cache size in tokens (default: " + EngineEnv.KV_CACHE_TOKENS
+                    + ", else what the fraction leaves).")
+    Long kvCacheTokens;
 
-  @Option(names = "--max-body-bytes", defaultValue = "16777216", description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
-  long maxBodyBytes;
+    @Option(
+            names = "--max-body-bytes",
+            defaultValue = "16777216",
+            description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
+    long maxBodyBytes;
 
-  @Option(names = "--drain-seconds", defaultValue = "30", description = "On SIGTERM: how long running requests may take to finish (default ${DEFAULT-VALUE}).")
-  int drainSeconds;
+    @Option(
+            names = "--drain-seconds",
+            defaultValue = "30",
+            description = "On SIGTERM: how long running requests may take to finish (default ${DEFAULT-VALUE}).")
+    int drainSeconds;
 
-  @Option(names = "--virtual-ranks", paramLabel = "N",
-      description = "Run N ranks on GPU 0 (one stream each) instead of one rank per GPU; overrides TENSORLANE_WORLD_SIZE.")
-  Integer virtualRanks;
+    @Option(
+            names = "--virtual-ranks",
+            paramLabel = "N",
+            description =
+                    "Run N ranks on GPU 0 (one stream each) instead of one rank per GPU; overrides TENSORLANE_WORLD_SIZE.")
+    Integer virtualRanks;
 
-  @Option(names = "--port", description = "HTTP port (default: TENSORLANE_PORT or 8080).")
-  Integer port;
+    @Option(names = "--port", description = "HTTP port (default: TENSORLANE_PORT or 8080).")
+    Integer port;
 
-  @Option(names = "--memory-fraction", description = "Static pool fraction (default: TENSORLANE_MEMORY_FRACTION).")
-  Double memoryFraction;
+    @Option(names = "--memory-fraction", description = "Static pool fraction (default: TENSORLANE_MEMORY_FRACTION).")
+    Double memoryFraction;
 
-  @Option(names = "--max-message-bytes", description = "Custom allreduce buffer size (default: TENSORLANE_MAX_MESSAGE_BYTES or 8 MiB).")
-  Long maxMessageBytes;
+    @Option(
+            names = "--max-message-bytes",
+            description = "Custom allreduce buffer size (default: TENSORLANE_MAX_MESSAGE_BYTES or 8 MiB).")
+    Long maxMessageBytes;
 
-  @Option(names = "--allreduce", description = "Custom, NCCL or None (default: TENSORLANE_ALLREDUCE).")
-  String allreduce;
+    @Option(names = "--allreduce", description = "Custom, NCCL or None (default: TENSORLANE_ALLREDUCE).")
+    String allreduce;
 
-  @Option(names = "--layers", defaultValue = "4", description = "Layers per synthetic step (default ${DEFAULT-VALUE}).")
-  int layers;
+    @Option(
+            names = "--layers",
+            defaultValue = "4",
+            description = "Layers per synthetic step (default ${DEFAULT-VALUE}).")
+    int layers;
 
-  @Option(names = "--hidden", defaultValue = "5376", description = "Hidden size (default ${DEFAULT-VALUE}).")
-  int hidden;
+    @Option(names = "--hidden", defaultValue = "5376", description = "Hidden size (default ${DEFAULT-VALUE}).")
+    int hidden;
 
-  @Option(names = "--tokens", split = ",", defaultValue = "4,32,256",
-      description = "Token counts per step; each layer allreduces tokens x hidden bf16 values (default ${DEFAULT-VALUE}: "
-          + "4 tokens at hidden 5376 is the 42 KiB attention allreduce).")
-  List<Integer> tokens = new ArrayList<>();
+    @Option(
+            names = "--tokens",
+            split = ",",
+            defaultValue = "4,32,256",
+            description =
+                    "Token counts per step; each layer allreduces tokens x hidden bf16 values (default ${DEFAULT-VALUE}: "
+                            + "4 tokens at hidden 5376 is the 42 KiB attention allreduce).")
+    List<Integer> tokens = new ArrayList<>();
 
-  @Option(names = "--steps", defaultValue = "0", description = "Stop after this many steps (default 0: run until stopped).")
-  long steps;
+    @Option(
+            names = "--steps",
+            defaultValue = "0",
+            description = "Stop after this many steps (default 0: run until stopped).")
+    long steps;
 
-  @Option(names = "--duration", description = "Stop after this long, e.g. 30s or 5m (default: run until stopped).",
-      converter = DurationConverter.class)
-  Duration duration;
+    @Option(
+            names = "--duration",
+            description = "Stop after this long, e.g. 30s or 5m (default: run until stopped).",
+            converter = DurationConverter.class)
+    Duration duration;
 
-  @Option(names = "--gemm", defaultValue = "cublas", description = "cublas (default) or none (allreduces only).")
-  String gemm;
+    @Option(names = "--gemm", defaultValue = "cublas", description = "cublas (default) or none (allreduces only).")
+    String gemm;
 
-  @Option(names = "--static-pool-leave-bytes", defaultValue = "0", paramLabel = "BYTES",
-      description = "Testing: size the static pool to leave BYTES free on each GPU instead of by the fraction, so the "
-          + "allreduce buffers themselves run out of memory (phase ipc-buffers) as in the seed's incident.")
-  long poolLeaveBytes;
+    @Option(
+            names = "--static-pool-leave-bytes",
+            defaultValue = "0",
+            paramLabel = "BYTES",
+            description =
+                    "Testing: size the static pool to leave BYTES free on each GPU instead of by the fraction, so the "
+                            + "allreduce buffers themselves run out of memory (phase ipc-buffers) as in the seed's incident.")
+    long poolLeaveBytes;
 
-  @Option(names = "--nccl-lib", description = "libnccl.so.2 for the NCCL fallback (default: TENSORLANE_NCCL_LIB or the loader path).")
-  String ncclLib;
+    @Option(
+            names = "--nccl-lib",
+            description = "libnccl.so.2 for the NCCL fallback (default: TENSORLANE_NCCL_LIB or the loader path).")
+    String ncclLib;
 
-  @Override
-  public Integer call() throws Exception {
-    PrintWriter out = spec.commandLine().getOut();
-    if (!synthetic) {
-      String dir = model != null ? model.toString() : System.getenv(EngineEnv.MODEL_DIR);
-      if (dir == null || dir.isBlank()) {
-        throw new IllegalArgumentException("no model to serve: give --model DIR or set " + EngineEnv.MODEL_DIR
-            + " (--synthetic runs the synthetic step loop without a model)");
-      }
-      return serveModel(java.nio.file.Path.of(dir), out);
-    }
-    ServeConfig config = ServeConfig.from(System.getenv(), new ServeConfig.Overrides(virtualRanks, allreduce,
-        maxMessageBytes, memoryFraction, port));
-    StepShape shape = new StepShape(layers, hidden, tokens.isEmpty() ? StepShape.DEFAULT.tokens() : tokens);
-    if (!"cublas".equals(gemm) && !"none".equals(gemm)) {
-      throw new IllegalArgumentException("--gemm must be cublas or none, got '" + gemm + "'");
-    }
-    List<Integer> devices = new ArrayList<>();
-    for (int r = 0; r < config.worldSize(); r++) {
-      devices.add(virtualRanks != null ? 0 : r);
-    }
-    out.printf("serve (synthetic mode: no model): world size %d%s, allreduce %s, memory fraction %s, port %d, "
-        + "%d layers x tokens %s at hidden %d (messages %s bytes)%n", config.worldSize(),
-        virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port(),
-        shape.layers(), shape.tokens(), shape.hidden(), shape.tokens().stream().map(shape::messageBytes).toList());
-    out.flush();
-    return run(config, new GpuSteps(config, shape, devices, ncclLib, "cublas".equals(gemm), out)
-        .leavingFree(poolLeaveBytes), steps, duration, out);
-  }
-
-  private int serveModel(java.nio.file.Path dir, PrintWriter out) throws Exception {
-    io.tensorlane.runtime.fetch.ModelMarker.checkComplete(dir);
-    java.util.Map<String, String> env = System.getenv();
-    ServeConfig config = ServeConfig.from(env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
-    int maxLen = maxModelLen != null ? maxModelLen : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));
-    int batchTokens = maxBatchTokens != null ? maxBatchTokens : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
-    long kv = kvCacheTokens != null ? kvCacheTokens : EngineArgs.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
-    String name = servedModelName != null ? servedModelName
-        : env.getOrDefault(EngineEnv.MODEL, dir.toAbsolutePath().normalize().getFileName().toString());
-    io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(dir, config.worldSize(), virtualRanks != null,
-        Math.min(maxSeqs, batchTokens), batchTokens, maxLen, kv, config.memoryFraction(), maxSeqs, true,
-        config.allreduce() == Allreduce.NCCL, ncclLib, EngineArgs.BLOCK_SIZE)
-        .withAllreducePlan(config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
-    out.printf("serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n", name, dir, config.worldSize(),
-        virtualRanks != null ? " (virtual ranks on GPU 0)" : "", config.allreduce(), config.memoryFraction(), config.port());
-    out.flush();
-    try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
-        io.tensorlane.runtime.llm.LlmEngine engine = io.tensorlane.runtime.llm.LlmEngine.load(opts, out)) {
-      ModelServer server = ModelServer.start(new ModelServer.Options(name, "0.0.0.0", config.port(), maxWaiting, maxBodyBytes,
-          Duration.ofSeconds(drainSeconds)), tok, engine, out);
-      java.util.concurrent.CountDownLatch drained = new java.util.concurrent.CountDownLatch(1);
-      java.util.concurrent.CountDownLatch cleaned = new java.util.concurrent.CountDownLatch(1);
-      Thread hook = new Thread(() -> {
-        try {
-          boolean all = server.drain(Duration.ofSeconds(drainSeconds));
-          out.println("serve: drained (" + (all ? "every request finished" : "grace period over, requests cut") + ")");
-          out.flush();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        } finally {
-          server.close();
-          drained.countDown();
-          try {
-            cleaned.await(20, java.util.concurrent.TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-      }, "tensorlane-serve-drain");
-      Runtime.getRuntime().addShutdownHook(hook);
-      try {
-        drained.await();
-      } finally {
-        cleaned.countDown();
-      }
-      return ExitCodes.OK;
-    }
-  }
-
-  /** Serves HTTP while the loop runs (tests call this with a fake source). */
-  static int run(ServeConfig config, StepSource source, long steps, Duration duration, PrintWriter out) throws Exception {
-    ServeMetrics metrics = new ServeMetrics(config);
-    StepLoop loop = new StepLoop(source, metrics);
-    Thread hook = new Thread(loop::stop, "tensorlane-serve-stop");
-    Runtime.getRuntime().addShutdownHook(hook);
-    try (HealthServer http = HealthServer.start(config.port(), loop::ready, metrics::scrape); source) {
-      out.printf("serve: HTTP on port %d (/health/live, /health/ready, /metrics)%n", http.port());
-      out.flush();
-      loop.run(steps, duration, out);
-      return ExitCodes.OK;
-    } finally {
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException e) {
-        // already shutting down
-      }
-    }
-  }
-
-  /** "30s", "5m", "1h" or an ISO-8601 duration. */
-  static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
     @Override
-    public Duration convert(String v) {
-      var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(v.trim());
-      if (m.matches()) {
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-          case "ms" -> Duration.ofMillis(n);
-          case "s" -> Duration.ofSeconds(n);
-          case "m" -> Duration.ofMinutes(n);
-          default -> Duration.ofHours(n);
-        };
-      }
-      return Duration.parse(v);
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        if (!synthetic) {
+            String dir = model != null ? model.toString() : System.getenv(EngineEnv.MODEL_DIR);
+            if (dir == null || dir.isBlank()) {
+                throw new IllegalArgumentException("no model to serve: give --model DIR or set " + EngineEnv.MODEL_DIR
+                        + " (--synthetic runs the synthetic step loop without a model)");
+            }
+            return serveModel(java.nio.file.Path.of(dir), out);
+        }
+        ServeConfig config = ServeConfig.from(
+                System.getenv(),
+                new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
+        StepShape shape = new StepShape(layers, hidden, tokens.isEmpty() ? StepShape.DEFAULT.tokens() : tokens);
+        if (!"cublas".equals(gemm) && !"none".equals(gemm)) {
+            throw new IllegalArgumentException("--gemm must be cublas or none, got '" + gemm + "'");
+        }
+        List<Integer> devices = new ArrayList<>();
+        for (int r = 0; r < config.worldSize(); r++) {
+            devices.add(virtualRanks != null ? 0 : r);
+        }
+        out.printf(
+                "serve (synthetic mode: no model): world size %d%s, allreduce %s, memory fraction %s, port %d, "
+                        + "%d layers x tokens %s at hidden %d (messages %s bytes)%n",
+                config.worldSize(),
+                virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
+                config.allreduce(),
+                config.memoryFraction(),
+                config.port(),
+                shape.layers(),
+                shape.tokens(),
+                shape.hidden(),
+                shape.tokens().stream().map(shape::messageBytes).toList());
+        out.flush();
+        return run(
+                config,
+                new GpuSteps(config, shape, devices, ncclLib, "cublas".equals(gemm), out).leavingFree(poolLeaveBytes),
+                steps,
+                duration,
+                out);
     }
-  }
 
+    private int serveModel(java.nio.file.Path dir, PrintWriter out) throws Exception {
+        io.tensorlane.runtime.fetch.ModelMarker.checkComplete(dir);
+        java.util.Map<String, String> env = System.getenv();
+        ServeConfig config = ServeConfig.from(
+                env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
+        int maxLen = maxModelLen != null
+                ? maxModelLen
+                : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));
+        int batchTokens = maxBatchTokens != null
+                ? maxBatchTokens
+                : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
+        long kv = kvCacheTokens != null ? kvCacheTokens : EngineArgs.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
+        String name = servedModelName != null
+                ? servedModelName
+                : env.getOrDefault(
+                        EngineEnv.MODEL,
+                        dir.toAbsolutePath().normalize().getFileName().toString());
+        io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(
+                        dir,
+                        config.worldSize(),
+                        virtualRanks != null,
+                        Math.min(maxSeqs, batchTokens),
+                        batchTokens,
+                        maxLen,
+                        kv,
+                        config.memoryFraction(),
+                        maxSeqs,
+                        true,
+                        config.allreduce() == Allreduce.NCCL,
+                        ncclLib,
+                        EngineArgs.BLOCK_SIZE)
+                .withAllreducePlan(
+                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
+        out.printf(
+                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n",
+                name,
+                dir,
+                config.worldSize(),
+                virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
+                config.allreduce(),
+                config.memoryFraction(),
+                config.port());
+        out.flush();
+        try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
+                io.tensorlane.runtime.llm.LlmEngine engine = io.tensorlane.runtime.llm.LlmEngine.load(opts, out)) {
+            ModelServer server = ModelServer.start(
+                    new ModelServer.Options(
+                            name, "0.0.0.0", config.port(), maxWaiting, maxBodyBytes, Duration.ofSeconds(drainSeconds)),
+                    tok,
+                    engine,
+                    out);
+            java.util.concurrent.CountDownLatch drained = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch cleaned = new java.util.concurrent.CountDownLatch(1);
+            Thread hook = new Thread(
+                    () -> {
+                        try {
+                            boolean all = server.drain(Duration.ofSeconds(drainSeconds));
+                            out.println("serve: drained ("
+                                    + (all ? "every request finished" : "grace period over, requests cut") + ")");
+                            out.flush();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } finally {
+                            server.close();
+                            drained.countDown();
+                            try {
+                                cleaned.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                    },
+                    "tensorlane-serve-drain");
+            Runtime.getRuntime().addShutdownHook(hook);
+            try {
+                drained.await();
+            } finally {
+                cleaned.countDown();
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    /** Serves HTTP while the loop runs (tests call this with a fake source). */
+    static int run(ServeConfig config, StepSource source, long steps, Duration duration, PrintWriter out)
+            throws Exception {
+        ServeMetrics metrics = new ServeMetrics(config);
+        StepLoop loop = new StepLoop(source, metrics);
+        Thread hook = new Thread(loop::stop, "tensorlane-serve-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try (HealthServer http = HealthServer.start(config.port(), loop::ready, metrics::scrape);
+                source) {
+            out.printf("serve: HTTP on port %d (/health/live, /health/ready, /metrics)%n", http.port());
+            out.flush();
+            loop.run(steps, duration, out);
+            return ExitCodes.OK;
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // already shutting down
+            }
+        }
+    }
+
+    /** "30s", "5m", "1h" or an ISO-8601 duration. */
+    static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String v) {
+            var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(v.trim());
+            if (m.matches()) {
+                long n = Long.parseLong(m.group(1));
+                return switch (m.group(2)) {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "s" -> Duration.ofSeconds(n);
+                    case "m" -> Duration.ofMinutes(n);
+                    default -> Duration.ofHours(n);
+                };
+            }
+            return Duration.parse(v);
+        }
+    }
 }

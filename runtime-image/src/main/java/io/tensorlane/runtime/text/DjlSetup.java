@@ -18,37 +18,38 @@ import java.nio.file.Path;
  * </ul>
  */
 final class DjlSetup {
-  static final String CACHE_DIR = "DJL_CACHE_DIR";
+    static final String CACHE_DIR = "DJL_CACHE_DIR";
 
-  private static boolean done;
+    private static boolean done;
 
-  private DjlSetup() {}
+    private DjlSetup() {}
 
-  static synchronized void ensure() {
-    if (done) {
-      return;
+    static synchronized void ensure() {
+        if (done) {
+            return;
+        }
+        if (unset(CACHE_DIR)) {
+            Path dir = Path.of(
+                    System.getProperty("java.io.tmpdir"), "tensorlane-djl-" + System.getProperty("user.name", "user"));
+            try {
+                Files.createDirectories(dir);
+            } catch (IOException e) {
+                // DJL reports the failure to extract with the path in its message
+            }
+            System.setProperty(CACHE_DIR, dir.toString());
+        }
+        if (unset("RUST_FLAVOR")) {
+            System.setProperty("RUST_FLAVOR", "cpu");
+        }
+        if (unset("OPT_OUT_TRACKING")) {
+            System.setProperty("OPT_OUT_TRACKING", "true");
+        }
+        done = true;
     }
-    if (unset(CACHE_DIR)) {
-      Path dir = Path.of(System.getProperty("java.io.tmpdir"), "tensorlane-djl-" + System.getProperty("user.name", "user"));
-      try {
-        Files.createDirectories(dir);
-      } catch (IOException e) {
-        // DJL reports the failure to extract with the path in its message
-      }
-      System.setProperty(CACHE_DIR, dir.toString());
-    }
-    if (unset("RUST_FLAVOR")) {
-      System.setProperty("RUST_FLAVOR", "cpu");
-    }
-    if (unset("OPT_OUT_TRACKING")) {
-      System.setProperty("OPT_OUT_TRACKING", "true");
-    }
-    done = true;
-  }
 
-  private static boolean unset(String name) {
-    String env = System.getenv(name);
-    String prop = System.getProperty(name);
-    return (env == null || env.isEmpty()) && (prop == null || prop.isEmpty());
-  }
+    private static boolean unset(String name) {
+        String env = System.getenv(name);
+        String prop = System.getProperty(name);
+        return (env == null || env.isEmpty()) && (prop == null || prop.isEmpty());
+    }
 }

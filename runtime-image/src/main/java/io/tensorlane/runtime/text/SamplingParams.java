@@ -10,36 +10,37 @@ package io.tensorlane.runtime.text;
  * @param seed seed of the sequence's random generator ({@link Sampler#rngFor}); the same seed draws the same tokens
  */
 public record SamplingParams(float temperature, float topP, int topK, float minP, long seed) {
-  public SamplingParams {
-    if (!Float.isFinite(temperature) || temperature < 0) {
-      throw new IllegalArgumentException("temperature must be a finite number >= 0 (0 = greedy), got " + temperature);
+    public SamplingParams {
+        if (!Float.isFinite(temperature) || temperature < 0) {
+            throw new IllegalArgumentException(
+                    "temperature must be a finite number >= 0 (0 = greedy), got " + temperature);
+        }
+        if (!(topP > 0 && topP <= 1)) {
+            throw new IllegalArgumentException("top_p must be in (0, 1] (1 = off), got " + topP);
+        }
+        if (topK < -1) {
+            throw new IllegalArgumentException("top_k must be >= 0 (0 or -1 = off), got " + topK);
+        }
+        if (!(minP >= 0 && minP <= 1)) {
+            throw new IllegalArgumentException("min_p must be in [0, 1] (0 = off), got " + minP);
+        }
     }
-    if (!(topP > 0 && topP <= 1)) {
-      throw new IllegalArgumentException("top_p must be in (0, 1] (1 = off), got " + topP);
+
+    /** Argmax decoding: temperature 0, no filters, seed 0. */
+    public static SamplingParams greedy() {
+        return new SamplingParams(0f, 1f, 0, 0f, 0L);
     }
-    if (topK < -1) {
-      throw new IllegalArgumentException("top_k must be >= 0 (0 or -1 = off), got " + topK);
+
+    public boolean isGreedy() {
+        return temperature == 0f || topK == 1;
     }
-    if (!(minP >= 0 && minP <= 1)) {
-      throw new IllegalArgumentException("min_p must be in [0, 1] (0 = off), got " + minP);
+
+    /** The top-k limit, or 0 when off. */
+    public int effectiveTopK() {
+        return topK <= 0 ? 0 : topK;
     }
-  }
 
-  /** Argmax decoding: temperature 0, no filters, seed 0. */
-  public static SamplingParams greedy() {
-    return new SamplingParams(0f, 1f, 0, 0f, 0L);
-  }
-
-  public boolean isGreedy() {
-    return temperature == 0f || topK == 1;
-  }
-
-  /** The top-k limit, or 0 when off. */
-  public int effectiveTopK() {
-    return topK <= 0 ? 0 : topK;
-  }
-
-  public SamplingParams withSeed(long newSeed) {
-    return new SamplingParams(temperature, topP, topK, minP, newSeed);
-  }
+    public SamplingParams withSeed(long newSeed) {
+        return new SamplingParams(temperature, topP, topK, minP, newSeed);
+    }
 }

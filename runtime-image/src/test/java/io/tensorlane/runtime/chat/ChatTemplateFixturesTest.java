@@ -20,38 +20,42 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every fixture of scripts/oracle/chat_fixtures.py renders byte-for-byte as transformers renders it. */
 class ChatTemplateFixturesTest {
-  static final List<String> TEMPLATES =
-      List.of("llama-3-instruct", "llama-3.1-instruct", "llama-3.2-instruct", "qwen2.5-instruct", "qwen3");
-  private static final ObjectMapper JSON = new ObjectMapper();
+    static final List<String> TEMPLATES =
+            List.of("llama-3-instruct", "llama-3.1-instruct", "llama-3.2-instruct", "qwen2.5-instruct", "qwen3");
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-  static String resource(String path) throws IOException {
-    try (InputStream in = ChatTemplateFixturesTest.class.getResourceAsStream("/chat/" + path)) {
-      assertThat(in).as(path).isNotNull();
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    static String resource(String path) throws IOException {
+        try (InputStream in = ChatTemplateFixturesTest.class.getResourceAsStream("/chat/" + path)) {
+            assertThat(in).as(path).isNotNull();
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
-  }
 
-  static Stream<Arguments> fixtures() throws IOException {
-    List<Arguments> out = new ArrayList<>();
-    for (String name : TEMPLATES) {
-      for (JsonNode f : JSON.readTree(resource("expected/" + name + ".json"))) {
-        out.add(Arguments.of(name, f.get("case").asText(), f));
-      }
+    static Stream<Arguments> fixtures() throws IOException {
+        List<Arguments> out = new ArrayList<>();
+        for (String name : TEMPLATES) {
+            for (JsonNode f : JSON.readTree(resource("expected/" + name + ".json"))) {
+                out.add(Arguments.of(name, f.get("case").asText(), f));
+            }
+        }
+        return out.stream();
     }
-    return out.stream();
-  }
 
-  @ParameterizedTest(name = "{0} {1}")
-  @MethodSource("fixtures")
-  @SuppressWarnings("unchecked")
-  void rendersLikeTransformers(String name, String caseName, JsonNode f) throws IOException {
-    Clock clock = Clock.fixed(LocalDateTime.parse(f.get("now").asText()).toInstant(ZoneOffset.UTC), ZoneOffset.UTC);
-    ChatTemplate t = ChatTemplate.compile(resource("templates/" + name + ".jinja"),
-        f.get("bos_token").isNull() ? null : f.get("bos_token").asText(),
-        f.get("eos_token").isNull() ? null : f.get("eos_token").asText()).withClock(clock);
-    List<Map<String, Object>> messages = JSON.convertValue(f.get("conversation"), List.class);
-    Map<String, Object> kwargs = JSON.convertValue(f.get("kwargs"), Map.class);
-    String rendered = t.render(messages, f.get("add_generation_prompt").asBoolean(), kwargs);
-    assertThat(rendered).as(f.get("rendered_by").asText()).isEqualTo(f.get("expected").asText());
-  }
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("fixtures")
+    @SuppressWarnings("unchecked")
+    void rendersLikeTransformers(String name, String caseName, JsonNode f) throws IOException {
+        Clock clock = Clock.fixed(LocalDateTime.parse(f.get("now").asText()).toInstant(ZoneOffset.UTC), ZoneOffset.UTC);
+        ChatTemplate t = ChatTemplate.compile(
+                        resource("templates/" + name + ".jinja"),
+                        f.get("bos_token").isNull() ? null : f.get("bos_token").asText(),
+                        f.get("eos_token").isNull() ? null : f.get("eos_token").asText())
+                .withClock(clock);
+        List<Map<String, Object>> messages = JSON.convertValue(f.get("conversation"), List.class);
+        Map<String, Object> kwargs = JSON.convertValue(f.get("kwargs"), Map.class);
+        String rendered = t.render(messages, f.get("add_generation_prompt").asBoolean(), kwargs);
+        assertThat(rendered)
+                .as(f.get("rendered_by").asText())
+                .isEqualTo(f.get("expected").asText());
+    }
 }

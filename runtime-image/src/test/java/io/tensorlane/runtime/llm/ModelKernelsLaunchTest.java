@@ -8,47 +8,49 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /** Which attention kernel runs and its launch shape (the GPU side is checked by kernelcheck on the GPU machine). */
 class ModelKernelsLaunchTest {
-  @ParameterizedTest(name = "group {0}, head_dim {1}: {2} query heads per block")
-  @CsvSource({
-      "1, 128, 1", // MHA
-      "4, 128, 4", // Llama-3-8B, Mistral-7B
-      "7, 128, 1", // Qwen2.5-7B (28/4): 7 is prime
-      "8, 128, 4", // Llama-3-70B
-      "6, 128, 2",
-      "8, 256, 2", // at head dim 256 at most 2 heads (8 x 8 accumulators a lane)
-      "4, 64, 4",
-      "12, 64, 4",
-      "4, 96, 0", // not a multiple of 64: the per-head kernel
-      "4, 320, 0"})
-  void queryHeadsPerBlock(int group, int hd, int gh) {
-    assertThat(ModelKernels.splitGroup(group, hd)).isEqualTo(gh);
-  }
-
-  @ParameterizedTest(name = "{0} tokens x {1} blocks: {2} slices")
-  @CsvSource({
-      "1, 8, 32", // decode batch 1 of an 8B model: 264 / 8 = 33, capped at 32
-      "1, 2, 32",
-      "8, 8, 5", // 64 blocks -> ceil(264 / 64)
-      "32, 8, 2",
-      "33, 8, 1", // 264 blocks fill the GPU
-      "2048, 8, 1"}) // prefill
-  void keySlicesFillTheGpuOnlyWhenTheBatchDoesNot(int n, int blocksPerToken, int slices) {
-    assertThat(ModelKernels.splits(n, blocksPerToken)).isEqualTo(slices);
-  }
-
-  @Test
-  void workspaceHoldsEveryBatchThatSplits() {
-    int hq = 32;
-    int hk = 8;
-    int hd = 128;
-    long ws = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-    int perToken = hq / ModelKernels.splitGroup(hq / hk, hd);
-    for (int n = 1; n <= 4096; n++) {
-      int s = ModelKernels.splits(n, perToken);
-      long need = s > 1 ? (long) n * hq * s * (hd + 2) * 4 : 0;
-      assertThat(need).as("n=%d", n).isLessThanOrEqualTo(ws);
+    @ParameterizedTest(name = "group {0}, head_dim {1}: {2} query heads per block")
+    @CsvSource({
+        "1, 128, 1", // MHA
+        "4, 128, 4", // Llama-3-8B, Mistral-7B
+        "7, 128, 1", // Qwen2.5-7B (28/4): 7 is prime
+        "8, 128, 4", // Llama-3-70B
+        "6, 128, 2",
+        "8, 256, 2", // at head dim 256 at most 2 heads (8 x 8 accumulators a lane)
+        "4, 64, 4",
+        "12, 64, 4",
+        "4, 96, 0", // not a multiple of 64: the per-head kernel
+        "4, 320, 0"
+    })
+    void queryHeadsPerBlock(int group, int hd, int gh) {
+        assertThat(ModelKernels.splitGroup(group, hd)).isEqualTo(gh);
     }
-    assertThat(ws).isPositive().isLessThan(8L << 20);
-    assertThat(ModelKernels.attentionWorkspaceBytes(8, 2, 96)).isZero(); // per-head kernel: no slices
-  }
+
+    @ParameterizedTest(name = "{0} tokens x {1} blocks: {2} slices")
+    @CsvSource({
+        "1, 8, 32", // decode batch 1 of an 8B model: 264 / 8 = 33, capped at 32
+        "1, 2, 32",
+        "8, 8, 5", // 64 blocks -> ceil(264 / 64)
+        "32, 8, 2",
+        "33, 8, 1", // 264 blocks fill the GPU
+        "2048, 8, 1"
+    }) // prefill
+    void keySlicesFillTheGpuOnlyWhenTheBatchDoesNot(int n, int blocksPerToken, int slices) {
+        assertThat(ModelKernels.splits(n, blocksPerToken)).isEqualTo(slices);
+    }
+
+    @Test
+    void workspaceHoldsEveryBatchThatSplits() {
+        int hq = 32;
+        int hk = 8;
+        int hd = 128;
+        long ws = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+        int perToken = hq / ModelKernels.splitGroup(hq / hk, hd);
+        for (int n = 1; n <= 4096; n++) {
+            int s = ModelKernels.splits(n, perToken);
+            long need = s > 1 ? (long) n * hq * s * (hd + 2) * 4 : 0;
+            assertThat(need).as("n=%d", n).isLessThanOrEqualTo(ws);
+        }
+        assertThat(ws).isPositive().isLessThan(8L << 20);
+        assertThat(ModelKernels.attentionWorkspaceBytes(8, 2, 96)).isZero(); // per-head kernel: no slices
+    }
 }

@@ -20,27 +20,46 @@ import org.junit.jupiter.params.provider.MethodSource;
  * or the two support different architectures.
  */
 class ModelFactsAgreementTest {
-  static Stream<Path> configs() throws IOException {
-    return Files.list(Path.of("src/test/resources/model")).filter(p -> p.toString().endsWith(".json")).sorted();
-  }
+    static Stream<Path> configs() throws IOException {
+        return Files.list(Path.of("src/test/resources/model"))
+                .filter(p -> p.toString().endsWith(".json"))
+                .sorted();
+    }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("configs")
-  void theOperatorsGeometryIsTheEnginesGeometry(Path file) throws IOException {
-    String json = Files.readString(file, StandardCharsets.UTF_8);
-    ModelConfig engine = ModelConfig.parse(json, file.toString());
-    ConfigFacts facts = ConfigFacts.parse(json, file.toString());
-    ModelGeometry g = facts.geometry();
-    assertThat(facts.architecture()).isEqualTo(engine.architecture().hfName());
-    assertThat(new int[] {g.layers, g.hiddenSize, g.attentionHeads, g.kvHeads, g.effectiveHeadDim(), g.vocabSize,
-        g.effectiveIntermediateSize()}).as(file.toString()).containsExactly(engine.numLayers(), engine.hiddenSize(),
-            engine.numHeads(), engine.numKvHeads(), engine.headDim(), engine.vocabSize(), engine.intermediateSize());
-    assertThat(facts.maxPositionEmbeddings()).isEqualTo(engine.maxPositionEmbeddings());
-  }
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configs")
+    void theOperatorsGeometryIsTheEnginesGeometry(Path file) throws IOException {
+        String json = Files.readString(file, StandardCharsets.UTF_8);
+        ModelConfig engine = ModelConfig.parse(json, file.toString());
+        ConfigFacts facts = ConfigFacts.parse(json, file.toString());
+        ModelGeometry g = facts.geometry();
+        assertThat(facts.architecture()).isEqualTo(engine.architecture().hfName());
+        assertThat(new int[] {
+                    g.layers,
+                    g.hiddenSize,
+                    g.attentionHeads,
+                    g.kvHeads,
+                    g.effectiveHeadDim(),
+                    g.vocabSize,
+                    g.effectiveIntermediateSize()
+                })
+                .as(file.toString())
+                .containsExactly(
+                        engine.numLayers(),
+                        engine.hiddenSize(),
+                        engine.numHeads(),
+                        engine.numKvHeads(),
+                        engine.headDim(),
+                        engine.vocabSize(),
+                        engine.intermediateSize());
+        assertThat(facts.maxPositionEmbeddings()).isEqualTo(engine.maxPositionEmbeddings());
+    }
 
-  @Test
-  void bothSupportTheSameArchitectures() {
-    assertThat(ConfigFacts.SUPPORTED).containsExactlyInAnyOrderElementsOf(
-        Arrays.stream(Architecture.values()).map(Architecture::hfName).toList());
-  }
+    @Test
+    void bothSupportTheSameArchitectures() {
+        assertThat(ConfigFacts.SUPPORTED)
+                .containsExactlyInAnyOrderElementsOf(Arrays.stream(Architecture.values())
+                        .map(Architecture::hfName)
+                        .toList());
+    }
 }

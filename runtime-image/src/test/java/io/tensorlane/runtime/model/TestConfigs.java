@@ -4,20 +4,64 @@ import java.util.List;
 
 /** Small hand-built configs for arithmetic tests. */
 final class TestConfigs {
-  private TestConfigs() {}
+    private TestConfigs() {}
 
-  static ModelConfig of(Architecture arch, int hidden, int inter, int layers, int heads, int kv, int headDim, int vocab,
-      boolean tie) {
-    return new ModelConfig(arch, hidden, inter, layers, heads, kv, headDim, vocab, 1e-5, 10000.0, null, 4096, tie,
-        arch == Architecture.QWEN2, arch == Architecture.QWEN3, WeightDType.BF16, null, null, List.of());
-  }
+    static ModelConfig of(
+            Architecture arch,
+            int hidden,
+            int inter,
+            int layers,
+            int heads,
+            int kv,
+            int headDim,
+            int vocab,
+            boolean tie) {
+        return new ModelConfig(
+                arch,
+                hidden,
+                inter,
+                layers,
+                heads,
+                kv,
+                headDim,
+                vocab,
+                1e-5,
+                10000.0,
+                null,
+                4096,
+                tie,
+                arch == Architecture.QWEN2,
+                arch == Architecture.QWEN3,
+                WeightDType.BF16,
+                null,
+                null,
+                List.of());
+    }
 
-  static ModelConfig heads(int heads, int kv, int inter, int vocab) {
-    return of(Architecture.LLAMA, heads * 8, inter, 1, heads, kv, 8, vocab, false);
-  }
+    static ModelConfig heads(int heads, int kv, int inter, int vocab) {
+        return of(Architecture.LLAMA, heads * 8, inter, 1, heads, kv, 8, vocab, false);
+    }
 
-  static ModelConfig rope(int headDim, double theta, RopeScaling scaling) {
-    return new ModelConfig(Architecture.LLAMA, headDim, 64, 1, 1, 1, headDim, 100, 1e-5, theta, scaling, 4096, false,
-        false, false, WeightDType.BF16, null, null, List.of());
-  }
+    static ModelConfig rope(int headDim, double theta, RopeScaling scaling) {
+        return new ModelConfig(
+                Architecture.LLAMA,
+                headDim,
+                64,
+                1,
+                1,
+                1,
+                headDim,
+                100,
+                1e-5,
+                theta,
+                scaling,
+                4096,
+                false,
+                false,
+                false,
+                WeightDType.BF16,
+                null,
+                null,
+                List.of());
+    }
 }

@@ -9,97 +9,99 @@ import org.junit.jupiter.api.Test;
 
 /** Typical requests, as the openai Python client and common gateways send them. */
 class RequestParserTest {
-  static final ModelInfo M = new ModelInfo("tiny", 2048, 1000, 1_700_000_000L);
+    static final ModelInfo M = new ModelInfo("tiny", 2048, 1000, 1_700_000_000L);
 
-  static CompletionRequest cmpl(String json) {
-    return RequestParser.parseCompletion(json.getBytes(StandardCharsets.UTF_8), M);
-  }
+    static CompletionRequest cmpl(String json) {
+        return RequestParser.parseCompletion(json.getBytes(StandardCharsets.UTF_8), M);
+    }
 
-  static ChatCompletionRequest chat(String json) {
-    return RequestParser.parseChat(json.getBytes(StandardCharsets.UTF_8), M);
-  }
+    static ChatCompletionRequest chat(String json) {
+        return RequestParser.parseChat(json.getBytes(StandardCharsets.UTF_8), M);
+    }
 
-  @Test
-  void minimalCompletionTakesTheDefaults() {
-    CompletionRequest r = cmpl("{\"model\": \"tiny\", \"prompt\": \"Once upon a time\"}");
-    assertThat(r.model()).isEqualTo("tiny");
-    assertThat(r.prompts()).containsExactly(Prompt.ofText("Once upon a time"));
-    GenerationParams p = r.params();
-    assertThat(p.temperature()).isEqualTo(1.0);
-    assertThat(p.topP()).isEqualTo(1.0);
-    assertThat(p.topK()).isEqualTo(-1);
-    assertThat(p.minP()).isZero();
-    assertThat(p.seed()).isNull();
-    assertThat(p.maxTokens()).isNull();
-    assertThat(p.stop()).isEmpty();
-    assertThat(p.stopTokenIds()).isEmpty();
-    assertThat(p.n()).isEqualTo(1);
-    assertThat(p.stream()).isFalse();
-    assertThat(p.includeUsage()).isFalse();
-    assertThat(p.ignoreEos()).isFalse();
-    assertThat(p.logprobs()).isNull();
-    assertThat(p.wantsLogprobs()).isFalse();
-    assertThat(p.skipSpecialTokens()).isTrue();
-    assertThat(p.includeStopStrInOutput()).isFalse();
-    assertThat(r.user()).isNull();
-  }
+    @Test
+    void minimalCompletionTakesTheDefaults() {
+        CompletionRequest r = cmpl("{\"model\": \"tiny\", \"prompt\": \"Once upon a time\"}");
+        assertThat(r.model()).isEqualTo("tiny");
+        assertThat(r.prompts()).containsExactly(Prompt.ofText("Once upon a time"));
+        GenerationParams p = r.params();
+        assertThat(p.temperature()).isEqualTo(1.0);
+        assertThat(p.topP()).isEqualTo(1.0);
+        assertThat(p.topK()).isEqualTo(-1);
+        assertThat(p.minP()).isZero();
+        assertThat(p.seed()).isNull();
+        assertThat(p.maxTokens()).isNull();
+        assertThat(p.stop()).isEmpty();
+        assertThat(p.stopTokenIds()).isEmpty();
+        assertThat(p.n()).isEqualTo(1);
+        assertThat(p.stream()).isFalse();
+        assertThat(p.includeUsage()).isFalse();
+        assertThat(p.ignoreEos()).isFalse();
+        assertThat(p.logprobs()).isNull();
+        assertThat(p.wantsLogprobs()).isFalse();
+        assertThat(p.skipSpecialTokens()).isTrue();
+        assertThat(p.includeStopStrInOutput()).isFalse();
+        assertThat(r.user()).isNull();
+    }
 
-  @Test
-  void fullCompletionAsTheOpenAiClientSendsIt() {
-    // client.completions.create(..., stream=True, stream_options={"include_usage": True}, extra_body={...})
-    CompletionRequest r = cmpl("""
+    @Test
+    void fullCompletionAsTheOpenAiClientSendsIt() {
+        // client.completions.create(..., stream=True, stream_options={"include_usage": True}, extra_body={...})
+        CompletionRequest r = cmpl("""
         {"model": "tiny", "prompt": ["a", "b"], "max_tokens": 16, "temperature": 0, "top_p": 0.9, "seed": 7,
          "stop": "\\n", "n": 2, "stream": true, "stream_options": {"include_usage": true}, "logprobs": 5,
          "presence_penalty": 0, "frequency_penalty": 0.0, "best_of": 2, "user": "u1", "echo": false,
          "top_k": 0, "min_p": 0.05, "ignore_eos": true, "stop_token_ids": [2, 3], "repetition_penalty": 1,
          "logit_bias": {}, "suffix": null, "unknown_field": {"x": 1}}""");
-    assertThat(r.prompts()).containsExactly(Prompt.ofText("a"), Prompt.ofText("b"));
-    GenerationParams p = r.params();
-    assertThat(p.maxTokens()).isEqualTo(16);
-    assertThat(p.greedy()).isTrue();
-    assertThat(p.topP()).isEqualTo(0.9);
-    assertThat(p.topK()).as("0 normalized to -1 (off)").isEqualTo(-1);
-    assertThat(p.minP()).isEqualTo(0.05);
-    assertThat(p.seed()).isEqualTo(7L);
-    assertThat(p.stop()).containsExactly("\n");
-    assertThat(p.stopTokenIds()).containsExactly(2, 3);
-    assertThat(p.n()).isEqualTo(2);
-    assertThat(p.stream()).isTrue();
-    assertThat(p.includeUsage()).isTrue();
-    assertThat(p.ignoreEos()).isTrue();
-    assertThat(p.logprobs()).isEqualTo(5);
-    assertThat(r.user()).isEqualTo("u1");
-  }
+        assertThat(r.prompts()).containsExactly(Prompt.ofText("a"), Prompt.ofText("b"));
+        GenerationParams p = r.params();
+        assertThat(p.maxTokens()).isEqualTo(16);
+        assertThat(p.greedy()).isTrue();
+        assertThat(p.topP()).isEqualTo(0.9);
+        assertThat(p.topK()).as("0 normalized to -1 (off)").isEqualTo(-1);
+        assertThat(p.minP()).isEqualTo(0.05);
+        assertThat(p.seed()).isEqualTo(7L);
+        assertThat(p.stop()).containsExactly("\n");
+        assertThat(p.stopTokenIds()).containsExactly(2, 3);
+        assertThat(p.n()).isEqualTo(2);
+        assertThat(p.stream()).isTrue();
+        assertThat(p.includeUsage()).isTrue();
+        assertThat(p.ignoreEos()).isTrue();
+        assertThat(p.logprobs()).isEqualTo(5);
+        assertThat(r.user()).isEqualTo("u1");
+    }
 
-  @Test
-  void tokenIdPrompts() {
-    assertThat(cmpl("{\"prompt\": [1, 2, 999]}").prompts()).containsExactly(Prompt.ofIds(List.of(1, 2, 999)));
-    assertThat(cmpl("{\"prompt\": [[5], [6, 7]]}").prompts())
-        .containsExactly(Prompt.ofIds(List.of(5)), Prompt.ofIds(List.of(6, 7)));
-    assertThat(cmpl("{\"prompt\": [4.0]}").prompts()).as("integral floats, as pydantic")
-        .containsExactly(Prompt.ofIds(List.of(4)));
-    assertThat(cmpl("{\"prompt\": [1]}").prompts().get(0).isText()).isFalse();
-  }
+    @Test
+    void tokenIdPrompts() {
+        assertThat(cmpl("{\"prompt\": [1, 2, 999]}").prompts()).containsExactly(Prompt.ofIds(List.of(1, 2, 999)));
+        assertThat(cmpl("{\"prompt\": [[5], [6, 7]]}").prompts())
+                .containsExactly(Prompt.ofIds(List.of(5)), Prompt.ofIds(List.of(6, 7)));
+        assertThat(cmpl("{\"prompt\": [4.0]}").prompts())
+                .as("integral floats, as pydantic")
+                .containsExactly(Prompt.ofIds(List.of(4)));
+        assertThat(cmpl("{\"prompt\": [1]}").prompts().get(0).isText()).isFalse();
+    }
 
-  @Test
-  void modelMayBeOmittedAsInVllm() {
-    assertThat(cmpl("{\"prompt\": \"x\"}").model()).isEqualTo("tiny");
-    assertThat(chat("{\"model\": null, \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}").model())
-        .isEqualTo("tiny");
-  }
+    @Test
+    void modelMayBeOmittedAsInVllm() {
+        assertThat(cmpl("{\"prompt\": \"x\"}").model()).isEqualTo("tiny");
+        assertThat(chat("{\"model\": null, \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}")
+                        .model())
+                .isEqualTo("tiny");
+    }
 
-  @Test
-  void stopListAndLogprobsZero() {
-    GenerationParams p = cmpl("{\"prompt\": \"x\", \"stop\": [\"a\", \"b\", \"c\", \"d\", \"e\"], \"logprobs\": 0}")
-        .params();
-    assertThat(p.stop()).containsExactly("a", "b", "c", "d", "e");
-    assertThat(p.logprobs()).as("0: the chosen token's logprob only").isZero();
-    assertThat(p.wantsLogprobs()).isTrue();
-  }
+    @Test
+    void stopListAndLogprobsZero() {
+        GenerationParams p = cmpl("{\"prompt\": \"x\", \"stop\": [\"a\", \"b\", \"c\", \"d\", \"e\"], \"logprobs\": 0}")
+                .params();
+        assertThat(p.stop()).containsExactly("a", "b", "c", "d", "e");
+        assertThat(p.logprobs()).as("0: the chosen token's logprob only").isZero();
+        assertThat(p.wantsLogprobs()).isTrue();
+    }
 
-  @Test
-  void typicalChat() {
-    ChatCompletionRequest r = chat("""
+    @Test
+    void typicalChat() {
+        ChatCompletionRequest r = chat("""
         {"model": "tiny", "messages": [
            {"role": "system", "content": "Be brief."},
            {"role": "user", "content": [{"type": "text", "text": "Hello"}, {"type": "text", "text": "there"}]},
@@ -109,50 +111,70 @@ class RequestParserTest {
          "max_tokens": 100, "temperature": 0.7, "stream": true, "stream_options": {"include_usage": true},
          "logprobs": true, "top_logprobs": 3, "chat_template_kwargs": {"enable_thinking": false},
          "tool_choice": "none", "tools": [{"type": "function", "function": {"name": "f"}}]}""");
-    assertThat(r.messages()).containsExactly(new ChatMessage("system", "Be brief."),
-        new ChatMessage("user", "Hello\nthere"), new ChatMessage("assistant", ""), new ChatMessage("tool", "42"),
-        new ChatMessage("user", "Again"));
-    assertThat(r.params().maxTokens()).isEqualTo(100);
-    assertThat(r.params().temperature()).isEqualTo(0.7);
-    assertThat(r.params().includeUsage()).isTrue();
-    assertThat(r.params().logprobs()).isEqualTo(3);
-    assertThat(r.addGenerationPrompt()).isTrue();
-    assertThat(r.continueFinalMessage()).isFalse();
-    assertThat(r.chatTemplateKwargs()).isEqualTo(Map.of("enable_thinking", false));
-  }
+        assertThat(r.messages())
+                .containsExactly(
+                        new ChatMessage("system", "Be brief."),
+                        new ChatMessage("user", "Hello\nthere"),
+                        new ChatMessage("assistant", ""),
+                        new ChatMessage("tool", "42"),
+                        new ChatMessage("user", "Again"));
+        assertThat(r.params().maxTokens()).isEqualTo(100);
+        assertThat(r.params().temperature()).isEqualTo(0.7);
+        assertThat(r.params().includeUsage()).isTrue();
+        assertThat(r.params().logprobs()).isEqualTo(3);
+        assertThat(r.addGenerationPrompt()).isTrue();
+        assertThat(r.continueFinalMessage()).isFalse();
+        assertThat(r.chatTemplateKwargs()).isEqualTo(Map.of("enable_thinking", false));
+    }
 
-  @Test
-  void maxCompletionTokensOverridesMaxTokens() {
-    String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
-    assertThat(chat("{" + msgs + ", \"max_tokens\": 10, \"max_completion_tokens\": 20}").params().maxTokens())
-        .isEqualTo(20);
-    assertThat(chat("{" + msgs + ", \"max_completion_tokens\": 30}").params().maxTokens()).isEqualTo(30);
-    assertThat(chat("{" + msgs + ", \"max_tokens\": 10, \"max_completion_tokens\": null}").params().maxTokens())
-        .isEqualTo(10);
-  }
+    @Test
+    void maxCompletionTokensOverridesMaxTokens() {
+        String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
+        assertThat(chat("{" + msgs + ", \"max_tokens\": 10, \"max_completion_tokens\": 20}")
+                        .params()
+                        .maxTokens())
+                .isEqualTo(20);
+        assertThat(chat("{" + msgs + ", \"max_completion_tokens\": 30}")
+                        .params()
+                        .maxTokens())
+                .isEqualTo(30);
+        assertThat(chat("{" + msgs + ", \"max_tokens\": 10, \"max_completion_tokens\": null}")
+                        .params()
+                        .maxTokens())
+                .isEqualTo(10);
+    }
 
-  @Test
-  void chatLogprobsFlag() {
-    String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
-    assertThat(chat("{" + msgs + "}").params().logprobs()).isNull();
-    assertThat(chat("{" + msgs + ", \"logprobs\": false, \"top_logprobs\": 0}").params().logprobs()).isNull();
-    assertThat(chat("{" + msgs + ", \"logprobs\": true}").params().logprobs()).isZero();
-    assertThat(chat("{" + msgs + ", \"logprobs\": true, \"top_logprobs\": 20}").params().logprobs()).isEqualTo(20);
-  }
+    @Test
+    void chatLogprobsFlag() {
+        String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
+        assertThat(chat("{" + msgs + "}").params().logprobs()).isNull();
+        assertThat(chat("{" + msgs + ", \"logprobs\": false, \"top_logprobs\": 0}")
+                        .params()
+                        .logprobs())
+                .isNull();
+        assertThat(chat("{" + msgs + ", \"logprobs\": true}").params().logprobs())
+                .isZero();
+        assertThat(chat("{" + msgs + ", \"logprobs\": true, \"top_logprobs\": 20}")
+                        .params()
+                        .logprobs())
+                .isEqualTo(20);
+    }
 
-  @Test
-  void greedyWithSeveralChoicesIsAllowed() {
-    GenerationParams p = cmpl("{\"prompt\": \"x\", \"n\": 4, \"temperature\": 0}").params();
-    assertThat(p.n()).isEqualTo(4);
-    assertThat(p.greedy()).isTrue();
-  }
+    @Test
+    void greedyWithSeveralChoicesIsAllowed() {
+        GenerationParams p =
+                cmpl("{\"prompt\": \"x\", \"n\": 4, \"temperature\": 0}").params();
+        assertThat(p.n()).isEqualTo(4);
+        assertThat(p.greedy()).isTrue();
+    }
 
-  @Test
-  void continueFinalMessage() {
-    ChatCompletionRequest r = chat("{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}, {\"role\": \"assistant\", "
-        + "\"content\": \"The answer is\"}], \"add_generation_prompt\": false, \"continue_final_message\": true}");
-    assertThat(r.addGenerationPrompt()).isFalse();
-    assertThat(r.continueFinalMessage()).isTrue();
-    assertThat(r.chatTemplateKwargs()).isEmpty();
-  }
+    @Test
+    void continueFinalMessage() {
+        ChatCompletionRequest r = chat(
+                "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}, {\"role\": \"assistant\", "
+                        + "\"content\": \"The answer is\"}], \"add_generation_prompt\": false, \"continue_final_message\": true}");
+        assertThat(r.addGenerationPrompt()).isFalse();
+        assertThat(r.continueFinalMessage()).isTrue();
+        assertThat(r.chatTemplateKwargs()).isEmpty();
+    }
 }

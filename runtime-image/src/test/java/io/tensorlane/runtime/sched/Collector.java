@@ -8,42 +8,42 @@ import java.util.concurrent.TimeUnit;
 
 /** A listener that records what it gets; {@code stopAfter} tokens it returns false. */
 final class Collector implements SequenceListener {
-  final List<Integer> tokens = new CopyOnWriteArrayList<>();
-  final List<TopLogprobs> logprobs = new CopyOnWriteArrayList<>();
-  final CompletableFuture<FinishReason> done = new CompletableFuture<>();
-  volatile int promptTokens = -1;
-  volatile int completionTokens = -1;
-  volatile int finishCalls;
-  private final int stopAfter;
+    final List<Integer> tokens = new CopyOnWriteArrayList<>();
+    final List<TopLogprobs> logprobs = new CopyOnWriteArrayList<>();
+    final CompletableFuture<FinishReason> done = new CompletableFuture<>();
+    volatile int promptTokens = -1;
+    volatile int completionTokens = -1;
+    volatile int finishCalls;
+    private final int stopAfter;
 
-  Collector() {
-    this(Integer.MAX_VALUE);
-  }
+    Collector() {
+        this(Integer.MAX_VALUE);
+    }
 
-  Collector(int stopAfter) {
-    this.stopAfter = stopAfter;
-  }
+    Collector(int stopAfter) {
+        this.stopAfter = stopAfter;
+    }
 
-  @Override
-  public boolean onToken(int token, TopLogprobs lp) {
-    tokens.add(token);
-    logprobs.add(lp);
-    return tokens.size() < stopAfter;
-  }
+    @Override
+    public boolean onToken(int token, TopLogprobs lp) {
+        tokens.add(token);
+        logprobs.add(lp);
+        return tokens.size() < stopAfter;
+    }
 
-  @Override
-  public void onFinish(FinishReason reason, int prompt, int completion) {
-    finishCalls++;
-    promptTokens = prompt;
-    completionTokens = completion;
-    done.complete(reason);
-  }
+    @Override
+    public void onFinish(FinishReason reason, int prompt, int completion) {
+        finishCalls++;
+        promptTokens = prompt;
+        completionTokens = completion;
+        done.complete(reason);
+    }
 
-  FinishReason await() throws Exception {
-    return done.get(10, TimeUnit.SECONDS);
-  }
+    FinishReason await() throws Exception {
+        return done.get(10, TimeUnit.SECONDS);
+    }
 
-  int[] ids() {
-    return tokens.stream().mapToInt(Integer::intValue).toArray();
-  }
+    int[] ids() {
+        return tokens.stream().mapToInt(Integer::intValue).toArray();
+    }
 }

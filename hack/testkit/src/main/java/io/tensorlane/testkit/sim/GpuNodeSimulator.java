@@ -37,222 +37,252 @@ import java.util.concurrent.atomic.AtomicInteger;
  * There is no node heartbeat: the local control plane runs without the node-lifecycle controller.
  */
 public final class GpuNodeSimulator implements AutoCloseable {
-  public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
-  public static final String RULES_KEY = "rules.yaml";
-  /** Node label the simulator bumps when a pod on the node finished (see {@code SimPodPlayer.nudgeScheduler}). */
-  public static final String FREED_LABEL = "tensorlane.io/sim-freed";
+    public static final String RULES_CONFIGMAP = "tensorlane-sim-rules";
+    public static final String RULES_KEY = "rules.yaml";
+    /** Node label the simulator bumps when a pod on the node finished (see {@code SimPodPlayer.nudgeScheduler}). */
+    public static final String FREED_LABEL = "tensorlane.io/sim-freed";
 
-  /**
-   * @param namespace      where the rules ConfigMap lives (created if missing)
-   * @param namePrefix     prefix of generated node names
-   * @param startDelay     default delay from binding to the kubelet's first status
-   * @param crashLoopAfter delay from a termination to CrashLoopBackOff (restartPolicy Always)
-   */
-  public record Options(String namespace, String namePrefix, Duration startDelay, Duration crashLoopAfter) {
-    public static Options defaults() {
-      return new Options("tensorlane-sim", "", Duration.ofMillis(300), Duration.ofSeconds(1));
-    }
-
-    public Options withNamespace(String ns) {
-      return new Options(ns, namePrefix, startDelay, crashLoopAfter);
-    }
-
-    public Options withNamePrefix(String p) {
-      return new Options(namespace, p, startDelay, crashLoopAfter);
-    }
-
-    public Options withStartDelay(Duration d) {
-      return new Options(namespace, namePrefix, d, crashLoopAfter);
-    }
-
-    public Options withCrashLoopAfter(Duration d) {
-      return new Options(namespace, namePrefix, startDelay, d);
-    }
-  }
-
-  private final KubernetesClient client;
-  private final Options options;
-  private final Map<String, String> nodeIps = new ConcurrentHashMap<>(); // simulated node name -> InternalIP
-  private final Map<String, Long> gpuMemory = new ConcurrentHashMap<>(); // simulated node name -> bytes of one GPU
-  private final SimRules rules;
-  private final SimPodPlayer player;
-  private final AtomicInteger nodeCounter = new AtomicInteger();
-  private final AtomicInteger nodeIpCounter = new AtomicInteger();
-  private SharedIndexInformer<Pod> podInformer;
-  private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
-
-  public GpuNodeSimulator(KubernetesClient client, Options options) {
-    this.client = client;
-    this.options = options;
-    this.rules = new SimRules(options.namespace() + "/" + RULES_CONFIGMAP);
-    this.player = new SimPodPlayer(client, options, rules, nodeIps, gpuMemory);
-  }
-
-  /** Creates the namespace if needed and starts the pod and rules informers; returns when they are synced. */
-  public GpuNodeSimulator start() {
-    String crd = io.fabric8.kubernetes.client.CustomResource.getCRDName(GpuTopology.class);
-    if (client.apiextensions().v1().customResourceDefinitions().withName(crd).get() == null) {
-      throw new IllegalStateException("the GpuTopology CRD (" + crd + ") is not installed in " + client.getMasterUrl()
-          + ": kubectl apply -k manifests/crds (or Crds.install(client)) first");
-    }
-    if (client.namespaces().withName(options.namespace()).get() == null) {
-      try {
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(options.namespace())
-            .endMetadata().build()).create();
-      } catch (KubernetesClientException e) {
-        if (e.getCode() != 409) {
-          throw e;
+    /**
+     * @param namespace      where the rules ConfigMap lives (created if missing)
+     * @param namePrefix     prefix of generated node names
+     * @param startDelay     default delay from binding to the kubelet's first status
+     * @param crashLoopAfter delay from a termination to CrashLoopBackOff (restartPolicy Always)
+     */
+    public record Options(String namespace, String namePrefix, Duration startDelay, Duration crashLoopAfter) {
+        public static Options defaults() {
+            return new Options("tensorlane-sim", "", Duration.ofMillis(300), Duration.ofSeconds(1));
         }
-      }
+
+        public Options withNamespace(String ns) {
+            return new Options(ns, namePrefix, startDelay, crashLoopAfter);
+        }
+
+        public Options withNamePrefix(String p) {
+            return new Options(namespace, p, startDelay, crashLoopAfter);
+        }
+
+        public Options withStartDelay(Duration d) {
+            return new Options(namespace, namePrefix, d, crashLoopAfter);
+        }
+
+        public Options withCrashLoopAfter(Duration d) {
+            return new Options(namespace, namePrefix, startDelay, d);
+        }
     }
-    informers.add(client.configMaps().inNamespace(options.namespace()).withName(RULES_CONFIGMAP)
-        .inform(SimSupport.handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
-    player.start();
-    podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(player::onPod, player::onPodGone), 0);
-    informers.add(podInformer);
-    return this;
-  }
 
-  // ---- nodes ------------------------------------------------------------------------------------------------
+    private final KubernetesClient client;
+    private final Options options;
+    private final Map<String, String> nodeIps = new ConcurrentHashMap<>(); // simulated node name -> InternalIP
+    private final Map<String, Long> gpuMemory = new ConcurrentHashMap<>(); // simulated node name -> bytes of one GPU
+    private final SimRules rules;
+    private final SimPodPlayer player;
+    private final AtomicInteger nodeCounter = new AtomicInteger();
+    private final AtomicInteger nodeIpCounter = new AtomicInteger();
+    private SharedIndexInformer<Pod> podInformer;
+    private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
 
-  /** Adds a node built from {@code fixture} with a generated unique name; returns the name once it is schedulable. */
-  public String addNode(String fixture) {
-    return addNode(options.namePrefix() + fixture + "-" + nodeCounter.getAndIncrement(), fixture, Map.of());
-  }
-
-  /** Adds (or re-asserts) node {@code name} from {@code fixture} with extra labels; returns when it is schedulable. */
-  public String addNode(String name, String fixture, Map<String, String> extraLabels) {
-    var topo = TopologyFixtures.load(fixture);
-    if (topo.summary != null && topo.summary.gpuMemoryBytes != null) {
-      gpuMemory.put(name, topo.summary.gpuMemoryBytes);
+    public GpuNodeSimulator(KubernetesClient client, Options options) {
+        this.client = client;
+        this.options = options;
+        this.rules = new SimRules(options.namespace() + "/" + RULES_CONFIGMAP);
+        this.player = new SimPodPlayer(client, options, rules, nodeIps, gpuMemory);
     }
-    String ip = nodeIps.computeIfAbsent(name, n -> {
-      int i = nodeIpCounter.getAndIncrement();
-      return "10.99." + (i / 250 % 250) + "." + (i % 250 + 1);
-    });
-    Instant now = Instant.now();
-    SimKubelet endpoint = player.endpoint();
-    Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now, endpoint == null ? 0 : endpoint.port());
-    Node node = client.nodes().withName(name).get();
-    if (node == null) {
-      node = client.nodes().resource(desired).create();
-    } else {
-      node = SimSupport.retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
-        n.getMetadata().getLabels().putAll(desired.getMetadata().getLabels());
-        return n;
-      }));
-      patchNodeStatus(desired);
+
+    /** Creates the namespace if needed and starts the pod and rules informers; returns when they are synced. */
+    public GpuNodeSimulator start() {
+        String crd = io.fabric8.kubernetes.client.CustomResource.getCRDName(GpuTopology.class);
+        if (client.apiextensions()
+                        .v1()
+                        .customResourceDefinitions()
+                        .withName(crd)
+                        .get()
+                == null) {
+            throw new IllegalStateException("the GpuTopology CRD (" + crd + ") is not installed in "
+                    + client.getMasterUrl() + ": kubectl apply -k manifests/crds (or Crds.install(client)) first");
+        }
+        if (client.namespaces().withName(options.namespace()).get() == null) {
+            try {
+                client.namespaces()
+                        .resource(new NamespaceBuilder()
+                                .withNewMetadata()
+                                .withName(options.namespace())
+                                .endMetadata()
+                                .build())
+                        .create();
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409) {
+                    throw e;
+                }
+            }
+        }
+        informers.add(client.configMaps()
+                .inNamespace(options.namespace())
+                .withName(RULES_CONFIGMAP)
+                .inform(SimSupport.handler(rules::onConfigMap, cm -> rules.onConfigMap(null)), 0));
+        player.start();
+        podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(player::onPod, player::onPodGone), 0);
+        informers.add(podInformer);
+        return this;
     }
-    // admission (TaintNodesByCondition) taints every new node not-ready; there is no node controller to lift it.
-    // Controllers (e.g. the TTL annotator) touch new nodes too, hence the retry on 409.
-    if (hasLifecycleTaint(node)) {
-      node = SimSupport.retryOnConflict(() -> client.nodes().withName(name).edit(n -> {
-        n.getSpec().getTaints().removeIf(t -> t.getKey().startsWith("node.kubernetes.io/"));
-        return n;
-      }));
+
+    // ---- nodes ------------------------------------------------------------------------------------------------
+
+    /** Adds a node built from {@code fixture} with a generated unique name; returns the name once it is schedulable. */
+    public String addNode(String fixture) {
+        return addNode(options.namePrefix() + fixture + "-" + nodeCounter.getAndIncrement(), fixture, Map.of());
     }
-    GpuTopology topology = SimNodes.topology(node);
-    GpuTopology existing = client.resources(GpuTopology.class).withName(name).get();
-    if (existing == null) {
-      existing = client.resources(GpuTopology.class).resource(topology).create();
+
+    /** Adds (or re-asserts) node {@code name} from {@code fixture} with extra labels; returns when it is schedulable. */
+    public String addNode(String name, String fixture, Map<String, String> extraLabels) {
+        var topo = TopologyFixtures.load(fixture);
+        if (topo.summary != null && topo.summary.gpuMemoryBytes != null) {
+            gpuMemory.put(name, topo.summary.gpuMemoryBytes);
+        }
+        String ip = nodeIps.computeIfAbsent(name, n -> {
+            int i = nodeIpCounter.getAndIncrement();
+            return "10.99." + (i / 250 % 250) + "." + (i % 250 + 1);
+        });
+        Instant now = Instant.now();
+        SimKubelet endpoint = player.endpoint();
+        Node desired = SimNodes.node(name, fixture, topo, extraLabels, ip, now, endpoint == null ? 0 : endpoint.port());
+        Node node = client.nodes().withName(name).get();
+        if (node == null) {
+            node = client.nodes().resource(desired).create();
+        } else {
+            node = SimSupport.retryOnConflict(() -> client.nodes()
+                    .withName(name)
+                    .edit(n -> {
+                        n.getMetadata().getLabels().putAll(desired.getMetadata().getLabels());
+                        return n;
+                    }));
+            patchNodeStatus(desired);
+        }
+        // admission (TaintNodesByCondition) taints every new node not-ready; there is no node controller to lift it.
+        // Controllers (e.g. the TTL annotator) touch new nodes too, hence the retry on 409.
+        if (hasLifecycleTaint(node)) {
+            node = SimSupport.retryOnConflict(() -> client.nodes()
+                    .withName(name)
+                    .edit(n -> {
+                        n.getSpec().getTaints().removeIf(t -> t.getKey().startsWith("node.kubernetes.io/"));
+                        return n;
+                    }));
+        }
+        GpuTopology topology = SimNodes.topology(node);
+        GpuTopology existing =
+                client.resources(GpuTopology.class).withName(name).get();
+        if (existing == null) {
+            existing = client.resources(GpuTopology.class).resource(topology).create();
+        }
+        existing.getMetadata().setResourceVersion(null);
+        existing.setStatus(SimNodes.probeStatus(topo, now));
+        client.resources(GpuTopology.class).resource(existing).patchStatus();
+        if (podInformer != null) { // pods bound before this simulator (re)started
+            podInformer.getStore().list().stream()
+                    .filter(p -> name.equals(p.getSpec().getNodeName()))
+                    .forEach(player::onPod);
+        }
+        return name;
     }
-    existing.getMetadata().setResourceVersion(null);
-    existing.setStatus(SimNodes.probeStatus(topo, now));
-    client.resources(GpuTopology.class).resource(existing).patchStatus();
-    if (podInformer != null) { // pods bound before this simulator (re)started
-      podInformer.getStore().list().stream().filter(p -> name.equals(p.getSpec().getNodeName())).forEach(player::onPod);
+
+    private static boolean hasLifecycleTaint(Node node) {
+        return node.getSpec().getTaints() != null
+                && node.getSpec().getTaints().stream().anyMatch(t -> t.getKey().startsWith("node.kubernetes.io/"));
     }
-    return name;
-  }
 
-  private static boolean hasLifecycleTaint(Node node) {
-    return node.getSpec().getTaints() != null
-        && node.getSpec().getTaints().stream().anyMatch(t -> t.getKey().startsWith("node.kubernetes.io/"));
-  }
-
-  private void patchNodeStatus(Node desired) {
-    Node patch = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata()
-        .withName(desired.getMetadata().getName()).endMetadata().withStatus(desired.getStatus()).build();
-    client.nodes().resource(patch).patchStatus();
-  }
-
-  /** Removes a simulated node, its GpuTopology and (force) the pods bound to it. */
-  public void removeNode(String name) {
-    nodeIps.remove(name);
-    client.nodes().withName(name).withGracePeriod(0).delete();
-    client.resources(GpuTopology.class).withName(name).delete();
-    for (Pod p : client.pods().inAnyNamespace().withField("spec.nodeName", name).list().getItems()) {
-      client.pods().inNamespace(p.getMetadata().getNamespace()).withName(p.getMetadata().getName())
-          .withGracePeriod(0).delete();
+    private void patchNodeStatus(Node desired) {
+        Node patch = new io.fabric8.kubernetes.api.model.NodeBuilder()
+                .withNewMetadata()
+                .withName(desired.getMetadata().getName())
+                .endMetadata()
+                .withStatus(desired.getStatus())
+                .build();
+        client.nodes().resource(patch).patchStatus();
     }
-  }
 
-  /** Names of the nodes this simulator plays. */
-  public Set<String> nodes() {
-    return Set.copyOf(nodeIps.keySet());
-  }
+    /** Removes a simulated node, its GpuTopology and (force) the pods bound to it. */
+    public void removeNode(String name) {
+        nodeIps.remove(name);
+        client.nodes().withName(name).withGracePeriod(0).delete();
+        client.resources(GpuTopology.class).withName(name).delete();
+        for (Pod p : client.pods()
+                .inAnyNamespace()
+                .withField("spec.nodeName", name)
+                .list()
+                .getItems()) {
+            client.pods()
+                    .inNamespace(p.getMetadata().getNamespace())
+                    .withName(p.getMetadata().getName())
+                    .withGracePeriod(0)
+                    .delete();
+        }
+    }
 
-  // ---- rules (see SimRules) ---------------------------------------------------------------------------------
+    /** Names of the nodes this simulator plays. */
+    public Set<String> nodes() {
+        return Set.copyOf(nodeIps.keySet());
+    }
 
-  /** Appends an in-process rule (checked before the ConfigMap's; first match wins). */
-  public void addRule(SimRule rule) {
-    rules.add(rule);
-  }
+    // ---- rules (see SimRules) ---------------------------------------------------------------------------------
 
-  public void setRules(List<SimRule> newRules) {
-    rules.set(newRules);
-  }
+    /** Appends an in-process rule (checked before the ConfigMap's; first match wins). */
+    public void addRule(SimRule rule) {
+        rules.add(rule);
+    }
 
-  public void clearRules() {
-    rules.clear();
-  }
+    public void setRules(List<SimRule> newRules) {
+        rules.set(newRules);
+    }
 
-  /** In-process rules followed by the ConfigMap's. */
-  public List<SimRule> rules() {
-    return rules.all();
-  }
+    public void clearRules() {
+        rules.clear();
+    }
 
-  /** Parses the ConfigMap's YAML list of rules; {@link IllegalArgumentException} with a clear message on bad input. */
-  public static List<SimRule> parseRules(String yaml) {
-    return SimRules.parse(yaml);
-  }
+    /** In-process rules followed by the ConfigMap's. */
+    public List<SimRule> rules() {
+        return rules.all();
+    }
 
-  /** What the simulated kubelet last did to a pod, and when it wrote that status (for latency benchmarks). */
-  public record Applied(SimAction.Type type, Instant at) {}
+    /** Parses the ConfigMap's YAML list of rules; {@link IllegalArgumentException} with a clear message on bad input. */
+    public static List<SimRule> parseRules(String yaml) {
+        return SimRules.parse(yaml);
+    }
 
-  /** What was last played on a pod (by UID), or null; forgotten when the pod is deleted. */
-  public Applied applied(String podUid) {
-    return player.applied(podUid);
-  }
+    /** What the simulated kubelet last did to a pod, and when it wrote that status (for latency benchmarks). */
+    public record Applied(SimAction.Type type, Instant at) {}
 
-  // ---- the kubelet (see SimPodPlayer) -----------------------------------------------------------------------
+    /** What was last played on a pod (by UID), or null; forgotten when the pod is deleted. */
+    public Applied applied(String podUid) {
+        return player.applied(podUid);
+    }
 
-  /**
-   * Pods with the download step (init container {@value SimDownloads#INIT_CONTAINER}) bound from now on run it for
-   * {@code duration} first, logging the runtime's progress lines for {@code bytes}; null turns it off (the default:
-   * such pods start at once).
-   */
-  public void simulateDownloads(Duration duration, long bytes) {
-    player.downloads(duration == null ? null : new SimDownloads(duration, bytes));
-  }
+    // ---- the kubelet (see SimPodPlayer) -----------------------------------------------------------------------
 
-  /** The simulated kubelet endpoint (container logs), once started. */
-  public SimKubelet kubeletEndpoint() {
-    return player.endpoint();
-  }
+    /**
+     * Pods with the download step (init container {@value SimDownloads#INIT_CONTAINER}) bound from now on run it for
+     * {@code duration} first, logging the runtime's progress lines for {@code bytes}; null turns it off (the default:
+     * such pods start at once).
+     */
+    public void simulateDownloads(Duration duration, long bytes) {
+        player.downloads(duration == null ? null : new SimDownloads(duration, bytes));
+    }
 
-  /**
-   * Plays {@code action} on a pod of a simulated node now, cancelling what was scheduled for it; e.g. finish a
-   * preflight pod that a {@link SimAction#hang()} rule kept running with {@code SimAction.succeed(resultJson)}.
-   */
-  public void act(Pod pod, SimAction action) {
-    player.act(pod, action);
-  }
+    /** The simulated kubelet endpoint (container logs), once started. */
+    public SimKubelet kubeletEndpoint() {
+        return player.endpoint();
+    }
 
-  /** Stops the informers and the simulated kubelet; the nodes stay (remove them with {@link #removeNode}). */
-  @Override
-  public void close() {
-    informers.forEach(SharedIndexInformer::close);
-    player.close();
-  }
+    /**
+     * Plays {@code action} on a pod of a simulated node now, cancelling what was scheduled for it; e.g. finish a
+     * preflight pod that a {@link SimAction#hang()} rule kept running with {@code SimAction.succeed(resultJson)}.
+     */
+    public void act(Pod pod, SimAction action) {
+        player.act(pod, action);
+    }
+
+    /** Stops the informers and the simulated kubelet; the nodes stay (remove them with {@link #removeNode}). */
+    @Override
+    public void close() {
+        informers.forEach(SharedIndexInformer::close);
+        player.close();
+    }
 }

@@ -16,51 +16,59 @@ import java.util.Locale;
  * @param bytes    bytes of the model
  */
 public record SimDownloads(Duration duration, long bytes) {
-  public static final String INIT_CONTAINER = "fetch-model";
-  public static final int STEPS = 10;
+    public static final String INIT_CONTAINER = "fetch-model";
+    public static final int STEPS = 10;
 
-  /** A line and when it appears, after the step started. */
-  public record Line(long atMillis, String text) {}
+    /** A line and when it appears, after the step started. */
+    public record Line(long atMillis, String text) {}
 
-  public SimDownloads {
-    if (duration == null || duration.isNegative() || bytes < 0) {
-      throw new IllegalArgumentException("a simulated download needs a duration >= 0 and bytes >= 0, got " + duration
-          + " and " + bytes);
+    public SimDownloads {
+        if (duration == null || duration.isNegative() || bytes < 0) {
+            throw new IllegalArgumentException(
+                    "a simulated download needs a duration >= 0 and bytes >= 0, got " + duration + " and " + bytes);
+        }
     }
-  }
 
-  /** The download step's init container name, or null when the pod has none. */
-  public static String initContainer(Pod pod) {
-    List<Container> inits = pod.getSpec() == null ? null : pod.getSpec().getInitContainers();
-    return inits != null && inits.stream().anyMatch(c -> INIT_CONTAINER.equals(c.getName())) ? INIT_CONTAINER : null;
-  }
-
-  /** org/name@rev from the step's {@code --source hf://org/name@rev}, or "unknown". */
-  static String model(Pod pod) {
-    for (Container c : pod.getSpec().getInitContainers()) {
-      List<String> a = c.getArgs() == null ? List.of() : c.getArgs();
-      int i = a.indexOf("--source");
-      if (INIT_CONTAINER.equals(c.getName()) && i >= 0 && i + 1 < a.size()) {
-        return a.get(i + 1).replaceFirst("^hf://", "");
-      }
+    /** The download step's init container name, or null when the pod has none. */
+    public static String initContainer(Pod pod) {
+        List<Container> inits = pod.getSpec() == null ? null : pod.getSpec().getInitContainers();
+        return inits != null && inits.stream().anyMatch(c -> INIT_CONTAINER.equals(c.getName()))
+                ? INIT_CONTAINER
+                : null;
     }
-    return "unknown";
-  }
 
-  public List<Line> lines(Pod pod) {
-    String model = model(pod);
-    List<Line> out = new ArrayList<>();
-    long ms = duration.toMillis();
-    out.add(new Line(0, "fetch-model: hf://" + model + " (simulated)"));
-    for (int k = 0; k < STEPS; k++) {
-      long done = bytes * k / STEPS;
-      long at = ms * k / STEPS;
-      out.add(new Line(at, String.format(Locale.ROOT, "fetch-model: model.safetensors | total %.2f/%.2f GB (%d%%)",
-          done / 1e9, bytes / 1e9, k * 100 / STEPS)));
-      out.add(new Line(at, new FetchProgress(model, FetchProgress.RUNNING, done, bytes, 0, 1).toLine()));
+    /** org/name@rev from the step's {@code --source hf://org/name@rev}, or "unknown". */
+    static String model(Pod pod) {
+        for (Container c : pod.getSpec().getInitContainers()) {
+            List<String> a = c.getArgs() == null ? List.of() : c.getArgs();
+            int i = a.indexOf("--source");
+            if (INIT_CONTAINER.equals(c.getName()) && i >= 0 && i + 1 < a.size()) {
+                return a.get(i + 1).replaceFirst("^hf://", "");
+            }
+        }
+        return "unknown";
     }
-    out.add(new Line(ms, new FetchProgress(model, FetchProgress.COMPLETE, bytes, bytes, 1, 1).toLine()));
-    out.add(new Line(ms, "fetch-model: complete: " + model + " (simulated)"));
-    return out;
-  }
+
+    public List<Line> lines(Pod pod) {
+        String model = model(pod);
+        List<Line> out = new ArrayList<>();
+        long ms = duration.toMillis();
+        out.add(new Line(0, "fetch-model: hf://" + model + " (simulated)"));
+        for (int k = 0; k < STEPS; k++) {
+            long done = bytes * k / STEPS;
+            long at = ms * k / STEPS;
+            out.add(new Line(
+                    at,
+                    String.format(
+                            Locale.ROOT,
+                            "fetch-model: model.safetensors | total %.2f/%.2f GB (%d%%)",
+                            done / 1e9,
+                            bytes / 1e9,
+                            k * 100 / STEPS)));
+            out.add(new Line(at, new FetchProgress(model, FetchProgress.RUNNING, done, bytes, 0, 1).toLine()));
+        }
+        out.add(new Line(ms, new FetchProgress(model, FetchProgress.COMPLETE, bytes, bytes, 1, 1).toLine()));
+        out.add(new Line(ms, "fetch-model: complete: " + model + " (simulated)"));
+        return out;
+    }
 }

@@ -19,116 +19,131 @@ import java.util.Optional;
  * runs, and a fraction above what the non-static memory leaves fails in the allocation that no longer fits. Pure.
  */
 public final class SimMemory {
-  /** The custom allreduce's buffer size when the pod does not say (the operator's default, 8 MiB). */
-  public static final long DEFAULT_MAX_MESSAGE_BYTES = 8L << 20;
-  /** Batch tokens when the pod does not say (the operator's default). */
-  public static final long DEFAULT_BATCH_TOKENS = 8192;
-  /** memory.reserveMiB when there is no owner to read it from (the CRD default). */
-  public static final long DEFAULT_RESERVE_BYTES = 512L << 20;
+    /** The custom allreduce's buffer size when the pod does not say (the operator's default, 8 MiB). */
+    public static final long DEFAULT_MAX_MESSAGE_BYTES = 8L << 20;
+    /** Batch tokens when the pod does not say (the operator's default). */
+    public static final long DEFAULT_BATCH_TOKENS = 8192;
+    /** memory.reserveMiB when there is no owner to read it from (the CRD default). */
+    public static final long DEFAULT_RESERVE_BYTES = 512L << 20;
 
-  private SimMemory() {}
+    private SimMemory() {}
 
-  /**
-   * What the pod is started with.
-   *
-   * @param fraction the static memory fraction (Tensorlane env / SGLang --mem-fraction-static)
-   * @param tp GPUs of the pod (tensor parallelism)
-   * @param customAllreduce whether the custom allreduce allocates its IPC buffers
-   * @param maxMessageBytes the custom allreduce's largest message
-   * @param batchTokens tokens of one forward batch
-   */
-  public record PodPlan(double fraction, int tp, boolean customAllreduce, long maxMessageBytes, long batchTokens) {}
+    /**
+     * What the pod is started with.
+     *
+     * @param fraction the static memory fraction (Tensorlane env / SGLang --mem-fraction-static)
+     * @param tp GPUs of the pod (tensor parallelism)
+     * @param customAllreduce whether the custom allreduce allocates its IPC buffers
+     * @param maxMessageBytes the custom allreduce's largest message
+     * @param batchTokens tokens of one forward batch
+     */
+    public record PodPlan(double fraction, int tp, boolean customAllreduce, long maxMessageBytes, long batchTokens) {}
 
-  /** The plan the pod is started with; empty when it has no static fraction (vLLM's utilization is not one). */
-  public static Optional<PodPlan> read(Pod pod) {
-    var fraction = PodFacts.envNumber(pod, EngineEnv.MEMORY_FRACTION);
-    if (fraction.isEmpty()) {
-      fraction = PodFacts.argNumber(pod, "--mem-fraction-static");
-    }
-    if (fraction.isEmpty()) {
-      fraction = PodFacts.argNumber(pod, "--memory-fraction");
-    }
-    if (fraction.isEmpty()) {
-      return Optional.empty();
-    }
-    int tp = (int) first(pod, EngineEnv.WORLD_SIZE, List.of("--tp", "--tensor-parallel-size"), gpus(pod));
-    boolean tensorlane = env(pod, EngineEnv.ALLREDUCE) != null;
-    boolean custom = tensorlane ? Allreduce.Custom.name().equals(env(pod, EngineEnv.ALLREDUCE))
-        : tp > 1 && !hasArg(pod, "--disable-custom-all-reduce");
-    long maxMessage = (long) first(pod, EngineEnv.MAX_MESSAGE_BYTES, List.of(), DEFAULT_MAX_MESSAGE_BYTES);
-    long tokens = (long) first(pod, EngineEnv.MAX_BATCH_TOKENS,
-        List.of("--chunked-prefill-size", "--max-num-batched-tokens"), DEFAULT_BATCH_TOKENS);
-    return Optional.of(new PodPlan(fraction.getAsDouble(), Math.max(1, tp), custom, maxMessage, tokens));
-  }
-
-  /** The model dimensions of {@code owner}; zeros (no activations but the attention workspace) when unknown. */
-  public static MemoryBudget.Dims dims(InferenceDeploymentSpec owner) {
-    ModelGeometry g = owner == null || owner.model == null ? null : owner.model.geometry;
-    if (g == null || g.hiddenSize == null || g.attentionHeads == null || g.kvHeads == null) {
-      return new MemoryBudget.Dims(0, 0, 0, 0, 0, 0, 0);
-    }
-    int dtype = owner.model.dtype == null ? 2 : owner.model.dtype.bytes();
-    return new MemoryBudget.Dims(g.hiddenSize, g.attentionHeads, g.kvHeads, g.effectiveHeadDim(),
-        g.effectiveIntermediateSize(), g.vocabSize == null ? 0 : g.vocabSize, dtype);
-  }
-
-  /**
-   * The allocation that fails at start-up, or empty when everything fits (or the pod has no static fraction).
-   *
-   * @param gpuMemoryBytes memory of one GPU of the pod's node
-   * @param owner the spec of the InferenceDeployment that owns the pod, or null
-   */
-  public static Optional<MemoryBudget.Oom> startupOom(Pod pod, long gpuMemoryBytes, InferenceDeploymentSpec owner) {
-    Optional<PodPlan> plan = read(pod);
-    if (plan.isEmpty()) {
-      return Optional.empty();
-    }
-    PodPlan p = plan.get();
-    long reserve = owner != null && owner.memory != null && owner.memory.reserveMiB != null
-        ? owner.memory.reserveMiB * (1L << 20) : DEFAULT_RESERVE_BYTES;
-    MemoryBudget.NonStatic n = MemoryBudget.nonStatic(dims(owner), p.batchTokens(), p.tp(), p.customAllreduce(),
-        p.maxMessageBytes(), reserve);
-    return MemoryBudget.firstFailure(gpuMemoryBytes,
-        MemoryBudget.startup(MemoryBudget.staticPoolBytes(p.fraction(), gpuMemoryBytes), n));
-  }
-
-  private static double first(Pod pod, String envName, List<String> flags, double dflt) {
-    var v = PodFacts.envNumber(pod, envName);
-    for (int i = 0; v.isEmpty() && i < flags.size(); i++) {
-      v = PodFacts.argNumber(pod, flags.get(i));
-    }
-    return v.orElse(dflt);
-  }
-
-  private static String env(Pod pod, String name) {
-    for (Container c : containers(pod)) {
-      if (c.getEnv() != null) {
-        for (var e : c.getEnv()) {
-          if (name.equals(e.getName())) {
-            return e.getValue();
-          }
+    /** The plan the pod is started with; empty when it has no static fraction (vLLM's utilization is not one). */
+    public static Optional<PodPlan> read(Pod pod) {
+        var fraction = PodFacts.envNumber(pod, EngineEnv.MEMORY_FRACTION);
+        if (fraction.isEmpty()) {
+            fraction = PodFacts.argNumber(pod, "--mem-fraction-static");
         }
-      }
+        if (fraction.isEmpty()) {
+            fraction = PodFacts.argNumber(pod, "--memory-fraction");
+        }
+        if (fraction.isEmpty()) {
+            return Optional.empty();
+        }
+        int tp = (int) first(pod, EngineEnv.WORLD_SIZE, List.of("--tp", "--tensor-parallel-size"), gpus(pod));
+        boolean tensorlane = env(pod, EngineEnv.ALLREDUCE) != null;
+        boolean custom = tensorlane
+                ? Allreduce.Custom.name().equals(env(pod, EngineEnv.ALLREDUCE))
+                : tp > 1 && !hasArg(pod, "--disable-custom-all-reduce");
+        long maxMessage = (long) first(pod, EngineEnv.MAX_MESSAGE_BYTES, List.of(), DEFAULT_MAX_MESSAGE_BYTES);
+        long tokens = (long) first(
+                pod,
+                EngineEnv.MAX_BATCH_TOKENS,
+                List.of("--chunked-prefill-size", "--max-num-batched-tokens"),
+                DEFAULT_BATCH_TOKENS);
+        return Optional.of(new PodPlan(fraction.getAsDouble(), Math.max(1, tp), custom, maxMessage, tokens));
     }
-    return null;
-  }
 
-  private static boolean hasArg(Pod pod, String flag) {
-    return containers(pod).stream().anyMatch(c -> c.getArgs() != null && c.getArgs().contains(flag)
-        || c.getCommand() != null && c.getCommand().contains(flag));
-  }
-
-  private static int gpus(Pod pod) {
-    int n = 0;
-    for (Container c : containers(pod)) {
-      Quantity q = c.getResources() == null || c.getResources().getLimits() == null ? null
-          : c.getResources().getLimits().get("nvidia.com/gpu");
-      n += q == null ? 0 : Integer.parseInt(q.getAmount());
+    /** The model dimensions of {@code owner}; zeros (no activations but the attention workspace) when unknown. */
+    public static MemoryBudget.Dims dims(InferenceDeploymentSpec owner) {
+        ModelGeometry g = owner == null || owner.model == null ? null : owner.model.geometry;
+        if (g == null || g.hiddenSize == null || g.attentionHeads == null || g.kvHeads == null) {
+            return new MemoryBudget.Dims(0, 0, 0, 0, 0, 0, 0);
+        }
+        int dtype = owner.model.dtype == null ? 2 : owner.model.dtype.bytes();
+        return new MemoryBudget.Dims(
+                g.hiddenSize,
+                g.attentionHeads,
+                g.kvHeads,
+                g.effectiveHeadDim(),
+                g.effectiveIntermediateSize(),
+                g.vocabSize == null ? 0 : g.vocabSize,
+                dtype);
     }
-    return Math.max(1, n);
-  }
 
-  private static List<Container> containers(Pod pod) {
-    return pod.getSpec() == null || pod.getSpec().getContainers() == null ? List.of() : pod.getSpec().getContainers();
-  }
+    /**
+     * The allocation that fails at start-up, or empty when everything fits (or the pod has no static fraction).
+     *
+     * @param gpuMemoryBytes memory of one GPU of the pod's node
+     * @param owner the spec of the InferenceDeployment that owns the pod, or null
+     */
+    public static Optional<MemoryBudget.Oom> startupOom(Pod pod, long gpuMemoryBytes, InferenceDeploymentSpec owner) {
+        Optional<PodPlan> plan = read(pod);
+        if (plan.isEmpty()) {
+            return Optional.empty();
+        }
+        PodPlan p = plan.get();
+        long reserve = owner != null && owner.memory != null && owner.memory.reserveMiB != null
+                ? owner.memory.reserveMiB * (1L << 20)
+                : DEFAULT_RESERVE_BYTES;
+        MemoryBudget.NonStatic n = MemoryBudget.nonStatic(
+                dims(owner), p.batchTokens(), p.tp(), p.customAllreduce(), p.maxMessageBytes(), reserve);
+        return MemoryBudget.firstFailure(
+                gpuMemoryBytes, MemoryBudget.startup(MemoryBudget.staticPoolBytes(p.fraction(), gpuMemoryBytes), n));
+    }
+
+    private static double first(Pod pod, String envName, List<String> flags, double dflt) {
+        var v = PodFacts.envNumber(pod, envName);
+        for (int i = 0; v.isEmpty() && i < flags.size(); i++) {
+            v = PodFacts.argNumber(pod, flags.get(i));
+        }
+        return v.orElse(dflt);
+    }
+
+    private static String env(Pod pod, String name) {
+        for (Container c : containers(pod)) {
+            if (c.getEnv() != null) {
+                for (var e : c.getEnv()) {
+                    if (name.equals(e.getName())) {
+                        return e.getValue();
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    private static boolean hasArg(Pod pod, String flag) {
+        return containers(pod).stream()
+                .anyMatch(c -> c.getArgs() != null && c.getArgs().contains(flag)
+                        || c.getCommand() != null && c.getCommand().contains(flag));
+    }
+
+    private static int gpus(Pod pod) {
+        int n = 0;
+        for (Container c : containers(pod)) {
+            Quantity q = c.getResources() == null || c.getResources().getLimits() == null
+                    ? null
+                    : c.getResources().getLimits().get("nvidia.com/gpu");
+            n += q == null ? 0 : Integer.parseInt(q.getAmount());
+        }
+        return Math.max(1, n);
+    }
+
+    private static List<Container> containers(Pod pod) {
+        return pod.getSpec() == null || pod.getSpec().getContainers() == null
+                ? List.of()
+                : pod.getSpec().getContainers();
+    }
 }

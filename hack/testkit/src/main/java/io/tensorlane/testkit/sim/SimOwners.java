@@ -14,79 +14,109 @@ import java.util.function.Supplier;
 
 /** Reads what an outOfMemory rule needs from the API server: the pod's InferenceDeployment and its node's GPU memory. */
 final class SimOwners {
-  private SimOwners() {}
+    private SimOwners() {}
 
-  /** The start-up OOM of one pod, computed on first use (only outOfMemory rules ask). */
-  static final class LazyOom implements Supplier<Optional<MemoryBudget.Oom>> {
-    private final KubernetesClient client;
-    private final Pod pod;
-    private final Long gpuMemoryBytes;
-    private Optional<MemoryBudget.Oom> value;
+    /** The start-up OOM of one pod, computed on first use (only outOfMemory rules ask). */
+    static final class LazyOom implements Supplier<Optional<MemoryBudget.Oom>> {
+        private final KubernetesClient client;
+        private final Pod pod;
+        private final Long gpuMemoryBytes;
+        private Optional<MemoryBudget.Oom> value;
 
-    LazyOom(KubernetesClient client, Pod pod, Long gpuMemoryBytes) {
-      this.client = client;
-      this.pod = pod;
-      this.gpuMemoryBytes = gpuMemoryBytes;
+        LazyOom(KubernetesClient client, Pod pod, Long gpuMemoryBytes) {
+            this.client = client;
+            this.pod = pod;
+            this.gpuMemoryBytes = gpuMemoryBytes;
+        }
+
+        @Override
+        public synchronized Optional<MemoryBudget.Oom> get() {
+            if (value == null) {
+                Long gpu = gpuMemoryBytes != null
+                        ? gpuMemoryBytes
+                        : gpuMemoryOf(client, pod.getSpec().getNodeName());
+                value = gpu == null ? Optional.empty() : SimMemory.startupOom(pod, gpu, ownerSpec(client, pod));
+            }
+            return value;
+        }
     }
 
-    @Override
-    public synchronized Optional<MemoryBudget.Oom> get() {
-      if (value == null) {
-        Long gpu = gpuMemoryBytes != null ? gpuMemoryBytes : gpuMemoryOf(client, pod.getSpec().getNodeName());
-        value = gpu == null ? Optional.empty() : SimMemory.startupOom(pod, gpu, ownerSpec(client, pod));
-      }
-      return value;
+    /** A CudaOom action of an outOfMemory rule without numbers gets the failing allocation's. */
+    static SimAction withNumbers(SimRule rule, Supplier<Optional<MemoryBudget.Oom>> oom) {
+        SimAction a = rule.action();
+        if (!Boolean.TRUE.equals(rule.outOfMemory())
+                || a.type() != SimAction.Type.CudaOom
+                || a.requestedBytes() != null) {
+            return a;
+        }
+        return oom.get()
+                .map(o -> new SimAction(
+                        a.type(),
+                        a.container(),
+                        o.phase(),
+                        o.requestedBytes(),
+                        o.freeBytes(),
+                        a.restarts(),
+                        a.message()))
+                .orElse(a);
     }
-  }
 
-  /** A CudaOom action of an outOfMemory rule without numbers gets the failing allocation's. */
-  static SimAction withNumbers(SimRule rule, Supplier<Optional<MemoryBudget.Oom>> oom) {
-    SimAction a = rule.action();
-    if (!Boolean.TRUE.equals(rule.outOfMemory()) || a.type() != SimAction.Type.CudaOom || a.requestedBytes() != null) {
-      return a;
+    /**
+     * pod → ReplicaSet → Deployment → InferenceDeployment (owner references); null when the chain breaks. A spec without
+     * geometry or dtype gets the ones the operator read from the model (status.model), as the operator's own plan does.
+     */
+    static InferenceDeploymentSpec ownerSpec(KubernetesClient client, Pod pod) {
+        String ns = pod.getMetadata().getNamespace();
+        var rs = owner(pod, "ReplicaSet")
+                .map(n ->
+                        client.apps().replicaSets().inNamespace(ns).withName(n).get());
+        var dep = rs.flatMap(r -> owner(r, "Deployment"))
+                .map(n ->
+                        client.apps().deployments().inNamespace(ns).withName(n).get());
+        return dep.flatMap(d -> owner(d, "InferenceDeployment"))
+                .map(n -> client.resources(InferenceDeployment.class)
+                        .inNamespace(ns)
+                        .withName(n)
+                        .get())
+                .map(SimOwners::withModelGeometry)
+                .orElse(null);
     }
-    return oom.get().map(o -> new SimAction(a.type(), a.container(), o.phase(), o.requestedBytes(), o.freeBytes(),
-        a.restarts(), a.message())).orElse(a);
-  }
 
-  /**
-   * pod → ReplicaSet → Deployment → InferenceDeployment (owner references); null when the chain breaks. A spec without
-   * geometry or dtype gets the ones the operator read from the model (status.model), as the operator's own plan does.
-   */
-  static InferenceDeploymentSpec ownerSpec(KubernetesClient client, Pod pod) {
-    String ns = pod.getMetadata().getNamespace();
-    var rs = owner(pod, "ReplicaSet").map(n -> client.apps().replicaSets().inNamespace(ns).withName(n).get());
-    var dep = rs.flatMap(r -> owner(r, "Deployment")).map(n -> client.apps().deployments().inNamespace(ns).withName(n)
-        .get());
-    return dep.flatMap(d -> owner(d, "InferenceDeployment"))
-        .map(n -> client.resources(InferenceDeployment.class).inNamespace(ns).withName(n).get())
-        .map(SimOwners::withModelGeometry).orElse(null);
-  }
-
-  static InferenceDeploymentSpec withModelGeometry(InferenceDeployment d) {
-    InferenceDeploymentSpec spec = d.getSpec();
-    if (spec == null || spec.model == null || spec.model.geometry != null && spec.model.dtype != null
-        || d.getStatus() == null || d.getStatus().model == null) {
-      return spec;
+    static InferenceDeploymentSpec withModelGeometry(InferenceDeployment d) {
+        InferenceDeploymentSpec spec = d.getSpec();
+        if (spec == null
+                || spec.model == null
+                || spec.model.geometry != null && spec.model.dtype != null
+                || d.getStatus() == null
+                || d.getStatus().model == null) {
+            return spec;
+        }
+        InferenceDeploymentSpec copy = Serialization.clone(spec);
+        if (copy.model.geometry == null) {
+            copy.model.geometry = d.getStatus().model.geometry;
+        }
+        if (copy.model.dtype == null) { // as the operator's plan: the dtype read from the model
+            copy.model.dtype =
+                    io.tensorlane.modelfacts.ModelDtype.of(d.getStatus().model).orElse(null);
+        }
+        return copy;
     }
-    InferenceDeploymentSpec copy = Serialization.clone(spec);
-    if (copy.model.geometry == null) {
-      copy.model.geometry = d.getStatus().model.geometry;
-    }
-    if (copy.model.dtype == null) { // as the operator's plan: the dtype read from the model
-      copy.model.dtype = io.tensorlane.modelfacts.ModelDtype.of(d.getStatus().model).orElse(null);
-    }
-    return copy;
-  }
 
-  private static Long gpuMemoryOf(KubernetesClient client, String node) {
-    GpuTopology t = node == null ? null : client.resources(GpuTopology.class).withName(node).get();
-    return t == null || t.getStatus() == null || t.getStatus().summary == null ? null
-        : t.getStatus().summary.gpuMemoryBytes;
-  }
+    private static Long gpuMemoryOf(KubernetesClient client, String node) {
+        GpuTopology t = node == null
+                ? null
+                : client.resources(GpuTopology.class).withName(node).get();
+        return t == null || t.getStatus() == null || t.getStatus().summary == null
+                ? null
+                : t.getStatus().summary.gpuMemoryBytes;
+    }
 
-  private static Optional<String> owner(HasMetadata o, String kind) {
-    return o == null ? Optional.empty() : o.getMetadata().getOwnerReferences().stream()
-        .filter(r -> kind.equals(r.getKind())).map(OwnerReference::getName).findFirst();
-  }
+    private static Optional<String> owner(HasMetadata o, String kind) {
+        return o == null
+                ? Optional.empty()
+                : o.getMetadata().getOwnerReferences().stream()
+                        .filter(r -> kind.equals(r.getKind()))
+                        .map(OwnerReference::getName)
+                        .findFirst();
+    }
 }

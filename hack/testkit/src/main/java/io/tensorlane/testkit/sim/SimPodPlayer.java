@@ -23,251 +23,295 @@ import java.util.concurrent.atomic.AtomicInteger;
  * nudges the scheduler when a pod finished.
  */
 final class SimPodPlayer implements AutoCloseable {
-  private static final int FINALIZE_ATTEMPTS = 120; // 60 s at 500 ms
+    private static final int FINALIZE_ATTEMPTS = 120; // 60 s at 500 ms
 
-  private final KubernetesClient client;
-  private final GpuNodeSimulator.Options options;
-  private final SimRules rules;
-  private final Map<String, String> nodeIps; // simulated node name -> InternalIP (the simulator's)
-  private final Map<String, Long> gpuMemory; // simulated node name -> bytes of one GPU (the simulator's)
-  private final Set<String> seen = ConcurrentHashMap.newKeySet(); // pod UIDs already planned
-  private final Set<String> finalizing = ConcurrentHashMap.newKeySet();
-  private final Map<String, List<ScheduledFuture<?>>> pending = new ConcurrentHashMap<>();
-  private final AtomicInteger podIpCounter = new AtomicInteger();
-  private final ScheduledExecutorService kubelet;
-  // pod UID -> what was played, when
-  private final Map<String, GpuNodeSimulator.Applied> applied = new ConcurrentHashMap<>();
-  private final Set<String> nudging = ConcurrentHashMap.newKeySet();
-  private SimKubelet kubeletEndpoint;
-  private volatile SimDownloads downloads;
-  private final AtomicInteger nudges = new AtomicInteger();
+    private final KubernetesClient client;
+    private final GpuNodeSimulator.Options options;
+    private final SimRules rules;
+    private final Map<String, String> nodeIps; // simulated node name -> InternalIP (the simulator's)
+    private final Map<String, Long> gpuMemory; // simulated node name -> bytes of one GPU (the simulator's)
+    private final Set<String> seen = ConcurrentHashMap.newKeySet(); // pod UIDs already planned
+    private final Set<String> finalizing = ConcurrentHashMap.newKeySet();
+    private final Map<String, List<ScheduledFuture<?>>> pending = new ConcurrentHashMap<>();
+    private final AtomicInteger podIpCounter = new AtomicInteger();
+    private final ScheduledExecutorService kubelet;
+    // pod UID -> what was played, when
+    private final Map<String, GpuNodeSimulator.Applied> applied = new ConcurrentHashMap<>();
+    private final Set<String> nudging = ConcurrentHashMap.newKeySet();
+    private SimKubelet kubeletEndpoint;
+    private volatile SimDownloads downloads;
+    private final AtomicInteger nudges = new AtomicInteger();
 
-  SimPodPlayer(KubernetesClient client, GpuNodeSimulator.Options options, SimRules rules, Map<String, String> nodeIps,
-      Map<String, Long> gpuMemory) {
-    this.client = client;
-    this.options = options;
-    this.rules = rules;
-    this.nodeIps = nodeIps;
-    this.gpuMemory = gpuMemory;
-    this.kubelet = Executors.newScheduledThreadPool(2, r -> {
-      Thread t = new Thread(r, "gpu-sim-kubelet");
-      t.setDaemon(true);
-      return t;
-    });
-  }
-
-  /** Starts the kubelet endpoint (container logs). */
-  void start() {
-    kubeletEndpoint = new SimKubelet();
-  }
-
-  /** The kubelet endpoint, once started, else null. */
-  SimKubelet endpoint() {
-    return kubeletEndpoint;
-  }
-
-  /** The download step of pods bound from now on, or null for none. */
-  void downloads(SimDownloads d) {
-    downloads = d;
-  }
-
-  /** What was last played on a pod (by UID), or null. */
-  GpuNodeSimulator.Applied applied(String podUid) {
-    return applied.get(podUid);
-  }
-
-  /** The pod informer's add/update: plans what to play on a pod bound to a simulated node, once per pod. */
-  void onPod(Pod pod) {
-    String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-    if (nodeName == null || !nodeIps.containsKey(nodeName)) {
-      return;
+    SimPodPlayer(
+            KubernetesClient client,
+            GpuNodeSimulator.Options options,
+            SimRules rules,
+            Map<String, String> nodeIps,
+            Map<String, Long> gpuMemory) {
+        this.client = client;
+        this.options = options;
+        this.rules = rules;
+        this.nodeIps = nodeIps;
+        this.gpuMemory = gpuMemory;
+        this.kubelet = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "gpu-sim-kubelet");
+            t.setDaemon(true);
+            return t;
+        });
     }
-    String uid = pod.getMetadata().getUid();
-    if (pod.getMetadata().getDeletionTimestamp() != null) {
-      if (finalizing.add(uid)) {
+
+    /** Starts the kubelet endpoint (container logs). */
+    void start() {
+        kubeletEndpoint = new SimKubelet();
+    }
+
+    /** The kubelet endpoint, once started, else null. */
+    SimKubelet endpoint() {
+        return kubeletEndpoint;
+    }
+
+    /** The download step of pods bound from now on, or null for none. */
+    void downloads(SimDownloads d) {
+        downloads = d;
+    }
+
+    /** What was last played on a pod (by UID), or null. */
+    GpuNodeSimulator.Applied applied(String podUid) {
+        return applied.get(podUid);
+    }
+
+    /** The pod informer's add/update: plans what to play on a pod bound to a simulated node, once per pod. */
+    void onPod(Pod pod) {
+        String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+        if (nodeName == null || !nodeIps.containsKey(nodeName)) {
+            return;
+        }
+        String uid = pod.getMetadata().getUid();
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            if (finalizing.add(uid)) {
+                cancel(uid);
+                kubelet.execute(() -> forceDelete(pod));
+            }
+            return;
+        }
+        if (!seen.add(uid)) {
+            return;
+        }
+        PodStatus st = pod.getStatus();
+        if (st != null
+                && st.getContainerStatuses() != null
+                && !st.getContainerStatuses().isEmpty()) {
+            return; // already played (this simulator restarted): leave it as it is
+        }
+        var oom = new SimOwners.LazyOom(client, pod, gpuMemory.get(nodeName));
+        SimRule rule = rules.firstMatch(pod, oom);
+        SimAction action = rule != null
+                ? SimOwners.withNumbers(rule, oom)
+                : PodStatuses.restarts(pod) ? SimAction.run() : SimAction.succeed();
+        long delay = rule != null && rule.delayMillis() != null
+                ? rule.delayMillis()
+                : options.startDelay().toMillis();
+        var at = new PodStatuses.Placement(
+                nodeIps.get(nodeName), nextPodIp(), Instant.now().plusMillis(delay));
+        if (rule != null) {
+            log("pod " + ref(pod) + " on " + nodeName + ": rule '" + rule.name() + "' -> " + action.type() + " in "
+                    + delay + " ms");
+        }
+        SimDownloads dl = downloads;
+        String init = dl == null ? null : SimDownloads.initContainer(pod);
+        if (init == null) {
+            schedule(uid, delay, () -> play(pod, at, action));
+            return;
+        }
+        // the download step first: Pending with the init container running and progress lines in its log, then the
+        // action
+        schedule(uid, delay, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
+        for (SimDownloads.Line line : dl.lines(pod)) {
+            schedule(
+                    uid,
+                    delay + line.atMillis(),
+                    () -> kubeletEndpoint.append(
+                            pod.getMetadata().getNamespace(), pod.getMetadata().getName(), init, line.text()));
+        }
+        long end = delay + dl.duration().toMillis();
+        schedule(uid, end, () -> play(pod, new PodStatuses.Placement(at.hostIp(), at.podIp(), Instant.now()), action));
+    }
+
+    /** {@link GpuNodeSimulator#act}: plays {@code action} now, cancelling what was scheduled for the pod. */
+    void act(Pod pod, SimAction action) {
+        cancel(pod.getMetadata().getUid());
+        PodStatus st = pod.getStatus();
+        String hostIp = st != null && st.getHostIP() != null
+                ? st.getHostIP()
+                : nodeIps.get(pod.getSpec().getNodeName());
+        String podIp = st != null && st.getPodIP() != null ? st.getPodIP() : nextPodIp();
+        Instant started = st != null && st.getStartTime() != null ? Instant.parse(st.getStartTime()) : Instant.now();
+        play(pod, new PodStatuses.Placement(hostIp, podIp, started), action);
+    }
+
+    private void play(Pod pod, PodStatuses.Placement at, SimAction action) {
+        Instant now = Instant.now();
+        switch (action.type()) {
+            case Run -> write(pod, PodStatuses.running(pod, at, true), action.type());
+            case Hang -> write(pod, PodStatuses.running(pod, at, false), action.type());
+            case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, action.message(), now), action.type());
+            case CrashLoopBackOff ->
+                write(
+                        pod,
+                        PodStatuses.crashLoop(pod, at, action, action.restarts() == null ? 3 : action.restarts(), now),
+                        action.type());
+            case OOMKilled, CudaOom, Fail -> {
+                if (action.type() == SimAction.Type.Fail && !PodStatuses.restarts(pod)) {
+                    write(pod, PodStatuses.completed(pod, at, 1, action.message(), now), action.type());
+                    return;
+                }
+                write(pod, PodStatuses.terminated(pod, at, action, now), action.type());
+                if (PodStatuses.restarts(pod)) {
+                    schedule(
+                            pod.getMetadata().getUid(),
+                            options.crashLoopAfter().toMillis(),
+                            () -> write(
+                                    pod,
+                                    PodStatuses.crashLoop(pod, at, action, 1, now),
+                                    SimAction.Type.CrashLoopBackOff));
+                }
+            }
+        }
+    }
+
+    private void write(Pod pod, PodStatus status, SimAction.Type type) {
+        Pod patch = new PodBuilder()
+                .withNewMetadata()
+                .withName(pod.getMetadata().getName())
+                .withNamespace(pod.getMetadata().getNamespace())
+                .withUid(pod.getMetadata().getUid()) // never write onto a newer pod of the same name
+                .endMetadata()
+                .withStatus(status)
+                .build();
+        try {
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .resource(patch)
+                    .patchStatus();
+            applied.put(pod.getMetadata().getUid(), new GpuNodeSimulator.Applied(type, Instant.now()));
+            if ("Succeeded".equals(status.getPhase()) || "Failed".equals(status.getPhase())) {
+                nudgeScheduler(pod.getSpec().getNodeName());
+            }
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 404 && e.getCode() != 409) {
+                log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A finished pod frees its GPUs, but the 1.20 scheduler re-examines unschedulable pods only on pod deletion and
+     * node changes (else once a minute); bumping a label on the node ({@value GpuNodeSimulator#FREED_LABEL}) makes it
+     * look at once, as newer schedulers do by themselves. At most one bump per node in flight.
+     */
+    private void nudgeScheduler(String node) {
+        if (node == null || !nudging.add(node)) {
+            return;
+        }
+        kubelet.schedule(
+                () -> {
+                    nudging.remove(node);
+                    try {
+                        SimSupport.retryOnConflict(() -> client.nodes()
+                                .withName(node)
+                                .edit(n -> {
+                                    n.getMetadata()
+                                            .getLabels()
+                                            .put(
+                                                    GpuNodeSimulator.FREED_LABEL,
+                                                    Integer.toString(nudges.incrementAndGet()));
+                                    return n;
+                                }));
+                    } catch (KubernetesClientException e) {
+                        if (e.getCode() != 404) {
+                            log("cannot nudge the scheduler on node " + node + ": " + e.getMessage());
+                        }
+                    }
+                },
+                100,
+                TimeUnit.MILLISECONDS);
+    }
+
+    private void forceDelete(Pod pod) {
+        forceDelete(pod, 1);
+    }
+
+    /** As a kubelet does, keeps trying while the API server is unreachable (a restart): a pod left Terminating counts. */
+    private void forceDelete(Pod pod, int attempt) {
+        try {
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .withGracePeriod(0)
+                    .delete();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 404) {
+                return;
+            }
+            if (attempt < FINALIZE_ATTEMPTS) {
+                kubelet.schedule(() -> forceDelete(pod, attempt + 1), 500, TimeUnit.MILLISECONDS);
+            } else {
+                log("cannot finalize pod " + ref(pod) + " after " + attempt + " attempts: " + e.getMessage());
+            }
+        }
+    }
+
+    /** The pod informer's delete: forgets the pod (scheduled statuses, what was played, its logs). */
+    void onPodGone(Pod pod) {
+        String uid = pod.getMetadata().getUid();
         cancel(uid);
-        kubelet.execute(() -> forceDelete(pod));
-      }
-      return;
-    }
-    if (!seen.add(uid)) {
-      return;
-    }
-    PodStatus st = pod.getStatus();
-    if (st != null && st.getContainerStatuses() != null && !st.getContainerStatuses().isEmpty()) {
-      return; // already played (this simulator restarted): leave it as it is
-    }
-    var oom = new SimOwners.LazyOom(client, pod, gpuMemory.get(nodeName));
-    SimRule rule = rules.firstMatch(pod, oom);
-    SimAction action = rule != null ? SimOwners.withNumbers(rule, oom)
-        : PodStatuses.restarts(pod) ? SimAction.run() : SimAction.succeed();
-    long delay = rule != null && rule.delayMillis() != null ? rule.delayMillis() : options.startDelay().toMillis();
-    var at = new PodStatuses.Placement(nodeIps.get(nodeName), nextPodIp(), Instant.now().plusMillis(delay));
-    if (rule != null) {
-      log("pod " + ref(pod) + " on " + nodeName + ": rule '" + rule.name() + "' -> " + action.type() + " in " + delay + " ms");
-    }
-    SimDownloads dl = downloads;
-    String init = dl == null ? null : SimDownloads.initContainer(pod);
-    if (init == null) {
-      schedule(uid, delay, () -> play(pod, at, action));
-      return;
-    }
-    // the download step first: Pending with the init container running and progress lines in its log, then the action
-    schedule(uid, delay, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
-    for (SimDownloads.Line line : dl.lines(pod)) {
-      schedule(uid, delay + line.atMillis(), () -> kubeletEndpoint.append(pod.getMetadata().getNamespace(),
-          pod.getMetadata().getName(), init, line.text()));
-    }
-    long end = delay + dl.duration().toMillis();
-    schedule(uid, end, () -> play(pod, new PodStatuses.Placement(at.hostIp(), at.podIp(), Instant.now()), action));
-  }
-
-  /** {@link GpuNodeSimulator#act}: plays {@code action} now, cancelling what was scheduled for the pod. */
-  void act(Pod pod, SimAction action) {
-    cancel(pod.getMetadata().getUid());
-    PodStatus st = pod.getStatus();
-    String hostIp = st != null && st.getHostIP() != null ? st.getHostIP() : nodeIps.get(pod.getSpec().getNodeName());
-    String podIp = st != null && st.getPodIP() != null ? st.getPodIP() : nextPodIp();
-    Instant started = st != null && st.getStartTime() != null ? Instant.parse(st.getStartTime()) : Instant.now();
-    play(pod, new PodStatuses.Placement(hostIp, podIp, started), action);
-  }
-
-  private void play(Pod pod, PodStatuses.Placement at, SimAction action) {
-    Instant now = Instant.now();
-    switch (action.type()) {
-      case Run -> write(pod, PodStatuses.running(pod, at, true), action.type());
-      case Hang -> write(pod, PodStatuses.running(pod, at, false), action.type());
-      case Succeed -> write(pod, PodStatuses.completed(pod, at, 0, action.message(), now), action.type());
-      case CrashLoopBackOff -> write(pod, PodStatuses.crashLoop(pod, at, action,
-          action.restarts() == null ? 3 : action.restarts(), now), action.type());
-      case OOMKilled, CudaOom, Fail -> {
-        if (action.type() == SimAction.Type.Fail && !PodStatuses.restarts(pod)) {
-          write(pod, PodStatuses.completed(pod, at, 1, action.message(), now), action.type());
-          return;
+        seen.remove(uid);
+        finalizing.remove(uid);
+        applied.remove(uid);
+        if (kubeletEndpoint != null) {
+            kubeletEndpoint.forget(
+                    pod.getMetadata().getNamespace(), pod.getMetadata().getName());
         }
-        write(pod, PodStatuses.terminated(pod, at, action, now), action.type());
-        if (PodStatuses.restarts(pod)) {
-          schedule(pod.getMetadata().getUid(), options.crashLoopAfter().toMillis(),
-              () -> write(pod, PodStatuses.crashLoop(pod, at, action, 1, now), SimAction.Type.CrashLoopBackOff));
+    }
+
+    private void schedule(String uid, long delayMillis, Runnable task) {
+        Runnable safe = () -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                log("simulated kubelet task failed: " + e);
+            }
+        };
+        pending.computeIfAbsent(uid, k -> new CopyOnWriteArrayList<>())
+                .add(kubelet.schedule(safe, Math.max(0, delayMillis), TimeUnit.MILLISECONDS));
+    }
+
+    private void cancel(String uid) {
+        List<ScheduledFuture<?>> tasks = pending.remove(uid);
+        if (tasks != null) {
+            tasks.forEach(f -> f.cancel(false));
         }
-      }
     }
-  }
 
-  private void write(Pod pod, PodStatus status, SimAction.Type type) {
-    Pod patch = new PodBuilder().withNewMetadata()
-        .withName(pod.getMetadata().getName())
-        .withNamespace(pod.getMetadata().getNamespace())
-        .withUid(pod.getMetadata().getUid()) // never write onto a newer pod of the same name
-        .endMetadata().withStatus(status).build();
-    try {
-      client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(patch).patchStatus();
-      applied.put(pod.getMetadata().getUid(), new GpuNodeSimulator.Applied(type, Instant.now()));
-      if ("Succeeded".equals(status.getPhase()) || "Failed".equals(status.getPhase())) {
-        nudgeScheduler(pod.getSpec().getNodeName());
-      }
-    } catch (KubernetesClientException e) {
-      if (e.getCode() != 404 && e.getCode() != 409) {
-        log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
-      }
+    private String nextPodIp() {
+        int n = podIpCounter.getAndIncrement();
+        return "10.244." + (n / 250 % 250) + "." + (n % 250 + 1);
     }
-  }
 
-  /**
-   * A finished pod frees its GPUs, but the 1.20 scheduler re-examines unschedulable pods only on pod deletion and
-   * node changes (else once a minute); bumping a label on the node ({@value GpuNodeSimulator#FREED_LABEL}) makes it
-   * look at once, as newer schedulers do by themselves. At most one bump per node in flight.
-   */
-  private void nudgeScheduler(String node) {
-    if (node == null || !nudging.add(node)) {
-      return;
+    private static String ref(Pod pod) {
+        return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
     }
-    kubelet.schedule(() -> {
-      nudging.remove(node);
-      try {
-        SimSupport.retryOnConflict(() -> client.nodes().withName(node).edit(n -> {
-          n.getMetadata().getLabels().put(GpuNodeSimulator.FREED_LABEL, Integer.toString(nudges.incrementAndGet()));
-          return n;
-        }));
-      } catch (KubernetesClientException e) {
-        if (e.getCode() != 404) {
-          log("cannot nudge the scheduler on node " + node + ": " + e.getMessage());
+
+    private static void log(String msg) {
+        System.err.println("[gpu-sim] " + msg);
+    }
+
+    /** Stops the simulated kubelet and its endpoint. */
+    @Override
+    public void close() {
+        kubelet.shutdownNow();
+        if (kubeletEndpoint != null) {
+            kubeletEndpoint.close();
         }
-      }
-    }, 100, TimeUnit.MILLISECONDS);
-  }
-
-  private void forceDelete(Pod pod) {
-    forceDelete(pod, 1);
-  }
-
-  /** As a kubelet does, keeps trying while the API server is unreachable (a restart): a pod left Terminating counts. */
-  private void forceDelete(Pod pod, int attempt) {
-    try {
-      client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-          .withGracePeriod(0).delete();
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 404) {
-        return;
-      }
-      if (attempt < FINALIZE_ATTEMPTS) {
-        kubelet.schedule(() -> forceDelete(pod, attempt + 1), 500, TimeUnit.MILLISECONDS);
-      } else {
-        log("cannot finalize pod " + ref(pod) + " after " + attempt + " attempts: " + e.getMessage());
-      }
     }
-  }
-
-  /** The pod informer's delete: forgets the pod (scheduled statuses, what was played, its logs). */
-  void onPodGone(Pod pod) {
-    String uid = pod.getMetadata().getUid();
-    cancel(uid);
-    seen.remove(uid);
-    finalizing.remove(uid);
-    applied.remove(uid);
-    if (kubeletEndpoint != null) {
-      kubeletEndpoint.forget(pod.getMetadata().getNamespace(), pod.getMetadata().getName());
-    }
-  }
-
-  private void schedule(String uid, long delayMillis, Runnable task) {
-    Runnable safe = () -> {
-      try {
-        task.run();
-      } catch (RuntimeException e) {
-        log("simulated kubelet task failed: " + e);
-      }
-    };
-    pending.computeIfAbsent(uid, k -> new CopyOnWriteArrayList<>())
-        .add(kubelet.schedule(safe, Math.max(0, delayMillis), TimeUnit.MILLISECONDS));
-  }
-
-  private void cancel(String uid) {
-    List<ScheduledFuture<?>> tasks = pending.remove(uid);
-    if (tasks != null) {
-      tasks.forEach(f -> f.cancel(false));
-    }
-  }
-
-  private String nextPodIp() {
-    int n = podIpCounter.getAndIncrement();
-    return "10.244." + (n / 250 % 250) + "." + (n % 250 + 1);
-  }
-
-  private static String ref(Pod pod) {
-    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-  }
-
-  private static void log(String msg) {
-    System.err.println("[gpu-sim] " + msg);
-  }
-
-  /** Stops the simulated kubelet and its endpoint. */
-  @Override
-  public void close() {
-    kubelet.shutdownNow();
-    if (kubeletEndpoint != null) {
-      kubeletEndpoint.close();
-    }
-  }
 }

@@ -25,95 +25,159 @@ import org.junit.jupiter.params.provider.MethodSource;
  * 16384 batch tokens, custom allreduce with 8 MiB messages): the planner's auto fraction there is 0.94.
  */
 class SimMemoryTest {
-  static final long PRO_6000 = 102_641_958_912L;
+    static final long PRO_6000 = 102_641_958_912L;
 
-  static InferenceDeploymentSpec llama70b() {
-    InferenceDeploymentSpec s = new InferenceDeploymentSpec();
-    s.model = new ModelSpec();
-    s.model.dtype = ModelSpec.DType.bf16;
-    ModelGeometry g = new ModelGeometry();
-    g.layers = 80;
-    g.hiddenSize = 8192;
-    g.attentionHeads = 64;
-    g.kvHeads = 8;
-    g.headDim = 128;
-    g.vocabSize = 128256;
-    g.intermediateSize = 28672;
-    s.model.geometry = g;
-    s.memory = new MemorySpec();
-    s.memory.reserveMiB = 512;
-    return s;
-  }
-
-  static Pod tensorlane(String fraction, String allreduce) {
-    Map<String, String> env = new java.util.LinkedHashMap<>(Map.of("TENSORLANE_WORLD_SIZE", "8",
-        "TENSORLANE_ALLREDUCE", allreduce, "TENSORLANE_MEMORY_FRACTION", fraction, "TENSORLANE_MAX_BATCH_TOKENS", "16384"));
-    if ("Custom".equals(allreduce)) {
-      env.put("TENSORLANE_MAX_MESSAGE_BYTES", "8388608");
+    static InferenceDeploymentSpec llama70b() {
+        InferenceDeploymentSpec s = new InferenceDeploymentSpec();
+        s.model = new ModelSpec();
+        s.model.dtype = ModelSpec.DType.bf16;
+        ModelGeometry g = new ModelGeometry();
+        g.layers = 80;
+        g.hiddenSize = 8192;
+        g.attentionHeads = 64;
+        g.kvHeads = 8;
+        g.headDim = 128;
+        g.vocabSize = 128256;
+        g.intermediateSize = 28672;
+        s.model.geometry = g;
+        s.memory = new MemorySpec();
+        s.memory.reserveMiB = 512;
+        return s;
     }
-    return pod(List.of("serve"), env);
-  }
 
-  static Pod pod(List<String> args, Map<String, String> env) {
-    var c = new ContainerBuilder().withName("engine").withImage("img").withArgs(args).withNewResources()
-        .addToLimits("nvidia.com/gpu", new Quantity("8")).endResources();
-    env.forEach((k, v) -> c.addNewEnv().withName(k).withValue(v).endEnv());
-    return new PodBuilder().withNewMetadata().withName("p").withNamespace("demo").endMetadata().withNewSpec()
-        .withContainers(c.build()).endSpec().build();
-  }
+    static Pod tensorlane(String fraction, String allreduce) {
+        Map<String, String> env = new java.util.LinkedHashMap<>(Map.of(
+                "TENSORLANE_WORLD_SIZE",
+                "8",
+                "TENSORLANE_ALLREDUCE",
+                allreduce,
+                "TENSORLANE_MEMORY_FRACTION",
+                fraction,
+                "TENSORLANE_MAX_BATCH_TOKENS",
+                "16384"));
+        if ("Custom".equals(allreduce)) {
+            env.put("TENSORLANE_MAX_MESSAGE_BYTES", "8388608");
+        }
+        return pod(List.of("serve"), env);
+    }
 
-  static Stream<Arguments> cases() {
-    return Stream.of(
-        Arguments.of("auto (0.94) runs", tensorlane("0.94", "Custom"), llama70b(), null),
-        Arguments.of("0.90 runs", tensorlane("0.90", "Custom"), llama70b(), null),
-        Arguments.of("the seed's forced 0.95: no room for the CUDA graphs", tensorlane("0.95", "Custom"), llama70b(),
-            MemoryBudget.PHASE_CUDA_GRAPHS),
-        Arguments.of("0.95 with NCCL still fails (the IPC buffers are small)", tensorlane("0.95", "NCCL"), llama70b(),
-            MemoryBudget.PHASE_CUDA_GRAPHS),
-        Arguments.of("0.99: the activations do not fit", tensorlane("0.99", "Custom"), llama70b(),
-            MemoryBudget.PHASE_ACTIVATIONS),
-        Arguments.of("0.999: the static pool itself does not fit", tensorlane("0.999", "Custom"), llama70b(),
-            TerminationMessage.PHASE_STATIC_POOL),
-        Arguments.of("a bigger reserve makes 0.94 too much", tensorlane("0.94", "Custom"), withReserve(2048),
-            MemoryBudget.PHASE_RESERVE),
-        Arguments.of("SGLang flags, custom allreduce", pod(List.of("--tp", "8", "--mem-fraction-static", "0.95",
-            "--chunked-prefill-size", "16384"), Map.of()), llama70b(), MemoryBudget.PHASE_CUDA_GRAPHS),
-        Arguments.of("SGLang at 0.94 runs", pod(List.of("--tp", "8", "--mem-fraction-static", "0.94",
-            "--chunked-prefill-size", "16384", "--disable-custom-all-reduce"), Map.of()), llama70b(), null),
-        Arguments.of("vLLM's utilization is no static fraction", pod(List.of("--tensor-parallel-size", "8",
-            "--gpu-memory-utilization", "0.99"), Map.of()), llama70b(), null),
-        Arguments.of("without an owner only the attention workspace counts", tensorlane("0.95", "Custom"), null,
-            null));
-  }
+    static Pod pod(List<String> args, Map<String, String> env) {
+        var c = new ContainerBuilder()
+                .withName("engine")
+                .withImage("img")
+                .withArgs(args)
+                .withNewResources()
+                .addToLimits("nvidia.com/gpu", new Quantity("8"))
+                .endResources();
+        env.forEach((k, v) -> c.addNewEnv().withName(k).withValue(v).endEnv());
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName("p")
+                .withNamespace("demo")
+                .endMetadata()
+                .withNewSpec()
+                .withContainers(c.build())
+                .endSpec()
+                .build();
+    }
 
-  static InferenceDeploymentSpec withReserve(int mib) {
-    InferenceDeploymentSpec s = llama70b();
-    s.memory.reserveMiB = mib;
-    return s;
-  }
+    static Stream<Arguments> cases() {
+        return Stream.of(
+                Arguments.of("auto (0.94) runs", tensorlane("0.94", "Custom"), llama70b(), null),
+                Arguments.of("0.90 runs", tensorlane("0.90", "Custom"), llama70b(), null),
+                Arguments.of(
+                        "the seed's forced 0.95: no room for the CUDA graphs",
+                        tensorlane("0.95", "Custom"),
+                        llama70b(),
+                        MemoryBudget.PHASE_CUDA_GRAPHS),
+                Arguments.of(
+                        "0.95 with NCCL still fails (the IPC buffers are small)",
+                        tensorlane("0.95", "NCCL"),
+                        llama70b(),
+                        MemoryBudget.PHASE_CUDA_GRAPHS),
+                Arguments.of(
+                        "0.99: the activations do not fit",
+                        tensorlane("0.99", "Custom"),
+                        llama70b(),
+                        MemoryBudget.PHASE_ACTIVATIONS),
+                Arguments.of(
+                        "0.999: the static pool itself does not fit",
+                        tensorlane("0.999", "Custom"),
+                        llama70b(),
+                        TerminationMessage.PHASE_STATIC_POOL),
+                Arguments.of(
+                        "a bigger reserve makes 0.94 too much",
+                        tensorlane("0.94", "Custom"),
+                        withReserve(2048),
+                        MemoryBudget.PHASE_RESERVE),
+                Arguments.of(
+                        "SGLang flags, custom allreduce",
+                        pod(
+                                List.of(
+                                        "--tp",
+                                        "8",
+                                        "--mem-fraction-static",
+                                        "0.95",
+                                        "--chunked-prefill-size",
+                                        "16384"),
+                                Map.of()),
+                        llama70b(),
+                        MemoryBudget.PHASE_CUDA_GRAPHS),
+                Arguments.of(
+                        "SGLang at 0.94 runs",
+                        pod(
+                                List.of(
+                                        "--tp",
+                                        "8",
+                                        "--mem-fraction-static",
+                                        "0.94",
+                                        "--chunked-prefill-size",
+                                        "16384",
+                                        "--disable-custom-all-reduce"),
+                                Map.of()),
+                        llama70b(),
+                        null),
+                Arguments.of(
+                        "vLLM's utilization is no static fraction",
+                        pod(List.of("--tensor-parallel-size", "8", "--gpu-memory-utilization", "0.99"), Map.of()),
+                        llama70b(),
+                        null),
+                Arguments.of(
+                        "without an owner only the attention workspace counts",
+                        tensorlane("0.95", "Custom"),
+                        null,
+                        null));
+    }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("cases")
-  void startupOom(String why, Pod pod, InferenceDeploymentSpec owner, String phase) {
-    Optional<MemoryBudget.Oom> oom = SimMemory.startupOom(pod, PRO_6000, owner);
-    assertThat(oom.map(MemoryBudget.Oom::phase).orElse(null)).isEqualTo(phase);
-    oom.ifPresent(o -> {
-      assertThat(o.requestedBytes()).isGreaterThan(o.freeBytes());
-      assertThat(o.totalBytes()).isEqualTo(PRO_6000);
-    });
-  }
+    static InferenceDeploymentSpec withReserve(int mib) {
+        InferenceDeploymentSpec s = llama70b();
+        s.memory.reserveMiB = mib;
+        return s;
+    }
 
-  @org.junit.jupiter.api.Test
-  void anOutOfMemoryRuleTakesTheFailingAllocationsNumbers() {
-    SimRule rule = SimRule.forAllPods("oom", SimAction.of(SimAction.Type.CudaOom)).whenOutOfMemory();
-    Pod pod = tensorlane("0.95", "Custom");
-    var oom = SimMemory.startupOom(pod, PRO_6000, llama70b());
-    assertThat(rule.matches(pod)).as("no node, no decision").isFalse();
-    assertThat(rule.matches(pod, () -> oom)).isTrue();
-    assertThat(rule.matches(tensorlane("0.94", "Custom"), Optional::empty)).isFalse();
-    SimAction a = SimOwners.withNumbers(rule, () -> oom);
-    assertThat(a.phase()).isEqualTo(MemoryBudget.PHASE_CUDA_GRAPHS);
-    assertThat(a.requestedBytes()).isEqualTo(MemoryBudget.CUDA_GRAPH_BYTES);
-    assertThat(a.freeBytes()).isEqualTo(oom.orElseThrow().freeBytes());
-  }
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void startupOom(String why, Pod pod, InferenceDeploymentSpec owner, String phase) {
+        Optional<MemoryBudget.Oom> oom = SimMemory.startupOom(pod, PRO_6000, owner);
+        assertThat(oom.map(MemoryBudget.Oom::phase).orElse(null)).isEqualTo(phase);
+        oom.ifPresent(o -> {
+            assertThat(o.requestedBytes()).isGreaterThan(o.freeBytes());
+            assertThat(o.totalBytes()).isEqualTo(PRO_6000);
+        });
+    }
+
+    @org.junit.jupiter.api.Test
+    void anOutOfMemoryRuleTakesTheFailingAllocationsNumbers() {
+        SimRule rule =
+                SimRule.forAllPods("oom", SimAction.of(SimAction.Type.CudaOom)).whenOutOfMemory();
+        Pod pod = tensorlane("0.95", "Custom");
+        var oom = SimMemory.startupOom(pod, PRO_6000, llama70b());
+        assertThat(rule.matches(pod)).as("no node, no decision").isFalse();
+        assertThat(rule.matches(pod, () -> oom)).isTrue();
+        assertThat(rule.matches(tensorlane("0.94", "Custom"), Optional::empty)).isFalse();
+        SimAction a = SimOwners.withNumbers(rule, () -> oom);
+        assertThat(a.phase()).isEqualTo(MemoryBudget.PHASE_CUDA_GRAPHS);
+        assertThat(a.requestedBytes()).isEqualTo(MemoryBudget.CUDA_GRAPH_BYTES);
+        assertThat(a.freeBytes()).isEqualTo(oom.orElseThrow().freeBytes());
+    }
 }
