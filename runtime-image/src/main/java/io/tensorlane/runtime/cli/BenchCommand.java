@@ -10,6 +10,7 @@ import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.cli.BenchReport.Row;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;

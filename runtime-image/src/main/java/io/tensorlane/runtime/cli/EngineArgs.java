@@ -1,15 +1,12 @@
 package io.tensorlane.runtime.cli;
 
+import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.llm.EngineOptions;
 import java.nio.file.Path;
-import java.util.Map;
 import picocli.CommandLine.Option;
 
 /** The engine options {@code generate} and {@code bench-model} share (a picocli mixin). */
 public final class EngineArgs {
-    /** Tokens per KV block. */
-    public static final int BLOCK_SIZE = 16;
-
     @Option(
             names = "--model",
             required = true,
@@ -69,20 +66,7 @@ public final class EngineArgs {
                         !noGraphs,
                         nccl,
                         ncclLib,
-                        BLOCK_SIZE)
+                        EngineSettings.BLOCK_SIZE)
                 .withBaselineKernels(baselineKernels);
-    }
-
-    /** A whole number from {@code env}, or {@code dflt} when unset; a bad value names the variable. */
-    public static long envLong(Map<String, String> env, String name, long dflt) {
-        String v = env.get(name);
-        if (v == null || v.isBlank()) {
-            return dflt;
-        }
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be a whole number, got '" + v + "'");
-        }
     }
 }

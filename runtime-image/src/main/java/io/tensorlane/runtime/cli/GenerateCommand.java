@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.runtime.common.EngineSettings;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.Generator;
 import io.tensorlane.runtime.llm.LlmEngine;
@@ -126,7 +128,7 @@ public final class GenerateCommand implements Callable<Integer> {
             }
             long kv = kvCacheTokens > 0
                     ? kvCacheTokens
-                    : EngineArgs.envLong(System.getenv(), EngineEnv.KV_CACHE_TOKENS, 0);
+                    : EngineSettings.envLong(System.getenv(), EngineEnv.KV_CACHE_TOKENS, 0);
             int logitRows = dumpLogits != null ? args.maxBatchTokens : maxSeqs;
             EngineOptions opts = args.options(Math.min(maxSeqs, args.maxBatchTokens), maxModelLen, kv, logitRows);
             try (LlmEngine engine = LlmEngine.load(opts, err)) {

@@ -5,6 +5,7 @@ import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ModelDirectory;
 import io.tensorlane.modelfacts.ModelFactsException;
 import io.tensorlane.modelfacts.UnsupportedArchitectureException;
+import io.tensorlane.runtime.common.ExitCodes;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

@@ -13,6 +13,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;

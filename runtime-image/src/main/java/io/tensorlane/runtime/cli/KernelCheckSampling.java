@@ -6,7 +6,7 @@ import static io.tensorlane.runtime.cli.KernelCheckMath.toInts;
 
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
-import io.tensorlane.runtime.llm.SamplingRows;
+import io.tensorlane.runtime.sched.SamplingRows;
 import io.tensorlane.runtime.text.SamplingParams;
 import java.util.ArrayList;
 import java.util.Arrays;

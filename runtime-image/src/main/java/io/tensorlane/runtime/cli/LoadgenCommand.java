@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.cli;
 
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.loadgen.Endpoint;
 import io.tensorlane.runtime.loadgen.LevelSummary;
 import io.tensorlane.runtime.loadgen.LoadRunner;

@@ -1,5 +1,7 @@
 package io.tensorlane.runtime.cli;
 
+import io.tensorlane.runtime.common.ExitCodes;
+import io.tensorlane.runtime.common.TerminationLog;
 import io.tensorlane.runtime.engine.AllreduceTimeoutException;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import picocli.CommandLine;
@@ -29,7 +31,7 @@ import picocli.CommandLine.Command;
             KernelCheckCommand.class,
             io.tensorlane.runtime.probe.ProbeCommand.class,
             io.tensorlane.runtime.serve.ServeCommand.class,
-            io.tensorlane.runtime.serve.PreflightCommand.class,
+            PreflightCommand.class,
             io.tensorlane.runtime.fetch.FetchModelCommand.class,
             InspectModelCommand.class,
             CommandLine.HelpCommand.class

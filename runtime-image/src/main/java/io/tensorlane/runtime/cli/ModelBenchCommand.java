@@ -3,6 +3,8 @@ package io.tensorlane.runtime.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tensorlane.runtime.cli.ModelBenchSteps.DecodeResult;
 import io.tensorlane.runtime.cli.ModelBenchSteps.PrefillResult;
+import io.tensorlane.runtime.common.EngineSettings;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.model.ModelConfig;
@@ -49,7 +51,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
     /** The largest decode batch accepted (graph buckets and logits buffers are sized by it). */
     static final int MAX_BATCH = 1024;
 
-    static final int BLOCK_SIZE = EngineArgs.BLOCK_SIZE;
+    static final int BLOCK_SIZE = EngineSettings.BLOCK_SIZE;
 
     @Spec
     CommandSpec spec;

@@ -1,8 +1,8 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.runtime.llm.BlockAllocator;
 import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.llm.StepBatch;
+import io.tensorlane.runtime.sched.BlockAllocator;
+import io.tensorlane.runtime.sched.StepBatch;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

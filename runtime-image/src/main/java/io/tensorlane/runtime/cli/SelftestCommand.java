@@ -8,6 +8,7 @@ import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.engine.AllreduceTimeoutException;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;

@@ -3,6 +3,7 @@ package io.tensorlane.runtime.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.text.ModelTokenizer;
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -3,6 +3,7 @@ package io.tensorlane.runtime.cli;
 import io.tensorlane.kernels.Fatbin;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.chat.ChatTemplate;
+import io.tensorlane.runtime.common.ExitCodes;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;

@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.fetch;
 
-import io.tensorlane.runtime.cli.TerminationLog;
+import io.tensorlane.runtime.common.TerminationLog;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Path;

@@ -1,5 +1,9 @@
 package io.tensorlane.runtime.llm;
 
+import io.tensorlane.runtime.sched.BlockAllocator;
+import io.tensorlane.runtime.sched.SamplingRows;
+import io.tensorlane.runtime.sched.StepBatch;
+import io.tensorlane.runtime.sched.StepResult;
 import io.tensorlane.runtime.text.Sampler;
 import io.tensorlane.runtime.text.SamplingParams;
 import io.tensorlane.runtime.text.TopLogprobs;
@@ -145,7 +149,7 @@ public final class Generator {
                 }
             }
             boolean wantLogits = inStep.stream().anyMatch(s -> s.needsLogits() || s.req.promptLogits());
-            LlmEngine.StepResult res = engine.step(b.build(), wantLogits);
+            StepResult res = engine.step(b.build(), wantLogits);
             for (int i = 0; i < inStep.size(); i++) {
                 Seq s = inStep.get(i);
                 int[] rg = ranges.get(i);
@@ -180,7 +184,7 @@ public final class Generator {
                     b.sample(s.req.sampling(), s.out.size());
                 }
                 boolean wantLogits = group.stream().anyMatch(Seq::needsLogits);
-                LlmEngine.StepResult res = engine.step(b.build(), wantLogits);
+                StepResult res = engine.step(b.build(), wantLogits);
                 steps++;
                 for (int i = 0; i < group.size(); i++) {
                     accept(group.get(i), res, i, vocab);
@@ -203,7 +207,7 @@ public final class Generator {
     }
 
     /** Takes the token for logits row {@code row} of {@code res} as {@code s}'s next token. */
-    private void accept(Seq s, LlmEngine.StepResult res, int row, int vocab) {
+    private void accept(Seq s, StepResult res, int row, int vocab) {
         int token = res.ids()[row];
         if (s.req.logprobs() > 0) {
             s.logprobs.add(Sampler.logprobs(res.logits(), row * vocab, vocab, token, s.req.logprobs()));

@@ -17,7 +17,10 @@ import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.model.WeightDType;
 import io.tensorlane.runtime.nccl.Nccl;
 import io.tensorlane.runtime.nccl.NcclComm;
+import io.tensorlane.runtime.sched.BlockAllocator;
+import io.tensorlane.runtime.sched.StepBatch;
 import io.tensorlane.runtime.sched.StepExecutor;
+import io.tensorlane.runtime.sched.StepResult;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -320,9 +323,6 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     public long weightBytes() {
         return weightBytes;
     }
-
-    /** The result of one step: the greedy token per logits row, and the rows' logits ({@code rows × vocab}) when asked. */
-    public record StepResult(int[] ids, float[] logits) {}
 
     /** Runs one forward pass of {@code batch} on every rank. */
     @Override

@@ -8,6 +8,7 @@ import static jcuda.driver.JCudaDriver.cuModuleUnload;
 import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.sched.SamplingRows;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;

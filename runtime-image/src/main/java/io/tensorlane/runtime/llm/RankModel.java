@@ -13,6 +13,8 @@ import io.tensorlane.runtime.model.DeviceTensor;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.Piece;
 import io.tensorlane.runtime.model.TpLayout;
+import io.tensorlane.runtime.sched.SamplingRows;
+import io.tensorlane.runtime.sched.StepBatch;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -7,7 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.tensorlane.api.v1alpha1.GpuTopologyStatus;
-import io.tensorlane.runtime.cli.ExitCodes;
+import io.tensorlane.runtime.common.ExitCodes;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;

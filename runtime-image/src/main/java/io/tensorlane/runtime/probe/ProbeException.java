@@ -1,6 +1,6 @@
 package io.tensorlane.runtime.probe;
 
-import io.tensorlane.runtime.cli.ExitCodes;
+import io.tensorlane.runtime.common.ExitCodes;
 
 /** An expected failure of the probe (no GPU, no NVML, API server refused): one line for the user, no stack trace. */
 public class ProbeException extends RuntimeException {

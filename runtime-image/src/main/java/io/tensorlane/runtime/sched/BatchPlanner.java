@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.llm.BlockAllocator;
-import io.tensorlane.runtime.llm.StepBatch;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;

@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.llm.BlockAllocator;
-import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.text.Sampler;
 import io.tensorlane.runtime.text.TopLogprobs;
 import java.time.Duration;
@@ -195,7 +193,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private void runStep(BatchPlanner.Plan plan) {
-        LlmEngine.StepResult res;
+        StepResult res;
         try {
             res = executor.step(plan.batch(), plan.wantLogits());
             steps++;
@@ -225,7 +223,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     /** Takes logits row {@code row} as {@code s}'s next token, tells the listener, and ends the sequence if due. */
-    private void accept(Sequence s, LlmEngine.StepResult res, int row, long now) {
+    private void accept(Sequence s, StepResult res, int row, long now) {
         SeqRequest r = s.req;
         int token = res.ids()[row];
         TopLogprobs lp = r.logprobs() > 0 && res.logits() != null

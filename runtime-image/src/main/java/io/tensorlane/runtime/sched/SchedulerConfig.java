@@ -1,8 +1,5 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.llm.BlockAllocator;
-import io.tensorlane.runtime.llm.LlmEngine;
-
 /**
  * Limits of the {@link Scheduler}.
  *
@@ -22,16 +19,6 @@ public record SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, i
             throw new IllegalArgumentException(
                     "need max waiting >= 0, max model length >= 1 and max blocks per sequence >= 1");
         }
-    }
-
-    /** The engine's limits, with {@code maxWaiting} waiting requests. */
-    public static SchedulerConfig forEngine(LlmEngine engine, int maxWaiting) {
-        return new SchedulerConfig(
-                engine.options().maxSeqs(),
-                engine.options().maxBatchTokens(),
-                maxWaiting,
-                engine.maxModelLen(),
-                engine.maxBlocksPerSeq());
     }
 
     /**

@@ -1,15 +1,12 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.llm.StepBatch;
-
 /**
  * What the {@link Scheduler} drives: one forward pass of a mixed batch (prefill chunks and decode tokens). Implemented
- * by {@link LlmEngine}; tests use a CPU fake. Called from the scheduler thread only.
+ * by {@code io.tensorlane.runtime.llm.LlmEngine}; tests use a CPU fake. Called from the scheduler thread only.
  */
 public interface StepExecutor {
     /** Runs {@code batch}; the result has the greedy token of every logits row, and the rows' logits when asked. */
-    LlmEngine.StepResult step(StepBatch batch, boolean wantLogits);
+    StepResult step(StepBatch batch, boolean wantLogits);
 
     /** Size of the logits rows (the model's vocabulary). */
     int vocabSize();

@@ -83,7 +83,7 @@ public final class ModelServer implements AutoCloseable {
         Scheduler scheduler = new Scheduler(
                 engine,
                 engine.blocks(),
-                SchedulerConfig.forEngine(engine, o.maxWaiting()),
+                schedulerConfig(engine, o.maxWaiting()),
                 new HashSet<>(tok.eosTokenIds()),
                 metrics);
         ModelInfo info = new ModelInfo(
@@ -123,6 +123,16 @@ public final class ModelServer implements AutoCloseable {
         log.flush();
         s.warmUp(tok, log);
         return s;
+    }
+
+    /** The engine's limits, with {@code maxWaiting} waiting requests. */
+    private static SchedulerConfig schedulerConfig(LlmEngine engine, int maxWaiting) {
+        return new SchedulerConfig(
+                engine.options().maxSeqs(),
+                engine.options().maxBatchTokens(),
+                maxWaiting,
+                engine.maxModelLen(),
+                engine.maxBlocksPerSeq());
     }
 
     private static void health(ModelServer s, io.tensorlane.runtime.serve.http.Responder r, boolean readiness) {

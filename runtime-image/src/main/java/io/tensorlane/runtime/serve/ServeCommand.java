@@ -2,8 +2,8 @@ package io.tensorlane.runtime.serve;
 
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
-import io.tensorlane.runtime.cli.EngineArgs;
-import io.tensorlane.runtime.cli.ExitCodes;
+import io.tensorlane.runtime.common.EngineSettings;
+import io.tensorlane.runtime.common.ExitCodes;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -207,11 +207,11 @@ public final class ServeCommand implements Callable<Integer> {
                 env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
         int maxLen = maxModelLen != null
                 ? maxModelLen
-                : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));
+                : Math.toIntExact(EngineSettings.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));
         int batchTokens = maxBatchTokens != null
                 ? maxBatchTokens
-                : Math.toIntExact(EngineArgs.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
-        long kv = kvCacheTokens != null ? kvCacheTokens : EngineArgs.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
+                : Math.toIntExact(EngineSettings.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
+        long kv = kvCacheTokens != null ? kvCacheTokens : EngineSettings.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
         String name = servedModelName != null
                 ? servedModelName
                 : env.getOrDefault(
@@ -230,7 +230,7 @@ public final class ServeCommand implements Callable<Integer> {
                         true,
                         config.allreduce() == Allreduce.NCCL,
                         ncclLib,
-                        EngineArgs.BLOCK_SIZE)
+                        EngineSettings.BLOCK_SIZE)
                 .withAllreducePlan(
                         config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
         out.printf(

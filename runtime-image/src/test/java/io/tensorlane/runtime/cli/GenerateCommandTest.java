@@ -2,6 +2,7 @@ package io.tensorlane.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.SafetensorsWriter;
 import io.tensorlane.runtime.model.ShardPlan;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.runtime.common.ExitCodes;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;

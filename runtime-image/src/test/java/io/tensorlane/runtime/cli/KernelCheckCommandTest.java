@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.engine.HostTensors;
 import java.io.PrintWriter;
 import java.io.StringWriter;

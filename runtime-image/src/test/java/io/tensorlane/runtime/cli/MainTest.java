@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.contract.TerminationMessage;
+import io.tensorlane.runtime.common.ExitCodes;
+import io.tensorlane.runtime.common.TerminationLog;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

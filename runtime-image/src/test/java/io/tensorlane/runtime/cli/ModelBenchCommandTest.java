@@ -2,6 +2,7 @@ package io.tensorlane.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tensorlane.runtime.common.ExitCodes;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.tensorlane.runtime.llm.BlockAllocator;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;

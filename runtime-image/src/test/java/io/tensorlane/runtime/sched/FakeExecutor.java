@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.llm.StepBatch;
 import io.tensorlane.runtime.text.Sampler;
 import io.tensorlane.runtime.text.SamplingParams;
 import java.util.ArrayList;
@@ -56,7 +54,7 @@ final class FakeExecutor implements StepExecutor {
     }
 
     @Override
-    public LlmEngine.StepResult step(StepBatch b, boolean logits) {
+    public StepResult step(StepBatch b, boolean logits) {
         int index = entered.getAndIncrement();
         if (gated) {
             try {
@@ -99,7 +97,7 @@ final class FakeExecutor implements StepExecutor {
                         Sampler.rngFor(p.seed() * 1_000_003L + b.sampling().counter(i)));
             }
         }
-        return new LlmEngine.StepResult(argmax, out);
+        return new StepResult(argmax, out);
     }
 
     private long contextHash(StepBatch b, int row, int pos) {

@@ -1,6 +1,5 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.llm.BlockAllocator;
 import io.tensorlane.runtime.text.SamplingParams;
 import java.util.ArrayList;
 import java.util.List;

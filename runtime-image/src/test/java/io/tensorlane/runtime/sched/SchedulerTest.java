@@ -2,8 +2,6 @@ package io.tensorlane.runtime.sched;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tensorlane.runtime.llm.BlockAllocator;
-import io.tensorlane.runtime.llm.StepBatch;
 import io.tensorlane.runtime.text.SamplingParams;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -6,14 +6,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.tensorlane.runtime.llm.BlockAllocator;
-import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.llm.StepBatch;
 import io.tensorlane.runtime.openai.ModelInfo;
+import io.tensorlane.runtime.sched.BlockAllocator;
 import io.tensorlane.runtime.sched.EngineMetrics;
 import io.tensorlane.runtime.sched.Scheduler;
 import io.tensorlane.runtime.sched.SchedulerConfig;
+import io.tensorlane.runtime.sched.StepBatch;
 import io.tensorlane.runtime.sched.StepExecutor;
+import io.tensorlane.runtime.sched.StepResult;
 import io.tensorlane.runtime.text.ModelTokenizer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -46,7 +46,7 @@ class ModelServerTest {
 
     static final class LetterExecutor implements StepExecutor {
         @Override
-        public LlmEngine.StepResult step(StepBatch b, boolean wantLogits) {
+        public StepResult step(StepBatch b, boolean wantLogits) {
             int m = b.logitTokens().length;
             int[] ids = new int[m];
             float[] logits = wantLogits ? new float[m * VOCAB] : null;
@@ -58,7 +58,7 @@ class ModelServerTest {
                     logits[i * VOCAB + ids[i]] = 80f;
                 }
             }
-            return new LlmEngine.StepResult(ids, logits);
+            return new StepResult(ids, logits);
         }
 
         @Override

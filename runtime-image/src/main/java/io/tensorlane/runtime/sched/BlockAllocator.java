@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.llm;
+package io.tensorlane.runtime.sched;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

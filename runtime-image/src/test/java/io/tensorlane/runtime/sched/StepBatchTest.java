@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.llm;
+package io.tensorlane.runtime.sched;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -85,15 +85,5 @@ class StepBatchTest {
         assertThat(u).hasSize(4);
         assertThatThrownBy(() -> a.allocate(2)).hasMessageContaining("1 of 5 free");
         assertThatThrownBy(() -> a.release(new ArrayList<>(List.of(9)))).hasMessageContaining("not a block");
-    }
-
-    @Test
-    void bucketsArePowersOfTwoCappedAtMaxSeqs() {
-        assertThat(new int[] {bucket(1, 48), bucket(3, 48), bucket(8, 48), bucket(33, 48), bucket(48, 48)})
-                .containsExactly(1, 4, 8, 48, 48);
-    }
-
-    private static int bucket(int n, int max) {
-        return StepRunner.bucketFor(n, max);
     }
 }

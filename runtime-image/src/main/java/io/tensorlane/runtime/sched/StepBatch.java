@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.llm;
+package io.tensorlane.runtime.sched;
 
 import io.tensorlane.runtime.text.SamplingParams;
 import java.util.ArrayList;

@@ -1,10 +1,9 @@
-package io.tensorlane.runtime.serve;
+package io.tensorlane.runtime.cli;
 
 import io.tensorlane.api.v1alpha1.Measurement;
 import io.tensorlane.contract.AlgorithmTable;
-import io.tensorlane.runtime.cli.ExitCodes;
-import io.tensorlane.runtime.cli.Main;
-import io.tensorlane.runtime.cli.TerminationLog;
+import io.tensorlane.runtime.common.ExitCodes;
+import io.tensorlane.runtime.common.TerminationLog;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

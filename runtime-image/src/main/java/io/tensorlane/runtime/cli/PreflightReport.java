@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.serve;
+package io.tensorlane.runtime.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;

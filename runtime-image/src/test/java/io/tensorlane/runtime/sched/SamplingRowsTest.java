@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.llm;
+package io.tensorlane.runtime.sched;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.cli;
+package io.tensorlane.runtime.common;
 
 /** Process exit codes of the runtime CLI (the operator and scripts rely on them). */
 public final class ExitCodes {

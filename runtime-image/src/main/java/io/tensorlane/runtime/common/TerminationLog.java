@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.cli;
+package io.tensorlane.runtime.common;
 
 import io.tensorlane.contract.TerminationMessage;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.serve;
+package io.tensorlane.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
