@@ -13,11 +13,13 @@ import java.util.Locale;
  * {@link FetchProgress} line at every 10%, then the complete line), spread evenly over {@code duration}. Pure.
  *
  * @param duration how long the step runs
- * @param bytes    bytes of the model
+ * @param bytes    bytes every download reports; 0: each pod's model size ({@link #bytesFor})
  */
 public record SimDownloads(Duration duration, long bytes) {
     public static final String INIT_CONTAINER = "fetch-model";
     public static final int STEPS = 10;
+    /** What a download of a model whose size is not known reports (Llama-3.1-8B's bf16 weights). */
+    public static final long UNKNOWN_MODEL_BYTES = 16_060_522_496L;
 
     /** A line and when it appears, after the step started. */
     public record Line(long atMillis, String text) {}
@@ -27,6 +29,14 @@ public record SimDownloads(Duration duration, long bytes) {
             throw new IllegalArgumentException(
                     "a simulated download needs a duration >= 0 and bytes >= 0, got " + duration + " and " + bytes);
         }
+    }
+
+    /**
+     * The bytes a download reports: the fixed figure when one was given, else {@code modelBytes} (the weight bytes of
+     * the pod's InferenceDeployment, null when unknown), else {@link #UNKNOWN_MODEL_BYTES}.
+     */
+    public long bytesFor(Long modelBytes) {
+        return bytes > 0 ? bytes : modelBytes != null && modelBytes > 0 ? modelBytes : UNKNOWN_MODEL_BYTES;
     }
 
     /** The download step's init container name, or null when the pod has none. */
@@ -49,7 +59,8 @@ public record SimDownloads(Duration duration, long bytes) {
         return "unknown";
     }
 
-    public List<Line> lines(Pod pod) {
+    /** The step's log lines for {@code pod}, reporting a model of {@code bytes} bytes. */
+    public List<Line> lines(Pod pod, long bytes) {
         String model = model(pod);
         List<Line> out = new ArrayList<>();
         long ms = duration.toMillis();

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
@@ -66,6 +67,11 @@ final class SimOwners {
      * geometry or dtype gets the ones the operator read from the model (status.model), as the operator's own plan does.
      */
     static InferenceDeploymentSpec ownerSpec(KubernetesClient client, Pod pod) {
+        return owner(client, pod).map(SimOwners::withModelGeometry).orElse(null);
+    }
+
+    /** pod → ReplicaSet → Deployment → InferenceDeployment (owner references); empty when the chain breaks. */
+    static Optional<InferenceDeployment> owner(KubernetesClient client, Pod pod) {
         String ns = pod.getMetadata().getNamespace();
         var rs = owner(pod, "ReplicaSet")
                 .map(n ->
@@ -77,8 +83,26 @@ final class SimOwners {
                 .map(n -> client.resources(InferenceDeployment.class)
                         .inNamespace(ns)
                         .withName(n)
-                        .get())
-                .map(SimOwners::withModelGeometry)
+                        .get());
+    }
+
+    /**
+     * The weight bytes of the pod's InferenceDeployment: spec.model.weightBytes, else what the operator read from the
+     * model (status.model.weightBytes); null when the chain breaks or neither is known.
+     */
+    static Long weightBytes(KubernetesClient client, Pod pod) {
+        try {
+            return ownerWeightBytes(client, pod);
+        } catch (KubernetesClientException e) {
+            return null; // the simulated step then reports the fixed figure
+        }
+    }
+
+    private static Long ownerWeightBytes(KubernetesClient client, Pod pod) {
+        return owner(client, pod)
+                .map(d -> d.getSpec() != null && d.getSpec().model != null && d.getSpec().model.weightBytes != null
+                        ? d.getSpec().model.weightBytes
+                        : d.getStatus() != null && d.getStatus().model != null ? d.getStatus().model.weightBytes : null)
                 .orElse(null);
     }
 

@@ -126,7 +126,8 @@ final class SimPodPlayer implements AutoCloseable {
         // the download step first: Pending with the init container running and progress lines in its log, then the
         // action
         schedule(uid, delay, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
-        for (SimDownloads.Line line : dl.lines(pod)) {
+        long bytes = dl.bytesFor(dl.bytes() > 0 ? null : SimOwners.weightBytes(client, pod));
+        for (SimDownloads.Line line : dl.lines(pod, bytes)) {
             schedule(
                     uid,
                     delay + line.atMillis(),

@@ -43,8 +43,10 @@ public final class SimulatorCommand implements Callable<Integer> {
 
     @Option(
             names = "--download-bytes",
-            description = "model bytes the simulated download step reports (default: ${DEFAULT-VALUE})")
-    long downloadBytes = 16_100_000_000L;
+            description =
+                    "model bytes every simulated download step reports; 0: the weight bytes of the pod's"
+                            + " InferenceDeployment (spec, else what the operator read from the model) (default: ${DEFAULT-VALUE})")
+    long downloadBytes = 0;
 
     @Override
     public Integer call() throws Exception {
