@@ -31,13 +31,6 @@ public final class ModelKernels implements AutoCloseable {
     static final int EMBED_THREADS = 256;
     static final int RMSNORM_THREADS = 512;
     static final int ROPE_WARPS = 4;
-    static final int ATTENTION_THREADS = 128;
-    static final int SPLIT_THREADS = 128;
-    static final int PREFILL_THREADS = 128;
-    /** Blocks that keep an H200 (132 SMs) busy: two per SM. */
-    static final int SPLIT_TARGET_BLOCKS = 264;
-
-    static final int MAX_SPLITS = 32;
     static final int ELEMENTWISE_THREADS = 256;
     static final int SAMPLE_THREADS = 1024;
     static final int MAX_ELEMENTWISE_BLOCKS = 65535;
@@ -46,6 +39,7 @@ public final class ModelKernels implements AutoCloseable {
     private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
     private final CUfunction sample = new CUfunction();
     private boolean closed;
+    private final AttentionKernels attention = new AttentionKernels(this);
 
     /** Loads the model fatbin in the current context and resolves every entry point. */
     public ModelKernels() {
@@ -191,7 +185,7 @@ public final class ModelKernels implements AutoCloseable {
      * {@code numTiles > 0} (an {@link AttentionPlan} on the device: {@code tiles} pairs, {@code rest} tokens), the
      * tensor-core kernel serves the tiles and the split-key kernel the {@code numRest} rest tokens; with no tiles the
      * split-key kernel takes all {@code n} tokens. The split-key kernel runs when the head dim is 64, 128 or 256 (see
-     * {@link #splitGroup}); its slices of long key ranges meet in {@code workspace} ({@link #attentionWorkspaceBytes}
+     * {@link AttentionKernels#splitGroup}); its slices of long key ranges meet in {@code workspace} ({@link #attentionWorkspaceBytes}
      * bytes, 16-byte aligned), merged by a second kernel. Other head dims run the per-head kernel (no workspace, no tiles).
      */
     public void attention(
@@ -216,168 +210,36 @@ public final class ModelKernels implements AutoCloseable {
             int hd,
             float scale,
             CUstream s) {
-        heads(hq, hk, hd);
-        positive("blockSize", blockSize);
-        positive("maxBlocksPerSeq", maxBlocksPerSeq);
-        if ((kCache & 15) != 0 || (vCache & 15) != 0) {
-            throw new IllegalArgumentException("attention: k/v cache must be 16-byte aligned (kCache=0x"
-                    + Long.toHexString(kCache) + ", vCache=0x" + Long.toHexString(vCache) + ")");
-        }
-        if (hq > 65535) {
-            throw new IllegalArgumentException("attention: hq " + hq + " exceeds the grid's y limit 65535");
-        }
-        if (n <= 0) {
-            return;
-        }
-        long list = 0;
-        int count = n;
-        if (numTiles > 0) {
-            if (!AttentionPlan.tiledHeadDim(hd) || tiles == 0 || (numRest > 0 && rest == 0)) {
-                throw new IllegalArgumentException("attention: " + numTiles
-                        + " query tiles need head dim 64 or 128 (got " + hd + ") and device tile/rest lists");
-            }
-            String name = "tl_attn_prefill_v" + hd / 64;
-            launch(
-                    fn(t, name),
-                    numTiles,
-                    hq,
-                    PREFILL_THREADS,
-                    s,
-                    name,
-                    p(q),
-                    p(kCache),
-                    p(vCache),
-                    p(blockTables),
-                    p(tokenSeq),
-                    p(tokenPos),
-                    i(maxBlocksPerSeq),
-                    i(blockSize),
-                    p(out),
-                    p(tiles),
-                    i(numTiles),
-                    i(hq),
-                    i(hk),
-                    f(scale));
-            list = rest;
-            count = numRest;
-            if (count == 0) {
-                return;
-            }
-        }
-        int gh = splitGroup(hq / hk, hd);
-        if (gh == 0) {
-            launch(
-                    fn(t, "tl_attention"),
-                    n,
-                    hq,
-                    ATTENTION_THREADS,
-                    s,
-                    "tl_attention",
-                    p(q),
-                    p(kCache),
-                    p(vCache),
-                    p(blockTables),
-                    p(tokenSeq),
-                    p(tokenPos),
-                    i(maxBlocksPerSeq),
-                    i(blockSize),
-                    p(out),
-                    i(n),
-                    i(hq),
-                    i(hk),
-                    i(hd),
-                    f(scale));
-            return;
-        }
-        int perToken = hq / gh; // blocks per token and slice: hk kv heads x (group / gh)
-        int splits = splits(count, perToken);
-        if (splits > 1 && workspace == 0) {
-            throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
-        }
-        String name = "tl_attn_split_g" + gh + "_v" + hd / 64;
-        launch3(
-                fn(t, name),
-                count,
-                perToken,
-                splits,
-                SPLIT_THREADS,
-                s,
-                name,
-                p(q),
-                p(kCache),
-                p(vCache),
-                p(blockTables),
-                p(tokenSeq),
-                p(tokenPos),
-                i(maxBlocksPerSeq),
-                i(blockSize),
-                p(out),
-                p(workspace),
-                p(list),
-                i(count),
-                i(hq),
-                i(hk),
-                f(scale));
-        if (splits > 1) {
-            launch(
-                    fn(t, "tl_attn_combine"),
-                    count,
-                    hq,
-                    SPLIT_THREADS,
-                    s,
-                    "tl_attn_combine",
-                    p(workspace),
-                    p(list),
-                    p(out),
-                    i(count),
-                    i(hq),
-                    i(hd),
-                    i(splits));
-        }
+        attention.launch(
+                t,
+                q,
+                kCache,
+                vCache,
+                blockTables,
+                tokenSeq,
+                tokenPos,
+                maxBlocksPerSeq,
+                blockSize,
+                out,
+                workspace,
+                tiles,
+                numTiles,
+                rest,
+                numRest,
+                n,
+                hq,
+                hk,
+                hd,
+                scale,
+                s);
     }
 
     /**
-     * Query heads per block of the split-key kernel: the largest of 4, 2, 1 that divides the group (query heads per kv
-     * head) with at most 8 x 8 accumulators per lane (group x head_dim / 64 <= 8); 0 when the head dim is not 64, 128 or
-     * 256 and the per-head kernel runs.
+     * Bytes of the attention workspace for any batch: the largest n x hq x slices x (hd + 2) floats over n with slices >
+     * 1 ({@link AttentionKernels#workspaceBytes}).
      */
-    static int splitGroup(int group, int hd) {
-        if (hd % 64 != 0 || hd > 256) {
-            return 0;
-        }
-        int nv = hd / 64;
-        for (int gh : new int[] {4, 2, 1}) {
-            if (group % gh == 0 && gh * nv <= 8) {
-                return gh;
-            }
-        }
-        return 0;
-    }
-
-    /**
-     * Key slices per token: enough blocks to fill the GPU ({@value #SPLIT_TARGET_BLOCKS}) when the batch alone does not, at
-     * most {@value #MAX_SPLITS}. A function of the launch only (never of the context length), so a decode graph captured
-     * for a batch size stays right as its sequences grow.
-     */
-    static int splits(int n, int blocksPerToken) {
-        long blocks = (long) n * blocksPerToken;
-        if (blocks >= SPLIT_TARGET_BLOCKS) {
-            return 1;
-        }
-        return (int) Math.min(MAX_SPLITS, (SPLIT_TARGET_BLOCKS + blocks - 1) / blocks);
-    }
-
-    /** Bytes of the attention workspace for any batch: the largest n x hq x slices x (hd + 2) floats over n with slices > 1. */
     public static long attentionWorkspaceBytes(int hq, int hk, int hd) {
-        int gh = splitGroup(hq / hk, hd);
-        if (gh == 0) {
-            return 0;
-        }
-        long max = 0;
-        for (int n = 1; (long) n * (hq / gh) < SPLIT_TARGET_BLOCKS; n++) {
-            max = Math.max(max, (long) n * hq * splits(n, hq / gh) * (hd + 2) * 4L);
-        }
-        return max;
+        return AttentionKernels.workspaceBytes(hq, hk, hd);
     }
 
     /** out[i,j] = silu(gateUp[i,j]) * gateUp[i, inter + j]. */
@@ -476,13 +338,13 @@ public final class ModelKernels implements AutoCloseable {
         }
     }
 
-    private static void positive(String what, long v) {
+    static void positive(String what, long v) {
         if (v <= 0) {
             throw new IllegalArgumentException(what + " must be positive, got " + v);
         }
     }
 
-    private CUfunction fn(DType t, String base) {
+    CUfunction fn(DType t, String base) {
         if (closed) {
             throw new IllegalStateException("ModelKernels is closed");
         }
@@ -493,27 +355,27 @@ public final class ModelKernels implements AutoCloseable {
         return m.get(base);
     }
 
-    private static Pointer p(long address) {
+    static Pointer p(long address) {
         return Pointer.to(new long[] {address});
     }
 
-    private static Pointer l(long v) {
+    static Pointer l(long v) {
         return Pointer.to(new long[] {v});
     }
 
-    private static Pointer i(int v) {
+    static Pointer i(int v) {
         return Pointer.to(new int[] {v});
     }
 
-    private static Pointer f(float v) {
+    static Pointer f(float v) {
         return Pointer.to(new float[] {v});
     }
 
-    private void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
+    void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
         launch3(f, gridX, gridY, 1, threads, s, name, params);
     }
 
-    private void launch3(
+    void launch3(
             CUfunction f, int gridX, int gridY, int gridZ, int threads, CUstream s, String name, Pointer... params) {
         if (closed) {
             throw new IllegalStateException("ModelKernels is closed");

@@ -22,7 +22,7 @@ class ModelKernelsLaunchTest {
         "4, 320, 0"
     })
     void queryHeadsPerBlock(int group, int hd, int gh) {
-        assertThat(ModelKernels.splitGroup(group, hd)).isEqualTo(gh);
+        assertThat(AttentionKernels.splitGroup(group, hd)).isEqualTo(gh);
     }
 
     @ParameterizedTest(name = "{0} tokens x {1} blocks: {2} slices")
@@ -35,7 +35,7 @@ class ModelKernelsLaunchTest {
         "2048, 8, 1"
     }) // prefill
     void keySlicesFillTheGpuOnlyWhenTheBatchDoesNot(int n, int blocksPerToken, int slices) {
-        assertThat(ModelKernels.splits(n, blocksPerToken)).isEqualTo(slices);
+        assertThat(AttentionKernels.splits(n, blocksPerToken)).isEqualTo(slices);
     }
 
     @Test
@@ -44,9 +44,9 @@ class ModelKernelsLaunchTest {
         int hk = 8;
         int hd = 128;
         long ws = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-        int perToken = hq / ModelKernels.splitGroup(hq / hk, hd);
+        int perToken = hq / AttentionKernels.splitGroup(hq / hk, hd);
         for (int n = 1; n <= 4096; n++) {
-            int s = ModelKernels.splits(n, perToken);
+            int s = AttentionKernels.splits(n, perToken);
             long need = s > 1 ? (long) n * hq * s * (hd + 2) * 4 : 0;
             assertThat(need).as("n=%d", n).isLessThanOrEqualTo(ws);
         }

@@ -1,0 +1,216 @@
+package io.tensorlane.runtime.llm;
+
+import static io.tensorlane.runtime.llm.ModelKernels.f;
+import static io.tensorlane.runtime.llm.ModelKernels.i;
+import static io.tensorlane.runtime.llm.ModelKernels.p;
+
+import io.tensorlane.contract.DType;
+import jcuda.driver.CUstream;
+
+/**
+ * The attention launches of {@link ModelKernels}: the tensor-core kernel over query tiles, the split-key kernel over
+ * key slices with its combine kernel, and the per-head kernel for other head dims; and the arithmetic of the slices and
+ * of their workspace. Launches go through the owning {@link ModelKernels} (its module, its closed check).
+ */
+final class AttentionKernels {
+    static final int ATTENTION_THREADS = 128;
+    static final int SPLIT_THREADS = 128;
+    static final int PREFILL_THREADS = 128;
+    /** Blocks that keep an H200 (132 SMs) busy: two per SM. */
+    static final int SPLIT_TARGET_BLOCKS = 264;
+
+    static final int MAX_SPLITS = 32;
+
+    private final ModelKernels k;
+
+    AttentionKernels(ModelKernels k) {
+        this.k = k;
+    }
+
+    /** {@link ModelKernels#attention}. */
+    void launch(
+            DType t,
+            long q,
+            long kCache,
+            long vCache,
+            long blockTables,
+            long tokenSeq,
+            long tokenPos,
+            int maxBlocksPerSeq,
+            int blockSize,
+            long out,
+            long workspace,
+            long tiles,
+            int numTiles,
+            long rest,
+            int numRest,
+            int n,
+            int hq,
+            int hk,
+            int hd,
+            float scale,
+            CUstream s) {
+        ModelKernels.heads(hq, hk, hd);
+        ModelKernels.positive("blockSize", blockSize);
+        ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
+        if ((kCache & 15) != 0 || (vCache & 15) != 0) {
+            throw new IllegalArgumentException("attention: k/v cache must be 16-byte aligned (kCache=0x"
+                    + Long.toHexString(kCache) + ", vCache=0x" + Long.toHexString(vCache) + ")");
+        }
+        if (hq > 65535) {
+            throw new IllegalArgumentException("attention: hq " + hq + " exceeds the grid's y limit 65535");
+        }
+        if (n <= 0) {
+            return;
+        }
+        long list = 0;
+        int count = n;
+        if (numTiles > 0) {
+            if (!AttentionPlan.tiledHeadDim(hd) || tiles == 0 || (numRest > 0 && rest == 0)) {
+                throw new IllegalArgumentException("attention: " + numTiles
+                        + " query tiles need head dim 64 or 128 (got " + hd + ") and device tile/rest lists");
+            }
+            String name = "tl_attn_prefill_v" + hd / 64;
+            k.launch(
+                    k.fn(t, name),
+                    numTiles,
+                    hq,
+                    PREFILL_THREADS,
+                    s,
+                    name,
+                    p(q),
+                    p(kCache),
+                    p(vCache),
+                    p(blockTables),
+                    p(tokenSeq),
+                    p(tokenPos),
+                    i(maxBlocksPerSeq),
+                    i(blockSize),
+                    p(out),
+                    p(tiles),
+                    i(numTiles),
+                    i(hq),
+                    i(hk),
+                    f(scale));
+            list = rest;
+            count = numRest;
+            if (count == 0) {
+                return;
+            }
+        }
+        int gh = splitGroup(hq / hk, hd);
+        if (gh == 0) {
+            k.launch(
+                    k.fn(t, "tl_attention"),
+                    n,
+                    hq,
+                    ATTENTION_THREADS,
+                    s,
+                    "tl_attention",
+                    p(q),
+                    p(kCache),
+                    p(vCache),
+                    p(blockTables),
+                    p(tokenSeq),
+                    p(tokenPos),
+                    i(maxBlocksPerSeq),
+                    i(blockSize),
+                    p(out),
+                    i(n),
+                    i(hq),
+                    i(hk),
+                    i(hd),
+                    f(scale));
+            return;
+        }
+        int perToken = hq / gh; // blocks per token and slice: hk kv heads x (group / gh)
+        int splits = splits(count, perToken);
+        if (splits > 1 && workspace == 0) {
+            throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
+        }
+        String name = "tl_attn_split_g" + gh + "_v" + hd / 64;
+        k.launch3(
+                k.fn(t, name),
+                count,
+                perToken,
+                splits,
+                SPLIT_THREADS,
+                s,
+                name,
+                p(q),
+                p(kCache),
+                p(vCache),
+                p(blockTables),
+                p(tokenSeq),
+                p(tokenPos),
+                i(maxBlocksPerSeq),
+                i(blockSize),
+                p(out),
+                p(workspace),
+                p(list),
+                i(count),
+                i(hq),
+                i(hk),
+                f(scale));
+        if (splits > 1) {
+            k.launch(
+                    k.fn(t, "tl_attn_combine"),
+                    count,
+                    hq,
+                    SPLIT_THREADS,
+                    s,
+                    "tl_attn_combine",
+                    p(workspace),
+                    p(list),
+                    p(out),
+                    i(count),
+                    i(hq),
+                    i(hd),
+                    i(splits));
+        }
+    }
+
+    /**
+     * Query heads per block of the split-key kernel: the largest of 4, 2, 1 that divides the group (query heads per kv
+     * head) with at most 8 x 8 accumulators per lane (group x head_dim / 64 <= 8); 0 when the head dim is not 64, 128 or
+     * 256 and the per-head kernel runs.
+     */
+    static int splitGroup(int group, int hd) {
+        if (hd % 64 != 0 || hd > 256) {
+            return 0;
+        }
+        int nv = hd / 64;
+        for (int gh : new int[] {4, 2, 1}) {
+            if (group % gh == 0 && gh * nv <= 8) {
+                return gh;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Key slices per token: enough blocks to fill the GPU ({@value #SPLIT_TARGET_BLOCKS}) when the batch alone does not, at
+     * most {@value #MAX_SPLITS}. A function of the launch only (never of the context length), so a decode graph captured
+     * for a batch size stays right as its sequences grow.
+     */
+    static int splits(int n, int blocksPerToken) {
+        long blocks = (long) n * blocksPerToken;
+        if (blocks >= SPLIT_TARGET_BLOCKS) {
+            return 1;
+        }
+        return (int) Math.min(MAX_SPLITS, (SPLIT_TARGET_BLOCKS + blocks - 1) / blocks);
+    }
+
+    /** Bytes of the attention workspace for any batch: the largest n x hq x slices x (hd + 2) floats over n with slices > 1. */
+    static long workspaceBytes(int hq, int hk, int hd) {
+        int gh = splitGroup(hq / hk, hd);
+        if (gh == 0) {
+            return 0;
+        }
+        long max = 0;
+        for (int n = 1; (long) n * (hq / gh) < SPLIT_TARGET_BLOCKS; n++) {
+            max = Math.max(max, (long) n * hq * splits(n, hq / gh) * (hd + 2) * 4L);
+        }
+        return max;
+    }
+}
