@@ -1,22 +1,21 @@
 package io.tensorlane.operator.status;
 
+import static io.tensorlane.operator.status.StatusFixtures.NOW;
+import static io.tensorlane.operator.status.StatusFixtures.OK;
+import static io.tensorlane.operator.status.StatusFixtures.applied;
+import static io.tensorlane.operator.status.StatusFixtures.in;
+import static io.tensorlane.operator.status.StatusFixtures.pod;
+import static io.tensorlane.operator.status.StatusFixtures.rb;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.utils.Serialization;
-import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.Phase;
-import io.tensorlane.api.v1alpha1.RollbackStatus;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
-import io.tensorlane.operator.render.Renderer;
-import java.time.Instant;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -24,95 +23,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+/** The phase and condition table of {@link StatusAggregator}, and its model conditions (inspecting, failed, known). */
 class StatusAggregatorTest {
-    static final Instant NOW = Instant.parse("2026-11-29T12:00:00Z");
-    static final Plan OK = new Plan(Outcome.OK, null, null, null, null, List.of());
-
-    static Pod pod(String name, String revision, String state) {
-        var b = new PodBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .addToLabels(Renderer.LABEL_REVISION, revision)
-                .endMetadata()
-                .withNewStatus();
-        switch (state) {
-            case "ready" ->
-                b.addNewCondition()
-                        .withType("Ready")
-                        .withStatus("True")
-                        .endCondition()
-                        .addNewContainerStatus()
-                        .withName("engine")
-                        .withNewState()
-                        .withNewRunning()
-                        .endRunning()
-                        .endState()
-                        .endContainerStatus();
-            case "crashloop" ->
-                b.addNewContainerStatus()
-                        .withName("engine")
-                        .withNewState()
-                        .withNewWaiting()
-                        .withReason("CrashLoopBackOff")
-                        .endWaiting()
-                        .endState()
-                        .endContainerStatus();
-            case "error" ->
-                b.addNewContainerStatus()
-                        .withName("engine")
-                        .withNewState()
-                        .withNewTerminated()
-                        .withReason("Error")
-                        .withExitCode(1)
-                        .endTerminated()
-                        .endState()
-                        .endContainerStatus();
-            default -> b.addNewCondition().withType("Ready").withStatus("False").endCondition();
-        }
-        return b.endStatus().build();
-    }
-
-    static AppliedSpec applied(String revision) {
-        AppliedSpec a = new AppliedSpec();
-        a.generation = 2L;
-        a.revision = revision;
-        return a;
-    }
-
-    static RollbackStatus rb(Action action) {
-        RollbackStatus r = new RollbackStatus();
-        r.generation = 2L;
-        r.attempts = 1;
-        RollbackStatus.Attempt a = new RollbackStatus.Attempt();
-        a.attempt = 1;
-        a.action = action;
-        a.reason = "CudaOutOfMemory on p";
-        r.history.add(a);
-        return r;
-    }
-
-    static StatusInput in(
-            Plan plan, List<Pod> pods, AppliedSpec applied, RollbackStatus rb, boolean active, boolean failed) {
-        return new StatusInput(
-                2,
-                new InferenceDeploymentStatus(),
-                plan,
-                "r1",
-                1,
-                pods,
-                applied,
-                null,
-                rb,
-                null,
-                active,
-                failed,
-                null,
-                NOW,
-                null,
-                null,
-                null);
-    }
-
     @Test
     void inspectingModelIsProgressingWithReasonInspectingModel() {
         var model = ModelResolution.pending(ModelSource.parse("hf://org/m"), "reading config.json of hf://org/m@main");
@@ -349,125 +261,5 @@ class StatusAggregatorTest {
         }
         assertThat(Conditions.isTrue(s.conditions, StatusAggregator.ROLLBACK_FAILED))
                 .isEqualTo(phase == Phase.Failed);
-    }
-
-    @Test
-    void sameInputLaterGivesAnEqualStatusSoNothingIsWritten() {
-        StatusInput first = in(OK, List.of(pod("p", "r1", "ready")), applied("r1"), null, false, false);
-        InferenceDeploymentStatus s1 = StatusAggregator.compute(first);
-        InferenceDeploymentStatus s2 = StatusAggregator.compute(new StatusInput(
-                2,
-                s1,
-                OK,
-                "r1",
-                1,
-                first.pods(),
-                applied("r1"),
-                null,
-                null,
-                null,
-                false,
-                false,
-                null,
-                NOW.plusSeconds(3600),
-                null,
-                null,
-                null));
-        assertThat(Serialization.asJson(s2)).isEqualTo(Serialization.asJson(s1));
-    }
-
-    @Test
-    void aRejectedUpdateIsInvalidAndKeepsClaimingTheRunningRevision() {
-        ChildProblem rejected = new ChildProblem(
-                "DeploymentRejected",
-                "Deployment m rejected by the API server: "
-                        + "spec.template.spec.tolerations[0].operator: Unsupported value: \"Maybe\" (set by spec.placement.tolerations)");
-        InferenceDeploymentStatus s = StatusAggregator.compute(new StatusInput(
-                2,
-                new InferenceDeploymentStatus(),
-                OK,
-                "r2",
-                1,
-                List.of(pod("p", "r1", "ready")),
-                applied("r1"),
-                applied("r1"),
-                null,
-                null,
-                false,
-                false,
-                null,
-                NOW,
-                rejected,
-                null,
-                null));
-        assertThat(s.phase).isEqualTo(Phase.Invalid);
-        assertThat(s.revision).isEqualTo("r1");
-        var c = Conditions.find(s.conditions, StatusAggregator.INVALID_SPEC).orElseThrow();
-        assertThat(c.getStatus()).isEqualTo("True");
-        assertThat(c.getReason()).isEqualTo("DeploymentRejected");
-        assertThat(c.getMessage()).isEqualTo(rejected.message());
-        assertThat(Conditions.isTrue(s.conditions, StatusAggregator.READY)).isFalse();
-        assertThat(Conditions.isTrue(s.conditions, StatusAggregator.PROGRESSING))
-                .isFalse();
-    }
-
-    @Test
-    void anApplyFailureIsKeptUntilTheChildrenAreUpToDateAndReadyWaitsForIt() {
-        ChildProblem failed = new ChildProblem("ServiceApplyFailed", "Service m could not be applied (HTTP 500): boom");
-        StatusInput withFailure = new StatusInput(
-                2,
-                new InferenceDeploymentStatus(),
-                OK,
-                "r1",
-                1,
-                List.of(pod("p", "r1", "ready")),
-                applied("r1"),
-                null,
-                null,
-                null,
-                false,
-                false,
-                null,
-                NOW,
-                null,
-                failed,
-                null);
-        InferenceDeploymentStatus s = StatusAggregator.compute(withFailure);
-        var c = Conditions.find(s.conditions, StatusAggregator.APPLY_FAILED).orElseThrow();
-        assertThat(c.getStatus()).isEqualTo("True");
-        assertThat(c.getReason()).isEqualTo("ServiceApplyFailed");
-        assertThat(Conditions.isTrue(s.conditions, StatusAggregator.READY)).isFalse();
-        assertThat(Conditions.find(s.conditions, StatusAggregator.READY)
-                        .orElseThrow()
-                        .getReason())
-                .isEqualTo("ServiceApplyFailed");
-        assertThat(StatusAggregator.applyFailure(s)).isEqualTo(failed);
-
-        InferenceDeploymentStatus cleared = StatusAggregator.compute(new StatusInput(
-                2,
-                s,
-                OK,
-                "r1",
-                1,
-                List.of(pod("p", "r1", "ready")),
-                applied("r1"),
-                null,
-                null,
-                null,
-                false,
-                false,
-                null,
-                NOW,
-                null,
-                null,
-                null));
-        assertThat(Conditions.isTrue(cleared.conditions, StatusAggregator.APPLY_FAILED))
-                .isFalse();
-        assertThat(Conditions.find(cleared.conditions, StatusAggregator.APPLY_FAILED)
-                        .orElseThrow()
-                        .getReason())
-                .isEqualTo("Applied");
-        assertThat(cleared.phase).isEqualTo(Phase.Ready);
-        assertThat(StatusAggregator.applyFailure(cleared)).isNull();
     }
 }
