@@ -46,7 +46,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *   <li><b>Isolation within a class is the test's job</b>: methods share the namespace and the simulator. A
  *       Deployment left behind re-creates its pods on the next method's nodes (taking their GPUs); delete
  *       workloads, {@code sim.clearRules()} and remove the method's nodes in {@code @AfterEach} when methods assert
- *       on scheduling (see {@code SimulatedClusterTest}).
+ *       on scheduling (see {@code SimulatedWorkloads}).
  *   <li>Code that cannot take parameters (e.g. a Quarkus test resource) uses {@link #shared()}. The system property
  *       {@code kubeconfig} is set to the cluster's kubeconfig, so a fabric8 client built with defaults in this JVM
  *       talks to it.
