@@ -50,8 +50,10 @@ import jakarta.inject.Inject;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * observe → plan → act → report for one InferenceDeployment. Decisions are the pure planner, renderer, failure detector
@@ -66,6 +68,12 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     private final DecisionMetrics metrics;
     private final ModelResolver models;
     private final FetchLogs fetchLogs = new FetchLogs();
+    /**
+     * The revision this process last announced (RolloutStarted) per InferenceDeployment uid. In memory, as client-go's
+     * event correlator: after a restart a revision that was claimed but perhaps never announced is announced once.
+     */
+    private final Map<String, String> announced = new ConcurrentHashMap<>();
+
     private volatile ClusterObserver observer;
     private volatile EventSink sink;
 
@@ -228,10 +236,16 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
             events.commit();
         }
         InferenceDeployment about = primary;
-        // one event for the decision: the revision, where and how it runs (and the model when it was just read)
+        // one event for the decision: the revision, where and how it runs (and the model when it was just read); once
+        // per revision: a later reconcile that applies it again because its caches do not show the children yet
+        // announces nothing
         InferenceDeploymentStatus before = prev;
         InferenceDeploymentStatus after = next;
+        String uid = primary.getMetadata().getUid();
         Runnable started = () -> {
+            if (rendered.revision().equals(announced.put(uid, rendered.revision()))) {
+                return;
+            }
             events.normal(
                     about,
                     "RolloutStarted",
