@@ -50,10 +50,8 @@ import jakarta.inject.Inject;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * observe → plan → act → report for one InferenceDeployment. Decisions are the pure planner, renderer, failure detector
@@ -68,11 +66,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     private final DecisionMetrics metrics;
     private final ModelResolver models;
     private final FetchLogs fetchLogs = new FetchLogs();
-    /**
-     * The revision this process last announced (RolloutStarted) per InferenceDeployment uid. In memory, as client-go's
-     * event correlator: after a restart a revision that was claimed but perhaps never announced is announced once.
-     */
-    private final Map<String, String> announced = new ConcurrentHashMap<>();
+    private final Announcements announced = new Announcements();
 
     private volatile ClusterObserver observer;
     private volatile EventSink sink;
@@ -243,7 +237,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         InferenceDeploymentStatus after = next;
         String uid = primary.getMetadata().getUid();
         Runnable started = () -> {
-            if (rendered.revision().equals(announced.put(uid, rendered.revision()))) {
+            if (!announced.first(uid, rendered.revision())) {
                 return;
             }
             events.normal(
