@@ -94,7 +94,7 @@ final class SimOwners {
         try {
             return ownerWeightBytes(client, pod);
         } catch (KubernetesClientException e) {
-            return null; // the simulated step then reports the fixed figure
+            return null; // the simulated step then reports SimDownloads.UNKNOWN_MODEL_BYTES
         }
     }
 
