@@ -2,6 +2,7 @@ package io.tensorlane.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.tensorlane.contract.Allreduce;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,7 +10,7 @@ import java.util.List;
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public class AllreduceDecision {
     @JsonPropertyDescription("Chosen implementation: Custom, NCCL or None (tensor parallelism 1).")
-    public Mode mode;
+    public Allreduce mode;
 
     @JsonPropertyDescription("Message size to algorithm table for the custom allreduce, ascending by upToBytes.")
     public List<AlgorithmRange> table = new ArrayList<>();
@@ -19,19 +20,6 @@ public class AllreduceDecision {
 
     @JsonPropertyDescription("Why this was chosen.")
     public String reason;
-
-    /**
-     * The allreduce the pods run (what the planner resolved spec.allreduce.mode into); the runtime contract's
-     * {@code Allreduce} has the same names.
-     */
-    public enum Mode {
-        /** Tensorlane's P2P kernels up to maxMessageBytes, NCCL above. */
-        Custom,
-        /** NCCL for every message. */
-        NCCL,
-        /** Tensor parallelism 1: nothing to reduce. */
-        None
-    }
 
     /** One row of the size table: messages up to upToBytes (inclusive) use algorithm. */
     @JsonInclude(JsonInclude.Include.NON_NULL)

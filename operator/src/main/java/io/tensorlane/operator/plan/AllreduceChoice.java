@@ -38,31 +38,15 @@ public record AllreduceChoice(
         return mode == Allreduce.Custom;
     }
 
-    /** {@code status.allreduce.mode} for the allreduce the pods run. */
-    public static AllreduceDecision.Mode statusMode(Allreduce mode) {
-        return switch (mode) {
-            case Custom -> AllreduceDecision.Mode.Custom;
-            case NCCL -> AllreduceDecision.Mode.NCCL;
-            case None -> AllreduceDecision.Mode.None;
-        };
-    }
-
     /** The allreduce the pods run by {@code status.allreduce} (written by {@link #toStatus}); None when absent. */
     public static Allreduce of(AllreduceDecision status) {
-        if (status == null || status.mode == null) {
-            return Allreduce.None;
-        }
-        return switch (status.mode) {
-            case Custom -> Allreduce.Custom;
-            case NCCL -> Allreduce.NCCL;
-            case None -> Allreduce.None;
-        };
+        return status == null || status.mode == null ? Allreduce.None : status.mode;
     }
 
     /** The status form ({@code status.allreduce}). */
     public AllreduceDecision toStatus() {
         AllreduceDecision d = new AllreduceDecision();
-        d.mode = statusMode(mode);
+        d.mode = mode;
         d.table = new ArrayList<>();
         for (AlgorithmRange r : table) {
             d.table.add(new AlgorithmRange(r.upToBytes, r.algorithm));

@@ -14,11 +14,11 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
-import io.tensorlane.api.v1alpha1.AllreduceDecision;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.contract.Allreduce;
 import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.status.AffectedByNode;
 import io.tensorlane.operator.status.ApiRejections;
@@ -86,7 +86,7 @@ public class PreflightReconciler implements Reconciler<InferenceDeployment> {
                     .noUpdate(); // a spec whose children the API server rejects gets no preflight Job either
         }
         Instant now = Instant.now();
-        boolean custom = status.allreduce.mode == AllreduceDecision.Mode.Custom;
+        boolean custom = status.allreduce.mode == Allreduce.Custom;
         boolean firstRollout = status.lastAppliedSpec == null;
         Duration recheck = null;
         // the planned nodes, plus the nodes of this deployment's preflight Jobs: a running Job is followed to its end
