@@ -92,6 +92,23 @@ for l in sys.stdin:
     lg=$?
     cp "/tmp/loadgen-$m-$name/loadgen.csv" "$OUT/loadgen-$m-$name.csv" 2>/dev/null
     row "$m" "$name" "loadgen c=1,8,32 x 20" "exit $lg"
+    # the allreduce latency histogram (one step in 64 timed on rank 0's stream; TP 1 has no allreduce)
+    curl -s "$url/metrics" > "$OUT/metrics-$m-$name.txt"
+    ar=$($PY - "$OUT/metrics-$m-$name.txt" "$tp" <<'PYEOF' 2>>"$LOG"
+import re, sys
+calls, count, total = {}, {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'(tensorlane_allreduce_(?:calls_total|latency_seconds_count|latency_seconds_sum))\{.*algorithm="(\w+)".*\} (\S+)', line)
+    if m:
+        {"tensorlane_allreduce_calls_total": calls, "tensorlane_allreduce_latency_seconds_count": count,
+         "tensorlane_allreduce_latency_seconds_sum": total}[m.group(1)][m.group(2)] = float(m.group(3))
+tp = int(sys.argv[2])
+parts = [f"{a} {int(count.get(a, 0))}/{int(c)} timed, mean {total[a] / count[a] * 1e6:.1f} us" for a, c in calls.items() if c > 0 and count.get(a)]
+ok = (tp == 1 and sum(calls.values()) == 0 and sum(count.values()) == 0) or (tp > 1 and sum(count.values()) > 0 and all(count.get(a, 0) <= c for a, c in calls.items()))
+print(("PASS " if ok else "FAIL ") + ("; ".join(parts) or f"calls {sum(calls.values()):.0f}, timed {sum(count.values()):.0f}"))
+PYEOF
+)
+    row "$m" "$name" "allreduce latency metric" "${ar:-FAIL (no output)}"
     kill -TERM $pid; wait $pid; rc=$?
     grep -q "serve: drained" "/tmp/serve-$m-$name.log" && row "$m" "$name" "SIGTERM drain" "PASS (exit $rc)" || row "$m" "$name" "SIGTERM drain" "FAIL (exit $rc)"
     tail -20 "/tmp/serve-$m-$name.log" | sed 's/^/   | /' >> "$LOG"

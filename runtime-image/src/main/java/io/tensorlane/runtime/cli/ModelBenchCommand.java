@@ -336,6 +336,9 @@ public final class ModelBenchCommand implements Callable<Integer> {
                     printOps(out, prefill.ops());
                 }
             }
+            if (eng.tp > 1) {
+                report.allreduces(engine.allreduces(), out);
+            }
             report.write(true);
             out.printf(
                     Locale.ROOT,

@@ -4,13 +4,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tensorlane.contract.Algorithm;
 import io.tensorlane.runtime.cli.ModelBenchSteps.DecodeResult;
 import io.tensorlane.runtime.cli.ModelBenchSteps.PrefillResult;
+import io.tensorlane.runtime.llm.AllreduceCounts;
+import io.tensorlane.runtime.llm.LlmEngine;
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -27,6 +32,7 @@ final class ModelBenchJson {
     private final List<String> skipped = new ArrayList<>();
     private PrefillResult prefill;
     private ObjectNode header;
+    private ObjectNode allreduces;
 
     /**
      * @param json       the file, or null for none (then {@link #write} does nothing)
@@ -50,6 +56,33 @@ final class ModelBenchJson {
 
     void prefill(PrefillResult r) {
         prefill = r;
+    }
+
+    /**
+     * The allreduces of the run per algorithm (several ranks): calls, bytes, and the calls timed on rank 0's stream with
+     * their mean (one step in {@value LlmEngine#ALLREDUCE_SAMPLE_EVERY}); each algorithm's line goes to {@code out}.
+     */
+    void allreduces(AllreduceCounts c, PrintWriter out) {
+        ObjectNode o = JSON.createObjectNode();
+        for (Algorithm a : Algorithm.values()) {
+            if (c.calls(a) == 0) {
+                continue;
+            }
+            ObjectNode x = o.putObject(a.name());
+            x.put("calls", c.calls(a));
+            x.put("bytes", c.bytes(a));
+            x.put("timed_calls", c.sampledCalls(a));
+            double meanUs = c.sampledCalls(a) == 0 ? Double.NaN : c.sampledNanos(a) / 1e3 / c.sampledCalls(a);
+            x.put("timed_mean_us", meanUs);
+            out.printf(
+                    Locale.ROOT,
+                    "allreduce %s: %d calls, %d timed, mean %.2f us%n",
+                    a,
+                    c.calls(a),
+                    c.sampledCalls(a),
+                    meanUs);
+        }
+        allreduces = o;
     }
 
     /** A measurement left out ({@code --max-seconds}). */
@@ -107,6 +140,9 @@ final class ModelBenchJson {
                     "tokens_per_s_gpu",
                     prefill.tokens() * 1000.0 / prefill.gpuMs().median());
             putOps(p, prefill.ops());
+        }
+        if (allreduces != null) {
+            o.set("allreduces", allreduces);
         }
         ArrayNode sk = o.putArray("skipped");
         skipped.forEach(sk::add);

@@ -179,6 +179,11 @@ public final class Rank implements AutoCloseable {
         }
     }
 
+    /** The algorithm an allreduce of {@code bytes} takes (the communicator's table; NCCL past the buffers). */
+    public Algorithm route(long bytes) {
+        return comm.route(bytes);
+    }
+
     /** Allreduce (sum) with the algorithm the table picks for {@code count * dtype} bytes. */
     public void allReduce(CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream) {
         allReduce(input, output, count, dtype, stream, comm.route(Math.multiplyExact(count, (long) dtype.bytes())));

@@ -48,6 +48,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     private MemoryReport memory;
     private double loadSeconds;
     private long weightBytes;
+    /** One step in this many has its allreduces timed (with several ranks; serve's allreduce latency histogram). */
+    public static final int ALLREDUCE_SAMPLE_EVERY = StepRunner.ALLREDUCE_SAMPLE_EVERY;
+
     private final AllreduceCounts allreduces = new AllreduceCounts();
 
     private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
@@ -333,8 +336,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     /**
      * A step (without logits) and its GPU time (bench-model): {@code gpuMillis} is the time between two CUDA events recorded
      * on rank 0's stream just before and just after the forward pass is enqueued (a graph replay, or the eager kernels);
-     * it leaves out the synchronous input upload before and the host synchronization and argmax read-back after, which
-     * the caller's wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
+     * it leaves out the host's work before (staging the inputs in pinned memory, enqueuing their copies, which the GPU
+     * runs before the start event) and the synchronization and read-back of the sampled ids after, which the caller's
+     * wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
      * the allreduces. {@code graphReplayed}: the step replayed a captured decode graph (false for eager steps and for the
      * first step of a decode bucket, which runs eagerly and captures the graph afterwards).
      */
@@ -354,7 +358,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         return steps.profileStep(batch);
     }
 
-    /** Allreduce calls and bytes per algorithm since the engine started (serve's metrics). */
+    /** Allreduce calls, bytes and sampled GPU times per algorithm since the engine started (serve's metrics). */
     public AllreduceCounts allreduces() {
         return allreduces;
     }

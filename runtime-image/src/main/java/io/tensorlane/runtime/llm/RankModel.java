@@ -5,6 +5,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpy2DAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
 
+import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.Rank;
@@ -48,6 +49,9 @@ final class RankModel implements AutoCloseable {
 
     final Rank rank;
     private OpTimer timer = OpTimer.OFF;
+    /** Rank 0's allreduce timer (null: none); it records only while a timed pass is on. */
+    private AllreduceTimer allreduceTimer;
+
     final ModelConfig cfg;
     final TpLayout tpl;
     final DType dt;
@@ -63,21 +67,10 @@ final class RankModel implements AutoCloseable {
     private final int inter;
     private final int vr;
     private final int vpad;
-    // step inputs (int32)
-    private final long ids;
-    private final long positions;
-    private final long slots;
-    private final long tokenRow;
-    private final long tables;
-    private final long logitTokens;
-    private final long attnTiles;
-    private final long attnRest;
-    private final long sampling;
-    private final int samplingCapacity;
-    /** Whether the device's sampling parameters may hold a non-greedy row (else they are all greedy: no upload needed). */
-    private boolean samplingDirty;
+    /** The step's int32 inputs (ids, positions, slots, ...) and the sampled ids, with their pinned host copy. */
+    private final StepInputs inputs;
 
-    final long outIds;
+    private final int samplingCapacity;
     /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
     private final boolean tiledPrefill;
 
@@ -124,19 +117,8 @@ final class RankModel implements AutoCloseable {
             long e = dt.bytes();
             int t = dims.maxTokens();
             int m = dims.maxLogitRows();
-            ids = addr(mem.alloc(ACTIVATIONS, "token ids", 4L * t, true));
-            positions = addr(mem.alloc(ACTIVATIONS, "positions", 4L * t, true));
-            slots = addr(mem.alloc(ACTIVATIONS, "slots", 4L * t, true));
-            tokenRow = addr(mem.alloc(ACTIVATIONS, "token rows", 4L * t, true));
-            tables = addr(mem.alloc(ACTIVATIONS, "block tables", 4L * dims.maxRows() * dims.maxBlocksPerSeq(), true));
-            logitTokens = addr(mem.alloc(ACTIVATIONS, "logit tokens", 4L * m, true));
-            attnTiles =
-                    addr(mem.alloc(ACTIVATIONS, "attention tiles", 8L * Math.max(1, AttentionPlan.maxTiles(t)), true));
-            attnRest = addr(mem.alloc(ACTIVATIONS, "attention rest tokens", 4L * t, true));
             samplingCapacity = SamplingRows.capacity(m);
-            sampling = addr(
-                    mem.alloc(ACTIVATIONS, "sampling parameters", 28L * samplingCapacity, true)); // zeros: greedy rows
-            outIds = addr(mem.alloc(ACTIVATIONS, "sampled ids", 4L * m, true));
+            inputs = StepInputs.forModel(mem, ACTIVATIONS, dims, samplingCapacity);
             part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
             red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
             residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));
@@ -206,40 +188,31 @@ final class RankModel implements AutoCloseable {
         return kvBlocks;
     }
 
-    /** Copies the step's host arrays into the input buffers (synchronous: the stream is idle between steps). */
+    /** Enqueues the copies of the step's inputs on the rank's stream ({@link StepInputs#upload}). */
     void uploadInputs(StepBatch b) {
         int n = b.tokens();
         if (n > dims.maxTokens() || b.logitTokens().length > dims.maxLogitRows() || b.rows() > dims.maxRows()) {
             throw new IllegalArgumentException("step of " + n + " tokens / " + b.logitTokens().length + " logit rows / "
                     + b.rows() + " rows exceeds the engine's buffers (" + dims + ")");
         }
-        put(ids, b.tokenIds(), n);
-        put(positions, b.positions(), n);
-        put(slots, b.slots(), n);
-        put(tokenRow, b.tokenRow(), n);
-        put(tables, b.blockTables(), b.blockTables().length);
-        put(logitTokens, b.logitTokens(), b.logitTokens().length);
         AttentionPlan plan = tiledPrefill ? AttentionPlan.of(b.tokenRow(), b.positions(), n, hd) : AttentionPlan.NONE;
-        put(attnTiles, plan.tiles(), plan.tiles().length);
-        put(attnRest, plan.rest(), plan.rest().length);
+        inputs.upload(b, plan, rank.index() == 0, samplingCapacity, rank.stream());
         numTiles = plan.numTiles();
         numRest = plan.rest().length;
-        if (rank.index() == 0 && (samplingDirty || !b.sampling().allGreedy())) {
-            int[] words = b.sampling().pack(samplingCapacity);
-            put(sampling, words, words.length);
-            samplingDirty = !b.sampling().allGreedy();
-        }
+    }
+
+    /** Rank 0: enqueues the copy of the {@code m} sampled ids to the host; {@link #sampledIds} after a synchronize. */
+    void fetchSampledIds(int m) {
+        inputs.fetch(StepInputs.Buf.OUT_IDS, m, rank.stream());
+    }
+
+    int[] sampledIds(int m) {
+        return inputs.read(StepInputs.Buf.OUT_IDS, m);
     }
 
     /** A Linear of this model's type (cuBLAS). */
     private void linear(long x, long w, long y, int n, int in, int out) {
         blas.linear(dt, x, w, y, dt, n, in, out, out);
-    }
-
-    private static void put(long dst, int[] src, int n) {
-        if (n > 0) {
-            Cuda.check(cuMemcpyHtoD(ptr(dst), Pointer.to(src), 4L * n), "upload step inputs");
-        }
     }
 
     /** A JCuda device pointer standing for a raw address (a null base plus the address as offset). */
@@ -264,14 +237,38 @@ final class RankModel implements AutoCloseable {
         if (tpl.tp() == 1) {
             return addr(in);
         }
-        rank.allReduce(in, out, count, type, rank.stream());
+        allReduce(in, out, count, type);
         mark("allreduce");
         return addr(out);
+    }
+
+    /** The rank's allreduce with the table's algorithm, timed when a timed pass is on. */
+    private void allReduce(CUdeviceptr in, CUdeviceptr out, long count, DType type) {
+        var s = rank.stream();
+        AllreduceTimer t = allreduceTimer;
+        if (t == null || !t.on()) {
+            rank.allReduce(in, out, count, type, s);
+            return;
+        }
+        Algorithm a = rank.route(count * type.bytes());
+        t.before(s);
+        rank.allReduce(in, out, count, type, s, a);
+        t.after(a, s);
+    }
+
+    /** Rank 0: the timer its allreduces report to (see {@link AllreduceTimer}). */
+    void timeAllreducesWith(AllreduceTimer t) {
+        allreduceTimer = t;
     }
 
     /** Enqueues one forward step of {@code n} tokens producing {@code m} logits rows (inputs already uploaded). */
     void forward(int n, int m) {
         var s = rank.stream();
+        long ids = inputs.device(StepInputs.Buf.IDS);
+        long positions = inputs.device(StepInputs.Buf.POSITIONS);
+        long slots = inputs.device(StepInputs.Buf.SLOTS);
+        long tokenRow = inputs.device(StepInputs.Buf.TOKEN_ROW);
+        long tables = inputs.device(StepInputs.Buf.TABLES);
         float eps = (float) cfg.rmsNormEps();
         kernels.embed(
                 dt,
@@ -327,9 +324,9 @@ final class RankModel implements AutoCloseable {
                     dims.blockSize(),
                     attn,
                     attnWorkspace,
-                    attnTiles,
+                    inputs.device(StepInputs.Buf.ATTN_TILES),
                     numTiles,
-                    attnRest,
+                    inputs.device(StepInputs.Buf.ATTN_REST),
                     numRest,
                     n,
                     hq,
@@ -353,7 +350,7 @@ final class RankModel implements AutoCloseable {
         }
         kernels.addRmsNorm(dt, residual, delta, w("final_norm"), xn, n, hidden, eps, 1, s);
         mark("norm");
-        kernels.gatherRows(dt, xn, logitTokens, xl, m, hidden, s);
+        kernels.gatherRows(dt, xn, inputs.device(StepInputs.Buf.LOGIT_TOKENS), xl, m, hidden, s);
         mark("gather");
         blas.linear(dt, xl, w("lm_head"), addr(logitsLocal), DType.fp32, m, hidden, vr, vr);
         mark("gemm lm_head");
@@ -369,11 +366,19 @@ final class RankModel implements AutoCloseable {
             c.WidthInBytes = 4L * vr;
             c.Height = m;
             Cuda.check(cuMemcpy2DAsync(c, s), "gather logits");
-            rank.allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32, s);
+            allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32);
             mark("logits gather");
         }
         if (rank.index() == 0) {
-            kernels.sample(addr(logitsOut), m, cfg.vocabSize(), logitsStride(), sampling, samplingCapacity, outIds, s);
+            kernels.sample(
+                    addr(logitsOut),
+                    m,
+                    cfg.vocabSize(),
+                    logitsStride(),
+                    inputs.device(StepInputs.Buf.SAMPLING),
+                    samplingCapacity,
+                    inputs.device(StepInputs.Buf.OUT_IDS),
+                    s);
             mark("sample");
         }
     }
@@ -418,6 +423,7 @@ final class RankModel implements AutoCloseable {
         try {
             blas.close();
         } finally {
+            inputs.close();
             kernels.close();
             mem.close();
         }

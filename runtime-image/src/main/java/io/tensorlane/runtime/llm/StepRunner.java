@@ -4,7 +4,6 @@ import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.CapturedGraph;
@@ -20,7 +19,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import jcuda.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 
@@ -36,7 +34,20 @@ final class StepRunner {
     private final Communicator comm;
     private final List<RankModel> ranks;
     private final AllreduceCounts allreduces;
+    /** Steps between two steps whose allreduces are timed (serve's tensorlane_allreduce_latency_seconds). */
+    static final int ALLREDUCE_SAMPLE_EVERY = 64;
+
     private final Map<Integer, List<CapturedGraph>> graphs = new HashMap<>();
+    /** Per bucket: the graphs of sampled steps (rank 0's with its allreduces timed), captured on first use. */
+    private final Map<Integer, List<CapturedGraph>> timedGraphs = new HashMap<>();
+    /** Per bucket: the calls rank 0's timed graph times (rank 0's thread). */
+    private final Map<Integer, AllreduceTimer.Pass> timedPasses = new HashMap<>();
+
+    private long stepCount;
+    /** False once the driver could not time the events (sampling stops; the steps go on). */
+    private boolean allreduceTiming = true;
+    /** Rank 0's; its events are shared by the timed graphs and the timed eager passes. */
+    private AllreduceTimer allreduceTimer;
     /** Start/end events on rank 0's stream for {@link LlmEngine#timedStep} (created by rank 0's thread on first use). */
     private CUevent[] timing;
 
@@ -75,33 +86,60 @@ final class StepRunner {
         }
         StepBatch b = run;
         int key = bucket;
+        boolean sample = sampleAllreduces();
         List<CapturedGraph> g = decode ? graphs.get(key) : null;
         boolean capture = decode && g == null;
-        List<CapturedGraph> captured = new ArrayList<>(ranks.size());
-        for (int i = 0; i < ranks.size(); i++) {
-            captured.add(null);
-        }
-        comm.onEachRank(r -> {
+        // A sampled replay uses the bucket's timed graph (captured with event-record nodes around rank 0's allreduces).
+        List<CapturedGraph> tg = sample && g != null ? timedGraphs.get(key) : null;
+        boolean captureTimed = sample && g != null && tg == null;
+        List<CapturedGraph> captured = nulls(ranks.size());
+        List<CapturedGraph> capturedTimed = nulls(ranks.size());
+        List<TimedStep> results = comm.onEachRank(r -> {
             RankModel model = ranks.get(r.index());
+            boolean zero = r.index() == 0;
             model.uploadInputs(b);
-            boolean time = timed && r.index() == 0;
-            if (time) {
-                if (timing == null) {
-                    CUevent[] ev = {new CUevent(), new CUevent()};
-                    for (CUevent e : ev) {
-                        Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(step timing)");
-                    }
-                    timing = ev;
+            AllreduceTimer.Pass pass = zero && tg != null ? timedPasses.get(key) : null;
+            if (captureTimed) {
+                // Every rank captures (virtual ranks meet at the launch fence during capture); only rank 0's graph
+                // differs from the plain one. Capture runs nothing.
+                AllreduceTimer t = zero ? allreduceTimer(model) : null;
+                if (t != null) {
+                    t.begin(AllreduceTimer.Mode.CAPTURE);
                 }
-                Cuda.check(cuEventRecord(timing[0], r.stream()), "cuEventRecord(step start)");
+                try {
+                    capturedTimed.set(
+                            r.index(),
+                            CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
+                } finally {
+                    if (t != null) {
+                        pass = t.end();
+                    }
+                }
+            }
+            boolean time = timed && zero;
+            if (time) {
+                Cuda.check(cuEventRecord(timingEvents()[0], r.stream()), "cuEventRecord(step start)");
             }
             if (g != null) {
-                g.get(r.index()).launch(r.stream());
+                (sample ? (tg != null ? tg : capturedTimed) : g).get(r.index()).launch(r.stream());
             } else {
-                model.forward(b.tokens(), b.logitTokens().length);
+                AllreduceTimer t = sample && zero ? allreduceTimer(model) : null;
+                if (t != null) {
+                    t.begin(AllreduceTimer.Mode.EAGER);
+                }
+                try {
+                    model.forward(b.tokens(), b.logitTokens().length);
+                } finally {
+                    if (t != null) {
+                        pass = t.end();
+                    }
+                }
             }
             if (time) {
                 Cuda.check(cuEventRecord(timing[1], r.stream()), "cuEventRecord(step end)");
+            }
+            if (zero) {
+                model.fetchSampledIds(m);
             }
             r.synchronize();
             if (capture) {
@@ -111,25 +149,79 @@ final class StepRunner {
                         r.index(),
                         CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
             }
-            return null;
+            if (!zero) {
+                return null;
+            }
+            if (captureTimed) {
+                timedPasses.put(key, pass);
+            }
+            if (pass != null) {
+                recordAllreduceTimes(pass);
+            }
+            float[] ms = {Float.NaN};
+            if (time) {
+                Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
+            }
+            int[] ids = model.sampledIds(m);
+            return new TimedStep(
+                    new StepResult(ids, wantLogits && m > 0 ? model.readLogits(m) : null), ms[0], g != null);
         });
         if (capture) {
             graphs.put(key, captured);
         }
+        if (captureTimed) {
+            timedGraphs.put(key, capturedTimed);
+        }
         countAllreduces(b.tokens(), m);
-        boolean replayed = g != null;
-        return comm.rank(0).call(() -> {
-            RankModel r0 = ranks.get(0);
-            int[] ids = new int[m];
-            if (m > 0) {
-                Cuda.check(cuMemcpyDtoH(Pointer.to(ids), RankModel.ptr(r0.outIds), 4L * m), "read sampled ids");
+        return results.get(0);
+    }
+
+    /** Whether this step's allreduces are timed: one step in {@value #ALLREDUCE_SAMPLE_EVERY}, with several ranks. */
+    private boolean sampleAllreduces() {
+        return options.tp() > 1 && allreduceTiming && stepCount++ % ALLREDUCE_SAMPLE_EVERY == 0;
+    }
+
+    /** Rank 0's allreduce timer (created by rank 0's thread on first use). */
+    private AllreduceTimer allreduceTimer(RankModel model) {
+        if (allreduceTimer == null) {
+            allreduceTimer = new AllreduceTimer();
+            model.timeAllreducesWith(allreduceTimer);
+        }
+        return allreduceTimer;
+    }
+
+    /** Rank 0, after the stream finished: the timed pass's calls into the counts (sampling stops if it cannot time). */
+    private void recordAllreduceTimes(AllreduceTimer.Pass pass) {
+        long[] ns;
+        try {
+            ns = allreduceTimer.nanos(pass);
+        } catch (RuntimeException e) {
+            allreduceTiming = false;
+            System.err.println("engine: allreduce timing stopped: " + e.getMessage());
+            return;
+        }
+        for (int i = 0; i < ns.length; i++) {
+            allreduces.addSampled(pass.calls().get(i), ns[i]);
+        }
+    }
+
+    private CUevent[] timingEvents() {
+        if (timing == null) {
+            CUevent[] ev = {new CUevent(), new CUevent()};
+            for (CUevent e : ev) {
+                Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(step timing)");
             }
-            float[] ms = {Float.NaN};
-            if (timed) {
-                Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
-            }
-            return new TimedStep(new StepResult(ids, wantLogits && m > 0 ? r0.readLogits(m) : null), ms[0], replayed);
-        });
+            timing = ev;
+        }
+        return timing;
+    }
+
+    private static List<CapturedGraph> nulls(int n) {
+        List<CapturedGraph> l = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            l.add(null);
+        }
+        return l;
     }
 
     /** {@link LlmEngine#profileStep}: one eager pass with an event after every operation on rank 0. */
@@ -189,11 +281,16 @@ final class StepRunner {
 
     /** Frees what this runner made on rank {@code r} (on the rank's thread): its decode graphs, rank 0's events. */
     void close(Rank r) {
-        for (List<CapturedGraph> gs : graphs.values()) {
-            CapturedGraph cg = gs.get(r.index());
-            if (cg != null) {
-                cg.close();
+        for (Map<Integer, List<CapturedGraph>> m : List.of(graphs, timedGraphs)) {
+            for (List<CapturedGraph> gs : m.values()) {
+                CapturedGraph cg = gs.get(r.index());
+                if (cg != null) {
+                    cg.close();
+                }
             }
+        }
+        if (r.index() == 0 && allreduceTimer != null) {
+            allreduceTimer.close();
         }
         if (r.index() == 0 && timing != null) {
             for (CUevent e : timing) {

@@ -77,12 +77,15 @@ public final class SamplingRows {
         return r;
     }
 
+    /** Int32 words per row of the device layout (temperature, top-p, min-p, top-k, seed and its parts). */
+    public static final int WORDS_PER_ROW = 7;
+
     /** Int32 words of the device layout for {@code capacity} rows (even, >= rows): 7 x capacity words. */
     public int[] pack(int capacity) {
         if (capacity < rows || capacity % 2 != 0) {
             throw new IllegalArgumentException("capacity " + capacity + " must be even and >= " + rows + " rows");
         }
-        int[] w = new int[7 * capacity];
+        int[] w = new int[WORDS_PER_ROW * capacity];
         for (int i = 0; i < rows; i++) {
             w[i] = Float.floatToRawIntBits(temperature[i]);
             w[capacity + i] = Float.floatToRawIntBits(topP[i]);

@@ -2,6 +2,7 @@ package io.tensorlane.runtime.serve;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tensorlane.contract.Algorithm;
@@ -23,7 +24,9 @@ import io.tensorlane.runtime.text.TopLogprobs;
 import io.vertx.core.http.HttpMethod;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -79,6 +82,20 @@ public final class ModelServer implements AutoCloseable {
                     .description("bytes per rank reduced by allreduces")
                     .register(registry);
         }
+        Map<Algorithm, Timer> latency = new EnumMap<>(Algorithm.class);
+        for (Algorithm a : Algorithm.values()) {
+            latency.put(
+                    a,
+                    Timer.builder(ServeMetrics.ALLREDUCE_LATENCY)
+                            .tag("algorithm", a.name())
+                            .description("GPU time of one allreduce on rank 0's stream (the calls of one step in "
+                                    + LlmEngine.ALLREDUCE_SAMPLE_EVERY + ")")
+                            .publishPercentileHistogram()
+                            .minimumExpectedValue(Duration.ofNanos(1000))
+                            .maximumExpectedValue(Duration.ofSeconds(1))
+                            .register(registry));
+        }
+        engine.allreduces().onSample((a, ns) -> latency.get(a).record(ns, TimeUnit.NANOSECONDS));
         EngineMetrics metrics = new EngineMetrics(registry, o.servedName(), mem.blockSize(), mem.kvBlocks());
         Scheduler scheduler = new Scheduler(
                 engine,

@@ -1,0 +1,168 @@
+package io.tensorlane.runtime.llm;
+
+import static jcuda.driver.JCudaDriver.cuMemAllocHost;
+import static jcuda.driver.JCudaDriver.cuMemFreeHost;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+
+import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.sched.SamplingRows;
+import io.tensorlane.runtime.sched.StepBatch;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+
+/**
+ * One rank's step inputs: int32 device buffers at fixed addresses (a captured graph reads them there) and one pinned
+ * host buffer laid out the same way. A step writes its arrays into the pinned buffer and enqueues asynchronous copies
+ * of the used part of each on the rank's stream, so the host does not wait for each copy (synchronous copies from the
+ * Java heap cost several microseconds each and were most of a batch-1 decode step's host time). The sampled ids come
+ * back the same way: an asynchronous copy into the pinned buffer, read after the stream is synchronized.
+ *
+ * <p>The pinned buffer is reused by the next step, so a step's copies must have finished before the next stage: the
+ * engine synchronizes the rank's stream at the end of every step.
+ */
+final class StepInputs implements AutoCloseable {
+    /** The device buffers, in the order of the host layout. */
+    enum Buf {
+        IDS,
+        POSITIONS,
+        SLOTS,
+        TOKEN_ROW,
+        TABLES,
+        LOGIT_TOKENS,
+        ATTN_TILES,
+        ATTN_REST,
+        SAMPLING,
+        OUT_IDS
+    }
+
+    private final long[] device = new long[Buf.values().length];
+    private final long[] hostOffset = new long[Buf.values().length];
+    private final long[] capacity = new long[Buf.values().length];
+    private final Pointer pinned = new Pointer();
+    private final IntBuffer host;
+
+    /**
+     * Allocates the device buffers ({@code ints[b]} int32 each, zeroed) from {@code mem} and the pinned host buffer.
+     */
+    StepInputs(DeviceMemory mem, String phase, long[] ints) {
+        if (ints.length != Buf.values().length) {
+            throw new IllegalArgumentException("one size per buffer: " + Buf.values().length + ", got " + ints.length);
+        }
+        long off = 0;
+        for (Buf b : Buf.values()) {
+            int i = b.ordinal();
+            capacity[i] = Math.max(1, ints[i]);
+            device[i] = Cuda.address(mem.alloc(phase, "step input " + b.name().toLowerCase(), 4L * capacity[i], true));
+            hostOffset[i] = off;
+            off += (4L * capacity[i] + 255) / 256 * 256;
+        }
+        if (off / 4 > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("step inputs of " + off + " bytes exceed one host buffer");
+        }
+        Cuda.check(cuMemAllocHost(pinned, off), "cuMemAllocHost(step inputs, " + off + " bytes)");
+        host = pinned.getByteBuffer(0, off).order(ByteOrder.nativeOrder()).asIntBuffer();
+    }
+
+    /** Whether the device's sampling parameters may hold a non-greedy row (else all greedy: no upload needed). */
+    private boolean samplingDirty;
+
+    /** The buffers of a model's steps of at most {@code dims}; {@code samplingCapacity} rows of sampling parameters. */
+    static StepInputs forModel(DeviceMemory mem, String phase, RankModel.Dims dims, int samplingCapacity) {
+        long t = dims.maxTokens();
+        long m = dims.maxLogitRows();
+        long[] ints = new long[Buf.values().length];
+        ints[Buf.IDS.ordinal()] = t;
+        ints[Buf.POSITIONS.ordinal()] = t;
+        ints[Buf.SLOTS.ordinal()] = t;
+        ints[Buf.TOKEN_ROW.ordinal()] = t;
+        ints[Buf.TABLES.ordinal()] = (long) dims.maxRows() * dims.maxBlocksPerSeq();
+        ints[Buf.LOGIT_TOKENS.ordinal()] = m;
+        ints[Buf.ATTN_TILES.ordinal()] = 2L * Math.max(1, AttentionPlan.maxTiles((int) t));
+        ints[Buf.ATTN_REST.ordinal()] = t;
+        ints[Buf.SAMPLING.ordinal()] = (long) SamplingRows.WORDS_PER_ROW * samplingCapacity; // zeros: greedy rows
+        ints[Buf.OUT_IDS.ordinal()] = m;
+        return new StepInputs(mem, phase, ints);
+    }
+
+    /**
+     * Stages step {@code b} (with attention layout {@code plan}) and enqueues its copies on {@code stream}; the sampling
+     * parameters only where {@code sampling} (rank 0) and only when some row, now or in the previous upload, is not
+     * greedy.
+     */
+    void upload(StepBatch b, AttentionPlan plan, boolean sampling, int samplingCapacity, CUstream stream) {
+        int n = b.tokens();
+        put(Buf.IDS, b.tokenIds(), n, stream);
+        put(Buf.POSITIONS, b.positions(), n, stream);
+        put(Buf.SLOTS, b.slots(), n, stream);
+        put(Buf.TOKEN_ROW, b.tokenRow(), n, stream);
+        put(Buf.TABLES, b.blockTables(), b.blockTables().length, stream);
+        put(Buf.LOGIT_TOKENS, b.logitTokens(), b.logitTokens().length, stream);
+        put(Buf.ATTN_TILES, plan.tiles(), plan.tiles().length, stream);
+        put(Buf.ATTN_REST, plan.rest(), plan.rest().length, stream);
+        if (sampling && (samplingDirty || !b.sampling().allGreedy())) {
+            int[] words = b.sampling().pack(samplingCapacity);
+            put(Buf.SAMPLING, words, words.length, stream);
+            samplingDirty = !b.sampling().allGreedy();
+        }
+    }
+
+    /** The device address of {@code b} (fixed for the life of this object). */
+    long device(Buf b) {
+        return device[b.ordinal()];
+    }
+
+    /** Writes {@code n} ints of {@code src} into {@code b}'s host part and enqueues their copy to the device. */
+    void put(Buf b, int[] src, int n, CUstream stream) {
+        if (n <= 0) {
+            return;
+        }
+        int i = b.ordinal();
+        if (n > capacity[i] || n > src.length) {
+            throw new IllegalArgumentException(
+                    b + ": " + n + " ints exceed the buffer (" + capacity[i] + ") or the source (" + src.length + ")");
+        }
+        host.put((int) (hostOffset[i] / 4), src, 0, n);
+        Cuda.check(
+                cuMemcpyHtoDAsync(
+                        new CUdeviceptr().withByteOffset(device[i]),
+                        pinned.withByteOffset(hostOffset[i]),
+                        4L * n,
+                        stream),
+                "upload step input " + b);
+    }
+
+    /** Enqueues the copy of the first {@code n} ints of device buffer {@code b} into its host part. */
+    void fetch(Buf b, int n, CUstream stream) {
+        if (n <= 0) {
+            return;
+        }
+        int i = b.ordinal();
+        if (n > capacity[i]) {
+            throw new IllegalArgumentException(b + ": " + n + " ints exceed the buffer (" + capacity[i] + ")");
+        }
+        Cuda.check(
+                cuMemcpyDtoHAsync(
+                        pinned.withByteOffset(hostOffset[i]),
+                        new CUdeviceptr().withByteOffset(device[i]),
+                        4L * n,
+                        stream),
+                "read step output " + b);
+    }
+
+    /** The first {@code n} ints of {@code b}'s host part (after {@link #fetch} and a synchronize of its stream). */
+    int[] read(Buf b, int n) {
+        int[] out = new int[n];
+        host.get((int) (hostOffset[b.ordinal()] / 4), out, 0, n);
+        return out;
+    }
+
+    /** Frees the pinned buffer (the device buffers belong to the {@link DeviceMemory}); on the rank's thread. */
+    @Override
+    public void close() {
+        cuMemFreeHost(pinned);
+    }
+}
