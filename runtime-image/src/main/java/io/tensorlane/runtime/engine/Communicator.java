@@ -226,7 +226,7 @@ public final class Communicator implements AutoCloseable {
         RuntimeException first = null;
         for (Future<T> f : futures) {
             try {
-                out.add(f.get());
+                out.add(SpinHandoff.get(f, SpinHandoff.CALLER_SPIN_NANOS));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for ranks", e);

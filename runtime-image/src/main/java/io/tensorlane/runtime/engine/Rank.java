@@ -20,7 +20,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import jcuda.Pointer;
@@ -85,11 +84,13 @@ public final class Rank implements AutoCloseable {
         }
         this.stagingAddress = Cuda.address(buffers.get("staging"));
         this.registered.put(stagingAddress, 0);
-        this.worker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "tensorlane-rank-" + index);
-            t.setDaemon(true);
-            return t;
-        });
+        this.worker = SpinHandoff.singleThread(
+                r -> {
+                    Thread t = new Thread(r, "tensorlane-rank-" + index);
+                    t.setDaemon(true);
+                    return t;
+                },
+                SpinHandoff.WORKER_SPIN_NANOS);
         try {
             worker.submit(() -> {
                         workerThread = Thread.currentThread();
@@ -160,7 +161,7 @@ public final class Rank implements AutoCloseable {
     /** Runs {@code task} on this rank's worker thread (context current) and waits. */
     public <T> T call(Callable<T> task) {
         try {
-            return submit(task).get();
+            return SpinHandoff.get(submit(task), SpinHandoff.CALLER_SPIN_NANOS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
