@@ -42,6 +42,9 @@ final class StepInputs implements AutoCloseable {
     private final long[] device = new long[Buf.values().length];
     private final long[] hostOffset = new long[Buf.values().length];
     private final long[] capacity = new long[Buf.values().length];
+    /** Per buffer: how many leading ints the device holds from uploads (their host copy is equal). */
+    private final int[] written = new int[Buf.values().length];
+
     private final Pointer pinned = new Pointer();
     private final IntBuffer host;
 
@@ -115,17 +118,27 @@ final class StepInputs implements AutoCloseable {
         return device[b.ordinal()];
     }
 
-    /** Writes {@code n} ints of {@code src} into {@code b}'s host part and enqueues their copy to the device. */
-    void put(Buf b, int[] src, int n, CUstream stream) {
+    /**
+     * Writes {@code n} ints of {@code src} into {@code b}'s host part and enqueues their copy to the device, unless the
+     * device already holds them: the host part always equals what was last copied, so when its first {@code n} ints
+     * equal {@code src}'s, the copy is skipped (a decode step's row numbers, logits rows and block tables seldom change
+     * from one step to the next). Returns whether a copy was enqueued.
+     */
+    boolean put(Buf b, int[] src, int n, CUstream stream) {
         if (n <= 0) {
-            return;
+            return false;
         }
         int i = b.ordinal();
         if (n > capacity[i] || n > src.length) {
             throw new IllegalArgumentException(
                     b + ": " + n + " ints exceed the buffer (" + capacity[i] + ") or the source (" + src.length + ")");
         }
-        host.put((int) (hostOffset[i] / 4), src, 0, n);
+        int at = (int) (hostOffset[i] / 4);
+        if (written[i] >= n && host.slice(at, n).equals(IntBuffer.wrap(src, 0, n))) {
+            return false;
+        }
+        host.put(at, src, 0, n);
+        written[i] = Math.max(written[i], n);
         Cuda.check(
                 cuMemcpyHtoDAsync(
                         new CUdeviceptr().withByteOffset(device[i]),
@@ -133,6 +146,7 @@ final class StepInputs implements AutoCloseable {
                         4L * n,
                         stream),
                 "upload step input " + b);
+        return true;
     }
 
     /** Enqueues the copy of the first {@code n} ints of device buffer {@code b} into its host part. */
