@@ -5,9 +5,10 @@ and writes runtime-image/src/test/resources/chat/expected/<template>.json: a lis
   {"template", "case", "conversation", "add_generation_prompt", "kwargs", "bos_token", "eos_token", "now",
    "expected", "rendered_by"}.
 
-The reference is transformers' apply_chat_template. With transformers importable (the GPU machine's venv) the
-template is compiled by transformers' own _compile_jinja_template and rendered with the arguments
-apply_chat_template passes (messages, tools=None, documents=None, add_generation_prompt, the special tokens, the
+The reference is transformers' apply_chat_template. With transformers importable (the GPU machine's venv) every case
+is rendered twice and must agree: by apply_chat_template of a PreTrainedTokenizerFast carrying the template and the
+special tokens (rendered_by "transformers X apply_chat_template"), and by the template compiled with transformers' own
+_compile_jinja_template, rendered with the arguments apply_chat_template passes (messages, tools=None, documents=None, add_generation_prompt, the special tokens, the
 chat_template_kwargs). Without it, a Jinja2 environment configured exactly as transformers configures it
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols, its tojson/raise_exception/strftime_now).
 strftime_now is pinned to NOW in both, so Llama 3.2's "Today Date" is deterministic.
@@ -99,28 +100,64 @@ def compiler():
     return env.from_string, "jinja2 %s (transformers environment)" % jinja2.__version__
 
 
+def apply_chat_template_renderer():
+    """render(source, conversation, add_generation_prompt, bos, eos, kwargs) through transformers' own
+    PreTrainedTokenizerFast.apply_chat_template (tokenize=False), or None without transformers. A word-level tokenizer
+    holding just the special tokens stands for the model's; the template is compiled once by transformers (its
+    compile is cached per source), with strftime_now pinned before the first render."""
+    try:
+        import transformers
+        from tokenizers import Tokenizer, models
+        from transformers import PreTrainedTokenizerFast
+        from transformers.utils.chat_template_utils import _compile_jinja_template
+    except ImportError:
+        return None
+
+    def render(source, conversation, agp, bos, eos, kwargs):
+        vocab = {"<unk>": 0}
+        for t in (bos, eos):
+            if t is not None:
+                vocab.setdefault(t, len(vocab))
+        tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")),
+                                      unk_token="<unk>", **{k: v for k, v in (("bos_token", bos), ("eos_token", eos))
+                                                             if v is not None})
+        tok.chat_template = source
+        _compile_jinja_template(source).environment.globals["strftime_now"] = fixed_strftime_now
+        return tok.apply_chat_template(conversation, tokenize=False, add_generation_prompt=agp, **kwargs)
+    return render, "transformers %s apply_chat_template" % transformers.__version__
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(RESOURCES, "expected"))
     args = ap.parse_args()
     compile_template, rendered_by = compiler()
+    applied = apply_chat_template_renderer()
     os.makedirs(args.out, exist_ok=True)
     for name, (bos, eos) in TOKENS.items():
         with open(os.path.join(RESOURCES, "templates", name + ".jinja"), encoding="utf-8") as f:
-            template = compile_template(f.read())
+            source = f.read()
+        template = compile_template(source)
         special = {k: v for k, v in (("bos_token", bos), ("eos_token", eos)) if v is not None}
         fixtures = []
         for case, conversation, agp, kwargs in CASES:
             expected = template.render(messages=conversation, tools=None, documents=None,
                                        add_generation_prompt=agp, **special, **kwargs)
+            by = rendered_by
+            if applied is not None:
+                render, by = applied
+                via_tokenizer = render(source, conversation, agp, bos, eos, kwargs)
+                if via_tokenizer != expected:
+                    print("%s/%s: apply_chat_template and the compiled template differ" % (name, case), file=sys.stderr)
+                    return 1
             fixtures.append({"template": name, "case": case, "conversation": conversation,
                              "add_generation_prompt": agp, "kwargs": kwargs, "bos_token": bos, "eos_token": eos,
-                             "now": NOW.isoformat(), "expected": expected, "rendered_by": rendered_by})
+                             "now": NOW.isoformat(), "expected": expected, "rendered_by": by})
         path = os.path.join(args.out, name + ".json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(fixtures, f, ensure_ascii=False, indent=1)
             f.write("\n")
-        print("%s: %d cases -> %s (%s)" % (name, len(fixtures), os.path.relpath(path), rendered_by))
+        print("%s: %d cases -> %s (%s)" % (name, len(fixtures), os.path.relpath(path), fixtures[-1]["rendered_by"]))
     return 0
 
 
