@@ -197,7 +197,8 @@ public final class LocalControlPlane implements AutoCloseable {
                         // (their Hostname is not resolvable, and nothing may leave loopback)
                         "--kubelet-preferred-address-types=InternalDNS,InternalIP,Hostname,ExternalDNS,ExternalIP",
                         "--enable-priority-and-fairness=false",
-                        // /debug/pprof for benchmark investigations (TENSORLANE_APISERVER_PROFILING=true); off otherwise
+                        // /debug/pprof for benchmark investigations (TENSORLANE_APISERVER_PROFILING=true); off
+                        // otherwise
                         "--profiling=" + "true".equals(System.getenv("TENSORLANE_APISERVER_PROFILING")),
                         "--logtostderr=true",
                         "--v=1"));
