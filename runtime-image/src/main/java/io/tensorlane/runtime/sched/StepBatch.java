@@ -74,7 +74,11 @@ public record StepBatch(
                         "block table holds " + blockTable.size() * blockSize + " tokens, chunk ends at " + end);
             }
             int r = rows++;
-            tables = Arrays.copyOf(tables, rows * maxBlocksPerSeq);
+            if (rows * maxBlocksPerSeq > tables.length) {
+                // geometric growth: a row at a time would copy the whole table per row (quadratic in the batch)
+                tables = Arrays.copyOf(
+                        tables, Math.max(rows, 2 * (tables.length / Math.max(1, maxBlocksPerSeq))) * maxBlocksPerSeq);
+            }
             for (int i = 0; i < blockTable.size(); i++) {
                 tables[r * maxBlocksPerSeq + i] = blockTable.get(i);
             }
@@ -137,7 +141,7 @@ public record StepBatch(
                     Arrays.copyOf(slots, n),
                     Arrays.copyOf(row, n),
                     rows,
-                    tables.clone(),
+                    Arrays.copyOf(tables, rows * maxBlocksPerSeq),
                     maxBlocksPerSeq,
                     Arrays.copyOf(logits, m),
                     sr);

@@ -30,6 +30,31 @@ class StepBatchTest {
     }
 
     @Test
+    void manyRowsKeepEachBlockTableInItsOwnRowAndUnusedEntriesZero() {
+        int width = 5;
+        StepBatch.Builder builder = new StepBatch.Builder(2, width);
+        for (int r = 0; r < 37; r++) { // past several doublings of the table's capacity
+            List<Integer> table = new ArrayList<>();
+            for (int i = 0; i <= r % width; i++) {
+                table.add(1000 * r + i);
+            }
+            builder.add(table, new int[] {r}, 0, StepBatch.Logits.LAST);
+        }
+        StepBatch b = builder.build();
+
+        assertThat(b.rows()).isEqualTo(37);
+        assertThat(b.blockTables()).hasSize(37 * width);
+        for (int r = 0; r < 37; r++) {
+            for (int i = 0; i < width; i++) {
+                assertThat(b.blockTables()[r * width + i])
+                        .as("row %d entry %d", r, i)
+                        .isEqualTo(i <= r % width ? 1000 * r + i : 0);
+            }
+            assertThat(b.slots()[r]).isEqualTo(1000 * r * 2);
+        }
+    }
+
+    @Test
     void logitsForEveryTokenOrNone() {
         StepBatch b = new StepBatch.Builder(16, 2)
                 .add(List.of(0), new int[] {1, 2, 3}, 0, StepBatch.Logits.ALL)
