@@ -215,11 +215,6 @@ final class RankModel implements AutoCloseable {
         blas.linear(dt, x, w, y, dt, n, in, out, out);
     }
 
-    /** A JCuda device pointer standing for a raw address (a null base plus the address as offset). */
-    static CUdeviceptr ptr(long address) {
-        return new CUdeviceptr().withByteOffset(address);
-    }
-
     private long w(String key) {
         Long a = weights.get(key);
         if (a == null) {

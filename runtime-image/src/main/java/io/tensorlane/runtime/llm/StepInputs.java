@@ -17,8 +17,9 @@ import jcuda.driver.CUstream;
 /**
  * One rank's step inputs: int32 device buffers at fixed addresses (a captured graph reads them there) and one pinned
  * host buffer laid out the same way. A step writes its arrays into the pinned buffer and enqueues asynchronous copies
- * of the used part of each on the rank's stream, so the host does not wait for each copy (synchronous copies from the
- * Java heap cost several microseconds each and were most of a batch-1 decode step's host time). The sampled ids come
+ * of the used part of each on the rank's stream, so the host does not wait for each copy (with synchronous copies from
+ * the Java heap a batch-1 decode step of the 8B geometry took 5.33 ms, 5.18 ms with this and the ids read back in the
+ * same rank task; H200, 2026-12-01). The sampled ids come
  * back the same way: an asynchronous copy into the pinned buffer, read after the stream is synchronized.
  *
  * <p>The pinned buffer is reused by the next step, so a step's copies must have finished before the next stage: the
