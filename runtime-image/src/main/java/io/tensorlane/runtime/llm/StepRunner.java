@@ -39,9 +39,10 @@ final class StepRunner {
 
     private final Map<Integer, List<CapturedGraph>> graphs = new HashMap<>();
     /** Per bucket: the graphs of sampled steps (rank 0's with its allreduces timed), captured on first use. */
-    private final Map<Integer, List<CapturedGraph>> timedGraphs = new HashMap<>();
-    /** Per bucket: the calls rank 0's timed graph times (rank 0's thread). */
-    private final Map<Integer, AllreduceTimer.Pass> timedPasses = new HashMap<>();
+    private final Map<Integer, TimedGraphs> timedGraphs = new HashMap<>();
+
+    /** A bucket's graphs for sampled steps (one per rank) and the calls rank 0's graph times. */
+    private record TimedGraphs(List<CapturedGraph> graphs, AllreduceTimer.Pass pass) {}
 
     private long stepCount;
     /** False once the driver could not time the events (sampling stops; the steps go on). */
@@ -90,15 +91,16 @@ final class StepRunner {
         List<CapturedGraph> g = decode ? graphs.get(key) : null;
         boolean capture = decode && g == null;
         // A sampled replay uses the bucket's timed graph (captured with event-record nodes around rank 0's allreduces).
-        List<CapturedGraph> tg = sample && g != null ? timedGraphs.get(key) : null;
+        TimedGraphs tg = sample && g != null ? timedGraphs.get(key) : null;
         boolean captureTimed = sample && g != null && tg == null;
         List<CapturedGraph> captured = nulls(ranks.size());
         List<CapturedGraph> capturedTimed = nulls(ranks.size());
+        AllreduceTimer.Pass[] capturedPass = {null};
         List<TimedStep> results = comm.onEachRank(r -> {
             RankModel model = ranks.get(r.index());
             boolean zero = r.index() == 0;
             model.uploadInputs(b);
-            AllreduceTimer.Pass pass = zero && tg != null ? timedPasses.get(key) : null;
+            AllreduceTimer.Pass pass = zero && tg != null ? tg.pass() : null;
             if (captureTimed) {
                 // Every rank captures (virtual ranks meet at the launch fence during capture); only rank 0's graph
                 // differs from the plain one. Capture runs nothing.
@@ -121,7 +123,9 @@ final class StepRunner {
                 Cuda.check(cuEventRecord(timingEvents()[0], r.stream()), "cuEventRecord(step start)");
             }
             if (g != null) {
-                (sample ? (tg != null ? tg : capturedTimed) : g).get(r.index()).launch(r.stream());
+                (sample ? (tg != null ? tg.graphs() : capturedTimed) : g)
+                        .get(r.index())
+                        .launch(r.stream());
             } else {
                 AllreduceTimer t = sample && zero ? allreduceTimer(model) : null;
                 if (t != null) {
@@ -153,7 +157,7 @@ final class StepRunner {
                 return null;
             }
             if (captureTimed) {
-                timedPasses.put(key, pass);
+                capturedPass[0] = pass;
             }
             if (pass != null) {
                 recordAllreduceTimes(pass);
@@ -170,7 +174,7 @@ final class StepRunner {
             graphs.put(key, captured);
         }
         if (captureTimed) {
-            timedGraphs.put(key, capturedTimed);
+            timedGraphs.put(key, new TimedGraphs(capturedTimed, capturedPass[0]));
         }
         countAllreduces(b.tokens(), m);
         return results.get(0);
@@ -281,12 +285,12 @@ final class StepRunner {
 
     /** Frees what this runner made on rank {@code r} (on the rank's thread): its decode graphs, rank 0's events. */
     void close(Rank r) {
-        for (Map<Integer, List<CapturedGraph>> m : List.of(graphs, timedGraphs)) {
-            for (List<CapturedGraph> gs : m.values()) {
-                CapturedGraph cg = gs.get(r.index());
-                if (cg != null) {
-                    cg.close();
-                }
+        List<List<CapturedGraph>> all = new ArrayList<>(graphs.values());
+        timedGraphs.values().forEach(t -> all.add(t.graphs()));
+        for (List<CapturedGraph> gs : all) {
+            CapturedGraph cg = gs.get(r.index());
+            if (cg != null) {
+                cg.close();
             }
         }
         if (r.index() == 0 && allreduceTimer != null) {

@@ -86,13 +86,9 @@ public final class ModelServer implements AutoCloseable {
         for (Algorithm a : Algorithm.values()) {
             latency.put(
                     a,
-                    Timer.builder(ServeMetrics.ALLREDUCE_LATENCY)
-                            .tag("algorithm", a.name())
+                    ServeMetrics.allreduceLatency(a.name())
                             .description("GPU time of one allreduce on rank 0's stream (the calls of one step in "
                                     + LlmEngine.ALLREDUCE_SAMPLE_EVERY + ")")
-                            .publishPercentileHistogram()
-                            .minimumExpectedValue(Duration.ofNanos(1000))
-                            .maximumExpectedValue(Duration.ofSeconds(1))
                             .register(registry));
         }
         engine.allreduces().onSample((a, ns) -> latency.get(a).record(ns, TimeUnit.NANOSECONDS));

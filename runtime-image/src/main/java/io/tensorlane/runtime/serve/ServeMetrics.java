@@ -71,13 +71,9 @@ public final class ServeMetrics {
 
     public void allreduce(StepSource.AllreduceSample s) {
         String bytes = Long.toString(s.bytes());
-        Timer.builder(ALLREDUCE_LATENCY)
-                .tag("algorithm", s.algorithm())
+        allreduceLatency(s.algorithm())
                 .tag("bytes", bytes)
                 .description("Latency of one allreduce (GPU time on rank 0's stream)")
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofNanos(1000))
-                .maximumExpectedValue(Duration.ofSeconds(1))
                 .register(registry)
                 .record(s.nanos(), TimeUnit.NANOSECONDS);
         Counter.builder(ALLREDUCE_CALLS)
@@ -86,6 +82,18 @@ public final class ServeMetrics {
                 .description("Allreduce calls")
                 .register(registry)
                 .increment();
+    }
+
+    /**
+     * The allreduce latency histogram of {@code algorithm} ({@value #ALLREDUCE_LATENCY}, 1 us to 1 s), one shape for the
+     * synthetic loop and the model server; callers add their description and tags.
+     */
+    public static Timer.Builder allreduceLatency(String algorithm) {
+        return Timer.builder(ALLREDUCE_LATENCY)
+                .tag("algorithm", algorithm)
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(1000))
+                .maximumExpectedValue(Duration.ofSeconds(1));
     }
 
     public void step() {
