@@ -37,6 +37,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       resource ({@link RequestCounter} on its client): writes per first rollout, and in the no-op period:
  *       {@link ScaleBench}.
  *   <li>oom: {@link OomBench}.
+ *   <li>status (not in all): {@link StatusWriteBench}, what one status write costs the control plane.
  * </ul>
  * Arguments: {@code scale|oom|all}; system properties {@code bench.deployments} (1000), {@code bench.nodes} (200),
  * {@code bench.noop-seconds} (60), {@code bench.oom-runs} (50), {@code bench.threads} (30), {@code bench.baseline-rounds}
@@ -92,6 +93,14 @@ public final class OperatorBench {
                         Integer.getInteger("bench.deployments", 1000),
                         Integer.getInteger("bench.nodes", 200),
                         Integer.getInteger("bench.noop-seconds", 60));
+            }
+            if (what.equals("status")) {
+                StatusWriteBench.run(
+                        client,
+                        sim,
+                        Integer.getInteger("bench.deployments", 200),
+                        Integer.getInteger("bench.nodes", 60),
+                        Integer.getInteger("bench.rounds", 3));
             }
             if (what.equals("oom") || what.equals("all")) {
                 OomBench.run(client, sim, Integer.getInteger("bench.oom-runs", 50));
