@@ -22,7 +22,7 @@
 # runtime-image/results/bench-8b-<machine>-<date>.json), bench.txt (the table), bench.log (combined log, capped),
 # ours-tp1.json, transformers.json, ours-tp2-custom.json, ours-tp2-nccl.json (raw, also inside bench.json).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), ITERS (50 ours / TF_ITERS 30 transformers),
-# WARMUP (5), TF_PARTS (eager,compile), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
+# WARMUP (300: the JVM compiles the step's host code; our timed steps still start at CONTEXT), TF_WARMUP (5), TF_PARTS (eager,compile), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
 # Exit code: the summary's (0: no FAIL, 1: a FAIL), 2 when the checkpoint could not be made.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,12 +44,13 @@ TF_PARTS=${TF_PARTS:-eager,compile}
 BATCHES=${BATCHES:-1,8,32,128}
 CONTEXT=${CONTEXT:-512}
 PREFILL=${PREFILL:-2048}
-WARMUP=${WARMUP:-5}
+WARMUP=${WARMUP:-300}
+TF_WARMUP=${TF_WARMUP:-5}
 ITERS=${ITERS:-50}
 TF_ITERS=${TF_ITERS:-30}
 TF_ARGS=${TF_ARGS:-}
 BENCH_ARGS=${BENCH_ARGS:-}
-Q=""; [ "${QUICK:-0}" = 1 ] && { Q="--quick"; ITERS=10; WARMUP=3; }
+Q=""; [ "${QUICK:-0}" = 1 ] && { Q="--quick"; ITERS=10; WARMUP=3; TF_WARMUP=3; }
 mkdir -p "$W"
 LOG="$OUT/bench.log"
 . "$(dirname "$0")/device-lib.sh"
@@ -64,7 +65,7 @@ if $JAVA -jar "$APP" bench-model --help > /dev/null 2>&1; then BENCH="$JAVA -jar
 else BENCH="$JAVA -cp $APP io.tensorlane.runtime.cli.ModelBenchCommand"; fi
 {
   echo "== date: $(date -u +%FT%TZ)  steps: $STEPS  GPUs: $NGPU ($GPU, driver $DRIVER)  REAL_TP: ${REAL_TP:-}  ckpt: $CKPT"
-  echo "== bench: $BENCH  nccl: ${NCCL:-not found}  batches $BATCHES context $CONTEXT prefill $PREFILL warmup $WARMUP iters $ITERS/$TF_ITERS"
+  echo "== bench: $BENCH  nccl: ${NCCL:-not found}  batches $BATCHES context $CONTEXT prefill $PREFILL warmup $WARMUP/$TF_WARMUP iters $ITERS/$TF_ITERS"
   $PY -c 'import torch, transformers; print("python", __import__("sys").version.split()[0], "torch", torch.__version__, "transformers", transformers.__version__)' 2>&1
   df -h "$(dirname "$CKPT")" 2>&1 | tail -1; free -g 2>&1 | sed -n 2p
 } | tee -a "$LOG"
@@ -106,7 +107,7 @@ if has_step ours; then
   step "bench-model tp1" "$W/ours-tp1.log" timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 1 --batches "$BATCHES" \
     --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" --max-seconds $(( t - 15 )) \
     --label tp1 --json "$W/ours-tp1.json" $BENCH_ARGS
-  grep -vE '^engine: loaded [0-9.]+ GB$' "$W/ours-tp1.log" | grep -E '^(bench-model|load|engine:| batch| +[0-9]+ |prefill| +ops)' | tee -a "$LOG"
+  grep -vE '^engine: loaded [0-9.]+ GB$' "$W/ours-tp1.log" | grep -E '^(bench-model|load|engine:| batch| +[0-9]+ |prefill| +ops| +host)' | tee -a "$LOG"
 fi
 
 # ---- ours with the baseline kernels (page cache warm)
@@ -116,7 +117,7 @@ if has_step base; then
   step "bench-model tp1 baseline kernels" "$W/ours-tp1-baseline.log" timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 1 \
     --baseline-kernels --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
     --max-seconds $(( t - 15 )) --label tp1-baseline --json "$W/ours-tp1-baseline.json" $BENCH_ARGS
-  grep -E '^( batch| +[0-9]+ |prefill| +ops)' "$W/ours-tp1-baseline.log" | tee -a "$LOG"
+  grep -E '^( batch| +[0-9]+ |prefill| +ops| +host)' "$W/ours-tp1-baseline.log" | tee -a "$LOG"
 fi
 
 # ---- transformers
@@ -124,7 +125,7 @@ if has_step tf; then
   rm -f "$W/transformers.json"
   t=$(tmo 400 $(( 15 + reserve_tp2 )))
   step transformers "$W/tf.log" timeout -k 10 "$t" $PY $ORACLE/bench_transformers.py --model "$CKPT" --parts "$TF_PARTS" \
-    --batches "$BATCHES" --context "$CONTEXT" --prefill "$PREFILL" --warmup "$WARMUP" --iters "$TF_ITERS" --budget $(( t - 10 )) \
+    --batches "$BATCHES" --context "$CONTEXT" --prefill "$PREFILL" --warmup "$TF_WARMUP" --iters "$TF_ITERS" --budget $(( t - 10 )) \
     --out "$W/transformers.json" $Q $TF_ARGS
   grep -E '^\[.*(load|eager|static|compile|ERROR)' "$W/tf.log" | cut -c1-300 | tee -a "$LOG"
 fi

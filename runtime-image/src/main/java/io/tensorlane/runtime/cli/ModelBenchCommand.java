@@ -6,6 +6,7 @@ import io.tensorlane.runtime.cli.ModelBenchSteps.PrefillResult;
 import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
+import io.tensorlane.runtime.llm.HostPhases;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.TpLayout;
@@ -30,13 +31,16 @@ import picocli.CommandLine.Spec;
 /**
  * {@code bench-model}: loads a model like {@code generate} and times the engine's steps on random token ids.
  *
- * <p>Per batch size B: B sequences of {@code --context} random ids are prefilled (packed into steps within the token
- * budget), then {@code --warmup} + {@code --iters} decode steps run, one token per sequence per step, each at the next
- * position (the sequences grow; KV blocks are added as needed and all freed after the batch size). The first decode
+ * <p>Per batch size B: B sequences of {@code --context} minus {@code --warmup} random ids are prefilled (packed into
+ * steps within the token budget), then {@code --warmup} + {@code --iters} decode steps run, one token per sequence per
+ * step, each at the next position (the sequences grow; KV blocks are added as needed and all freed after the batch
+ * size), so the timed steps are at positions {@code --context} to {@code --context + --iters - 1}. The first decode
  * step of a batch size runs eagerly and captures the CUDA graph; the warm-up steps cover it, so every timed step is a
- * graph replay (counted in the output). Per timed step: the wall time around {@link LlmEngine#timedStep} (input
- * upload, graph replay, synchronization, argmax read-back) and the GPU time between CUDA events on rank 0's stream
- * around the replay. Prefill: one sequence of {@code --prefill-tokens} ids, chunked by {@code --max-batch-tokens},
+ * graph replay (counted in the output), and they let the JVM compile the step's host code (with 5 warm-up steps the
+ * host part of a batch-1 8B step was ~140 us, with 300 ~50 us; H200, 2026-12-01). Per timed step: the wall time
+ * around {@link LlmEngine#timedStep} (input upload, graph replay, synchronization, argmax read-back), the GPU time
+ * between CUDA events on rank 0's stream around the replay, and where the host's part went ({@link
+ * io.tensorlane.runtime.llm.HostPhases}). Prefill: one sequence of {@code --prefill-tokens} ids, chunked by {@code --max-batch-tokens},
  * timed as a whole (sum of its steps). The KV cache is sized to what the run needs unless {@code --kv-cache-tokens}
  * is given. Prints a table (stdout) and writes {@code --json} (rewritten after each measurement, {@code complete}
  * true at the end).
@@ -80,9 +84,11 @@ public final class ModelBenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--warmup",
-            defaultValue = "5",
-            description =
-                    "Untimed steps first (>= 1: the first decode step captures the graph; default ${DEFAULT-VALUE}).")
+            defaultValue = "300",
+            description = "Untimed decode steps first, less than --context (>= 1: the first decode step captures the "
+                    + "graph; the others let the JVM compile the step's host code, as in a running server; the "
+                    + "sequences are prefilled to --context minus these, so the timed steps start at --context; "
+                    + "default ${DEFAULT-VALUE}).")
     int warmup;
 
     @Option(
@@ -173,6 +179,10 @@ public final class ModelBenchCommand implements Callable<Integer> {
         if (iters < 1) {
             throw new IllegalArgumentException("--iters must be >= 1, got " + iters);
         }
+        if (warmup >= context) {
+            throw new IllegalArgumentException("--warmup " + warmup + " must be less than --context " + context
+                    + " (the sequences are prefilled to the context minus the warm-up steps)");
+        }
         if (prefillTokens < 0 || prefillIters < 0) {
             throw new IllegalArgumentException("--prefill-tokens and --prefill-iters must be >= 0");
         }
@@ -196,12 +206,12 @@ public final class ModelBenchCommand implements Callable<Integer> {
         }
         ModelConfig config = ModelConfig.read(eng.model);
         TpLayout.of(config, Math.max(1, Math.min(eng.tp, 8))); // a TP degree that cannot split the heads is named here
-        long seqLenL = (long) context + warmup + iters;
+        long seqLenL = (long) context + iters;
         int limit = config.slidingWindow() != null
                 ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow())
                 : config.maxPositionEmbeddings();
         if (seqLenL > limit) {
-            throw new IllegalArgumentException("--context " + context + " + " + (warmup + iters) + " decode steps = "
+            throw new IllegalArgumentException("--context " + context + " + " + iters + " timed decode steps = "
                     + seqLenL + " tokens exceeds the model's "
                     + (limit == config.maxPositionEmbeddings() ? "max_position_embeddings " : "sliding window ")
                     + limit);
@@ -219,7 +229,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
         if (kvCacheTokens > 0 && blocks(kvCacheTokens) < needBlocks) {
             throw new IllegalArgumentException(
                     "--kv-cache-tokens " + kvCacheTokens + " is too small: batch " + maxBatch + " x (context " + context
-                            + " + " + (warmup + iters) + " decode steps) needs " + need + " tokens of KV cache ("
+                            + " + " + iters + " timed decode steps) needs " + need + " tokens of KV cache ("
                             + needBlocks + " blocks of " + BLOCK_SIZE
                             + "); give at least that or 0 (sized automatically)");
         }
@@ -309,6 +319,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
                         r.gpuMs().p10(),
                         r.gpuMs().p90(),
                         b * 1000.0 / r.wallMs().median());
+                out.println("        host, median per phase: " + HostPhases.format(r.hostMicros()));
                 printOps(out, r.ops());
                 out.flush();
                 report.write(false);

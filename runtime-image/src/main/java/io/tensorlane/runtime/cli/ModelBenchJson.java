@@ -127,6 +127,8 @@ final class ModelBenchJson {
             stats(x, "gpu_ms", r.gpuMs());
             x.put("tokens_per_s", r.batch() * 1000.0 / r.wallMs().median());
             x.put("tokens_per_s_gpu", r.batch() * 1000.0 / r.gpuMs().median());
+            ObjectNode h = x.putObject("host_us_median");
+            r.hostMicros().forEach(h::put);
             putOps(x, r.ops());
         }
         if (prefill != null) {

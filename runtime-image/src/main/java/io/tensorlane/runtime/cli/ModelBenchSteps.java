@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.cli;
 
+import io.tensorlane.runtime.llm.HostPhases;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.sched.BlockAllocator;
 import io.tensorlane.runtime.sched.StepBatch;
@@ -22,7 +23,8 @@ final class ModelBenchSteps {
             int graphReplayedSteps,
             ModelBenchStats wallMs,
             ModelBenchStats gpuMs,
-            Map<String, Double> ops) {}
+            Map<String, Double> ops,
+            Map<String, Double> hostMicros) {}
 
     /** The prefill measurement. */
     record PrefillResult(
@@ -54,7 +56,10 @@ final class ModelBenchSteps {
         this.opBreakdown = opBreakdown;
     }
 
-    /** Prefills {@code batch} sequences of {@code context} random ids, then times decode steps at growing positions. */
+    /**
+     * Prefills {@code batch} sequences of {@code context - warmup} random ids, runs the warm-up decode steps, then times
+     * decode steps at positions {@code context} and on.
+     */
     DecodeResult decode(int batch, SplittableRandom rng) {
         BlockAllocator alloc = engine.blocks();
         int vocab = plan.config().vocabSize();
@@ -63,15 +68,18 @@ final class ModelBenchSteps {
             tables.add(new ArrayList<>());
         }
         try {
-            // prefill, packed: at most maxBatchTokens tokens and maxSeqs rows per step (long contexts chunked)
+            // prefill to the context minus the warm-up steps, packed: at most maxBatchTokens tokens and maxSeqs rows
+            // per
+            // step (long contexts chunked)
+            int prefilled = context - warmup;
             int seq = 0;
             int done = 0;
             while (seq < batch) {
                 StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
                 while (seq < batch && sb.tokens() < maxBatchTokens && sb.rows() < plan.maxBatch()) {
-                    int chunk = Math.min(context - done, maxBatchTokens - sb.tokens());
+                    int chunk = Math.min(prefilled - done, maxBatchTokens - sb.tokens());
                     ensure(alloc, tables.get(seq), done + chunk);
-                    boolean last = done + chunk == context;
+                    boolean last = done + chunk == prefilled;
                     sb.add(
                             tables.get(seq),
                             randomIds(rng, chunk, vocab),
@@ -88,9 +96,10 @@ final class ModelBenchSteps {
             double[] wall = new double[iters];
             double[] gpu = new double[iters];
             int replays = 0;
+            List<HostPhases.Marks> host = new ArrayList<>();
             StepBatch last = null;
             for (int k = 0; k < warmup + iters; k++) {
-                int pos = context + k;
+                int pos = prefilled + k; // the timed steps (k >= warmup) at context and on
                 StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
                 for (List<Integer> t : tables) {
                     ensure(alloc, t, pos + 1);
@@ -105,17 +114,19 @@ final class ModelBenchSteps {
                     wall[k - warmup] = (e - s) / 1e6;
                     gpu[k - warmup] = ts.gpuMillis();
                     replays += ts.graphReplayed() ? 1 : 0;
+                    host.add(ts.host());
                 }
             }
             Map<String, Double> ops = opBreakdown && last != null ? engine.profileStep(last) : null;
             return new DecodeResult(
                     batch,
                     context,
-                    context + warmup + iters - 1,
+                    context + iters - 1,
                     replays,
                     ModelBenchStats.of(wall),
                     ModelBenchStats.of(gpu),
-                    ops);
+                    ops,
+                    HostPhases.medians(host));
         } finally {
             for (List<Integer> t : tables) {
                 alloc.release(t);

@@ -41,6 +41,7 @@ public final class Rank implements AutoCloseable {
     private final CUcontext context;
     private final KernelModule module;
     private final RankBuffers buffers;
+    private final WatchdogMirror watchdogMirror;
     private final CUstream stream = new CUstream();
     private final ExecutorService worker;
     private volatile Thread workerThread;
@@ -57,7 +58,9 @@ public final class Rank implements AutoCloseable {
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(comm.config().timeoutMillis());
         BufferLayout layout = comm.layout();
         this.buffers = new RankBuffers(layout, device, index);
+        WatchdogMirror mirror = null;
         try {
+            mirror = new WatchdogMirror();
             Cuda.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
             // Flags and epoch counters start at zero: epoch 1 is the first call. Never cleared again.
             Cuda.check(
@@ -79,9 +82,13 @@ public final class Rank implements AutoCloseable {
                             layout.buffer("rank-data").bytes()),
                     "cuMemsetD8(rank-data)");
         } catch (RuntimeException e) {
+            if (mirror != null) {
+                mirror.close();
+            }
             buffers.close();
             throw e;
         }
+        this.watchdogMirror = mirror;
         this.stagingAddress = Cuda.address(buffers.get("staging"));
         this.registered.put(stagingAddress, 0);
         this.worker = SpinHandoff.singleThread(
@@ -238,6 +245,17 @@ public final class Rank implements AutoCloseable {
         }
     }
 
+    /**
+     * The watchdog check on virtual ranks (selftest): meets the peers at the launch fence without enqueuing an
+     * allreduce, so their kernels wait on the GPU for a rank that never arrives there. Does nothing on real ranks.
+     */
+    public void skipAllreduceLaunch() {
+        LaunchFence fence = comm.fence();
+        if (fence != null) {
+            fence.around(() -> {});
+        }
+    }
+
     private void enqueue(
             Integer registeredSlot,
             CUdeviceptr input,
@@ -294,12 +312,7 @@ public final class Rank implements AutoCloseable {
     /** Reads the watchdog record (synchronous copy; does not wait for this rank's stream). */
     public Optional<WatchdogRecord> watchdog() {
         byte[] raw = new byte[WatchdogRecord.BYTES];
-        Cuda.check(
-                cuMemcpyDtoH(
-                        Pointer.to(raw),
-                        buffers.get("state").withByteOffset(comm.layout().errorRecordOffset()),
-                        raw.length),
-                "read watchdog record");
+        Cuda.check(cuMemcpyDtoH(Pointer.to(raw), errorRecord(), raw.length), "read watchdog record");
         return WatchdogRecord.decode(raw);
     }
 
@@ -309,13 +322,34 @@ public final class Rank implements AutoCloseable {
     }
 
     public void synchronize(CUstream s) {
-        int rc = cuStreamSynchronize(s);
-        Optional<WatchdogRecord> w = watchdog();
+        checkWatchdog(awaitStream(s));
+    }
+
+    /** The result of {@link #awaitStream}: the driver's, and whether the watchdog record was copied with the stream. */
+    public record StreamWait(int rc, boolean mirrored) {}
+
+    /** The first half of {@link #synchronize()}: waits for this rank's stream (the record's copy enqueued first). */
+    public StreamWait awaitStream() {
+        return awaitStream(stream);
+    }
+
+    private StreamWait awaitStream(CUstream s) {
+        boolean mirrored = watchdogMirror.enqueue(errorRecord(), s);
+        return new StreamWait(cuStreamSynchronize(s), mirrored);
+    }
+
+    /** The second half of {@link #synchronize()}: throws if the watchdog fired or the wait failed. */
+    public void checkWatchdog(StreamWait wait) {
+        Optional<WatchdogRecord> w = wait.mirrored() && wait.rc() == 0 ? watchdogMirror.read() : watchdog();
         if (w.isPresent()) {
             comm.markBroken();
             throw new AllreduceTimeoutException(w.get());
         }
-        Cuda.check(rc, "cuStreamSynchronize(rank " + index + ")");
+        Cuda.check(wait.rc(), "cuStreamSynchronize(rank " + index + ")");
+    }
+
+    private CUdeviceptr errorRecord() {
+        return buffers.get("state").withByteOffset(comm.layout().errorRecordOffset());
     }
 
     @Override
@@ -323,6 +357,7 @@ public final class Rank implements AutoCloseable {
         try {
             cuStreamSynchronize(stream);
             cuStreamDestroy(stream);
+            watchdogMirror.close();
         } finally {
             buffers.close();
             worker.shutdownNow();

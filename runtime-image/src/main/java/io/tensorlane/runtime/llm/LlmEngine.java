@@ -340,9 +340,10 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
      * runs before the start event) and the synchronization and read-back of the sampled ids after, which the caller's
      * wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
      * the allreduces. {@code graphReplayed}: the step replayed a captured decode graph (false for eager steps and for the
-     * first step of a decode bucket, which runs eagerly and captures the graph afterwards).
+     * first step of a decode bucket, which runs eagerly and captures the graph afterwards). {@code host}: where the
+     * step's wall time went on the host ({@link HostPhases}; timed steps only, null otherwise).
      */
-    public record TimedStep(StepResult result, double gpuMillis, boolean graphReplayed) {}
+    public record TimedStep(StepResult result, double gpuMillis, boolean graphReplayed, HostPhases.Marks host) {}
 
     /** {@link #step} timed with CUDA events on rank 0's stream; see {@link TimedStep}. */
     public TimedStep timedStep(StepBatch batch) {

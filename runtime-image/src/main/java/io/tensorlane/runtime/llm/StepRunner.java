@@ -96,10 +96,14 @@ final class StepRunner {
         List<CapturedGraph> captured = nulls(ranks.size());
         List<CapturedGraph> capturedTimed = nulls(ranks.size());
         AllreduceTimer.Pass[] capturedPass = {null};
+        HostPhases.Marks host = timed ? HostPhases.Marks.start() : null;
         List<TimedStep> results = comm.onEachRank(r -> {
             RankModel model = ranks.get(r.index());
             boolean zero = r.index() == 0;
+            HostPhases.Marks marks = zero ? host : null;
+            mark(marks, 0);
             model.uploadInputs(b);
+            mark(marks, 1);
             AllreduceTimer.Pass pass = zero && tg != null ? tg.pass() : null;
             if (captureTimed) {
                 // Every rank captures (virtual ranks meet at the launch fence during capture); only rank 0's graph
@@ -142,10 +146,15 @@ final class StepRunner {
             if (time) {
                 Cuda.check(cuEventRecord(timing[1], r.stream()), "cuEventRecord(step end)");
             }
+            mark(marks, 2);
             if (zero) {
                 model.fetchSampledIds(m);
             }
-            r.synchronize();
+            mark(marks, 3);
+            Rank.StreamWait wait = r.awaitStream();
+            mark(marks, 4);
+            r.checkWatchdog(wait);
+            mark(marks, 5);
             if (capture) {
                 // The eager run above loaded every kernel; capture the same step for the next time (capture runs
                 // nothing).
@@ -167,9 +176,11 @@ final class StepRunner {
                 Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
             }
             int[] ids = model.sampledIds(m);
-            return new TimedStep(
-                    new StepResult(ids, wantLogits && m > 0 ? model.readLogits(m) : null), ms[0], g != null);
+            StepResult result = new StepResult(ids, wantLogits && m > 0 ? model.readLogits(m) : null);
+            mark(marks, 6);
+            return new TimedStep(result, ms[0], g != null, host);
         });
+        mark(host, 7);
         if (capture) {
             graphs.put(key, captured);
         }
@@ -178,6 +189,12 @@ final class StepRunner {
         }
         countAllreduces(b.tokens(), m);
         return results.get(0);
+    }
+
+    private static void mark(HostPhases.Marks marks, int phase) {
+        if (marks != null) {
+            marks.mark(phase);
+        }
     }
 
     /** Whether this step's allreduces are timed: one step in {@value #ALLREDUCE_SAMPLE_EVERY}, with several ranks. */

@@ -91,6 +91,7 @@ class ModelBenchCommandTest {
     void badCountsAreRejected() throws IOException {
         rejected("--context must be >= 1", "--context", "0");
         rejected("--warmup must be >= 1", "--warmup", "0");
+        rejected("--warmup 512 must be less than --context 512", "--warmup", "512");
         rejected("--iters must be >= 1", "--iters", "0");
         rejected("--prefill-tokens and --prefill-iters must be >= 0", "--prefill-tokens", "-1");
         rejected("--kv-cache-tokens must be >= 0", "--kv-cache-tokens", "-5");
@@ -104,7 +105,7 @@ class ModelBenchCommandTest {
         rejected(
                 "= 4097 tokens exceeds the model's max_position_embeddings 4096",
                 "--context",
-                "4042",
+                "4047",
                 "--warmup",
                 "5",
                 "--iters",
@@ -114,7 +115,7 @@ class ModelBenchCommandTest {
 
     @Test
     void kvCacheTooSmallForTheLargestBatchIsRejected() throws IOException {
-        // batch 128 x (512 + 55) tokens = 128 x 36 blocks of 16 = 73728 tokens; the engine rounds up to blocks (73713
+        // batch 128 x (512 + 50) tokens = 128 x 36 blocks of 16 = 73728 tokens; the engine rounds up to blocks (73713
         // would do)
         rejected("needs 73728 tokens of KV cache", "--kv-cache-tokens", "73712");
         rejected("needs 4608 tokens", "--batches", "1,8", "--kv-cache-tokens", "4000");
@@ -140,7 +141,7 @@ class ModelBenchCommandTest {
         ModelBenchCommand.Plan p = plan();
         assertThat(p.batches()).containsExactly(1, 8, 32, 128);
         assertThat(p.maxBatch()).isEqualTo(128);
-        assertThat(p.seqLen()).isEqualTo(567);
+        assertThat(p.seqLen()).isEqualTo(562);
         assertThat(p.maxModelLen()).isEqualTo(2048);
         assertThat(p.kvNeededTokens()).isEqualTo(73728);
         assertThat(p.kvTokens()).isEqualTo(73728);
@@ -168,8 +169,8 @@ class ModelBenchCommandTest {
                 "--tp",
                 "2",
                 "--nccl");
-        assertThat(small.seqLen()).isEqualTo(112);
-        assertThat(small.maxModelLen()).isEqualTo(112);
+        assertThat(small.seqLen()).isEqualTo(110);
+        assertThat(small.maxModelLen()).isEqualTo(110);
         assertThat(small.kvNeededTokens()).isEqualTo(112);
         assertThat(small.prefillIters()).isEqualTo(3);
         assertThat(small.options().graphs()).isFalse();
