@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -316,24 +317,18 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         return s;
     }
 
-    /** Events queued but not written yet (0 before the first reconcile). */
-    public long pendingEvents() {
-        EventSink s = sink;
-        return s == null ? 0 : s.pending();
-    }
-
-    private static InferenceDeployment writeStatus(
-            InferenceDeployment primary, InferenceDeploymentStatus status, Context<InferenceDeployment> ctx) {
+    /**
+     * The operator's status write: server-side apply of {@code status} alone on {@code primary}'s status subresource,
+     * forced (the operator is its only writer). Returns the object as the API server stored it.
+     */
+    public static InferenceDeployment applyStatus(
+            KubernetesClient client, InferenceDeployment primary, InferenceDeploymentStatus status) {
         InferenceDeployment fresh = new InferenceDeployment();
         fresh.getMetadata().setName(primary.getMetadata().getName());
         fresh.getMetadata().setNamespace(primary.getMetadata().getNamespace());
         fresh.setSpec(null);
         fresh.setStatus(status);
-        // server-side apply of the status alone, forced (the operator is its only writer), then into JOSDK's cache so
-        // the
-        // next reconcile sees it even before the watch event arrives
-        InferenceDeployment updated = ctx.getClient()
-                .resource(fresh)
+        return client.resource(fresh)
                 .subresource("status")
                 .patch(
                         new PatchContext.Builder()
@@ -342,6 +337,18 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                                 .withForce(true)
                                 .build(),
                         fresh);
+    }
+
+    /** Events queued but not written yet (0 before the first reconcile). */
+    public long pendingEvents() {
+        EventSink s = sink;
+        return s == null ? 0 : s.pending();
+    }
+
+    private static InferenceDeployment writeStatus(
+            InferenceDeployment primary, InferenceDeploymentStatus status, Context<InferenceDeployment> ctx) {
+        // then into JOSDK's cache so the next reconcile sees it even before the watch event arrives
+        InferenceDeployment updated = applyStatus(ctx.getClient(), primary, status);
         ctx.eventSourceRetriever()
                 .getControllerEventSource()
                 .handleRecentResourceUpdate(ResourceID.fromResource(primary), updated, primary);

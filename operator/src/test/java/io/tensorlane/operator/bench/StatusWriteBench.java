@@ -16,6 +16,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.SharedCluster;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
@@ -117,7 +118,7 @@ final class StatusWriteBench {
         List<String> allNodes = List.copyOf(sim.nodes());
         Map<String, BiFunction<InferenceDeployment, InferenceDeploymentStatus, InferenceDeployment>> variants =
                 new java.util.LinkedHashMap<>();
-        variants.put("server-side apply", (d, s) -> apply(client, d, s));
+        variants.put("server-side apply", (d, s) -> InferenceDeploymentReconciler.applyStatus(client, d, s));
         variants.put(
                 "JSON merge patch",
                 (d, s) -> client.resource(d)
@@ -130,7 +131,7 @@ final class StatusWriteBench {
         });
         variants.put("server-side apply, every node listed", (d, s) -> {
             s.topology.nodes = new ArrayList<>(allNodes);
-            return apply(client, d, s);
+            return InferenceDeploymentReconciler.applyStatus(client, d, s);
         });
         int[] counter = {0};
         for (int repeat = 0; repeat < 2; repeat++) {
@@ -175,23 +176,5 @@ final class StatusWriteBench {
                 Serialization.asJson(after.getMetadata().getManagedFields()).length());
         client.namespaces().withName(ns).delete();
         pool.shutdownNow();
-    }
-
-    private static InferenceDeployment apply(
-            KubernetesClient client, InferenceDeployment d, InferenceDeploymentStatus s) {
-        InferenceDeployment fresh = new InferenceDeployment();
-        fresh.getMetadata().setName(d.getMetadata().getName());
-        fresh.getMetadata().setNamespace(d.getMetadata().getNamespace());
-        fresh.setSpec(null);
-        fresh.setStatus(s);
-        return client.resource(fresh)
-                .subresource("status")
-                .patch(
-                        new PatchContext.Builder()
-                                .withPatchType(PatchType.SERVER_SIDE_APPLY)
-                                .withFieldManager(TensorlaneConfig.FIELD_MANAGER)
-                                .withForce(true)
-                                .build(),
-                        fresh);
     }
 }
