@@ -31,13 +31,13 @@ import java.util.concurrent.Future;
 import java.util.function.BiFunction;
 
 /**
- * What one InferenceDeployment write costs the control plane: first N creates with no operator running; then, per way
- * of writing a status: N deployments are rolled
- * out by the operator (their statuses are then real ones), the operator is stopped, and every status is written again
- * R times per variant, from as many threads as the operator has reconcilers, each write changing one condition's
- * message. Prints the API server's and etcd's CPU per write and the writes per second. Variants: server-side apply
- * (what the operator does), a JSON merge patch of the whole status, an update (PUT) with the resourceVersion, and
- * server-side apply of the first write's form (status.topology.nodes listing every candidate node).
+ * What one InferenceDeployment write costs the control plane. First N creates with no operator running. Then N
+ * deployments are rolled out by the operator (their statuses are then real ones), the operator is stopped, and every
+ * status is written again R times per way of writing it, from as many threads as the operator has reconcilers, each
+ * write changing one condition's message; the variants run twice in turn. Prints the API server's and etcd's CPU per
+ * write and the writes per second. Variants: server-side apply (the operator's own write,
+ * {@link InferenceDeploymentReconciler#applyStatus}), a JSON merge patch of the whole status, an update (PUT) with the
+ * resourceVersion, and server-side apply of the first write's form (status.topology.nodes listing every node).
  */
 final class StatusWriteBench {
     private StatusWriteBench() {}

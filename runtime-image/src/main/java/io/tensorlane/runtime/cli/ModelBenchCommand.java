@@ -39,11 +39,10 @@ import picocli.CommandLine.Spec;
  * graph replay (counted in the output), and they let the JVM compile the step's host code (with 5 warm-up steps the
  * host part of a batch-1 8B step was ~140 us, with 300 ~50 us; H200, 2026-12-01). Per timed step: the wall time
  * around {@link LlmEngine#timedStep} (input upload, graph replay, synchronization, argmax read-back), the GPU time
- * between CUDA events on rank 0's stream around the replay, and where the host's part went ({@link
- * io.tensorlane.runtime.llm.HostPhases}). Prefill: one sequence of {@code --prefill-tokens} ids, chunked by {@code --max-batch-tokens},
- * timed as a whole (sum of its steps). The KV cache is sized to what the run needs unless {@code --kv-cache-tokens}
- * is given. Prints a table (stdout) and writes {@code --json} (rewritten after each measurement, {@code complete}
- * true at the end).
+ * between CUDA events on rank 0's stream around the replay, and where the host's part went ({@link HostPhases}).
+ * Prefill: one sequence of {@code --prefill-tokens} ids, chunked by {@code --max-batch-tokens}, timed as a whole (sum
+ * of its steps). The KV cache is sized to what the run needs unless {@code --kv-cache-tokens} is given. Prints a
+ * table (stdout) and writes {@code --json} (rewritten after each measurement, {@code complete} true at the end).
  */
 @Command(
         name = "bench-model",

@@ -128,7 +128,11 @@ final class ModelBenchJson {
             x.put("tokens_per_s", r.batch() * 1000.0 / r.wallMs().median());
             x.put("tokens_per_s_gpu", r.batch() * 1000.0 / r.gpuMs().median());
             ObjectNode h = x.putObject("host_us_median");
-            r.hostMicros().forEach(h::put);
+            r.hostMicros().forEach((phase, us) -> {
+                if (!Double.isNaN(us)) {
+                    h.put(phase, us);
+                }
+            });
             putOps(x, r.ops());
         }
         if (prefill != null) {

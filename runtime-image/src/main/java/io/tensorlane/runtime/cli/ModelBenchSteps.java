@@ -68,9 +68,8 @@ final class ModelBenchSteps {
             tables.add(new ArrayList<>());
         }
         try {
-            // prefill to the context minus the warm-up steps, packed: at most maxBatchTokens tokens and maxSeqs rows
-            // per
-            // step (long contexts chunked)
+            // prefill to the context minus the warm-up steps, packed: at most maxBatchTokens tokens and maxSeqs
+            // rows per step (long contexts chunked)
             int prefilled = context - warmup;
             int seq = 0;
             int done = 0;
