@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventRecordWithFlags;
@@ -10,8 +8,6 @@ import io.tensorlane.contract.Algorithm;
 import io.tensorlane.runtime.engine.Cuda;
 import java.util.ArrayList;
 import java.util.List;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
 
 /**
@@ -36,7 +32,7 @@ final class AllreduceTimer implements AutoCloseable {
 
     private static final int CU_EVENT_RECORD_EXTERNAL = 1;
 
-    private final List<CUevent> events = new ArrayList<>();
+    private final EventPool events = new EventPool("allreduce timer");
     private Mode mode = Mode.OFF;
     private List<Algorithm> calls = new ArrayList<>();
 
@@ -87,11 +83,6 @@ final class AllreduceTimer implements AutoCloseable {
     }
 
     private void record(int i, CUstream s) {
-        while (events.size() <= i) {
-            CUevent e = new CUevent();
-            Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(allreduce timer)");
-            events.add(e);
-        }
         if (mode == Mode.CAPTURE) {
             Cuda.check(
                     cuEventRecordWithFlags(events.get(i), s, CU_EVENT_RECORD_EXTERNAL),
@@ -103,9 +94,6 @@ final class AllreduceTimer implements AutoCloseable {
 
     @Override
     public void close() {
-        for (CUevent e : events) {
-            cuEventDestroy(e);
-        }
-        events.clear();
+        events.close();
     }
 }

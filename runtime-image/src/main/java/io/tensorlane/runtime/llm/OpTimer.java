@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 
@@ -10,8 +8,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
 
 /**
@@ -23,7 +19,7 @@ final class OpTimer implements AutoCloseable {
     static final OpTimer OFF = new OpTimer(false);
 
     private final boolean on;
-    private final List<CUevent> events = new ArrayList<>();
+    private final EventPool events = new EventPool("op timer");
     private final List<String> labels = new ArrayList<>();
 
     private OpTimer(boolean on) {
@@ -65,20 +61,11 @@ final class OpTimer implements AutoCloseable {
     }
 
     private void record(CUstream s) {
-        int i = labels.size();
-        if (i == events.size()) {
-            CUevent e = new CUevent();
-            Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(op timer)");
-            events.add(e);
-        }
-        Cuda.check(cuEventRecord(events.get(i), s), "cuEventRecord(op)");
+        Cuda.check(cuEventRecord(events.get(labels.size()), s), "cuEventRecord(op)");
     }
 
     @Override
     public void close() {
-        for (CUevent e : events) {
-            cuEventDestroy(e);
-        }
-        events.clear();
+        events.close();
     }
 }

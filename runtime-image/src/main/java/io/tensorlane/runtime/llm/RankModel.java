@@ -196,7 +196,7 @@ final class RankModel implements AutoCloseable {
                     + b.rows() + " rows exceeds the engine's buffers (" + dims + ")");
         }
         AttentionPlan plan = tiledPrefill ? AttentionPlan.of(b.tokenRow(), b.positions(), n, hd) : AttentionPlan.NONE;
-        inputs.upload(b, plan, rank.index() == 0, samplingCapacity, rank.stream());
+        inputs.upload(b, plan, rank.index() == 0, rank.stream());
         numTiles = plan.numTiles();
         numRest = plan.rest().length;
     }

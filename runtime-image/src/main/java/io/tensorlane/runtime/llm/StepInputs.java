@@ -97,7 +97,7 @@ final class StepInputs implements AutoCloseable {
      * parameters only where {@code sampling} (rank 0) and only when some row, now or in the previous upload, is not
      * greedy.
      */
-    void upload(StepBatch b, AttentionPlan plan, boolean sampling, int samplingCapacity, CUstream stream) {
+    void upload(StepBatch b, AttentionPlan plan, boolean sampling, CUstream stream) {
         int n = b.tokens();
         put(Buf.IDS, b.tokenIds(), n, stream);
         put(Buf.POSITIONS, b.positions(), n, stream);
@@ -108,10 +108,15 @@ final class StepInputs implements AutoCloseable {
         put(Buf.ATTN_TILES, plan.tiles(), plan.tiles().length, stream);
         put(Buf.ATTN_REST, plan.rest(), plan.rest().length, stream);
         if (sampling && (samplingDirty || !b.sampling().allGreedy())) {
-            int[] words = b.sampling().pack(samplingCapacity);
+            int[] words = b.sampling().pack(samplingRows());
             put(Buf.SAMPLING, words, words.length, stream);
             samplingDirty = !b.sampling().allGreedy();
         }
+    }
+
+    /** Rows of sampling parameters the device buffer holds (the capacity the sampler is launched with). */
+    private int samplingRows() {
+        return (int) (capacity[Buf.SAMPLING.ordinal()] / SamplingRows.WORDS_PER_ROW);
     }
 
     /** The device address of {@code b} (fixed for the life of this object). */

@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 
@@ -19,8 +17,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 
 /**
  * Runs {@link LlmEngine}'s forward passes on every rank: decode steps through the CUDA graph captured per batch-size
@@ -50,7 +46,7 @@ final class StepRunner {
     /** Rank 0's; its events are shared by the timed graphs and the timed eager passes. */
     private AllreduceTimer allreduceTimer;
     /** Start/end events on rank 0's stream for {@link LlmEngine#timedStep} (created by rank 0's thread on first use). */
-    private CUevent[] timing;
+    private final EventPool timing = new EventPool("step timing");
 
     private OpTimer opTimer; // rank 0's, for profileStep
 
@@ -108,43 +104,30 @@ final class StepRunner {
             if (captureTimed) {
                 // Every rank captures (virtual ranks meet at the launch fence during capture); only rank 0's graph
                 // differs from the plain one. Capture runs nothing.
-                AllreduceTimer t = zero ? allreduceTimer(model) : null;
-                if (t != null) {
-                    t.begin(AllreduceTimer.Mode.CAPTURE);
-                }
-                try {
-                    capturedTimed.set(
-                            r.index(),
-                            CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
-                } finally {
-                    if (t != null) {
-                        pass = t.end();
-                    }
-                }
+                pass = timedPass(
+                        zero ? allreduceTimer(model) : null,
+                        AllreduceTimer.Mode.CAPTURE,
+                        () -> capturedTimed.set(
+                                r.index(),
+                                CapturedGraph.capture(
+                                        r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length))));
             }
             boolean time = timed && zero;
             if (time) {
-                Cuda.check(cuEventRecord(timingEvents()[0], r.stream()), "cuEventRecord(step start)");
+                Cuda.check(cuEventRecord(timing.get(0), r.stream()), "cuEventRecord(step start)");
             }
             if (g != null) {
                 (sample ? (tg != null ? tg.graphs() : capturedTimed) : g)
                         .get(r.index())
                         .launch(r.stream());
             } else {
-                AllreduceTimer t = sample && zero ? allreduceTimer(model) : null;
-                if (t != null) {
-                    t.begin(AllreduceTimer.Mode.EAGER);
-                }
-                try {
-                    model.forward(b.tokens(), b.logitTokens().length);
-                } finally {
-                    if (t != null) {
-                        pass = t.end();
-                    }
-                }
+                pass = timedPass( // no graph, so no timed graph's pass either
+                        sample && zero ? allreduceTimer(model) : null,
+                        AllreduceTimer.Mode.EAGER,
+                        () -> model.forward(b.tokens(), b.logitTokens().length));
             }
             if (time) {
-                Cuda.check(cuEventRecord(timing[1], r.stream()), "cuEventRecord(step end)");
+                Cuda.check(cuEventRecord(timing.get(1), r.stream()), "cuEventRecord(step end)");
             }
             mark(marks, 2);
             if (zero) {
@@ -173,7 +156,7 @@ final class StepRunner {
             }
             float[] ms = {Float.NaN};
             if (time) {
-                Cuda.check(cuEventElapsedTime(ms, timing[0], timing[1]), "cuEventElapsedTime(step)");
+                Cuda.check(cuEventElapsedTime(ms, timing.get(0), timing.get(1)), "cuEventElapsedTime(step)");
             }
             int[] ids = model.sampledIds(m);
             StepResult result = new StepResult(ids, wantLogits && m > 0 ? model.readLogits(m) : null);
@@ -226,15 +209,23 @@ final class StepRunner {
         }
     }
 
-    private CUevent[] timingEvents() {
-        if (timing == null) {
-            CUevent[] ev = {new CUevent(), new CUevent()};
-            for (CUevent e : ev) {
-                Cuda.check(cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate(step timing)");
-            }
-            timing = ev;
+    /**
+     * Runs {@code work} with {@code t} timing rank 0's allreduces in {@code mode}; returns the calls it timed (null, and
+     * {@code work} untimed, when {@code t} is null).
+     */
+    private static AllreduceTimer.Pass timedPass(AllreduceTimer t, AllreduceTimer.Mode mode, Runnable work) {
+        if (t == null) {
+            work.run();
+            return null;
         }
-        return timing;
+        t.begin(mode);
+        AllreduceTimer.Pass p;
+        try {
+            work.run();
+        } finally {
+            p = t.end();
+        }
+        return p;
     }
 
     private static List<CapturedGraph> nulls(int n) {
@@ -313,10 +304,8 @@ final class StepRunner {
         if (r.index() == 0 && allreduceTimer != null) {
             allreduceTimer.close();
         }
-        if (r.index() == 0 && timing != null) {
-            for (CUevent e : timing) {
-                cuEventDestroy(e);
-            }
+        if (r.index() == 0) {
+            timing.close();
         }
         if (r.index() == 0 && opTimer != null) {
             opTimer.close();
