@@ -20,8 +20,10 @@ import io.tensorlane.testkit.SharedCluster;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.hub.SampleModels;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
+import io.tensorlane.topology.TopologyFixtures;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -179,6 +181,37 @@ public final class OperatorBench {
             d.getSpec().rollout.stabilityWindowSeconds = 0;
             return d;
         }
+    }
+
+    /** Registers {@code nodes} simulated 8-GPU PCIe nodes, {@code pool}'s threads at once. */
+    static void addNodes(java.util.concurrent.ExecutorService pool, GpuNodeSimulator sim, int nodes) throws Exception {
+        all(pool, nodes, i -> sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8));
+    }
+
+    /** Creates the {@code n} InferenceDeployments d0 ... of {@link #small} (fraction 0.80) in {@code ns}, in parallel. */
+    static void createAll(java.util.concurrent.ExecutorService pool, KubernetesClient client, String ns, int n)
+            throws Exception {
+        all(pool, n, i -> client.resource(small(ns, "d" + i, "0.80")).create());
+    }
+
+    /** Runs {@code task} for 0 ... n - 1 on {@code pool} and waits for all (rethrowing the first failure). */
+    private static void all(java.util.concurrent.ExecutorService pool, int n, Task task) throws Exception {
+        List<java.util.concurrent.Future<?>> fs = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int k = i;
+            fs.add(pool.submit(() -> {
+                task.run(k);
+                return null;
+            }));
+        }
+        for (var f : fs) {
+            f.get();
+        }
+    }
+
+    @FunctionalInterface
+    private interface Task {
+        void run(int i) throws Exception;
     }
 
     static double secs(long t0) {

@@ -7,7 +7,6 @@ import static io.tensorlane.operator.bench.OperatorBench.namespace;
 import static io.tensorlane.operator.bench.OperatorBench.operator;
 import static io.tensorlane.operator.bench.OperatorBench.secs;
 import static io.tensorlane.operator.bench.OperatorBench.settings;
-import static io.tensorlane.operator.bench.OperatorBench.small;
 import static io.tensorlane.operator.bench.OperatorBench.threads;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -44,13 +43,7 @@ final class ScaleBench {
                 n, nodes, TopologyFixtures.RTX_PRO_6000_PCIE_8);
         long t0 = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(8);
-        List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
-        for (int i = 0; i < nodes; i++) {
-            fs.add(pool.submit(() -> sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8)));
-        }
-        for (var f : fs) {
-            f.get();
-        }
+        OperatorBench.addNodes(pool, sim, nodes);
         log("  %d nodes registered in %.1f s", nodes, secs(t0));
         DecisionMetrics metrics = DecisionMetrics.inMemory();
         TensorlaneConfig settings = settings();
@@ -98,14 +91,7 @@ final class ScaleBench {
             Map<String, Double> cpu0 = cpu.sample();
             Map<String, Double> threads0 = CpuMeter.threads();
             long c0 = System.nanoTime();
-            fs.clear();
-            for (int i = 0; i < n; i++) {
-                InferenceDeployment d = small(ns, "d" + i, "0.80");
-                fs.add(pool.submit(() -> client.resource(d).create()));
-            }
-            for (var f : fs) {
-                f.get();
-            }
+            OperatorBench.createAll(pool, client, ns, n);
             log("  %d created in %.1f s", n, secs(c0));
             long lastReport = 0;
             while (true) {

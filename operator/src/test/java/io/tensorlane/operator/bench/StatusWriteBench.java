@@ -5,7 +5,6 @@ import static io.tensorlane.operator.bench.OperatorBench.namespace;
 import static io.tensorlane.operator.bench.OperatorBench.operator;
 import static io.tensorlane.operator.bench.OperatorBench.secs;
 import static io.tensorlane.operator.bench.OperatorBench.settings;
-import static io.tensorlane.operator.bench.OperatorBench.small;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -20,7 +19,6 @@ import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.SharedCluster;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
-import io.tensorlane.topology.TopologyFixtures;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,13 +42,7 @@ final class StatusWriteBench {
 
     static void run(KubernetesClient client, GpuNodeSimulator sim, int n, int nodes, int rounds) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(OperatorBench.threads());
-        List<Future<?>> fs = new ArrayList<>();
-        for (int i = 0; i < nodes; i++) {
-            fs.add(pool.submit(() -> sim.addNode(TopologyFixtures.RTX_PRO_6000_PCIE_8)));
-        }
-        for (var f : fs) {
-            f.get();
-        }
+        OperatorBench.addNodes(pool, sim, nodes);
         TensorlaneConfig settings = settings();
         ScaleBench.labelNodes(client, settings, nodes);
         CpuMeter cpu = new CpuMeter(SharedCluster.get().plane());
@@ -58,14 +50,7 @@ final class StatusWriteBench {
         String created = namespace(client, "bench-create");
         Map<String, Double> k0 = cpu.sample();
         long createStart = System.nanoTime();
-        fs.clear();
-        for (int i = 0; i < n; i++) {
-            InferenceDeployment d = small(created, "d" + i, "0.80");
-            fs.add(pool.submit(() -> client.resource(d).create()));
-        }
-        for (var f : fs) {
-            f.get();
-        }
+        OperatorBench.createAll(pool, client, created, n);
         double createWall = secs(createStart);
         Map<String, Double> k1 = cpu.sample();
         log(
@@ -82,13 +67,7 @@ final class StatusWriteBench {
         Operator op = operator(client, ns, settings, DecisionMetrics.inMemory());
         Map<String, InferenceDeployment> latest = new ConcurrentHashMap<>();
         try {
-            for (int i = 0; i < n; i++) {
-                InferenceDeployment d = small(ns, "d" + i, "0.80");
-                fs.add(pool.submit(() -> client.resource(d).create()));
-            }
-            for (var f : fs) {
-                f.get();
-            }
+            OperatorBench.createAll(pool, client, ns, n);
             long t0 = System.nanoTime();
             while (client.resources(InferenceDeployment.class).inNamespace(ns).list().getItems().stream()
                             .filter(d -> d.getStatus() != null && d.getStatus().phase == Phase.Ready)
@@ -140,7 +119,7 @@ final class StatusWriteBench {
                 long w0 = System.nanoTime();
                 for (int r = 0; r < rounds; r++) {
                     int k = ++counter[0];
-                    fs.clear();
+                    List<Future<?>> fs = new ArrayList<>();
                     for (String name : latest.keySet()) {
                         fs.add(pool.submit(() -> {
                             InferenceDeployment d = latest.get(name);
