@@ -10,6 +10,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * Server-side applies a child (Deployment, Service) with the operator's field manager, forcing conflicts, but only when
@@ -24,11 +25,25 @@ public final class ChildApplier {
     private final KubernetesClient client;
     private final String fieldManager;
     private final DecisionMetrics metrics;
+    private final BiConsumer<HasMetadata, HasMetadata> onApplied;
 
     public ChildApplier(KubernetesClient client, String fieldManager, DecisionMetrics metrics) {
+        this(client, fieldManager, metrics, (applied, live) -> {});
+    }
+
+    /**
+     * With {@code onApplied} told of every write: the object as the API server stored it, and the live child it
+     * replaced (null when there was none).
+     */
+    public ChildApplier(
+            KubernetesClient client,
+            String fieldManager,
+            DecisionMetrics metrics,
+            BiConsumer<HasMetadata, HasMetadata> onApplied) {
         this.client = client;
         this.fieldManager = fieldManager;
         this.metrics = metrics;
+        this.onApplied = onApplied;
     }
 
     /** True when {@code live} already carries what {@code desired} would apply. */
@@ -45,11 +60,12 @@ public final class ChildApplier {
         if (upToDate(desired, live)) {
             return false;
         }
-        client.resource(prepare(desired))
+        T applied = client.resource(prepare(desired))
                 .fieldManager(fieldManager)
                 .forceConflicts()
                 .serverSideApply();
         metrics.applied(desired.getKind());
+        onApplied.accept(applied, live);
         return true;
     }
 

@@ -1,5 +1,6 @@
 package io.tensorlane.operator.reconcile;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -86,6 +87,27 @@ public final class ClusterObserver {
                 .sorted(Comparator.comparing(NodeInfo::name))
                 .toList();
         return new Observation(infos, deployment, service, own);
+    }
+
+    /**
+     * A child the operator just applied ({@code applied}, as the API server stored it; {@code live}: what the cache held,
+     * or null) goes into its event source's cache at once, so the next reconcile sees it even before the watch delivers
+     * it, instead of finding no child and applying (and dry-running) it again.
+     */
+    public void remember(HasMetadata applied, HasMetadata live) {
+        if (applied instanceof Deployment d) {
+            if (live instanceof Deployment before) {
+                deployments.handleRecentResourceUpdate(ResourceID.fromResource(d), d, before);
+            } else {
+                deployments.handleRecentResourceCreate(ResourceID.fromResource(d), d);
+            }
+        } else if (applied instanceof Service svc) {
+            if (live instanceof Service before) {
+                services.handleRecentResourceUpdate(ResourceID.fromResource(svc), svc, before);
+            } else {
+                services.handleRecentResourceCreate(ResourceID.fromResource(svc), svc);
+            }
+        }
     }
 
     /** The InferenceDeployment a pod belongs to: pod → ReplicaSet (name minus hash) → Deployment → owner. */

@@ -174,7 +174,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         // Job carries the same tolerations and image): a rejected revision never reaches the running Deployment, and
         // status keeps claiming the revision that runs. A first rollout's first try has nothing running to protect: its
         // real apply is the check (Children.applyFirst), which saves the API server two dry-runs per new deployment
-        Children children = new Children(new ChildApplier(ctx.getClient(), TensorlaneConfig.FIELD_MANAGER, metrics));
+        Children children = new Children(
+                new ChildApplier(ctx.getClient(), TensorlaneConfig.FIELD_MANAGER, metrics, observer::remember));
         boolean pending = rendered != null && !step.failed() && !Children.current(rendered, obs);
         boolean firstTry = pending && preflightHold == null && Children.firstTry(obs, prev);
         ChildProblem rejected = pending && !firstTry ? children.dryRun(rendered, obs) : null;

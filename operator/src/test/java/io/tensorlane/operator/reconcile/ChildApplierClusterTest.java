@@ -20,6 +20,35 @@ import org.junit.jupiter.api.Test;
 @WithLocalCluster
 class ChildApplierClusterTest {
     @Test
+    void eachWriteIsReportedWithTheStoredObjectAndTheChildItReplaced(KubernetesClient client, TestNamespace ns) {
+        java.util.List<String> seen = new java.util.ArrayList<>();
+        ChildApplier applier = new ChildApplier(
+                client,
+                TensorlaneConfig.FIELD_MANAGER,
+                DecisionMetrics.inMemory(),
+                (applied, live) -> seen.add(applied.getKind() + " "
+                        + applied.getMetadata().getName()
+                        + " stored="
+                        + !applied.getMetadata().getResourceVersion().isBlank()
+                        + " hash=" + applied.getMetadata().getAnnotations().get(ChildApplier.APPLIED_HASH)
+                        + " replaced="
+                        + (live == null ? "none" : live.getMetadata().getResourceVersion())));
+
+        applier.apply(deployment(ns, "r", "v1"), null);
+        Deployment live =
+                client.apps().deployments().inNamespace(ns.name()).withName("r").get();
+        applier.apply(deployment(ns, "r", "v1"), live); // unchanged: no write, nothing reported
+        applier.apply(deployment(ns, "r", "v2"), live);
+
+        assertThat(seen)
+                .containsExactly(
+                        "Deployment r stored=true hash=" + ChildApplier.hash(deployment(ns, "r", "v1"))
+                                + " replaced=none",
+                        "Deployment r stored=true hash=" + ChildApplier.hash(deployment(ns, "r", "v2")) + " replaced="
+                                + live.getMetadata().getResourceVersion());
+    }
+
+    @Test
     void writesOnceThenOnlyWhatChanged(KubernetesClient client, TestNamespace ns) {
         DecisionMetrics metrics = DecisionMetrics.inMemory();
         ChildApplier applier = new ChildApplier(client, TensorlaneConfig.FIELD_MANAGER, metrics);
