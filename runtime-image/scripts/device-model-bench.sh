@@ -13,7 +13,8 @@
 #   ours     evict the checkpoint from the page cache, then `bench-model --tp 1` (cold load; decode per batch in
 #            $BATCHES at context $CONTEXT, prefill $PREFILL tokens)
 #   base     (page cache warm) `bench-model --tp 1 --baseline-kernels`: the same engine with the split-key attention
-#            kernel for prefill tokens too - the same-run baseline of the tensor-core prefill kernel
+#            kernel for prefill tokens too and cuBLAS for every linear - the same-run baseline of the tensor-core
+#            prefill kernel (prefill row) and of the one-token GEMV kernel (batch-1 row)
 #   tf       oracle/bench_transformers.py --parts eager,compile: transformers bf16 sdpa (dynamic cache) and static cache
 #            + torch.compile(reduce-overhead); compiled batch sizes are skipped when the budget runs short
 #   tp2      (two GPUs and REAL_TP=2) bench-model --tp 2 with the custom allreduce, then with --nccl (page cache warm)

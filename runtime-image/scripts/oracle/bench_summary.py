@@ -133,7 +133,7 @@ def main():
     if base:
         b_dec = by_batch(get(base, "decode"))
         lines.append("")
-        lines.append("same engine, baseline kernels (split-key attention for prefill tokens too), same run:")
+        lines.append("same engine, baseline kernels (split-key attention for prefill tokens too, cuBLAS for every linear), same run:")
         for b in sorted(set(o_dec) | set(b_dec)):
             x = get(o_dec.get(b), "wall_ms", "median")
             y = get(b_dec.get(b), "wall_ms", "median")

@@ -30,7 +30,8 @@ public final class Kernels {
             "tl_attn_prefill_v1",
             "tl_attn_prefill_v2",
             "tl_silu_mul",
-            "tl_gather_rows");
+            "tl_gather_rows",
+            "tl_gemv");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
     /** Real architectures (SASS) the fatbins carry. */

@@ -44,7 +44,7 @@ import picocli.CommandLine.Spec;
         name = "kernelcheck",
         mixinStandardHelpOptions = true,
         description =
-                "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, sample) on one GPU "
+                "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, gemv, sample) on one GPU "
                         + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
                         + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
 public final class KernelCheckCommand implements Callable<Integer> {
@@ -205,6 +205,12 @@ public final class KernelCheckCommand implements Callable<Integer> {
         }
         guard("silu_mul", t, "n=5,inter=1000", () -> lc.siluCase(t));
         guard("gather_rows", t, "m=6,cols=700", () -> lc.gatherCase(t));
+        // the single-token linear: rows of whole unrolled chunk groups (4096), a remainder (520 = 65 chunks), a single
+        // chunk (8), both loops (1536); row counts that do not fill the last block (1003, 5)
+        int[][] gemvShapes = {{4096, 768}, {520, 1003}, {8, 5}, {1536, 256}};
+        for (int[] sh : gemvShapes) {
+            guard("gemv", t, "in=" + sh[0] + ",out=" + sh[1], () -> lc.gemvCase(t, sh[0], sh[1]));
+        }
     }
 
     private interface Case {

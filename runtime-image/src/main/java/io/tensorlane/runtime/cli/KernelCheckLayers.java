@@ -221,6 +221,45 @@ final class KernelCheckLayers {
         }
     }
 
+    /**
+     * The single-token linear against fp64: x [in] and w [out, in] uniform in [-1, 1]; bound u*|ref| + in*2^-24*M
+     * with M the largest sum_k |x*w| of an output (the worst-case error of an fp32 dot product of length in). Space past
+     * the out outputs are poisoned guard space the kernel must not touch.
+     */
+    void gemvCase(DType t, int in, int rows) {
+        byte[] x = encode(t, uniform(in, -1, 1));
+        byte[] w = encode(t, uniform(in * rows, -1, 1));
+        int guard = rows * t.bytes();
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dX = a.upload(x);
+            long dW = a.upload(w);
+            long dY = a.poisoned((long) rows * t.bytes() + guard);
+            k.gemv(t, dX, dW, dY, in, rows, stream);
+            sync();
+            double[] xd = HostTensors.decode(x, t);
+            double[] wd = HostTensors.decode(w, t);
+            double[] ref = ModelReference.linear(xd, wd, 1, in, rows);
+            double[] abs = ModelReference.linear(absAll(xd), absAll(wd), 1, in, rows);
+            byte[] raw = a.download(dY, rows * t.bytes() + guard);
+            double[] got = HostTensors.decode(java.util.Arrays.copyOf(raw, rows * t.bytes()), t);
+            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), in * 0x1p-24, maxAbs(abs));
+            long touched = poisonBroken(raw, (long) rows * t.bytes(), guard);
+            if (touched > 0) {
+                out.println("  gemv " + t + " in=" + in + ": " + touched + " bytes written past the output");
+            }
+            add(Result.of(
+                    "gemv", t, "in=" + in + ",out=" + rows, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+        }
+    }
+
+    private static double[] absAll(double[] v) {
+        double[] a = new double[v.length];
+        for (int i = 0; i < v.length; i++) {
+            a[i] = Math.abs(v[i]);
+        }
+        return a;
+    }
+
     void gatherCase(DType t) {
         int cols = 700;
         int[] rows = {5, 0, 19, 5, 3, 18};

@@ -22,8 +22,9 @@ import java.nio.file.Path;
  * @param maxMessageBytes the largest custom-allreduce message the plan budgeted IPC buffers for (0: the engine sizes
  *                        them for its largest step); larger messages go to NCCL. Virtual ranks (no NCCL) take at least
  *                        what their steps need.
- * @param baselineKernels the split-key attention kernel for prefill tokens too, instead of the tensor-core prefill kernel
- *                        (bench-model's same-run baseline)
+ * @param baselineKernels the engine's earlier kernel choices, bench-model's same-run baseline: the split-key attention
+ *                        kernel for prefill tokens too (instead of the tensor-core prefill kernel) and cuBLAS for every
+ *                        linear (instead of the GEMV kernel of one-token steps, {@link GemvPolicy})
  */
 public record EngineOptions(
         Path modelDir,

@@ -100,10 +100,12 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                     + config.slidingWindow() + " (sliding-window attention is not implemented); pass --max-model-len "
                     + config.slidingWindow() + " or less");
         }
+        // a bad value ends here, before any GPU memory is taken; the baseline kernels are cuBLAS for every linear
+        GemvPolicy gemv = options.baselineKernels() ? GemvPolicy.OFF : GemvPolicy.fromEnv();
         LlmEngine e = new LlmEngine(options, config, layout, maxLen);
         try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
             ShardPlan.validate(ck, config);
-            e.start(ck, log);
+            e.start(ck, log, gemv);
             return e;
         } catch (RuntimeException ex) {
             e.close();
@@ -111,7 +113,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         }
     }
 
-    private void start(Checkpoint ck, PrintWriter log) {
+    private void start(Checkpoint ck, PrintWriter log, GemvPolicy gemv) {
         int world = options.tp();
         long e = dtype.bytes();
         long needed = Math.max(
@@ -169,9 +171,11 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 share = new RankModel.GemmShare(
                         0, Math.max(8, multiprocessors(r) - (peers * comm.maxBlocks() + 1) / 2));
             }
-            ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share, !options.baselineKernels()));
+            ranks.set(
+                    r.index(), new RankModel(r, config, layout, dtype, dims, share, !options.baselineKernels(), gemv));
             return null;
         });
+        log.println("engine: one-token steps: GEMV kernel for " + gemv + " (" + GemvPolicy.ENV + "), cuBLAS otherwise");
         long t0 = System.nanoTime();
         AtomicLong done = new AtomicLong();
         long total = ck.totalBytes();

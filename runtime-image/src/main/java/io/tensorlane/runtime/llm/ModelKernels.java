@@ -40,6 +40,7 @@ public final class ModelKernels implements AutoCloseable {
     private final CUfunction sample = new CUfunction();
     private boolean closed;
     private final AttentionKernels attention = new AttentionKernels(this);
+    private final GemvKernels gemv = new GemvKernels(this);
 
     /** Loads the model fatbin in the current context and resolves every entry point. */
     public ModelKernels() {
@@ -261,6 +262,14 @@ public final class ModelKernels implements AutoCloseable {
                 p(out),
                 i(n),
                 i(inter));
+    }
+
+    /**
+     * y[out] = w[out, in] · x[in] for one token in T with fp32 accumulation ({@code in % 8 == 0}, x and w 16-byte
+     * aligned): the weight-bandwidth-bound linear of a one-token decode step.
+     */
+    public void gemv(DType t, long x, long w, long y, int in, int out, CUstream s) {
+        gemv.launch(t, x, w, y, in, out, s);
     }
 
     /** out[i,:] = in[rows[i],:]. */

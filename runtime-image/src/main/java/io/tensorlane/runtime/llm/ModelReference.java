@@ -185,6 +185,21 @@ public final class ModelReference {
         return out;
     }
 
+    /** y[t,o] = sum_k x[t,k] * w[o,k] (x [n, in], w [out, in]: an nn.Linear without bias). */
+    public static double[] linear(double[] x, double[] w, int n, int in, int out) {
+        double[] y = new double[n * out];
+        for (int t = 0; t < n; t++) {
+            for (int o = 0; o < out; o++) {
+                double acc = 0;
+                for (int k = 0; k < in; k++) {
+                    acc += x[t * in + k] * w[o * in + k];
+                }
+                y[t * out + o] = acc;
+            }
+        }
+        return y;
+    }
+
     /** out[i,j] = silu(gateUp[i,j]) * gateUp[i, inter + j]. */
     public static double[] siluMul(double[] gateUp, int n, int inter) {
         double[] out = new double[n * inter];

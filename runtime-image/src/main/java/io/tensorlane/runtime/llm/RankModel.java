@@ -71,6 +71,8 @@ final class RankModel implements AutoCloseable {
     private final StepInputs inputs;
 
     private final int samplingCapacity;
+    /** Which linears of one-token steps take the GEMV kernel instead of cuBLAS. */
+    private final GemvPolicy gemv;
     /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
     private final boolean tiledPrefill;
 
@@ -97,8 +99,17 @@ final class RankModel implements AutoCloseable {
     private long kvLayerBytes;
     private int kvBlocks;
 
-    RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, boolean tiledPrefill) {
+    RankModel(
+            Rank rank,
+            ModelConfig cfg,
+            TpLayout tpl,
+            DType dt,
+            Dims dims,
+            GemmShare share,
+            boolean tiledPrefill,
+            GemvPolicy gemv) {
         this.rank = rank;
+        this.gemv = gemv;
         this.tiledPrefill = tiledPrefill;
         this.cfg = cfg;
         this.tpl = tpl;
@@ -211,8 +222,12 @@ final class RankModel implements AutoCloseable {
     }
 
     /** A Linear of this model's type (cuBLAS). */
-    private void linear(long x, long w, long y, int n, int in, int out) {
-        blas.linear(dt, x, w, y, dt, n, in, out, out);
+    private void linear(GemvPolicy.Linear l, long x, long w, long y, int n, int in, int out) {
+        if (gemv.use(l, n, in)) {
+            kernels.gemv(dt, x, w, y, in, out, rank.stream());
+        } else {
+            blas.linear(dt, x, w, y, dt, n, in, out, out);
+        }
     }
 
     private long w(String key) {
@@ -283,7 +298,7 @@ final class RankModel implements AutoCloseable {
             String p = "layers." + l + ".";
             kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
             mark("norm");
-            linear(xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
+            linear(GemvPolicy.Linear.QKV, xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
             mark("gemm qkv");
             long kc = kvBase + 2L * l * kvLayerBytes;
             long vc = kc + kvLayerBytes;
@@ -330,16 +345,16 @@ final class RankModel implements AutoCloseable {
                     scale,
                     s);
             mark("attention");
-            linear(attn, w(p + "o"), addr(part), n, hq * hd, hidden);
+            linear(GemvPolicy.Linear.O, attn, w(p + "o"), addr(part), n, hq * hd, hidden);
             mark("gemm o");
             delta = reduce((long) n * hidden, dt, part, red);
             kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
             mark("norm");
-            linear(xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
+            linear(GemvPolicy.Linear.GATE_UP, xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
             mark("gemm gate_up");
             kernels.siluMul(dt, gateUp, act, n, inter, s);
             mark("silu*up");
-            linear(act, w(p + "down"), addr(part), n, inter, hidden);
+            linear(GemvPolicy.Linear.DOWN, act, w(p + "down"), addr(part), n, inter, hidden);
             mark("gemm down");
             delta = reduce((long) n * hidden, dt, part, red);
         }

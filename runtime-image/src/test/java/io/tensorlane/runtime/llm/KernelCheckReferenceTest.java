@@ -17,6 +17,14 @@ class KernelCheckReferenceTest {
     }
 
     @Test
+    void linearIsXTimesWTransposed() {
+        // x [2 tokens, 3], w [2 outputs, 3] (nn.Linear layout): y[t,o] = x[t,:] . w[o,:]
+        double[] x = {1, 2, 3, 0, -1, 1};
+        double[] w = {1, 0, 0, 1, 1, 1};
+        assertThat(ModelReference.linear(x, w, 2, 3, 2)).containsExactly(1, 6, 0, 0);
+    }
+
+    @Test
     void addRmsNormModes() {
         double[] w = {1, 2};
         double inv = 1 / Math.sqrt(12.5 + 0.5); // mean(3^2, 4^2) + eps
