@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -42,12 +41,14 @@ import io.tensorlane.operator.rollback.RecoveryStep;
 import io.tensorlane.operator.status.AffectedByNode;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.StatusAggregator;
+import io.tensorlane.operator.status.StatusFold;
 import io.tensorlane.operator.status.StatusInput;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
 import io.tensorlane.operator.support.EventSink;
 import io.tensorlane.operator.topology.GpuTopologyNodeLabeller;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
@@ -57,7 +58,9 @@ import java.util.Set;
 /**
  * observe → plan → act → report for one InferenceDeployment. Decisions are the pure planner, renderer, failure detector
  * and rollback decider; {@link StatusAggregator} owns the status. Flink-style: the effective spec is written to
- * status.lastAppliedSpec before the Deployment is applied; nothing is written when nothing changed.
+ * status.lastAppliedSpec before the Deployment is applied; nothing is written when nothing changed, and a change of
+ * details only (pod count, nodes, condition messages) waits up to {@link StatusFold#DETAIL_DELAY} for a transition to
+ * carry it ({@link StatusFold}).
  */
 @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = TensorlaneConfig.FIELD_MANAGER)
 public class InferenceDeploymentReconciler implements Reconciler<InferenceDeployment> {
@@ -68,6 +71,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
     private final ModelResolver models;
     private final FetchLogs fetchLogs = new FetchLogs();
     private final Announcements announced = new Announcements();
+    private final StatusFold folds = new StatusFold();
 
     private volatile ClusterObserver observer;
     private volatile EventSink sink;
@@ -217,7 +221,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                 DownloadProgress.next(prev.download, fetchLogs.observe(ctx.getClient(), obs.pods(), now), now),
                 now);
         InferenceDeploymentStatus written = prev;
-        if (!Serialization.asJson(next).equals(Serialization.asJson(prev))) {
+        StatusFold.Decision fold = folds.decide(primary.getMetadata().getUid(), prev, next, Instant.now());
+        if (fold instanceof StatusFold.Write) {
             // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
             primary = writeStatus(primary, next, ctx);
             written = next;
@@ -253,6 +258,13 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         } else if (apply) {
             children.apply(rendered, obs, written, prev, started);
         }
+        UpdateControl<InferenceDeployment> control = requeue(step, model, next, plan);
+        // a detail change waiting to be folded into a transition: look again when its delay is over
+        return fold instanceof StatusFold.Wait w ? sooner(control, w.after()) : control;
+    }
+
+    private UpdateControl<InferenceDeployment> requeue(
+            RecoveryStep step, ModelResolution model, InferenceDeploymentStatus next, Plan plan) {
         UpdateControl<InferenceDeployment> control = UpdateControl.noUpdate();
         if (step.requeue() != null) {
             return control.rescheduleAfter(step.requeue());
@@ -273,6 +285,11 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                         && next.lastAppliedSpec != null
                         && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
         return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
+    }
+
+    private static UpdateControl<InferenceDeployment> sooner(UpdateControl<InferenceDeployment> c, Duration d) {
+        long ms = Math.max(1, d.toMillis());
+        return c.getScheduleDelay().filter(x -> x <= ms).isPresent() ? c : c.rescheduleAfter(ms);
     }
 
     /**
