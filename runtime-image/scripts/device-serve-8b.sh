@@ -5,8 +5,8 @@
 # loop (token-id prompts of 512, 64 output tokens, EOS ignored) at concurrency 1 (8 requests) and 8, 32, 128 (128 each),
 # then at concurrency 32 with short prompts (32 tokens, 128 output tokens: the decode-bound case that issue #15's 70%
 # target is about), then stops the server with SIGTERM. Results under $OUT: loadgen-c1/, loadgen-c8-128/,
-# loadgen-c32-short/ (CSV, JSON, SVG), serve-8b.log. The bench checkpoint's tokenizer has a few hundred ids, so the ids
-# a random model generates beyond them decode to nothing (token-id prompts and ignore_eos keep the lengths exact).
+# loadgen-c32-short/ (CSV, JSON, SVG), serve-8b.log. The bench checkpoint's tokenizer trains 512 ids and names every
+# other id "<tN>" (token-id prompts over the tokenizer's vocabulary and ignore_eos keep the lengths exact).
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
 mkdir -p "$OUT"

@@ -6,8 +6,10 @@ vocab 128256, untied LM head, rope llama3 (factor 8, low 1, high 4, original 819
 max_position_embeddings 131072. The model is built directly on the GPU in bf16 (no CPU init), its weights drawn
 from N(0, 0.02) (norm weights 1) with a fixed seed, then saved with save_pretrained as sharded safetensors
 (max_shard_size 5GB), plus a tokenizer.json that covers the whole vocabulary: a tiny byte-level BPE (512 ids) and
-plain added tokens "<tN>" for every id above it, so that every id a random model generates decodes to text (serve
-streams a chunk per token that has text; loadgen measures from those chunks). A file OUT/.complete is written last: its presence means the checkpoint is whole.
+plain vocabulary entries "<tN>" for every id above it, so that every id a random model generates decodes to text
+(serve streams a chunk per token that has text; loadgen measures from those chunks). Vocabulary entries, not added
+tokens: with ~127,700 added tokens the Rust tokenizers library took 70 s to load the file through DJL (0.6 s as
+vocabulary entries; measured on the build machine, 2026-12-01). A file OUT/.complete is written last: its presence means the checkpoint is whole.
 
 Runs on the GPU machine (torch, transformers 5.x, tokenizers; no internet). Prints bytes written and seconds.
 
@@ -68,14 +70,29 @@ def write_tokenizer(out, vocab_size):
             "The quick brown fox jumps over the lazy dog. " * 4,
             "import os, sys, json, time\nfor i in range(10):\n    print(i)\n"] * 20
     tok.train_from_iterator(text, trainer)
-    tok.add_tokens(["<t%d>" % i for i in range(tok.get_vocab_size(), vocab_size)])
-    tok.save(os.path.join(out, "tokenizer.json"))
+    path = os.path.join(out, "tokenizer.json")
+    tok.save(path)
+    size = fillers_as_vocab(path, vocab_size)
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
         json.dump({"bos_token": SPECIALS[0], "eos_token": SPECIALS[1], "pad_token": SPECIALS[2], "add_bos_token": True,
                    "model_max_length": 131072, "tokenizer_class": "PreTrainedTokenizerFast"}, f, indent=1)
     with open(os.path.join(out, "special_tokens_map.json"), "w") as f:
         json.dump({"bos_token": SPECIALS[0], "eos_token": SPECIALS[1], "pad_token": SPECIALS[2]}, f, indent=1)
-    return tok.get_vocab_size()
+    return size
+
+
+def fillers_as_vocab(path, vocab_size):
+    """Adds "<tN>" to the BPE model's vocabulary of tokenizer.json at `path` for every id from the next free one up to
+    vocab_size (no merges make them: they only decode). Returns the vocabulary size."""
+    with open(path) as f:
+        t = json.load(f)
+    vocab = t["model"]["vocab"]
+    taken = set(vocab.values()) | {a["id"] for a in t.get("added_tokens", [])}
+    for i in range(max(taken) + 1, vocab_size):
+        vocab["<t%d>" % i] = i
+    with open(path, "w") as f:
+        json.dump(t, f, ensure_ascii=False)
+    return max(max(vocab.values()), max(taken)) + 1
 
 
 def dir_bytes(d):
