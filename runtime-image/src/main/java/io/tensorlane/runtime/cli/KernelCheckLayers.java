@@ -223,8 +223,8 @@ final class KernelCheckLayers {
 
     /**
      * The single-token linear against fp64: x [in] and w [out, in] uniform in [-1, 1]; bound u*|ref| + in*2^-24*M
-     * with M the largest sum_k |x*w| of an output (the worst-case error of an fp32 dot product of length in). Space past
-     * the out outputs are poisoned guard space the kernel must not touch.
+     * with M the largest sum_k |x*w| of an output (the worst-case error of an fp32 dot product of length in). The bytes
+     * after the outputs are poisoned guard space the kernel must not touch.
      */
     void gemvCase(DType t, int in, int rows) {
         byte[] x = encode(t, uniform(in, -1, 1));
