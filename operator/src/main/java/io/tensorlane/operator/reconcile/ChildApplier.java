@@ -27,10 +27,6 @@ public final class ChildApplier {
     private final DecisionMetrics metrics;
     private final BiConsumer<HasMetadata, HasMetadata> onApplied;
 
-    public ChildApplier(KubernetesClient client, String fieldManager, DecisionMetrics metrics) {
-        this(client, fieldManager, metrics, (applied, live) -> {});
-    }
-
     /**
      * With {@code onApplied} told of every write: the object as the API server stored it, and the live child it
      * replaced (null when there was none).

@@ -1,5 +1,6 @@
 package io.tensorlane.operator.reconcile;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
@@ -287,7 +288,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
     }
 
-    private static UpdateControl<InferenceDeployment> sooner(UpdateControl<InferenceDeployment> c, Duration d) {
+    /** {@code c}, rescheduled after {@code d} unless it already reconciles again sooner. */
+    static <T extends HasMetadata> UpdateControl<T> sooner(UpdateControl<T> c, Duration d) {
         long ms = Math.max(1, d.toMillis());
         return c.getScheduleDelay().filter(x -> x <= ms).isPresent() ? c : c.rescheduleAfter(ms);
     }

@@ -51,7 +51,7 @@ class ChildApplierClusterTest {
     @Test
     void writesOnceThenOnlyWhatChanged(KubernetesClient client, TestNamespace ns) {
         DecisionMetrics metrics = DecisionMetrics.inMemory();
-        ChildApplier applier = new ChildApplier(client, TensorlaneConfig.FIELD_MANAGER, metrics);
+        ChildApplier applier = new ChildApplier(client, TensorlaneConfig.FIELD_MANAGER, metrics, (applied, live) -> {});
 
         assertThat(applier.apply(deployment(ns, "a", "v1"), null)).isTrue();
         Deployment live =

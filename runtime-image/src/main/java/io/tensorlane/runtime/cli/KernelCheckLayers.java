@@ -18,6 +18,7 @@ import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -239,9 +240,14 @@ final class KernelCheckLayers {
             double[] xd = HostTensors.decode(x, t);
             double[] wd = HostTensors.decode(w, t);
             double[] ref = ModelReference.linear(xd, wd, 1, in, rows);
-            double[] abs = ModelReference.linear(absAll(xd), absAll(wd), 1, in, rows);
+            double[] abs = ModelReference.linear(
+                    Arrays.stream(xd).map(Math::abs).toArray(),
+                    Arrays.stream(wd).map(Math::abs).toArray(),
+                    1,
+                    in,
+                    rows);
             byte[] raw = a.download(dY, rows * t.bytes() + guard);
-            double[] got = HostTensors.decode(java.util.Arrays.copyOf(raw, rows * t.bytes()), t);
+            double[] got = HostTensors.decode(Arrays.copyOf(raw, rows * t.bytes()), t);
             Stat st = compare(got, ref, HostTensors.unitRoundoff(t), in * 0x1p-24, maxAbs(abs));
             long touched = poisonBroken(raw, (long) rows * t.bytes(), guard);
             if (touched > 0) {
@@ -250,14 +256,6 @@ final class KernelCheckLayers {
             add(Result.of(
                     "gemv", t, "in=" + in + ",out=" + rows, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
         }
-    }
-
-    private static double[] absAll(double[] v) {
-        double[] a = new double[v.length];
-        for (int i = 0; i < v.length; i++) {
-            a[i] = Math.abs(v[i]);
-        }
-        return a;
     }
 
     void gatherCase(DType t) {

@@ -66,7 +66,10 @@ public record GemvPolicy(Set<Linear> linears) {
                     .filter(x -> x.key().equals(p))
                     .findFirst()
                     .orElseThrow(() -> new IllegalArgumentException(ENV + "='" + value + "': unknown linear '" + p
-                            + "'; expected off, all, or a comma-separated list of qkv, o, gate_up, down"));
+                            + "'; expected off, all, or a comma-separated list of "
+                            + java.util.Arrays.stream(Linear.values())
+                                    .map(Linear::key)
+                                    .collect(Collectors.joining(", "))));
             s.add(l);
         }
         return new GemvPolicy(s);
