@@ -216,7 +216,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             List<jcuda.driver.CUdeviceptr> logits = new ArrayList<>();
             for (RankModel m : ranks) {
                 parts.add(m.part);
-                logits.add(m.logitsFull);
+                logits.add(m.logits.full);
             }
             comm.registerInputs(parts);
             comm.registerInputs(logits);

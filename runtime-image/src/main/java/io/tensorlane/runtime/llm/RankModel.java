@@ -1,9 +1,6 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuMemcpy2D;
-import static jcuda.driver.JCudaDriver.cuMemcpy2DAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
 
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
@@ -21,9 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.LongConsumer;
 import jcuda.Pointer;
-import jcuda.driver.CUDA_MEMCPY2D;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUmemorytype;
 
 /**
  * One rank's share of the model on its GPU: its weight shards, KV cache, activations, cuBLAS handle and kernels, and
@@ -66,7 +61,6 @@ final class RankModel implements AutoCloseable {
     private final int hidden;
     private final int inter;
     private final int vr;
-    private final int vpad;
     /** The step's int32 inputs (ids, positions, slots, ...) and the sampled ids, with their pinned host copy. */
     private final StepInputs inputs;
 
@@ -90,9 +84,7 @@ final class RankModel implements AutoCloseable {
     private final long gateUp;
     private final long act;
     private final long xl;
-    private final CUdeviceptr logitsLocal;
-    final CUdeviceptr logitsFull;
-    private final CUdeviceptr logitsOut;
+    final RankLogits logits;
     private long cos;
     private long sin;
     private long kvBase;
@@ -121,7 +113,6 @@ final class RankModel implements AutoCloseable {
         this.hidden = cfg.hiddenSize();
         this.inter = tpl.intermediatePerRank();
         this.vr = tpl.vocabPerRank();
-        this.vpad = tpl.vocabPadded();
         this.mem = new DeviceMemory(rank.device(), rank.index());
         try {
             this.kernels = new ModelKernels();
@@ -142,9 +133,7 @@ final class RankModel implements AutoCloseable {
             gateUp = addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true));
             act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
-            logitsLocal = mem.alloc(ACTIVATIONS, "logits (local vocab)", 4L * m * vr, true);
-            logitsFull = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits (gather)", 4L * m * vpad, true) : logitsLocal;
-            logitsOut = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "logits", 4L * m * vpad, true) : logitsLocal;
+            logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
             long ws = share.workspaceBytes() > 0
                     ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false))
                     : 0;
@@ -362,29 +351,19 @@ final class RankModel implements AutoCloseable {
         mark("norm");
         kernels.gatherRows(dt, xn, inputs.device(StepInputs.Buf.LOGIT_TOKENS), xl, m, hidden, s);
         mark("gather");
-        blas.linear(dt, xl, w("lm_head"), addr(logitsLocal), DType.fp32, m, hidden, vr, vr);
+        blas.linear(dt, xl, w("lm_head"), addr(logits.local), DType.fp32, m, hidden, vr, vr);
         mark("gemm lm_head");
-        if (tpl.tp() > 1) {
-            Cuda.check(cuMemsetD32Async(logitsFull, 0, (long) m * vpad, s), "cuMemsetD32Async(logits)");
-            CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
-            c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-            c.srcDevice = logitsLocal;
-            c.srcPitch = 4L * vr;
-            c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-            c.dstDevice = logitsFull.withByteOffset(4L * vr * rank.index());
-            c.dstPitch = 4L * vpad;
-            c.WidthInBytes = 4L * vr;
-            c.Height = m;
-            Cuda.check(cuMemcpy2DAsync(c, s), "gather logits");
-            allReduce(logitsFull, logitsOut, (long) m * vpad, DType.fp32);
+        if (logits.gathered()) {
+            logits.placeShard(m, s);
+            allReduce(logits.full, logits.out, logits.fullCount(m), DType.fp32);
             mark("logits gather");
         }
         if (rank.index() == 0) {
             kernels.sample(
-                    addr(logitsOut),
+                    addr(logits.out),
                     m,
                     cfg.vocabSize(),
-                    logitsStride(),
+                    logits.stride(),
                     inputs.device(StepInputs.Buf.SAMPLING),
                     samplingCapacity,
                     inputs.device(StepInputs.Buf.OUT_IDS),
@@ -402,26 +381,9 @@ final class RankModel implements AutoCloseable {
         timer.mark(label, rank.stream());
     }
 
-    /** Row stride (floats) of the final logits. */
-    int logitsStride() {
-        return tpl.tp() > 1 ? vpad : vr;
-    }
-
     /** Copies {@code m} rows of final logits ({@code vocab} floats each) to the host (after the stream finished). */
     float[] readLogits(int m) {
-        int v = cfg.vocabSize();
-        float[] out = new float[m * v];
-        CUDA_MEMCPY2D c = new CUDA_MEMCPY2D();
-        c.srcMemoryType = CUmemorytype.CU_MEMORYTYPE_DEVICE;
-        c.srcDevice = logitsOut;
-        c.srcPitch = 4L * logitsStride();
-        c.dstMemoryType = CUmemorytype.CU_MEMORYTYPE_HOST;
-        c.dstHost = Pointer.to(out);
-        c.dstPitch = 4L * v;
-        c.WidthInBytes = 4L * v;
-        c.Height = m;
-        Cuda.check(cuMemcpy2D(c), "read logits");
-        return out;
+        return logits.read(m, cfg.vocabSize());
     }
 
     long bytes(String phase) {
