@@ -61,9 +61,7 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 NCCL=$($PY -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
 [ -n "$NCCL" ] && export LD_LIBRARY_PATH="$(dirname "$NCCL"):$LD_LIBRARY_PATH"
-# bench-model through the jar's Main when it lists the command, else through the command's own main()
-if $JAVA -jar "$APP" bench-model --help > /dev/null 2>&1; then BENCH="$JAVA -jar $APP bench-model"
-else BENCH="$JAVA -cp $APP io.tensorlane.runtime.cli.ModelBenchCommand"; fi
+BENCH="$JAVA -jar $APP bench-model"
 {
   echo "== date: $(date -u +%FT%TZ)  steps: $STEPS  GPUs: $NGPU ($GPU, driver $DRIVER)  REAL_TP: ${REAL_TP:-}  ckpt: $CKPT"
   echo "== bench: $BENCH  nccl: ${NCCL:-not found}  batches $BATCHES context $CONTEXT prefill $PREFILL warmup $WARMUP/$TF_WARMUP iters $ITERS/$TF_ITERS"

@@ -3,19 +3,15 @@ package io.tensorlane.runtime.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tensorlane.runtime.cli.ModelBenchSteps.DecodeResult;
 import io.tensorlane.runtime.cli.ModelBenchSteps.PrefillResult;
-import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.common.ExitCodes;
-import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.HostPhases;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.model.ModelConfig;
-import io.tensorlane.runtime.model.TpLayout;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -51,11 +47,6 @@ import picocli.CommandLine.Spec;
                 "Time the model engine on random token ids: decode step per batch size at a given context (CUDA graphs), "
                         + "prefill tokens/s, load time; a table on stdout and a JSON file.")
 public final class ModelBenchCommand implements Callable<Integer> {
-    /** The largest decode batch accepted (graph buckets and logits buffers are sized by it). */
-    static final int MAX_BATCH = 1024;
-
-    static final int BLOCK_SIZE = EngineSettings.BLOCK_SIZE;
-
     @Spec
     CommandSpec spec;
 
@@ -127,127 +118,9 @@ public final class ModelBenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Write the results as JSON to this file.")
     Path json;
 
-    /**
-     * Runs {@code bench-model} on its own ({@code java -cp tensorlane-runtime.jar io.tensorlane.runtime.cli.ModelBenchCommand ...}),
-     * with {@link Main}'s error handling: for a jar whose {@code Main} does not list the command yet.
-     */
-    public static void main(String[] args) {
-        picocli.CommandLine cl = new picocli.CommandLine(new ModelBenchCommand());
-        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> Main.handle(ex, cmd));
-        System.exit(cl.execute(args));
-    }
-
-    /**
-     * What a run does, derived from the options and config.json without touching the GPU.
-     *
-     * @param seqLen         tokens per sequence after the last decode step (context + warm-up + iters)
-     * @param kvNeededTokens the KV cache the run needs (the largest batch's sequences at seqLen, or the prefill)
-     */
-    record Plan(
-            ModelConfig config,
-            List<Integer> batches,
-            int maxBatch,
-            int seqLen,
-            int maxModelLen,
-            long kvNeededTokens,
-            long kvTokens,
-            int prefillIters,
-            EngineOptions options) {}
-
     /** Checks the options against each other and the model's config (every problem before any GPU work). */
-    Plan plan() {
-        if (batches == null || batches.isEmpty()) {
-            throw new IllegalArgumentException("--batches: give at least one batch size");
-        }
-        if (new HashSet<>(batches).size() != batches.size()) {
-            throw new IllegalArgumentException("--batches has a batch size twice: " + batches);
-        }
-        for (int b : batches) {
-            if (b < 1 || b > MAX_BATCH) {
-                throw new IllegalArgumentException("--batches: batch sizes must be 1.." + MAX_BATCH + ", got " + b);
-            }
-        }
-        if (context < 1) {
-            throw new IllegalArgumentException("--context must be >= 1, got " + context);
-        }
-        if (warmup < 1) {
-            throw new IllegalArgumentException(
-                    "--warmup must be >= 1 (the first decode step of a batch size captures its CUDA graph), got "
-                            + warmup);
-        }
-        if (iters < 1) {
-            throw new IllegalArgumentException("--iters must be >= 1, got " + iters);
-        }
-        if (warmup >= context) {
-            throw new IllegalArgumentException("--warmup " + warmup + " must be less than --context " + context
-                    + " (the sequences are prefilled to the context minus the warm-up steps)");
-        }
-        if (prefillTokens < 0 || prefillIters < 0) {
-            throw new IllegalArgumentException("--prefill-tokens and --prefill-iters must be >= 0");
-        }
-        if (kvCacheTokens < 0) {
-            throw new IllegalArgumentException("--kv-cache-tokens must be >= 0, got " + kvCacheTokens);
-        }
-        if (maxSeconds < 0) {
-            throw new IllegalArgumentException("--max-seconds must be >= 0, got " + maxSeconds);
-        }
-        if (eng.nccl && eng.virtualRanks) {
-            throw new IllegalArgumentException(
-                    "--nccl needs one GPU per rank: it cannot be combined with --virtual-ranks");
-        }
-        if (eng.nccl && eng.tp < 2) {
-            throw new IllegalArgumentException("--nccl needs --tp >= 2 (one rank has no allreduce)");
-        }
-        int maxBatch = batches.stream().mapToInt(Integer::intValue).max().getAsInt();
-        if (eng.maxBatchTokens < maxBatch) {
-            throw new IllegalArgumentException("--max-batch-tokens " + eng.maxBatchTokens
-                    + " is less than the largest batch " + maxBatch + " (a decode step of B sequences is B tokens)");
-        }
-        ModelConfig config = ModelConfig.read(eng.model);
-        TpLayout.of(config, Math.max(1, Math.min(eng.tp, 8))); // a TP degree that cannot split the heads is named here
-        long seqLenL = (long) context + iters;
-        int limit = config.slidingWindow() != null
-                ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow())
-                : config.maxPositionEmbeddings();
-        if (seqLenL > limit) {
-            throw new IllegalArgumentException("--context " + context + " + " + iters + " timed decode steps = "
-                    + seqLenL + " tokens exceeds the model's "
-                    + (limit == config.maxPositionEmbeddings() ? "max_position_embeddings " : "sliding window ")
-                    + limit);
-        }
-        if (prefillTokens > limit) {
-            throw new IllegalArgumentException(
-                    "--prefill-tokens " + prefillTokens + " exceeds the model's max_position_embeddings " + limit);
-        }
-        int seqLen = (int) seqLenL;
-        int maxModelLen = Math.max(seqLen, prefillTokens);
-        long blocksPerSeq = blocks(seqLen);
-        long needBlocks =
-                Math.max((long) maxBatch * blocksPerSeq, Math.max(blocks(prefillTokens), blocks(maxModelLen)));
-        long need = needBlocks * BLOCK_SIZE;
-        if (kvCacheTokens > 0 && blocks(kvCacheTokens) < needBlocks) {
-            throw new IllegalArgumentException(
-                    "--kv-cache-tokens " + kvCacheTokens + " is too small: batch " + maxBatch + " x (context " + context
-                            + " + " + iters + " timed decode steps) needs " + need + " tokens of KV cache ("
-                            + needBlocks + " blocks of " + BLOCK_SIZE
-                            + "); give at least that or 0 (sized automatically)");
-        }
-        long kv = kvCacheTokens > 0 ? kvCacheTokens : need;
-        EngineOptions opts = eng.options(maxBatch, maxModelLen, kv, maxBatch);
-        return new Plan(
-                config,
-                List.copyOf(batches),
-                maxBatch,
-                seqLen,
-                maxModelLen,
-                need,
-                kv,
-                prefillIters > 0 ? prefillIters : iters,
-                opts);
-    }
-
-    private static long blocks(long tokens) {
-        return (tokens + BLOCK_SIZE - 1) / BLOCK_SIZE;
+    ModelBenchPlan plan() {
+        return ModelBenchPlan.of(this);
     }
 
     private final long startNanos = System.nanoTime();
@@ -256,7 +129,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
-        Plan plan = plan();
+        ModelBenchPlan plan = plan();
         long ckBytes = checkpointBytes(eng.model);
         out.printf(
                 Locale.ROOT,
@@ -394,7 +267,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
         }
     }
 
-    private ObjectNode header(Plan plan, LlmEngine engine, long ckBytes, double loadTotal) {
+    private ObjectNode header(ModelBenchPlan plan, LlmEngine engine, long ckBytes, double loadTotal) {
         ObjectNode o = ModelBenchJson.JSON.createObjectNode();
         o.put("kind", "tensorlane-bench-model");
         o.put("date", Instant.now().toString());

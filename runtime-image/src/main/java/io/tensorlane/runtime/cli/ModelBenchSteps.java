@@ -31,7 +31,7 @@ final class ModelBenchSteps {
             int tokens, int chunks, ModelBenchStats wallMs, ModelBenchStats gpuMs, Map<String, Double> ops) {}
 
     private final LlmEngine engine;
-    private final ModelBenchCommand.Plan plan;
+    private final ModelBenchPlan plan;
     private final int context;
     private final int warmup;
     private final int iters;
@@ -41,7 +41,7 @@ final class ModelBenchSteps {
     /** The measurements of {@code plan} with the command's {@code --context}, {@code --warmup}, {@code --iters}, ... */
     ModelBenchSteps(
             LlmEngine engine,
-            ModelBenchCommand.Plan plan,
+            ModelBenchPlan plan,
             int context,
             int warmup,
             int iters,

@@ -60,7 +60,7 @@ class ModelBenchCommandTest {
         return run(args.toArray(String[]::new));
     }
 
-    private ModelBenchCommand.Plan plan(String... more) throws IOException {
+    private ModelBenchPlan plan(String... more) throws IOException {
         ModelBenchCommand cmd = new ModelBenchCommand();
         List<String> args = new ArrayList<>(List.of("--model", model().toString()));
         args.addAll(List.of(more));
@@ -138,7 +138,7 @@ class ModelBenchCommandTest {
 
     @Test
     void planSizesTheKvCacheAndTheEngine() throws IOException {
-        ModelBenchCommand.Plan p = plan();
+        ModelBenchPlan p = plan();
         assertThat(p.batches()).containsExactly(1, 8, 32, 128);
         assertThat(p.maxBatch()).isEqualTo(128);
         assertThat(p.seqLen()).isEqualTo(562);
@@ -152,7 +152,7 @@ class ModelBenchCommandTest {
         assertThat(p.options().maxModelLen()).isEqualTo(2048);
         assertThat(p.options().graphs()).isTrue();
 
-        ModelBenchCommand.Plan small = plan(
+        ModelBenchPlan small = plan(
                 "--batches",
                 "1",
                 "--context",
