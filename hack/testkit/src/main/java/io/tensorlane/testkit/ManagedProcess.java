@@ -148,7 +148,13 @@ public final class ManagedProcess {
             }
         }
         if (process != null) {
-            process.exitValue(); // reap
+            try {
+                // reap; bounded: the handle's onExit can complete before Process has recorded the exit, and
+                // exitValue() then threw "process hasn't exited" (seen once in the lifecycle test, 2026-12-01)
+                process.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         return !h.get().isAlive();
     }
