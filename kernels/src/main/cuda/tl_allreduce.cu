@@ -25,6 +25,22 @@ TL_ENTRY(tl_allreduce_ring_fp32, float, TL_ALGO_RING)
 TL_ENTRY(tl_allreduce_ring_bf16, __nv_bfloat16, TL_ALGO_RING)
 TL_ENTRY(tl_allreduce_ring_fp16, __half, TL_ALGO_RING)
 
+// The allreduce fused with the residual add + RMSNorm of the model's layers (tl_onestage_rmsnorm): names
+// tl_allreduce_rmsnorm_<dtype>, bf16 and fp16. Parameters as above (no out, no count), then residual [n, hidden] fp32,
+// weight [hidden], out [n, hidden], n rows of hidden elements, eps, mode (0: residual = sum, 1: residual += sum).
+// Grid: at most min(n, BufferLayout.blocks) blocks, the same on every rank; dynamic shared memory hidden * sizeof(T).
+#define TL_NORM_ENTRY(NAME, T)                                                                                    \
+  extern "C" __global__ void __launch_bounds__(TL_THREADS, 2)                                                     \
+      NAME(const TlRankPtrs* in, const TlRankPtrs* rank_data, uint32_t* counters, TlError* err, int rank,        \
+           int world, unsigned long long timeout_ns, float* residual, const T* weight, T* out, int n, int hidden,   \
+           float eps, int mode) {                                                                                  \
+    tl_allreduce_rmsnorm<T>(in, rank_data, counters, err, rank, world, timeout_ns, residual, weight, out, n,       \
+                            hidden, eps, mode);                                                                    \
+  }
+
+TL_NORM_ENTRY(tl_allreduce_rmsnorm_bf16, __nv_bfloat16)
+TL_NORM_ENTRY(tl_allreduce_rmsnorm_fp16, __half)
+
 // A plain streaming copy, used by the bench as the "device copy ceiling" next to cuMemcpyDtoD: 16-byte
 // loads and stores, grid-stride, n16 = number of 16-byte units.
 extern "C" __global__ void __launch_bounds__(TL_THREADS) tl_copy16(const uint4* src, uint4* dst, long long n16) {

@@ -26,6 +26,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "tl_norm.cuh"
+
 #define TL_MAX_RANKS 8      // mirrors BufferLayout.MAX_RANKS
 #define TL_FLAG_SLOTS 16    // mirrors BufferLayout.FLAG_SLOTS
 #define TL_THREADS 512      // mirrors BufferLayout.THREADS_PER_BLOCK
@@ -445,6 +447,42 @@ __device__ void tl_ring(const TlCtx& c, uint32_t epoch, int* s_ok) {
   }
 }
 
+// ---- OneStage fused with the residual add + RMSNorm ---------------------------------------------------------
+// in: every rank's [n, hidden] T (count = n * hidden); residual [n, hidden] fp32 (in/out), weight [hidden] T, out
+// [n, hidden] T: the allreduce followed by tlnorm::add_rmsnorm_row (tl_norm.cuh) of each reduced row, in one kernel.
+// A row is summed exactly as OneStage sums it (tl_reduce_pack: fp32 in rank order 0..world-1), rounded to T into
+// shared memory (as OneStage's store rounds it) and handed to the row function, so residual and out get the bits of
+// OneStage + tl_add_rmsnorm, on every rank alike. Block b takes rows b, b + grid, ...; one start barrier (the peers'
+// inputs are ready) and one end barrier (no rank overwrites its input while a peer still reads it), as OneStage.
+// Requires hidden % (16 / sizeof(T)) == 0; dynamic shared memory hidden * sizeof(T) bytes. The row function keeps 4
+// elements per thread in registers (2,048 of the row; the rest re-read): the kernel must fit two blocks of 512 threads
+// per multiprocessor (64 registers), and with 8 ptxas spilled 56 bytes (sm_90, nvcc 13). Same bits either way.
+template <typename T>
+__device__ void tl_onestage_rmsnorm(const TlCtx& c, uint32_t epoch, int* s_ok, float* residual, const T* weight,
+                                    T* out, int n, int hidden, float eps, int mode, uint4* s_row, float* red) {
+  constexpr int N = TlPack<T>::N;
+  if (!tl_barrier_all(c, TL_SLOT_START, epoch, s_ok)) return;
+  const void* src[TL_MAX_RANKS];
+#pragma unroll
+  for (int p = 0; p < TL_MAX_RANKS; ++p) src[p] = p < c.world ? c.in->ptr[p] : nullptr;
+  const int row_packs = hidden / N;
+  for (int row = blockIdx.x; row < n; row += gridDim.x) {
+    for (int k = threadIdx.x; k < row_packs; k += blockDim.x) {
+      float acc[N];
+      tl_reduce_pack<T>(c, src, (long long)row * row_packs + k, acc);
+      TlPack<T> v;
+#pragma unroll
+      for (int j = 0; j < N; ++j) v.e[j] = TlConv<T>::from_f(acc[j]);
+      s_row[k] = v.raw;
+    }
+    __syncthreads();
+    tlnorm::add_rmsnorm_row<T, 4>(residual + (long long)row * hidden, reinterpret_cast<const T*>(s_row), weight,
+                               out + (long long)row * hidden, hidden, eps, mode, red);
+    __syncthreads();  // the next row rewrites s_row
+  }
+  tl_barrier_all(c, TL_SLOT_END, epoch, s_ok);
+}
+
 // ---- entry ------------------------------------------------------------------------------------------------
 template <typename T, int ALGO>
 __device__ __forceinline__ void tl_allreduce(const TlRankPtrs* in, const TlRankPtrs* rank_data, void* out,
@@ -474,5 +512,36 @@ __device__ __forceinline__ void tl_allreduce(const TlRankPtrs* in, const TlRankP
   if (ALGO == TL_ALGO_RING) tl_ring<T>(c, epoch, &s_ok);
   __syncthreads();
   // Advance only on success: after a timeout the communicator is broken and must be rebuilt anyway.
+  if (threadIdx.x == 0 && s_ok) counters[blockIdx.x] = epoch;
+}
+
+// The fused OneStage + residual add + RMSNorm (tl_onestage_rmsnorm): the same epochs, flags and watchdog as every
+// allreduce, so it may stand between any two of them in a rank's call sequence.
+template <typename T>
+__device__ __forceinline__ void tl_allreduce_rmsnorm(const TlRankPtrs* in, const TlRankPtrs* rank_data,
+                                                     uint32_t* counters, TlError* err, int rank, int world,
+                                                     unsigned long long timeout_ns, float* residual, const T* weight,
+                                                     T* out, int n, int hidden, float eps, int mode) {
+  extern __shared__ uint4 s_row[];
+  __shared__ int s_ok;
+  __shared__ uint32_t s_epoch;
+  __shared__ float red[32];
+  TlCtx c;
+  c.in = in;
+  c.scr = rank_data + 1;
+  c.sig = rank_data + 2;
+  c.out = out;
+  c.counters = counters;
+  c.err = err;
+  c.count = (long long)n * hidden;
+  c.rank = rank;
+  c.world = world;
+  c.timeout_ns = timeout_ns;
+  c.algo = TL_ALGO_ONESTAGE;
+  if (threadIdx.x == 0) s_epoch = counters[blockIdx.x] + 1u;
+  __syncthreads();
+  const uint32_t epoch = s_epoch;
+  tl_onestage_rmsnorm<T>(c, epoch, &s_ok, residual, weight, out, n, hidden, eps, mode, s_row, red);
+  __syncthreads();
   if (threadIdx.x == 0 && s_ok) counters[blockIdx.x] = epoch;
 }

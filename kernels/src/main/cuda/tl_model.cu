@@ -15,48 +15,19 @@
 #include <stdint.h>
 #include <climits>
 
+#include "tl_norm.cuh"
+
 namespace {
 
-template <typename T>
-struct Cv;
-template <>
-struct Cv<__nv_bfloat16> {
-  __device__ __forceinline__ static float f(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ __forceinline__ static __nv_bfloat16 t(float v) { return __float2bfloat16_rn(v); }
-};
-template <>
-struct Cv<__half> {
-  __device__ __forceinline__ static float f(__half v) { return __half2float(v); }
-  __device__ __forceinline__ static __half t(float v) { return __float2half_rn(v); }
-};
-
-template <typename T>
-__device__ __forceinline__ float ld(const T* p, long long i) {
-  return Cv<T>::f(p[i]);
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
+using tlnorm::block_sum;
+using tlnorm::Cv;
+using tlnorm::ld;
+using tlnorm::warp_sum;
 
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
-}
-
-// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
-// `red` is shared scratch of 32 floats; the call begins and ends with a barrier so `red` may be reused.
-__device__ __forceinline__ float block_sum(float v, float* red) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  v = warp_sum(v);
-  __syncthreads();
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  float r = lane < warps ? red[lane] : 0.0f;
-  return warp_sum(r);
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -89,54 +60,16 @@ __device__ __forceinline__ void tl_embed(const int* ids, int n, const T* table, 
 //   mode 1: residual += float(delta)     (attention / MLP output added to the stream)
 //   mode 2: residual unchanged           (norm of the stream only)
 // then out[i,j] = T(weight[j] * residual[i,j] * rsqrt(mean_j(residual[i,j]^2) + eps)).
-// One pass over memory for hidden <= kNormCache x blockDim (8192 at block 512): a thread's residual and weight elements
-// stay in registers across the reduction (all its loads are issued at once; a decode step is latency-bound here);
-// elements beyond that are re-read. Launch: grid (n), block 512 (one block per row). Shared: 32 floats.
-constexpr int kNormCache = 16;
+// The row's work is tlnorm::add_rmsnorm_row (tl_norm.cuh), shared with the fused allreduce. Launch: grid (n), block
+// 512 (one block per row). Shared: 32 floats.
 template <typename T>
 __device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, const T* weight, T* out, int n,
                                                int hidden, float eps, int mode) {
   __shared__ float red[32];
   const int i = blockIdx.x;
   if (i >= n) return;
-  float* r = residual + (long long)i * hidden;
-  const T* d = delta + (long long)i * hidden;
-  const int bd = blockDim.x;
-  float cv[kNormCache], cw[kNormCache];
-  float ss = 0.0f;
-#pragma unroll
-  for (int k = 0; k < kNormCache; ++k) {
-    const int j = threadIdx.x + k * bd;
-    cv[k] = 0.0f;
-    cw[k] = 0.0f;
-    if (j < hidden) {
-      const float base = mode == 0 ? 0.0f : r[j];
-      cv[k] = mode == 2 ? base : base + ld(d, j);
-      cw[k] = ld(weight, j);
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < kNormCache; ++k) {
-    const int j = threadIdx.x + k * bd;
-    if (j < hidden) {
-      if (mode != 2) r[j] = cv[k];
-      ss += cv[k] * cv[k];
-    }
-  }
-  for (int j = threadIdx.x + kNormCache * bd; j < hidden; j += bd) {
-    float v = mode == 0 ? ld(d, j) : mode == 1 ? r[j] + ld(d, j) : r[j];
-    if (mode != 2) r[j] = v;
-    ss += v * v;
-  }
-  const float inv = rsqrtf(block_sum(ss, red) / (float)hidden + eps);
-  T* o = out + (long long)i * hidden;
-#pragma unroll
-  for (int k = 0; k < kNormCache; ++k) {
-    const int j = threadIdx.x + k * bd;
-    if (j < hidden) o[j] = Cv<T>::t(cw[k] * (cv[k] * inv));
-  }
-  // Each thread re-reads only the residual elements it wrote itself: no barrier needed.
-  for (int j = threadIdx.x + kNormCache * bd; j < hidden; j += bd) o[j] = Cv<T>::t(ld(weight, j) * (r[j] * inv));
+  tlnorm::add_rmsnorm_row<T>(residual + (long long)i * hidden, delta + (long long)i * hidden, weight,
+                             out + (long long)i * hidden, hidden, eps, mode, red);
 }
 
 // ---- QKV bias + per-head norm + RoPE + paged-cache write -------------------------------------------------------

@@ -52,6 +52,18 @@ public final class Kernels {
     }
 
     /**
+     * Entry point of the allreduce fused with the residual add + RMSNorm (OneStage's reduction, tl_onestage_rmsnorm in
+     * tl_allreduce.cuh), e.g. {@code tl_allreduce_rmsnorm_bf16}; bf16 and fp16 only (the model's element types).
+     */
+    public static String allreduceNormKernel(DType dtype) {
+        if (dtype == DType.fp32) {
+            throw new IllegalArgumentException(
+                    "the fused allreduce + RMSNorm has no fp32 entry (model types: bf16, fp16)");
+        }
+        return "tl_allreduce_rmsnorm_" + dtype.name();
+    }
+
+    /**
      * Entry point of a model kernel for an element type, e.g. {@code tl_attention_bf16}; only bf16 and fp16 are
      * instantiated.
      */

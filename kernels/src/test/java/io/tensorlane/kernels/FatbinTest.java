@@ -77,6 +77,9 @@ class FatbinTest {
         assertThat(Kernels.allreduceKernel(Algorithm.OneStage, DType.fp32)).isEqualTo("tl_allreduce_onestage_fp32");
         assertThatThrownBy(() -> Kernels.allreduceKernel(Algorithm.NCCL, DType.fp16))
                 .hasMessageContaining("not a custom kernel");
+        assertThat(Kernels.allreduceNormKernel(DType.bf16)).isEqualTo("tl_allreduce_rmsnorm_bf16");
+        assertThat(Kernels.allreduceNormKernel(DType.fp16)).isEqualTo("tl_allreduce_rmsnorm_fp16");
+        assertThatThrownBy(() -> Kernels.allreduceNormKernel(DType.fp32)).hasMessageContaining("no fp32");
         assertThat(DType.bf16.elementsPerVector()).isEqualTo(8);
         assertThat(DType.parse("FP32")).isEqualTo(DType.fp32);
     }

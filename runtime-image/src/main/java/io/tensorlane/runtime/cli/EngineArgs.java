@@ -48,8 +48,9 @@ public final class EngineArgs {
     @Option(
             names = "--baseline-kernels",
             description = "The engine's earlier kernels: the split-key attention kernel for prefill tokens too "
-                    + "(the tensor-core prefill kernel off) and cuBLAS for every linear (the one-token GEMV "
-                    + "kernel off): a same-run baseline for benchmarks.")
+                    + "(the tensor-core prefill kernel off), cuBLAS for every linear (the one-token GEMV "
+                    + "kernel off) and the allreduce and the norm apart (the fused kernel off): a same-run "
+                    + "baseline for benchmarks.")
     boolean baselineKernels;
 
     /** The engine's options from these arguments and the command's own sizes (maxModelLen 0: the engine's default). */

@@ -129,6 +129,10 @@ final class SelftestRunner {
         for (DType d : plan.dtypes()) {
             results.add(report(check(d, mid, null, "eager-auto", null)));
         }
+        // the fused allreduce + RMSNorm with its input copied to staging, then (below) registered
+        results.addAll(SelftestFusedNorm.run(comm, ins, outs, plan.dtypes(), seed, "staging", out).stream()
+                .map(this::report)
+                .toList());
         // CUDA graph: inputs registered (no staging copy), one captured call per rank, replayed on fresh data twice.
         comm.registerInputs(ins);
         DType d = plan.dtypes().get(0);
@@ -146,6 +150,9 @@ final class SelftestRunner {
                 });
             }
         }
+        results.addAll(SelftestFusedNorm.run(comm, ins, outs, plan.dtypes(), seed, "registered", out).stream()
+                .map(this::report)
+                .toList());
         return results;
     }
 

@@ -5,7 +5,6 @@ import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD8;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
@@ -62,25 +61,7 @@ public final class Rank implements AutoCloseable {
         try {
             mirror = new WatchdogMirror();
             Cuda.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-            // Flags and epoch counters start at zero: epoch 1 is the first call. Never cleared again.
-            Cuda.check(
-                    cuMemsetD8(
-                            buffers.get("signal"),
-                            (byte) 0,
-                            layout.buffer("signal").bytes()),
-                    "cuMemsetD8(signal)");
-            Cuda.check(
-                    cuMemsetD8(
-                            buffers.get("state"),
-                            (byte) 0,
-                            layout.buffer("state").bytes()),
-                    "cuMemsetD8(state)");
-            Cuda.check(
-                    cuMemsetD8(
-                            buffers.get("rank-data"),
-                            (byte) 0,
-                            layout.buffer("rank-data").bytes()),
-                    "cuMemsetD8(rank-data)");
+            buffers.clearProtocolState(layout);
         } catch (RuntimeException e) {
             if (mirror != null) {
                 mirror.close();
@@ -232,16 +213,81 @@ public final class Rank implements AutoCloseable {
             Cuda.check(cuMemcpyDtoDAsync(output, input, bytes, stream), "cuMemcpyDtoDAsync");
             return;
         }
-        long in = Cuda.address(input);
+        withInputSlot(
+                input,
+                bytes,
+                stream,
+                slot -> launch(
+                        algorithm,
+                        dtype,
+                        slot,
+                        output,
+                        count,
+                        stream,
+                        LaunchPlan.blocksFor(count, dtype, comm.maxBlocks())));
+    }
+
+    /** Whether {@link #allReduceAddRmsNorm} takes {@code norm} ({@link FusedNorm#fits} for this communicator's route). */
+    public boolean fits(FusedNorm norm) {
+        return FusedNorm.fits(comm.worldSize(), comm.route(norm.bytes()), norm.dtype(), norm.rows(), norm.hidden());
+    }
+
+    /**
+     * The allreduce of {@code norm.rows() x norm.hidden()} elements fused with the residual add + RMSNorm of every
+     * reduced row ({@link FusedNorm}): what {@link #allReduce} with OneStage followed by the model's add + RMSNorm
+     * kernel computes, bit for bit, in one kernel. Only for what {@link #fits} takes (else an
+     * IllegalArgumentException); the same rules as {@link #allReduce}: every rank makes the same calls.
+     */
+    public void allReduceAddRmsNorm(CUdeviceptr input, FusedNorm norm, CUstream stream) {
+        requireWorker();
+        if (comm.isBroken()) {
+            throw new IllegalStateException("communicator is broken (an earlier allreduce timed out); rebuild it");
+        }
+        if (!fits(norm)) {
+            throw new IllegalArgumentException("the fused allreduce + RMSNorm does not take " + norm + " on "
+                    + comm.worldSize() + " rank(s) (route " + comm.route(norm.bytes()) + ")");
+        }
+        long bytes = norm.bytes();
+        withInputSlot(input, bytes, stream, slot -> {
+            Pointer params = norm.params(tables(slot), index, comm.worldSize(), timeoutNanos);
+            Cuda.check(
+                    cuLaunchKernel(
+                            module.allreduceNorm(norm.dtype()),
+                            Math.min(norm.rows(), comm.maxBlocks()),
+                            1,
+                            1,
+                            BufferLayout.THREADS_PER_BLOCK,
+                            1,
+                            1,
+                            norm.sharedBytes(),
+                            stream,
+                            params,
+                            null),
+                    "cuLaunchKernel(allreduce + RMSNorm, " + norm + ")");
+        });
+    }
+
+    /**
+     * Runs {@code launch} with the pointer-table slot of {@code input}: its registered slot, or 0 after copying it into
+     * the staging buffer (eager path: the end barrier of the previous call guarantees no peer still reads staging;
+     * stream order puts the copy before the kernel's start barrier). Virtual ranks launch inside the launch fence.
+     */
+    private void withInputSlot(CUdeviceptr input, long bytes, CUstream stream, java.util.function.IntConsumer launch) {
         Integer registeredSlot;
         synchronized (registered) {
-            registeredSlot = registered.get(in);
+            registeredSlot = registered.get(Cuda.address(input));
         }
+        Runnable enqueue = () -> {
+            if (registeredSlot == null) {
+                Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
+            }
+            launch.accept(registeredSlot == null ? 0 : registeredSlot);
+        };
         LaunchFence fence = comm.fence();
         if (fence != null) {
-            fence.around(() -> enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes));
+            fence.around(enqueue);
         } else {
-            enqueue(registeredSlot, input, output, count, dtype, stream, algorithm, bytes);
+            enqueue.run();
         }
     }
 
@@ -256,39 +302,15 @@ public final class Rank implements AutoCloseable {
         }
     }
 
-    private void enqueue(
-            Integer registeredSlot,
-            CUdeviceptr input,
-            CUdeviceptr output,
-            long count,
-            DType dtype,
-            CUstream stream,
-            Algorithm algorithm,
-            long bytes) {
-        int slot = 0;
-        if (registeredSlot == null) {
-            // Eager path: peers read inputs from our staging buffer. The end barrier of the previous call guarantees
-            // no peer still reads it; stream order puts this copy before our kernel's start barrier.
-            Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
-        } else {
-            slot = registeredSlot;
-        }
-        launch(algorithm, dtype, slot, output, count, stream, LaunchPlan.blocksFor(count, dtype, comm.maxBlocks()));
-    }
-
     private void launch(
             Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {
-        // Every pointer parameter is passed as its 64-bit device address (no reliance on JCuda's pointer offsets).
-        long rankData = Cuda.address(buffers.get("rank-data"));
-        long inTable = rankData + slot * BufferLayout.pointerSlotBytes();
-        long state = Cuda.address(buffers.get("state"));
-        long err = state + comm.layout().errorRecordOffset();
+        KernelTables t = tables(slot);
         Pointer params = Pointer.to(
-                Pointer.to(new long[] {inTable}),
-                Pointer.to(new long[] {rankData}),
+                Pointer.to(new long[] {t.inputs()}),
+                Pointer.to(new long[] {t.rankData()}),
                 Pointer.to(new long[] {Cuda.address(output)}),
-                Pointer.to(new long[] {state}),
-                Pointer.to(new long[] {err}),
+                Pointer.to(new long[] {t.state()}),
+                Pointer.to(new long[] {t.errorRecord()}),
                 Pointer.to(new long[] {count}),
                 Pointer.to(new int[] {index}),
                 Pointer.to(new int[] {comm.worldSize()}),
@@ -307,6 +329,23 @@ public final class Rank implements AutoCloseable {
                         params,
                         null),
                 "cuLaunchKernel(" + algorithm + ", " + dtype + ", " + blocks + " blocks)");
+    }
+
+    /**
+     * The device addresses every allreduce entry takes (each pointer as its 64-bit address, no reliance on JCuda's
+     * pointer offsets): the input pointer table of {@code slot}, the rank-data buffer, the epoch counters and the
+     * watchdog record.
+     */
+    record KernelTables(long inputs, long rankData, long state, long errorRecord) {}
+
+    private KernelTables tables(int slot) {
+        long rankData = Cuda.address(buffers.get("rank-data"));
+        long state = Cuda.address(buffers.get("state"));
+        return new KernelTables(
+                rankData + (long) slot * BufferLayout.pointerSlotBytes(),
+                rankData,
+                state,
+                state + comm.layout().errorRecordOffset());
     }
 
     /** Reads the watchdog record (synchronous copy; does not wait for this rank's stream). */

@@ -3,6 +3,7 @@ package io.tensorlane.runtime.engine;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
+import static jcuda.driver.JCudaDriver.cuMemsetD8;
 
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DeviceBuffer;
@@ -42,6 +43,16 @@ final class RankBuffers implements AutoCloseable {
                 throw e;
             }
             byName.put(b.name(), p);
+        }
+    }
+
+    /**
+     * Zeroes the buffers the kernels' protocol starts from (signal flags, epoch counters and watchdog record,
+     * pointer tables): epoch 1 is the first call, and they are never cleared again.
+     */
+    void clearProtocolState(BufferLayout layout) {
+        for (String name : new String[] {"signal", "state", "rank-data"}) {
+            Cuda.check(cuMemsetD8(get(name), (byte) 0, layout.buffer(name).bytes()), "cuMemsetD8(" + name + ")");
         }
     }
 

@@ -23,8 +23,9 @@ import java.nio.file.Path;
  *                        them for its largest step); larger messages go to NCCL. Virtual ranks (no NCCL) take at least
  *                        what their steps need.
  * @param baselineKernels the engine's earlier kernel choices, bench-model's same-run baseline: the split-key attention
- *                        kernel for prefill tokens too (instead of the tensor-core prefill kernel) and cuBLAS for every
- *                        linear (instead of the GEMV kernel of one-token steps, {@link GemvPolicy})
+ *                        kernel for prefill tokens too (instead of the tensor-core prefill kernel), cuBLAS for every
+ *                        linear (instead of the GEMV kernel of one-token steps, {@link GemvPolicy}) and the allreduce
+ *                        and the norm apart ({@link KernelChoices#BASELINE})
  */
 public record EngineOptions(
         Path modelDir,

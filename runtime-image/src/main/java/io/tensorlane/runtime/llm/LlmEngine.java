@@ -100,12 +100,12 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                     + config.slidingWindow() + " (sliding-window attention is not implemented); pass --max-model-len "
                     + config.slidingWindow() + " or less");
         }
-        // a bad value ends here, before any GPU memory is taken; the baseline kernels are cuBLAS for every linear
-        GemvPolicy gemv = options.baselineKernels() ? GemvPolicy.OFF : GemvPolicy.fromEnv();
+        // a bad value ends here, before any GPU memory is taken
+        KernelChoices choices = options.baselineKernels() ? KernelChoices.BASELINE : KernelChoices.fromEnv();
         LlmEngine e = new LlmEngine(options, config, layout, maxLen);
         try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
             ShardPlan.validate(ck, config);
-            e.start(ck, log, gemv);
+            e.start(ck, log, choices);
             return e;
         } catch (RuntimeException ex) {
             e.close();
@@ -113,7 +113,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         }
     }
 
-    private void start(Checkpoint ck, PrintWriter log, GemvPolicy gemv) {
+    private void start(Checkpoint ck, PrintWriter log, KernelChoices choices) {
         int world = options.tp();
         long e = dtype.bytes();
         long needed = Math.max(
@@ -171,11 +171,15 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 share = new RankModel.GemmShare(
                         0, Math.max(8, multiprocessors(r) - (peers * comm.maxBlocks() + 1) / 2));
             }
-            ranks.set(
-                    r.index(), new RankModel(r, config, layout, dtype, dims, share, !options.baselineKernels(), gemv));
+            ranks.set(r.index(), new RankModel(r, config, layout, dtype, dims, share, choices));
             return null;
         });
-        log.println("engine: one-token steps: GEMV kernel for " + gemv + " (" + GemvPolicy.ENV + "), cuBLAS otherwise");
+        log.println("engine: one-token steps: GEMV kernel for " + choices.gemv() + " (" + GemvPolicy.ENV
+                + "), cuBLAS otherwise"
+                + (world > 1
+                        ? "; allreduce + RMSNorm " + (choices.fusedNorm() ? "fused where OneStage runs" : "apart")
+                                + " (" + KernelChoices.FUSED_NORM_ENV + ")"
+                        : ""));
         long t0 = System.nanoTime();
         AtomicLong done = new AtomicLong();
         long total = ck.totalBytes();

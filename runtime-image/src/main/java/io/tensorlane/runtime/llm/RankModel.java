@@ -1,23 +1,18 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.engine.FusedNorm;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
 import io.tensorlane.runtime.model.ModelConfig;
-import io.tensorlane.runtime.model.Piece;
 import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.sched.SamplingRows;
 import io.tensorlane.runtime.sched.StepBatch;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.LongConsumer;
-import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -54,7 +49,6 @@ final class RankModel implements AutoCloseable {
     final DeviceMemory mem;
     final ModelKernels kernels;
     final Cublas blas;
-    private final Map<String, Long> weights = new HashMap<>();
     private final int hq;
     private final int hk;
     private final int hd;
@@ -63,12 +57,16 @@ final class RankModel implements AutoCloseable {
     private final int vr;
     /** The step's int32 inputs (ids, positions, slots, ...) and the sampled ids, with their pinned host copy. */
     private final StepInputs inputs;
+    /** This rank's weight shards and RoPE tables. */
+    private final RankWeights weights;
 
     private final int samplingCapacity;
     /** Which linears of one-token steps take the GEMV kernel instead of cuBLAS. */
     private final GemvPolicy gemv;
     /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
     private final boolean tiledPrefill;
+    /** The allreduce fused with the residual add + RMSNorm where it fits ({@link FusedNorm}). */
+    private final boolean fusedNorm;
 
     private int numTiles;
     private int numRest;
@@ -85,24 +83,15 @@ final class RankModel implements AutoCloseable {
     private final long act;
     private final long xl;
     final RankLogits logits;
-    private long cos;
-    private long sin;
     private long kvBase;
     private long kvLayerBytes;
     private int kvBlocks;
 
-    RankModel(
-            Rank rank,
-            ModelConfig cfg,
-            TpLayout tpl,
-            DType dt,
-            Dims dims,
-            GemmShare share,
-            boolean tiledPrefill,
-            GemvPolicy gemv) {
+    RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, KernelChoices choices) {
         this.rank = rank;
-        this.gemv = gemv;
-        this.tiledPrefill = tiledPrefill;
+        this.gemv = choices.gemv();
+        this.tiledPrefill = choices.tiledPrefill();
+        this.fusedNorm = choices.fusedNorm();
         this.cfg = cfg;
         this.tpl = tpl;
         this.dt = dt;
@@ -116,6 +105,7 @@ final class RankModel implements AutoCloseable {
         this.mem = new DeviceMemory(rank.device(), rank.index());
         try {
             this.kernels = new ModelKernels();
+            this.weights = new RankWeights(mem, dt);
             long e = dt.bytes();
             int t = dims.maxTokens();
             int m = dims.maxLogitRows();
@@ -150,27 +140,7 @@ final class RankModel implements AutoCloseable {
 
     /** Uploads this rank's shards ({@code plan}) from the checkpoint; {@code progress} gets bytes as they land. */
     long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
-        long total = 0;
-        for (DeviceTensor t : plan) {
-            long bytes = t.rows() * t.cols() * dt.bytes();
-            long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
-            CUdeviceptr p = mem.alloc(WEIGHTS, t.key(), bytes, covered < t.rows());
-            for (Piece pc : t.pieces()) {
-                PieceCopy.copy(ck, pc, p, t.cols(), dt, progress);
-            }
-            weights.put(t.key(), addr(p));
-            total += bytes;
-        }
-        float[][] cs = io.tensorlane.runtime.model.Rope.cosSin(cfg, dims.maxPositions());
-        cos = upload(cs[0], "rope cos");
-        sin = upload(cs[1], "rope sin");
-        return total;
-    }
-
-    private long upload(float[] host, String what) {
-        CUdeviceptr p = mem.alloc(WEIGHTS, what, 4L * host.length, false);
-        Cuda.check(cuMemcpyHtoD(p, Pointer.to(host), 4L * host.length), "upload " + what);
-        return addr(p);
+        return weights.load(ck, plan, cfg, dims.maxPositions(), progress);
     }
 
     /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
@@ -220,15 +190,7 @@ final class RankModel implements AutoCloseable {
     }
 
     private long w(String key) {
-        Long a = weights.get(key);
-        if (a == null) {
-            throw new IllegalStateException("weight " + key + " was not loaded");
-        }
-        return a;
-    }
-
-    private long wOrZero(String key) {
-        return weights.getOrDefault(key, 0L);
+        return weights.get(key);
     }
 
     /** The reduced copy of {@code part}: the allreduce's output, or {@code part} itself on one rank. */
@@ -239,6 +201,33 @@ final class RankModel implements AutoCloseable {
         allReduce(in, out, count, type);
         mark("allreduce");
         return addr(out);
+    }
+
+    /**
+     * The layer's partial sums in {@code part} reduced over the ranks, then added to the residual stream ({@code mode}
+     * 1; 0 starts it) and normalized with {@code norm} into {@code xn}: one fused kernel where it fits
+     * ({@link FusedNorm#fits}: OneStage's messages of at most 8 tokens on two or more ranks), else the allreduce and the norm kernel apart.
+     * The same bits either way. The allreduce timer times the fused kernel as the allreduce it stands for.
+     */
+    private void reduceAndNorm(int n, String norm, int mode, float eps) {
+        var s = rank.stream();
+        FusedNorm f = new FusedNorm(n, hidden, dt, residual, w(norm), xn, eps, mode);
+        if (fusedNorm && rank.fits(f)) {
+            AllreduceTimer t = allreduceTimer;
+            boolean timed = t != null && t.on();
+            if (timed) {
+                t.before(s);
+            }
+            rank.allReduceAddRmsNorm(part, f, s);
+            if (timed) {
+                t.after(Algorithm.OneStage, s);
+            }
+            mark("allreduce+norm");
+            return;
+        }
+        long delta = reduce((long) n * hidden, dt, part, red);
+        kernels.addRmsNorm(dt, residual, delta, w(norm), xn, n, hidden, eps, mode, s);
+        mark("norm");
     }
 
     /** The rank's allreduce with the table's algorithm, timed when a timed pass is on. */
@@ -280,13 +269,11 @@ final class RankModel implements AutoCloseable {
                 addr(part),
                 s);
         mark("embed");
-        long delta = reduce((long) n * hidden, dt, part, red);
+        reduceAndNorm(n, "layers.0.input_norm", 0, eps);
         int qkvCols = (hq + 2 * hk) * hd;
         float scale = (float) (1.0 / Math.sqrt(hd));
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
-            kernels.addRmsNorm(dt, residual, delta, w(p + "input_norm"), xn, n, hidden, eps, l == 0 ? 0 : 1, s);
-            mark("norm");
             linear(GemvPolicy.Linear.QKV, xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
             mark("gemm qkv");
             long kc = kvBase + 2L * l * kvLayerBytes;
@@ -294,12 +281,12 @@ final class RankModel implements AutoCloseable {
             kernels.qkvRope(
                     dt,
                     qkv,
-                    wOrZero(p + "qkv_bias"),
-                    wOrZero(p + "q_norm"),
-                    wOrZero(p + "k_norm"),
+                    weights.getOrZero(p + "qkv_bias"),
+                    weights.getOrZero(p + "q_norm"),
+                    weights.getOrZero(p + "k_norm"),
                     eps,
-                    cos,
-                    sin,
+                    weights.cos(),
+                    weights.sin(),
                     positions,
                     slots,
                     q,
@@ -336,19 +323,16 @@ final class RankModel implements AutoCloseable {
             mark("attention");
             linear(GemvPolicy.Linear.O, attn, w(p + "o"), addr(part), n, hq * hd, hidden);
             mark("gemm o");
-            delta = reduce((long) n * hidden, dt, part, red);
-            kernels.addRmsNorm(dt, residual, delta, w(p + "post_norm"), xn, n, hidden, eps, 1, s);
-            mark("norm");
+            reduceAndNorm(n, p + "post_norm", 1, eps);
             linear(GemvPolicy.Linear.GATE_UP, xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
             mark("gemm gate_up");
             kernels.siluMul(dt, gateUp, act, n, inter, s);
             mark("silu*up");
             linear(GemvPolicy.Linear.DOWN, act, w(p + "down"), addr(part), n, inter, hidden);
             mark("gemm down");
-            delta = reduce((long) n * hidden, dt, part, red);
+            // the next layer's input norm, or the final norm
+            reduceAndNorm(n, l + 1 < cfg.numLayers() ? "layers." + (l + 1) + ".input_norm" : "final_norm", 1, eps);
         }
-        kernels.addRmsNorm(dt, residual, delta, w("final_norm"), xn, n, hidden, eps, 1, s);
-        mark("norm");
         kernels.gatherRows(dt, xn, inputs.device(StepInputs.Buf.LOGIT_TOKENS), xl, m, hidden, s);
         mark("gather");
         blas.linear(dt, xl, w("lm_head"), addr(logits.local), DType.fp32, m, hidden, vr, vr);
