@@ -484,12 +484,10 @@ __device__ void tl_onestage_rmsnorm(const TlCtx& c, uint32_t epoch, int* s_ok, f
 }
 
 // ---- entry ------------------------------------------------------------------------------------------------
-template <typename T, int ALGO>
-__device__ __forceinline__ void tl_allreduce(const TlRankPtrs* in, const TlRankPtrs* rank_data, void* out,
-                                             uint32_t* counters, TlError* err, long long count, int rank,
-                                             int world, unsigned long long timeout_ns) {
-  __shared__ int s_ok;
-  __shared__ uint32_t s_epoch;
+// The call's context: rank-data slot 1 holds the peers' scratch, slot 2 their signal buffers.
+__device__ __forceinline__ TlCtx tl_ctx(const TlRankPtrs* in, const TlRankPtrs* rank_data, void* out,
+                                        uint32_t* counters, TlError* err, long long count, int rank, int world,
+                                        unsigned long long timeout_ns, int algo) {
   TlCtx c;
   c.in = in;
   c.scr = rank_data + 1;
@@ -501,7 +499,17 @@ __device__ __forceinline__ void tl_allreduce(const TlRankPtrs* in, const TlRankP
   c.rank = rank;
   c.world = world;
   c.timeout_ns = timeout_ns;
-  c.algo = ALGO;
+  c.algo = algo;
+  return c;
+}
+
+template <typename T, int ALGO>
+__device__ __forceinline__ void tl_allreduce(const TlRankPtrs* in, const TlRankPtrs* rank_data, void* out,
+                                             uint32_t* counters, TlError* err, long long count, int rank,
+                                             int world, unsigned long long timeout_ns) {
+  __shared__ int s_ok;
+  __shared__ uint32_t s_epoch;
+  const TlCtx c = tl_ctx(in, rank_data, out, counters, err, count, rank, world, timeout_ns, ALGO);
   // The counter is only touched by thread 0 of block b on this rank; the previous call's write completed with
   // the previous kernel on this stream (stream order), so a plain load sees it.
   if (threadIdx.x == 0) s_epoch = counters[blockIdx.x] + 1u;
@@ -526,18 +534,8 @@ __device__ __forceinline__ void tl_allreduce_rmsnorm(const TlRankPtrs* in, const
   __shared__ int s_ok;
   __shared__ uint32_t s_epoch;
   __shared__ float red[32];
-  TlCtx c;
-  c.in = in;
-  c.scr = rank_data + 1;
-  c.sig = rank_data + 2;
-  c.out = out;
-  c.counters = counters;
-  c.err = err;
-  c.count = (long long)n * hidden;
-  c.rank = rank;
-  c.world = world;
-  c.timeout_ns = timeout_ns;
-  c.algo = TL_ALGO_ONESTAGE;
+  const TlCtx c =
+      tl_ctx(in, rank_data, out, counters, err, (long long)n * hidden, rank, world, timeout_ns, TL_ALGO_ONESTAGE);
   if (threadIdx.x == 0) s_epoch = counters[blockIdx.x] + 1u;
   __syncthreads();
   const uint32_t epoch = s_epoch;
