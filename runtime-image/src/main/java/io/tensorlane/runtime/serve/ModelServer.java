@@ -88,7 +88,8 @@ public final class ModelServer implements AutoCloseable {
                     a,
                     ServeMetrics.allreduceLatency(a.name())
                             .description("GPU time of one allreduce on rank 0's stream (the calls of one step in "
-                                    + LlmEngine.ALLREDUCE_SAMPLE_EVERY + ")")
+                                    + LlmEngine.ALLREDUCE_SAMPLE_EVERY
+                                    + "; an allreduce fused with the norm after it counts with the norm)")
                             .register(registry));
         }
         engine.allreduces().onSample((a, ns) -> latency.get(a).record(ns, TimeUnit.NANOSECONDS));
