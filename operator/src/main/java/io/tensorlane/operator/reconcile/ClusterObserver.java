@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -54,21 +53,12 @@ public final class ClusterObserver {
                 .orElse(null);
         Service service = owned(services.getSecondaryResources(primary).stream().findFirst(), primary)
                 .orElse(null);
-        List<Pod> own = new ArrayList<>();
-        Map<String, Integer> used = new HashMap<>();
-        pods.list().forEach(p -> {
-            if (deployment != null && ownedBy(p, deployment)) {
-                own.add(p);
-            } else if (p.getSpec().getNodeName() != null
-                    && !terminated(p)
-                    // preflight hook: this deployment's own preflight pod does not take the GPUs away from its plan
-                    && !PreflightJobs.isPreflightPodOf(
-                            p,
-                            primary.getMetadata().getNamespace(),
-                            primary.getMetadata().getName())) {
-                used.merge(p.getSpec().getNodeName(), gpuRequest(p), Integer::sum);
-            }
-        });
+        String ns = primary.getMetadata().getNamespace();
+        List<Pod> own = deployment == null
+                ? new ArrayList<>()
+                : pods.byIndex(PodIndex.NAMESPACE, ns).stream()
+                        .filter(p -> ownedBy(p, deployment))
+                        .collect(Collectors.toCollection(ArrayList::new));
         own.sort(Comparator.comparing(p -> p.getMetadata().getName()));
         Map<String, GpuTopology> topo =
                 topologies.list().collect(Collectors.toMap(t -> t.getMetadata().getName(), t -> t, (a, b) -> a));
@@ -80,13 +70,32 @@ public final class ClusterObserver {
                             n.getMetadata().getLabels(),
                             NodeLabelDecision.gpuCapacity(
                                     n.getStatus() == null ? null : n.getStatus().getAllocatable()),
-                            used.getOrDefault(n.getMetadata().getName(), 0),
+                            usedGpus(n.getMetadata().getName(), primary, deployment),
                             t == null ? null : t.getStatus(),
                             t != null && NodeLabelDecision.isStale(t.getStatus(), now, topologyMaxAge));
                 })
                 .sorted(Comparator.comparing(NodeInfo::name))
                 .toList();
         return new Observation(infos, deployment, service, own);
+    }
+
+    /**
+     * GPUs that pods other than the deployment's own hold on {@code node}: every bound, unfinished GPU pod there
+     * ({@link PodIndex#GPU_NODE}) except the deployment's pods and its own preflight pod (the preflight hook does not
+     * take the GPUs away from its plan).
+     */
+    private int usedGpus(String node, InferenceDeployment primary, Deployment deployment) {
+        int used = 0;
+        for (Pod p : pods.byIndex(PodIndex.GPU_NODE, node)) {
+            if ((deployment == null || !ownedBy(p, deployment))
+                    && !PreflightJobs.isPreflightPodOf(
+                            p,
+                            primary.getMetadata().getNamespace(),
+                            primary.getMetadata().getName())) {
+                used += gpuRequest(p);
+            }
+        }
+        return used;
     }
 
     /**

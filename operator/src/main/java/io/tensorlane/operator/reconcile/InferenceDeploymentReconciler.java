@@ -108,6 +108,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                                 .orElse(Set.of()))
                         .build(),
                 ctx);
+        pods.addIndexers(PodIndex.indexers()); // a reconcile reads its namespace's pods and the GPU pods per node only
         var nodes = new InformerEventSource<>(
                 InformerEventSourceConfiguration.from(Node.class, InferenceDeployment.class)
                         .withSecondaryToPrimaryMapper(n -> AffectedByNode.primaries(
