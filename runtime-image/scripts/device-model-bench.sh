@@ -22,7 +22,8 @@
 #   summary  oracle/bench_summary.py: roofline, ratios, each target PASS/FAIL
 # Results under $OUT (8 files): bench.json (targets + every raw number + date/GPU/driver: the file to commit as
 # runtime-image/results/bench-8b-<machine>-<date>.json), bench.txt (the table), bench.log (combined log, capped),
-# ours-tp1.json, transformers.json, ours-tp2-custom.json, ours-tp2-nccl.json, ours-tp2-apart.json (raw, also inside bench.json).
+# ours-tp1.json, transformers.json, ours-tp2-custom.json, ours-tp2-nccl.json, ours-tp2-apart.json (raw, also inside
+# bench.json, which alone has ours-tp1-baseline).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), ITERS (50 ours / TF_ITERS 30 transformers),
 # WARMUP (300: the JVM compiles the step's host code; our timed steps still start at CONTEXT), TF_WARMUP (5), TF_PARTS (eager,compile), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
 # Exit code: the summary's (0: no FAIL, 1: a FAIL), 2 when the checkpoint could not be made.
@@ -157,7 +158,8 @@ if has_step summary; then
   rc=$?
   { echo "---- summary"; cat "$W/summary.log"; } >> "$LOG"
 fi
-for f in ours-tp1 ours-tp1-baseline transformers ours-tp2-custom ours-tp2-apart ours-tp2-nccl; do [ -f "$W/$f.json" ] && cp "$W/$f.json" "$OUT/"; done
+# the device tool brings back 8 files: the baseline-kernels run is only inside bench.json
+for f in ours-tp1 transformers ours-tp2-custom ours-tp2-apart ours-tp2-nccl; do [ -f "$W/$f.json" ] && cp "$W/$f.json" "$OUT/"; done
 say "== total: $(( $(date +%s) - T_ALL )) s"
 if [ "$(stat -c %s "$LOG")" -gt 4000000 ]; then
   { head -c 1000000 "$LOG"; echo; echo "[... cut ...]"; tail -c 2900000 "$LOG"; } > "$W/bench.cut" && mv "$W/bench.cut" "$LOG"
