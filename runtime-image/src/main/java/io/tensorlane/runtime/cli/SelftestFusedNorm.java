@@ -49,8 +49,8 @@ final class SelftestFusedNorm {
 
     /**
      * Every case on the communicator's ranks, with {@code ins} as the partial sums (registered or not: {@code mode}
-     * names which path the input takes) and {@code outs} as OneStage's output. A case the plan's table routes to another algorithm is skipped with a
-     * line in {@code log}.
+     * names which path the input takes) and {@code outs} as OneStage's output. A case the plan's table routes to
+     * another algorithm is skipped with a line in {@code log}.
      */
     static List<SelftestRunner.Result> run(
             Communicator comm,
