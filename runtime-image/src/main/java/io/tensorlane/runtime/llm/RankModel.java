@@ -206,22 +206,15 @@ final class RankModel implements AutoCloseable {
     /**
      * The layer's partial sums in {@code part} reduced over the ranks, then added to the residual stream ({@code mode}
      * 1; 0 starts it) and normalized with {@code norm} into {@code xn}: one fused kernel where it fits
-     * ({@link FusedNorm#fits}: OneStage's messages of at most 8 tokens on two or more ranks), else the allreduce and the norm kernel apart.
-     * The same bits either way. The allreduce timer times the fused kernel as the allreduce it stands for.
+     * ({@link FusedNorm#fits}: OneStage's messages of at most 8 tokens on two or more ranks), else the allreduce and
+     * the norm kernel apart. The same bits either way. The allreduce timer times the fused kernel as the allreduce it
+     * stands for.
      */
     private void reduceAndNorm(int n, String norm, int mode, float eps) {
         var s = rank.stream();
-        FusedNorm f = new FusedNorm(n, hidden, dt, residual, w(norm), xn, eps, mode);
-        if (fusedNorm && rank.fits(f)) {
-            AllreduceTimer t = allreduceTimer;
-            boolean timed = t != null && t.on();
-            if (timed) {
-                t.before(s);
-            }
-            rank.allReduceAddRmsNorm(part, f, s);
-            if (timed) {
-                t.after(Algorithm.OneStage, s);
-            }
+        FusedNorm f = fusedNorm && tpl.tp() > 1 ? new FusedNorm(n, hidden, dt, residual, w(norm), xn, eps, mode) : null;
+        if (f != null && rank.fits(f)) {
+            timed(Algorithm.OneStage, () -> rank.allReduceAddRmsNorm(part, f, s));
             mark("allreduce+norm");
             return;
         }
@@ -230,18 +223,24 @@ final class RankModel implements AutoCloseable {
         mark("norm");
     }
 
-    /** The rank's allreduce with the table's algorithm, timed when a timed pass is on. */
+    /** The rank's allreduce with the table's algorithm. */
     private void allReduce(CUdeviceptr in, CUdeviceptr out, long count, DType type) {
+        Algorithm a = rank.route(count * type.bytes());
+        timed(a, () -> rank.allReduce(in, out, count, type, rank.stream(), a));
+    }
+
+    /** Enqueues {@code call}, an allreduce taking {@code a}, between the timer's events when a timed pass is on. */
+    private void timed(Algorithm a, Runnable call) {
         var s = rank.stream();
         AllreduceTimer t = allreduceTimer;
-        if (t == null || !t.on()) {
-            rank.allReduce(in, out, count, type, s);
-            return;
+        boolean on = t != null && t.on();
+        if (on) {
+            t.before(s);
         }
-        Algorithm a = rank.route(count * type.bytes());
-        t.before(s);
-        rank.allReduce(in, out, count, type, s, a);
-        t.after(a, s);
+        call.run();
+        if (on) {
+            t.after(a, s);
+        }
     }
 
     /** Rank 0: the timer its allreduces report to (see {@link AllreduceTimer}). */
