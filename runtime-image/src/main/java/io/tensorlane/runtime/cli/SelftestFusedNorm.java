@@ -122,8 +122,19 @@ final class SelftestFusedNorm {
         double err = HostTensors.relativeError(
                 outFused, reference(partials, residual0, weight, dtype, rows, hidden, normMode));
         double tol = HostTensors.tolerance(dtype);
+        long violations = boundViolations(outFused, partials, residual0, weight, dtype, rows, hidden, normMode);
         return new SelftestRunner.Result(
-                world, dtype.name(), "FusedNorm", label, count, err, tol, 0, equal, tail, equal && tail && err <= tol);
+                world,
+                dtype.name(),
+                "FusedNorm",
+                label,
+                count,
+                err,
+                tol,
+                violations,
+                equal,
+                tail,
+                equal && tail && violations == 0 && err <= tol);
     }
 
     private byte[][] runOnRank(
@@ -216,5 +227,59 @@ final class SelftestFusedNorm {
             }
         }
         return out;
+    }
+
+    /**
+     * Output elements outside the forward-error bound of the computation, element by element: the ranks' sum rounded
+     * once to the element type after fp32 accumulation (at most (u + world * 2^-24) * sum_r |x_r| per element, u the
+     * type's unit roundoff, as {@link HostTensors#boundViolations}) and the fp32 add to the residual propagate to the
+     * output through the weight and the row's 1/rms; the 1/rms itself moves by at most sum_j |r_j| e_j / sum_j r_j^2
+     * (e_j the element's error) plus the fp32 sum of squares over the row; the output is rounded once more. 25% slack.
+     */
+    static long boundViolations(
+            double[] got,
+            List<byte[]> partials,
+            float[] residual0,
+            byte[] weight,
+            DType dtype,
+            int rows,
+            int hidden,
+            int normMode) {
+        double u = HostTensors.unitRoundoff(dtype);
+        double perAbs = u + partials.size() * 0x1p-24;
+        double slack = dtype == DType.fp16 ? 0x1p-25 : 0; // fp16 subnormal spacing
+        double[] sum = HostTensors.reference(partials, dtype);
+        double[] abs = new double[sum.length];
+        for (byte[] in : partials) {
+            double[] x = HostTensors.decode(in, dtype);
+            for (int i = 0; i < abs.length; i++) {
+                abs[i] += Math.abs(x[i]);
+            }
+        }
+        double[] w = HostTensors.decode(weight, dtype);
+        long bad = 0;
+        for (int row = 0; row < rows; row++) {
+            double[] r = new double[hidden];
+            double[] e = new double[hidden];
+            double ss = 0;
+            double moved = 0;
+            for (int j = 0; j < hidden; j++) {
+                int k = row * hidden + j;
+                r[j] = (normMode == 0 ? 0 : residual0[k]) + sum[k];
+                e[j] = perAbs * abs[k] + 0x1p-24 * Math.abs(r[j]);
+                ss += r[j] * r[j];
+                moved += Math.abs(r[j]) * e[j];
+            }
+            double inv = 1 / Math.sqrt(ss / hidden + EPS);
+            double rho = moved / (ss + EPS * hidden) + 0.5 * hidden * 0x1p-24;
+            for (int j = 0; j < hidden; j++) {
+                double ref = w[j] * r[j] * inv;
+                double bound = (u + 3 * 0x1p-24 + rho) * Math.abs(ref) + Math.abs(w[j]) * inv * e[j];
+                if (!(Math.abs(got[row * hidden + j] - ref) <= 1.25 * bound + slack)) {
+                    bad++;
+                }
+            }
+        }
+        return bad;
     }
 }

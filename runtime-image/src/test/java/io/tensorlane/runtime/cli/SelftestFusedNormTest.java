@@ -41,4 +41,30 @@ class SelftestFusedNormTest {
         double inv = 1 / Math.sqrt((9 + 16) / 2.0 + 1e-5);
         assertThat(out).containsExactly(new double[] {3 * inv, 4 * inv}, within(1e-12));
     }
+
+    @Test
+    void theElementwiseBoundTakesTheRoundedOutputAndCatchesAWrongElement() {
+        int rows = 2;
+        int hidden = 64;
+        List<byte[]> partials = List.of(
+                HostTensors.random(DType.bf16, rows * hidden, 1), HostTensors.random(DType.bf16, rows * hidden, 2));
+        float[] residual = new float[rows * hidden];
+        for (int i = 0; i < residual.length; i++) {
+            residual[i] = (i % 7) * 0.25f - 0.75f;
+        }
+        byte[] weight = HostTensors.random(DType.bf16, hidden, 3);
+        double[] ref = SelftestFusedNorm.reference(partials, residual, weight, DType.bf16, rows, hidden, 1);
+        // what the kernel stores: the exact result rounded to bf16
+        double[] rounded = new double[ref.length];
+        for (int i = 0; i < ref.length; i++) {
+            rounded[i] = HostTensors.bf16ToFloat(HostTensors.floatToBf16((float) ref[i]));
+        }
+        assertThat(SelftestFusedNorm.boundViolations(rounded, partials, residual, weight, DType.bf16, rows, hidden, 1))
+                .isZero();
+        double[] wrong = rounded.clone();
+        wrong[70] += 0.05 + Math.abs(wrong[70]) * 0.05; // a few per cent off: far outside the bound
+        wrong[3] = -wrong[3] + (wrong[3] == 0 ? 1 : 0);
+        assertThat(SelftestFusedNorm.boundViolations(wrong, partials, residual, weight, DType.bf16, rows, hidden, 1))
+                .isEqualTo(2);
+    }
 }
