@@ -17,13 +17,14 @@
 #            prefill kernel (prefill row) and of the one-token GEMV kernel (batch-1 row)
 #   tf       oracle/bench_transformers.py --parts eager,compile: transformers bf16 sdpa (dynamic cache) and static cache
 #            + torch.compile(reduce-overhead); compiled batch sizes are skipped when the budget runs short
-#   tp2      (two GPUs and REAL_TP=2) bench-model --tp 2 with the custom allreduce, then with --nccl, then custom with the
-#            allreduce and norm apart (TENSORLANE_FUSED_NORM=off; TP2_MODES picks, default "custom nccl apart")
+#   tp2      (two GPUs and REAL_TP=2) bench-model --tp 2 with the custom allreduce, then with OneStage's push variant
+#            (TENSORLANE_ALLREDUCE_PUSH=on), then with --nccl, then custom with the allreduce and norm apart
+#            (TENSORLANE_FUSED_NORM=off; TP2_MODES picks, default "custom push nccl apart")
 #   summary  oracle/bench_summary.py: roofline, ratios, each target PASS/FAIL
 # Results under $OUT (8 files): bench.json (targets + every raw number + date/GPU/driver: the file to commit as
 # runtime-image/results/bench-8b-<machine>-<date>.json), bench.txt (the table), bench.log (combined log, capped),
 # ours-tp1.json, transformers.json, ours-tp2-custom.json, ours-tp2-nccl.json, ours-tp2-apart.json (raw, also inside
-# bench.json, which alone has ours-tp1-baseline).
+# bench.json, which alone has ours-tp1-baseline and ours-tp2-push).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), ITERS (50 ours / TF_ITERS 30 transformers),
 # WARMUP (300: the JVM compiles the step's host code; our timed steps still start at CONTEXT), TF_WARMUP (5), TF_PARTS (eager,compile), TF_ARGS / BENCH_ARGS (extra arguments), QUICK=1 (fewer iterations), CKPT, BUDGET (570).
 # Exit code: the summary's (0: no FAIL, 1: a FAIL), 2 when the checkpoint could not be made.
@@ -134,14 +135,16 @@ fi
 # ---- TP=2: custom allreduce vs NCCL (page cache warm)
 if has_step tp2; then
   if [ $tp2 = 1 ]; then
-    for mode in ${TP2_MODES:-custom nccl apart}; do
+    for mode in ${TP2_MODES:-custom push nccl apart}; do
       rm -f "$W/ours-tp2-$mode.json"
       extra=""; [ $mode = nccl ] && extra="--nccl ${NCCL:+--nccl-lib $NCCL}"
       fused=on; [ $mode = apart ] && fused=off   # apart: the custom allreduce without the fused norm
-      # custom leaves time for NCCL and apart, NCCL for apart
-      case $mode in custom) t=$(tmo 100 125) ;; nccl) t=$(tmo 100 70) ;; *) t=$(tmo 100 15) ;; esac
+      push=off; [ $mode = push ] && push=on      # push: OneStage's push variant (no barrier)
+      # custom leaves time for the other three, push for NCCL and apart, NCCL for apart
+      case $mode in custom) t=$(tmo 100 180) ;; push) t=$(tmo 100 125) ;; nccl) t=$(tmo 100 70) ;; *) t=$(tmo 100 15) ;; esac
       if [ "$t" -lt 40 ]; then say "== tp2 $mode: skipped, $(left) s left"; continue; fi
-      step "bench-model tp2 $mode" "$W/ours-tp2-$mode.log" env TENSORLANE_FUSED_NORM=$fused timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 2 $extra \
+      step "bench-model tp2 $mode" "$W/ours-tp2-$mode.log" env TENSORLANE_FUSED_NORM=$fused TENSORLANE_ALLREDUCE_PUSH=$push \
+        timeout -s QUIT -k 5 "$t" $BENCH --model "$CKPT" --tp 2 $extra \
         --batches "${TP2_BATCHES:-$BATCHES}" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
         --max-seconds $(( t - 10 )) --label "tp2-$mode" --json "$W/ours-tp2-$mode.json" $BENCH_ARGS
       grep -E '^(load| batch| +[0-9]+ |prefill)' "$W/ours-tp2-$mode.log" | tee -a "$LOG"

@@ -7,6 +7,7 @@
 //   out       this rank's output (16-byte aligned); never an input of any rank (peers may still read inputs)
 //   counters  this rank's state buffer (per-block epochs), err: the TlError record inside it
 #include "tl_allreduce.cuh"
+#include "tl_push.cuh"
 
 #define TL_ENTRY(NAME, T, ALGO)                                                                                   \
   extern "C" __global__ void __launch_bounds__(TL_THREADS, 2)                                                     \
@@ -40,6 +41,32 @@ TL_ENTRY(tl_allreduce_ring_fp16, __half, TL_ALGO_RING)
 
 TL_NORM_ENTRY(tl_allreduce_rmsnorm_bf16, __nv_bfloat16)
 TL_NORM_ENTRY(tl_allreduce_rmsnorm_fp16, __half)
+
+// OneStage's push variant (tl_push.cuh), bf16 and fp16: tl_allreduce_push_<dtype> takes this rank's input directly
+// (count a multiple of 16 / sizeof(T), count * sizeof(T) <= slot_bytes), rank_data (slot TL_PUSH_SLOT: every rank's
+// push buffer), push_state (the two words after the TlError record), err, and slot_bytes, the bytes of one (phase,
+// writer) region; tl_allreduce_push_rmsnorm_<dtype> is the fused allreduce + RMSNorm on it (parameters as
+// TL_NORM_ENTRY's after timeout_ns). Any grid, the same on every rank within a call.
+#define TL_PUSH_ENTRY(NAME, T)                                                                                    \
+  extern "C" __global__ void __launch_bounds__(TL_THREADS, 2)                                                     \
+      NAME(const T* input, T* out, const TlRankPtrs* rank_data, uint32_t* push_state, TlError* err,               \
+           long long count, int rank, int world, unsigned long long timeout_ns, long long slot_bytes) {           \
+    tl_push_allreduce<T>(input, out, rank_data, push_state, err, count, rank, world, timeout_ns, slot_bytes);     \
+  }
+
+#define TL_PUSH_NORM_ENTRY(NAME, T)                                                                               \
+  extern "C" __global__ void __launch_bounds__(TL_THREADS, 2)                                                     \
+      NAME(const T* input, const TlRankPtrs* rank_data, uint32_t* push_state, TlError* err, int rank, int world,   \
+           unsigned long long timeout_ns, long long slot_bytes, float* residual, const T* weight, T* out, int n,    \
+           int hidden, float eps, int mode) {                                                                      \
+    tl_push_rmsnorm<T>(input, rank_data, push_state, err, rank, world, timeout_ns, slot_bytes, residual, weight,   \
+                       out, n, hidden, eps, mode);                                                                 \
+  }
+
+TL_PUSH_ENTRY(tl_allreduce_push_bf16, __nv_bfloat16)
+TL_PUSH_ENTRY(tl_allreduce_push_fp16, __half)
+TL_PUSH_NORM_ENTRY(tl_allreduce_push_rmsnorm_bf16, __nv_bfloat16)
+TL_PUSH_NORM_ENTRY(tl_allreduce_push_rmsnorm_fp16, __half)
 
 // A plain streaming copy, used by the bench as the "device copy ceiling" next to cuMemcpyDtoD: 16-byte
 // loads and stores, grid-stride, n16 = number of 16-byte units.

@@ -5,8 +5,10 @@
 //   signal  (peer-visible)  uint32 flags[blocks][TL_FLAG_SLOTS][TL_MAX_RANKS]
 //   staging (peer-visible)  eager inputs are copied here so that peers can read them
 //   scratch (peer-visible)  TwoStage reduce-scatter results; Ring receive slots
-//   state   (local)         uint32 counters[blocks], then (64-byte aligned) one TlError record
-//   rank-data (local)       TlRankPtrs slots: 0 = staging, 1 = scratch, 2 = signal, 3.. registered inputs
+//   push    (peer-visible)  packs[TL_PUSH_PHASES][world][push slot bytes / 16]: OneStage's push variant (tl_push.cuh)
+//   state   (local)         uint32 counters[blocks], then (64-byte aligned) one TlError record, then the push
+//                           variant's call counter and its count of finished blocks (2 x uint32)
+//   rank-data (local)       TlRankPtrs slots: 0 = staging, 1 = scratch, 2 = signal, 3 = push, 4.. registered inputs
 //
 // Synchronisation model (no peer atomics, so it is valid over PCIe P2P as well as NVLink):
 //   * Rank p tells rank q "I reached point X of call E" by storing E into flags[b][X][p] of q's signal buffer.
@@ -31,7 +33,11 @@
 #define TL_MAX_RANKS 8      // mirrors BufferLayout.MAX_RANKS
 #define TL_FLAG_SLOTS 16    // mirrors BufferLayout.FLAG_SLOTS
 #define TL_THREADS 512      // mirrors BufferLayout.THREADS_PER_BLOCK
-#define TL_FIXED_SLOTS 3    // mirrors BufferLayout.FIXED_POINTER_SLOTS
+#define TL_FIXED_SLOTS 4    // mirrors BufferLayout.FIXED_POINTER_SLOTS
+#define TL_PUSH_SLOT 3      // rank-data slot of the peers' push buffers (mirrors BufferLayout.PUSH_POINTER_SLOT)
+#define TL_PUSH_PHASES 2    // mirrors BufferLayout.PUSH_PHASES
+#define TL_PUSH_EMPTY_ELEMENT 0x8000  // mirrors BufferLayout.PUSH_EMPTY_ELEMENT: a push pack's "not arrived" element
+#define TL_WAIT_PUSH 16     // the watchdog record's slot for "waited for a peer's pushed pack" (no flag slot)
 #define TL_ERROR_MAGIC 0x544C4552u  // "TLER"
 
 // Flag slots. OneStage uses START and END, TwoStage START, MID and END. Ring uses START for a handshake with

@@ -13,8 +13,11 @@ import java.util.List;
  *       only {@code flags[b][slot][p]} of our buffer, so no peer atomics are needed.</li>
  *   <li>{@code staging} (peer-visible): eager inputs are copied here so peers can read them.</li>
  *   <li>{@code scratch} (peer-visible): 2-stage reduce-scatter results; Ring's receive slots.</li>
- *   <li>{@code state} (local): per-block epoch counters and the watchdog's error record.</li>
- *   <li>{@code rank-data} (local): peer pointer tables; slots 0..2 hold staging/scratch/signal, the rest
+ *   <li>{@code push} (peer-visible): OneStage's push variant ({@code tl_push.cuh}): {@value #PUSH_PHASES} phases of
+ *       one region per writing rank, {@link #pushSlotBytes()} each; peers store their inputs into it.</li>
+ *   <li>{@code state} (local): per-block epoch counters, the watchdog's error record, then the push variant's call
+ *       counter and finished-block count.</li>
+ *   <li>{@code rank-data} (local): peer pointer tables; slots 0..3 hold staging/scratch/signal/push, the rest
  *       registered (CUDA-graph) input buffers.</li>
  * </ul>
  *
@@ -33,8 +36,23 @@ public record BufferLayout(int worldSize, long maxMessageBytes, int blocks, int 
     public static final int THREADS_PER_BLOCK = 512;
     /** Mirrors TL_ERROR_RECORD_BYTES: the watchdog's error record at the end of {@code state}. */
     public static final int ERROR_RECORD_BYTES = 64;
-    /** Mirrors TL_FIXED_SLOTS: rank-data slots 0..2 are staging, scratch, signal. */
-    public static final int FIXED_POINTER_SLOTS = 3;
+    /** Mirrors TL_FIXED_SLOTS: rank-data slots 0..3 are staging, scratch, signal, push. */
+    public static final int FIXED_POINTER_SLOTS = 4;
+    /** Mirrors TL_PUSH_SLOT: the rank-data slot of every rank's push buffer. */
+    public static final int PUSH_POINTER_SLOT = 3;
+    /** Mirrors TL_PUSH_PHASES: calls alternate between two regions per writer in the push buffer. */
+    public static final int PUSH_PHASES = 2;
+    /** The largest message OneStage's push variant takes (bytes per rank); larger ones pull. */
+    public static final long PUSH_MAX_MESSAGE_BYTES = 256L * 1024;
+    /**
+     * Mirrors TL_PUSH_EMPTY_ELEMENT: the push buffer's "not arrived" 16-bit element (-0.0 in bf16 and fp16; senders
+     * send +0.0 instead). The engine fills the buffer with it; readers put it back into what they took.
+     */
+    public static final int PUSH_EMPTY_ELEMENT = 0x8000;
+    /** Mirrors TL_WAIT_PUSH: the watchdog record's slot for "waited for a peer's pushed data" (not a flag slot). */
+    public static final int PUSH_WAIT_SLOT = 16;
+    /** The push variant's two words in {@code state}: call counter, finished blocks. */
+    public static final int PUSH_STATE_BYTES = 8;
     /** Every access is a 16-byte vector. */
     public static final int VECTOR_BYTES = 16;
 
@@ -101,6 +119,16 @@ public record BufferLayout(int worldSize, long maxMessageBytes, int blocks, int 
         return alignUp((long) blocks * Integer.BYTES, 64);
     }
 
+    /** Byte offset of the push variant's call counter inside {@code state} (right after the error record). */
+    public long pushStateOffset() {
+        return errorRecordOffset() + ERROR_RECORD_BYTES;
+    }
+
+    /** Bytes of one (phase, writer) region of the push buffer: the largest message the push variant takes. */
+    public long pushSlotBytes() {
+        return Math.min(maxMessageBytes, PUSH_MAX_MESSAGE_BYTES);
+    }
+
     /** Number of pointer-table slots in {@code rank-data}. */
     public int pointerSlots() {
         return FIXED_POINTER_SLOTS + graphBufferSlots;
@@ -118,8 +146,13 @@ public record BufferLayout(int worldSize, long maxMessageBytes, int blocks, int 
                 new DeviceBuffer("staging", alignUp(maxMessageBytes, PEER_GRANULE), PEER_GRANULE, true),
                 new DeviceBuffer("scratch", alignUp(maxMessageBytes, PEER_GRANULE), PEER_GRANULE, true),
                 new DeviceBuffer(
+                        "push",
+                        alignUp((long) PUSH_PHASES * worldSize * pushSlotBytes(), PEER_GRANULE),
+                        PEER_GRANULE,
+                        true),
+                new DeviceBuffer(
                         "state",
-                        alignUp(errorRecordOffset() + ERROR_RECORD_BYTES, LOCAL_ALIGNMENT),
+                        alignUp(pushStateOffset() + PUSH_STATE_BYTES, LOCAL_ALIGNMENT),
                         LOCAL_ALIGNMENT,
                         false),
                 new DeviceBuffer(

@@ -15,15 +15,18 @@ class BufferLayoutTest {
     static Stream<Arguments> sizes() {
         // worldSize, maxMessageBytes, blocks, slots, expected rounded max, ipc bytes, total bytes
         return Stream.of(
-                // 8 MiB default: signal 1 granule, staging 4, scratch 4 granules; state 64*4=256 +64 -> 512; rank-data
-                // (3+8192)*64=524480 -> 524544
-                Arguments.of(8, 8 * MiB, 64, 8192, 8 * MiB, 18 * MiB, 18 * MiB + 512 + 524544),
-                Arguments.of(2, 1, 64, 8192, 16, 6 * MiB, 6 * MiB + 512 + 524544),
-                Arguments.of(4, 8 * MiB + 1, 64, 0, 8 * MiB + 16, 2 * MiB + 2 * 10 * MiB, 22 * MiB + 512 + 256),
-                // 1 block: state 4 -> 64 +64 =128 -> 256; rank-data 3*64=192 -> 256
-                Arguments.of(1, 4096, 1, 0, 4096, 6 * MiB, 6 * MiB + 256 + 256),
-                // 1024 blocks: flags 1024*16*8*4 = 512 KiB -> 1 granule; state 4096+64 -> 4352 (256-aligned)
-                Arguments.of(8, 64 * MiB, 1024, 1, 64 * MiB, 130 * MiB, 130 * MiB + 4352 + 256));
+                // 8 MiB default: signal 1 granule, staging 4, scratch 4, push 2 (2 phases x 8 writers x 256 KiB);
+                // state 64*4=256 +64 +8 -> 512; rank-data (4+8192)*64=524544
+                Arguments.of(8, 8 * MiB, 64, 8192, 8 * MiB, 22 * MiB, 22 * MiB + 512 + 524544),
+                // push: 2 x 2 x 16 bytes -> 1 granule
+                Arguments.of(2, 1, 64, 8192, 16, 8 * MiB, 8 * MiB + 512 + 524544),
+                Arguments.of(
+                        4, 8 * MiB + 1, 64, 0, 8 * MiB + 16, 2 * MiB + 2 * 10 * MiB + 2 * MiB, 24 * MiB + 512 + 256),
+                // 1 block: state 4 -> 64 +64 +8 =136 -> 256; rank-data 4*64=256
+                Arguments.of(1, 4096, 1, 0, 4096, 8 * MiB, 8 * MiB + 256 + 256),
+                // 1024 blocks: flags 1024*16*8*4 = 512 KiB -> 1 granule; state 4096+64+8 -> 4352 (256-aligned);
+                // rank-data 5*64=320 -> 512
+                Arguments.of(8, 64 * MiB, 1024, 1, 64 * MiB, 134 * MiB, 134 * MiB + 4352 + 512));
     }
 
     @ParameterizedTest
@@ -35,11 +38,16 @@ class BufferLayoutTest {
         assertThat(l.totalBytesPerRank()).isEqualTo(total);
         assertThat(l.buffers())
                 .extracting(DeviceBuffer::name)
-                .containsExactly("signal", "staging", "scratch", "state", "rank-data");
+                .containsExactly("signal", "staging", "scratch", "push", "state", "rank-data");
         assertThat(l.buffers())
                 .allSatisfy(b -> assertThat(b.bytes() % b.alignment()).isZero());
         assertThat(l.buffer("staging").bytes()).isGreaterThanOrEqualTo(l.maxMessageBytes());
         assertThat(l.buffer("signal").bytes()).isGreaterThanOrEqualTo(l.signalFlagBytes());
+        assertThat(l.buffer("push").bytes())
+                .isGreaterThanOrEqualTo(BufferLayout.PUSH_PHASES * (long) ws * l.pushSlotBytes());
+        assertThat(l.buffer("state").bytes())
+                .isGreaterThanOrEqualTo(l.pushStateOffset() + BufferLayout.PUSH_STATE_BYTES);
+        assertThat(l.pushSlotBytes()).isEqualTo(Math.min(rounded, BufferLayout.PUSH_MAX_MESSAGE_BYTES));
     }
 
     @Test
@@ -50,7 +58,7 @@ class BufferLayoutTest {
         assertThat(l.buffers())
                 .filteredOn(DeviceBuffer::peerVisible)
                 .extracting(DeviceBuffer::name)
-                .containsExactly("signal", "staging", "scratch");
+                .containsExactly("signal", "staging", "scratch", "push");
     }
 
     static Stream<Arguments> invalid() {

@@ -64,6 +64,28 @@ public final class Kernels {
     }
 
     /**
+     * Entry point of OneStage's push variant (tl_push.cuh: every rank stores its input into its peers' push buffers, no
+     * barrier), e.g. {@code tl_allreduce_push_bf16}; bf16 and fp16 only (its "not arrived" mark is a 16-bit pattern).
+     */
+    public static String allreducePushKernel(DType dtype) {
+        return "tl_allreduce_push_"
+                + sixteenBit(dtype, "OneStage's push variant").name();
+    }
+
+    /** Entry point of the fused allreduce + residual add + RMSNorm on the push variant, e.g. {@code tl_allreduce_push_rmsnorm_bf16}. */
+    public static String allreducePushNormKernel(DType dtype) {
+        return "tl_allreduce_push_rmsnorm_"
+                + sixteenBit(dtype, "the push variant's allreduce + RMSNorm").name();
+    }
+
+    private static DType sixteenBit(DType dtype, String what) {
+        if (dtype == DType.fp32) {
+            throw new IllegalArgumentException(what + " has no fp32 entry (bf16, fp16 only)");
+        }
+        return dtype;
+    }
+
+    /**
      * Entry point of a model kernel for an element type, e.g. {@code tl_attention_bf16}; only bf16 and fp16 are
      * instantiated.
      */

@@ -39,7 +39,11 @@ class CudaHeaderContractTest {
                 .containsEntry("TL_MAX_RANKS", (long) BufferLayout.MAX_RANKS)
                 .containsEntry("TL_FLAG_SLOTS", (long) BufferLayout.FLAG_SLOTS)
                 .containsEntry("TL_THREADS", (long) BufferLayout.THREADS_PER_BLOCK)
-                .containsEntry("TL_FIXED_SLOTS", (long) BufferLayout.FIXED_POINTER_SLOTS);
+                .containsEntry("TL_FIXED_SLOTS", (long) BufferLayout.FIXED_POINTER_SLOTS)
+                .containsEntry("TL_PUSH_SLOT", (long) BufferLayout.PUSH_POINTER_SLOT)
+                .containsEntry("TL_PUSH_PHASES", (long) BufferLayout.PUSH_PHASES)
+                .containsEntry("TL_PUSH_EMPTY_ELEMENT", (long) BufferLayout.PUSH_EMPTY_ELEMENT)
+                .containsEntry("TL_WAIT_PUSH", (long) BufferLayout.PUSH_WAIT_SLOT);
     }
 
     @Test

@@ -28,6 +28,13 @@ class FatbinTest {
                 .extracting(Fatbin.Entry::arch)
                 .containsExactly(Kernels.PTX_ARCH);
         assertThat(entries).allSatisfy(e -> assertThat(e.payloadBytes()).isPositive());
+        String text = new String(Kernels.fatbin(), java.nio.charset.StandardCharsets.ISO_8859_1);
+        for (DType d : List.of(DType.bf16, DType.fp16)) {
+            assertThat(text)
+                    .contains(Kernels.allreduceNormKernel(d))
+                    .contains(Kernels.allreducePushKernel(d))
+                    .contains(Kernels.allreducePushNormKernel(d));
+        }
     }
 
     @Test
@@ -80,6 +87,10 @@ class FatbinTest {
         assertThat(Kernels.allreduceNormKernel(DType.bf16)).isEqualTo("tl_allreduce_rmsnorm_bf16");
         assertThat(Kernels.allreduceNormKernel(DType.fp16)).isEqualTo("tl_allreduce_rmsnorm_fp16");
         assertThatThrownBy(() -> Kernels.allreduceNormKernel(DType.fp32)).hasMessageContaining("no fp32");
+        assertThat(Kernels.allreducePushKernel(DType.bf16)).isEqualTo("tl_allreduce_push_bf16");
+        assertThat(Kernels.allreducePushNormKernel(DType.fp16)).isEqualTo("tl_allreduce_push_rmsnorm_fp16");
+        assertThatThrownBy(() -> Kernels.allreducePushKernel(DType.fp32)).hasMessageContaining("no fp32");
+        assertThatThrownBy(() -> Kernels.allreducePushNormKernel(DType.fp32)).hasMessageContaining("no fp32");
         assertThat(DType.bf16.elementsPerVector()).isEqualTo(8);
         assertThat(DType.parse("FP32")).isEqualTo(DType.fp32);
     }

@@ -103,6 +103,13 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Path of libnccl.so.2 (else $" + Nccl.ENV + ", else the library search path).")
     String ncclLib;
 
+    @Option(
+            names = "--push",
+            description =
+                    "Also time OneStage's push variant (no barrier) at the sizes it takes, as modes eager-push and "
+                            + "graph-push (not used for the tuned table).")
+    boolean push;
+
     @Option(names = "--no-nccl", description = "Skip NCCL.")
     boolean noNccl;
 
@@ -147,6 +154,10 @@ public final class BenchCommand implements Callable<Integer> {
         if (samples < 3) {
             throw new IllegalArgumentException("--samples must be >= 3, got " + samples);
         }
+        // world sizes beyond the GPU count run as virtual ranks, whose driver settings must precede the driver's start;
+        // without them 8 ranks share 8 hardware queues and a rank's graph-captured run of calls can queue behind
+        // another rank's spinning kernel
+        Communicator.prepareVirtualRanks();
         Cuda.init();
         int[] n = {0};
         Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
@@ -194,6 +205,9 @@ public final class BenchCommand implements Callable<Integer> {
                         }
                     }
                 }
+                if (push) {
+                    rows.addAll(pushRows(comm, runner, dt, sizes, graphMax, out));
+                }
             } finally {
                 runner.close();
             }
@@ -220,6 +234,28 @@ public final class BenchCommand implements Callable<Integer> {
         summary.forEach(out::println);
         out.flush();
         return ExitCodes.OK;
+    }
+
+    /** OneStage with the communicator's push on, at the sizes the push variant takes. */
+    private static List<Row> pushRows(
+            Communicator comm, BenchRunner runner, DType dt, List<Long> sizes, long graphMax, PrintWriter out) {
+        List<Row> rows = new ArrayList<>();
+        comm.setPush(true);
+        try {
+            for (long b : sizes) {
+                if (b % dt.bytes() != 0 || !comm.pushFits(dt, b / dt.bytes())) {
+                    continue;
+                }
+                rows.add(runner.eager(Algorithm.OneStage, b).withMode("eager-push"));
+                if (b <= graphMax) {
+                    rows.add(runner.graph(Algorithm.OneStage, b).withMode("graph-push"));
+                }
+            }
+        } finally {
+            comm.setPush(false);
+        }
+        rows.forEach(r -> print(out, r));
+        return rows;
     }
 
     private void ncclRows(

@@ -24,7 +24,13 @@ public final class BenchReport {
             double algBwGBs,
             double busBwGBs,
             double kernelGBs,
-            int samples) {}
+            int samples) {
+        /** The same measurement under another mode name (e.g. {@code graph-push}: OneStage's push variant). */
+        public Row withMode(String m) {
+            return new Row(
+                    algorithm, m, world, dtype, bytes, medianUs, minUs, maxUs, algBwGBs, busBwGBs, kernelGBs, samples);
+        }
+    }
 
     /** A size keeps the previous size's algorithm when that one is at most this much slower than the fastest. */
     public static final double HYSTERESIS = 0.03;

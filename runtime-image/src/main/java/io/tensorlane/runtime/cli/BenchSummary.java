@@ -88,6 +88,15 @@ public final class BenchSummary {
             }
             out.add(b.toString());
         }
+        if (rows.stream().anyMatch(r -> r.mode().equals("graph-push"))) {
+            StringBuilder p = new StringBuilder(String.format(Locale.ROOT, "  %-36s", "OneStage push variant"));
+            for (long s : new long[] {16, 8192, 43008, 262144}) {
+                p.append(find(rows, "OneStage", "graph-push", s)
+                        .map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs()))
+                        .orElse("         -"));
+            }
+            out.add(p.toString());
+        }
         StringBuilder n = new StringBuilder(String.format(Locale.ROOT, "  %-36s", "NCCL (eager, own rank count)"));
         for (long s : new long[] {16, 8192, 43008, 262144}) {
             n.append(find(rows, "NCCL", "eager", s)

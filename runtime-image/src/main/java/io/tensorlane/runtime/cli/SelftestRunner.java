@@ -133,6 +133,18 @@ final class SelftestRunner {
         results.addAll(SelftestFusedNorm.run(comm, ins, outs, plan.dtypes(), seed, "staging", out).stream()
                 .map(this::report)
                 .toList());
+        // OneStage's push variant against OneStage pulling; then the fused one on it against the push + norm apart
+        results.addAll(SelftestPush.run(comm, ins, plan.dtypes(), seed).stream()
+                .map(this::report)
+                .toList());
+        comm.setPush(true);
+        try {
+            results.addAll(SelftestFusedNorm.run(comm, ins, outs, plan.dtypes(), seed, "push", out).stream()
+                    .map(this::report)
+                    .toList());
+        } finally {
+            comm.setPush(false);
+        }
         // CUDA graph: inputs registered (no staging copy), one captured call per rank, replayed on fresh data twice.
         comm.registerInputs(ins);
         DType d = plan.dtypes().get(0);

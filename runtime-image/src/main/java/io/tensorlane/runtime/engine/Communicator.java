@@ -11,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,6 +51,7 @@ public final class Communicator implements AutoCloseable {
     private final LaunchFence fence;
 
     private volatile Rank.Fallback fallback;
+    private volatile boolean push;
     private boolean closed;
 
     private Communicator(CommunicatorConfig config) {
@@ -74,11 +76,20 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * The driver settings virtual ranks need ({@code SharedContextEnv}: eager module loading, 32 hardware queues).
+     * They take effect only before the driver initializes: a command that calls {@link Cuda#init} before it creates a
+     * communicator of virtual ranks (selftest, bench: they count the GPUs first) calls this first. Kept where the user
+     * set them; idempotent.
+     */
+    public static void prepareVirtualRanks() {
+        SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
+    }
+
     private void open() {
         if (config.virtual()) {
-            // before the driver initializes: every user of virtual ranks (engine, selftest, serve --synthetic) needs
-            // them
-            SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
+            // before the driver initializes: every user of virtual ranks (engine, serve --synthetic) needs them
+            prepareVirtualRanks();
         }
         Cuda.init();
         BufferLayout layout = config.layout();
@@ -182,6 +193,24 @@ public final class Communicator implements AutoCloseable {
     /** Where messages go when the table says NCCL or they are larger than the buffers (optional). */
     public void setFallback(Rank.Fallback fallback) {
         this.fallback = fallback;
+    }
+
+    /**
+     * Whether OneStage calls take its push variant where it fits ({@link PushVariant#fits}: every rank stores its input
+     * into its peers' push buffers, no barrier). Off unless set; set it before the ranks' calls (it is read at each
+     * call, and all ranks must take the same kernel).
+     */
+    public void setPush(boolean on) {
+        this.push = on;
+    }
+
+    public boolean push() {
+        return push;
+    }
+
+    /** Whether the push variant takes {@code count} elements of {@code dtype} (with push on, OneStage pushes them). */
+    public boolean pushFits(DType dtype, long count) {
+        return PushVariant.fits(config.layout(), dtype, count);
     }
 
     /**

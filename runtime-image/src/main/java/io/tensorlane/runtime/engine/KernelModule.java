@@ -20,7 +20,9 @@ public final class KernelModule implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final Map<Algorithm, Map<DType, CUfunction>> allreduce = new EnumMap<>(Algorithm.class);
     private final Map<DType, CUfunction> allreduceNorm = new EnumMap<>(DType.class);
-    private final CUfunction copy = new CUfunction();
+    private final Map<DType, CUfunction> push = new EnumMap<>(DType.class);
+    private final Map<DType, CUfunction> pushNorm = new EnumMap<>(DType.class);
+    private final CUfunction copy;
 
     /** Loads in the current context. */
     public KernelModule() {
@@ -31,22 +33,22 @@ public final class KernelModule implements AutoCloseable {
             }
             Map<DType, CUfunction> m = new EnumMap<>(DType.class);
             for (DType d : DType.values()) {
-                CUfunction f = new CUfunction();
-                String name = Kernels.allreduceKernel(a, d);
-                Cuda.check(cuModuleGetFunction(f, module, name), "cuModuleGetFunction(" + name + ")");
-                m.put(d, f);
+                m.put(d, function(Kernels.allreduceKernel(a, d)));
             }
             allreduce.put(a, m);
         }
         for (DType d : List.of(DType.bf16, DType.fp16)) {
-            CUfunction f = new CUfunction();
-            String name = Kernels.allreduceNormKernel(d);
-            Cuda.check(cuModuleGetFunction(f, module, name), "cuModuleGetFunction(" + name + ")");
-            allreduceNorm.put(d, f);
+            allreduceNorm.put(d, function(Kernels.allreduceNormKernel(d)));
+            push.put(d, function(Kernels.allreducePushKernel(d)));
+            pushNorm.put(d, function(Kernels.allreducePushNormKernel(d)));
         }
-        Cuda.check(
-                cuModuleGetFunction(copy, module, Kernels.COPY_KERNEL),
-                "cuModuleGetFunction(" + Kernels.COPY_KERNEL + ")");
+        copy = function(Kernels.COPY_KERNEL);
+    }
+
+    private CUfunction function(String name) {
+        CUfunction f = new CUfunction();
+        Cuda.check(cuModuleGetFunction(f, module, name), "cuModuleGetFunction(" + name + ")");
+        return f;
     }
 
     public CUfunction allreduce(Algorithm a, DType d) {
@@ -55,9 +57,23 @@ public final class KernelModule implements AutoCloseable {
 
     /** The allreduce fused with the residual add + RMSNorm, for bf16 or fp16. */
     public CUfunction allreduceNorm(DType d) {
-        CUfunction f = allreduceNorm.get(d);
+        return sixteenBit(allreduceNorm, d, "fused allreduce + RMSNorm");
+    }
+
+    /** OneStage's push variant ({@code tl_push.cuh}), for bf16 or fp16. */
+    public CUfunction push(DType d) {
+        return sixteenBit(push, d, "OneStage's push variant");
+    }
+
+    /** The push variant fused with the residual add + RMSNorm, for bf16 or fp16. */
+    public CUfunction pushNorm(DType d) {
+        return sixteenBit(pushNorm, d, "the push variant's allreduce + RMSNorm");
+    }
+
+    private static CUfunction sixteenBit(Map<DType, CUfunction> m, DType d, String what) {
+        CUfunction f = m.get(d);
         if (f == null) {
-            throw new IllegalArgumentException("no fused allreduce + RMSNorm for " + d);
+            throw new IllegalArgumentException("no " + what + " for " + d);
         }
         return f;
     }
@@ -67,7 +83,7 @@ public final class KernelModule implements AutoCloseable {
     }
 
     /**
-     * The fewest resident blocks per multiprocessor over every allreduce kernel (the fused one with its largest row in
+     * The fewest resident blocks per multiprocessor over every allreduce kernel (the fused ones with their largest row in
      * shared memory): virtual ranks need every rank's blocks resident at once.
      */
     public int residentBlocksPerSm() {
@@ -77,8 +93,13 @@ public final class KernelModule implements AutoCloseable {
                 min = Math.min(min, resident(f, 0));
             }
         }
-        for (CUfunction f : allreduceNorm.values()) {
-            min = Math.min(min, resident(f, FusedNorm.MAX_ROW_BYTES));
+        for (CUfunction f : push.values()) {
+            min = Math.min(min, resident(f, 0));
+        }
+        for (Map<DType, CUfunction> m : List.of(allreduceNorm, pushNorm)) {
+            for (CUfunction f : m.values()) {
+                min = Math.min(min, resident(f, FusedNorm.MAX_ROW_BYTES));
+            }
         }
         return min;
     }

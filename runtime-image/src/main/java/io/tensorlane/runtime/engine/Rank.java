@@ -92,7 +92,7 @@ public final class Rank implements AutoCloseable {
     }
 
     void uploadFixedSlots(List<Rank> all) {
-        String[] names = {"staging", "scratch", "signal"};
+        String[] names = {"staging", "scratch", "signal", "push"}; // slots 0..3, BufferLayout.FIXED_POINTER_SLOTS
         for (int slot = 0; slot < names.length; slot++) {
             long[] addrs = new long[BufferLayout.MAX_RANKS];
             for (Rank r : all) {
@@ -181,7 +181,8 @@ public final class Rank implements AutoCloseable {
     /**
      * Allreduce (sum) of {@code count} elements with a forced algorithm. Every rank must make the same calls in the
      * same order with the same count, dtype and algorithm. Asynchronous on {@code stream}; the output must not be
-     * any rank's input and must be 16-byte aligned.
+     * any rank's input and must be 16-byte aligned. OneStage takes its push variant ({@link PushVariant}) where the
+     * communicator's {@link Communicator#setPush push} is on and the message fits.
      */
     public void allReduce(
             CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream, Algorithm algorithm) {
@@ -213,18 +214,21 @@ public final class Rank implements AutoCloseable {
             Cuda.check(cuMemcpyDtoDAsync(output, input, bytes, stream), "cuMemcpyDtoDAsync");
             return;
         }
-        withInputSlot(
-                input,
-                bytes,
-                stream,
-                slot -> launch(
-                        algorithm,
-                        dtype,
-                        slot,
-                        output,
-                        count,
-                        stream,
-                        LaunchPlan.blocksFor(count, dtype, comm.maxBlocks())));
+        int blocks = LaunchPlan.blocksFor(count, dtype, comm.maxBlocks());
+        if (algorithm == Algorithm.OneStage && comm.push() && PushVariant.fits(comm.layout(), dtype, count)) {
+            Pointer params = PushVariant.params(
+                    Cuda.address(input),
+                    out,
+                    tables(0),
+                    count,
+                    index,
+                    comm.worldSize(),
+                    timeoutNanos,
+                    comm.layout().pushSlotBytes());
+            fenced(() -> PushVariant.launch(module.push(dtype), blocks, 0, stream, params, "push, " + dtype));
+            return;
+        }
+        withInputSlot(input, bytes, stream, slot -> launch(algorithm, dtype, slot, output, count, stream, blocks));
     }
 
     /** Whether {@link #allReduceAddRmsNorm} takes {@code norm} ({@link FusedNorm#fits} for this communicator's route). */
@@ -235,8 +239,9 @@ public final class Rank implements AutoCloseable {
     /**
      * The allreduce of {@code norm.rows() x norm.hidden()} elements fused with the residual add + RMSNorm of every
      * reduced row ({@link FusedNorm}): what {@link #allReduce} with OneStage followed by the model's add + RMSNorm
-     * kernel computes, bit for bit, in one kernel. Only for what {@link #fits} takes (else an
-     * IllegalArgumentException); the same rules as {@link #allReduce}: every rank makes the same calls.
+     * kernel computes, bit for bit, in one kernel (on the push variant where {@link #allReduce} would push). Only for
+     * what {@link #fits} takes (else an IllegalArgumentException); the same rules as {@link #allReduce}: every rank
+     * makes the same calls.
      */
     public void allReduceAddRmsNorm(CUdeviceptr input, FusedNorm norm, CUstream stream) {
         requireWorker();
@@ -248,12 +253,31 @@ public final class Rank implements AutoCloseable {
                     + comm.worldSize() + " rank(s) (route " + comm.route(norm.bytes()) + ")");
         }
         long bytes = norm.bytes();
+        int blocks = Math.min(norm.rows(), comm.maxBlocks());
+        if (comm.push() && PushVariant.fits(comm.layout(), norm.dtype(), (long) norm.rows() * norm.hidden())) {
+            Pointer params = PushVariant.normParams(
+                    Cuda.address(input),
+                    norm,
+                    tables(0),
+                    index,
+                    comm.worldSize(),
+                    timeoutNanos,
+                    comm.layout().pushSlotBytes());
+            fenced(() -> PushVariant.launch(
+                    module.pushNorm(norm.dtype()),
+                    blocks,
+                    norm.sharedBytes(),
+                    stream,
+                    params,
+                    "push + RMSNorm, " + norm));
+            return;
+        }
         withInputSlot(input, bytes, stream, slot -> {
             Pointer params = norm.params(tables(slot), index, comm.worldSize(), timeoutNanos);
             Cuda.check(
                     cuLaunchKernel(
                             module.allreduceNorm(norm.dtype()),
-                            Math.min(norm.rows(), comm.maxBlocks()),
+                            blocks,
                             1,
                             1,
                             BufferLayout.THREADS_PER_BLOCK,
@@ -277,12 +301,16 @@ public final class Rank implements AutoCloseable {
         synchronized (registered) {
             registeredSlot = registered.get(Cuda.address(input));
         }
-        Runnable enqueue = () -> {
+        fenced(() -> {
             if (registeredSlot == null) {
                 Cuda.check(cuMemcpyDtoDAsync(staging(), input, bytes, stream), "cuMemcpyDtoDAsync(input -> staging)");
             }
             launch.accept(registeredSlot == null ? 0 : registeredSlot);
-        };
+        });
+    }
+
+    /** Runs {@code enqueue} inside the launch fence on virtual ranks, directly on real ones. */
+    private void fenced(Runnable enqueue) {
         LaunchFence fence = comm.fence();
         if (fence != null) {
             fence.around(enqueue);
@@ -296,9 +324,8 @@ public final class Rank implements AutoCloseable {
      * allreduce, so their kernels wait on the GPU for a rank that never arrives there. Does nothing on real ranks.
      */
     public void skipAllreduceLaunch() {
-        LaunchFence fence = comm.fence();
-        if (fence != null) {
-            fence.around(() -> {});
+        if (comm.fence() != null) {
+            fenced(() -> {});
         }
     }
 
@@ -334,9 +361,9 @@ public final class Rank implements AutoCloseable {
     /**
      * The device addresses every allreduce entry takes (each pointer as its 64-bit address, no reliance on JCuda's
      * pointer offsets): the input pointer table of {@code slot}, the rank-data buffer, the epoch counters and the
-     * watchdog record.
+     * watchdog record, and the push variant's call counter.
      */
-    record KernelTables(long inputs, long rankData, long state, long errorRecord) {}
+    record KernelTables(long inputs, long rankData, long state, long errorRecord, long pushState) {}
 
     private KernelTables tables(int slot) {
         long rankData = Cuda.address(buffers.get("rank-data"));
@@ -345,7 +372,8 @@ public final class Rank implements AutoCloseable {
                 rankData + (long) slot * BufferLayout.pointerSlotBytes(),
                 rankData,
                 state,
-                state + comm.layout().errorRecordOffset());
+                state + comm.layout().errorRecordOffset(),
+                state + comm.layout().pushStateOffset());
     }
 
     /** Reads the watchdog record (synchronous copy; does not wait for this rank's stream). */

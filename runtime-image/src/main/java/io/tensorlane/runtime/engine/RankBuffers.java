@@ -3,6 +3,7 @@ package io.tensorlane.runtime.engine;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
+import static jcuda.driver.JCudaDriver.cuMemsetD16;
 import static jcuda.driver.JCudaDriver.cuMemsetD8;
 
 import io.tensorlane.contract.BufferLayout;
@@ -47,13 +48,20 @@ final class RankBuffers implements AutoCloseable {
     }
 
     /**
-     * Zeroes the buffers the kernels' protocol starts from (signal flags, epoch counters and watchdog record,
-     * pointer tables): epoch 1 is the first call, and they are never cleared again.
+     * Zeroes the buffers the kernels' protocol starts from (signal flags, epoch counters, watchdog record and the push
+     * variant's counters, pointer tables): epoch 1 is the first call, and they are never cleared again. Fills the push
+     * buffer with its "not arrived" element ({@link BufferLayout#PUSH_EMPTY_ELEMENT}); each reader puts it back into what it took.
      */
     void clearProtocolState(BufferLayout layout) {
         for (String name : new String[] {"signal", "state", "rank-data"}) {
             Cuda.check(cuMemsetD8(get(name), (byte) 0, layout.buffer(name).bytes()), "cuMemsetD8(" + name + ")");
         }
+        Cuda.check(
+                cuMemsetD16(
+                        get("push"),
+                        (short) BufferLayout.PUSH_EMPTY_ELEMENT,
+                        layout.buffer("push").bytes() / 2),
+                "cuMemsetD16(push)");
     }
 
     CUdeviceptr get(String name) {

@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.engine;
 
 import io.tensorlane.contract.Algorithm;
+import io.tensorlane.contract.BufferLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Optional;
@@ -60,6 +61,9 @@ public record WatchdogRecord(
 
     /** Human name of the stage a slot stands for (mirrors the TL_SLOT_* and ring slot scheme). */
     public String stage() {
+        if (slot == BufferLayout.PUSH_WAIT_SLOT) {
+            return "push variant's receive";
+        }
         if (slot == 0) {
             return algorithm == Algorithm.Ring ? "ring handshake" : "start barrier";
         }

@@ -137,6 +137,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                         ? options.table()
                         : AlgorithmTable.defaults(world, bl.maxMessageBytes());
         comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
+        comm.setPush(choices.push());
         steps = new StepRunner(options, config, layout, dtype, comm, ranks, allreduces);
         boolean virtual = comm.config().virtual();
         if (world > 1 && (options.nccl() || !virtual)) {
@@ -178,7 +179,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 + "), cuBLAS otherwise"
                 + (world > 1
                         ? "; allreduce + RMSNorm " + (choices.fusedNorm() ? "fused where OneStage runs" : "apart")
-                                + " (" + KernelChoices.FUSED_NORM_ENV + ")"
+                                + " (" + KernelChoices.FUSED_NORM_ENV + "); OneStage "
+                                + (choices.push() ? "pushes where it fits" : "pulls") + " ("
+                                + KernelChoices.PUSH_ENV + ")"
                         : ""));
         long t0 = System.nanoTime();
         AtomicLong done = new AtomicLong();

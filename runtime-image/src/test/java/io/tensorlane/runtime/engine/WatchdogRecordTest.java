@@ -71,7 +71,13 @@ class WatchdogRecordTest {
                         2,
                         9,
                         8,
-                        "rank 3 did not arrive within 2000 ms (rank 0 waited at the Ring all-gather step 1, block 5, call 17)"));
+                        "rank 3 did not arrive within 2000 ms (rank 0 waited at the Ring all-gather step 1, block 5, call 17)"),
+                Arguments.of(
+                        0,
+                        16,
+                        2,
+                        "rank 3 did not arrive within 2000 ms (rank 0 waited at the OneStage push variant's receive, block"
+                                + " 5, call 17)"));
     }
 
     @ParameterizedTest

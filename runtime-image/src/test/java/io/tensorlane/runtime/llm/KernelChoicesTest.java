@@ -8,23 +8,41 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** TENSORLANE_GEMV and TENSORLANE_FUSED_NORM together, and the benchmark's baseline choices. */
+/** TENSORLANE_GEMV, TENSORLANE_FUSED_NORM and TENSORLANE_ALLREDUCE_PUSH together, and the benchmark's baseline choices. */
 class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_FUSED_NORM=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
             value = {"on; true", "ON; true", " off ; false", "Off; false", "; true", "  ; true"})
     void fusedNormIsOnUnlessSwitchedOff(String value, boolean fused) {
-        KernelChoices c = KernelChoices.parse(null, value);
+        KernelChoices c = KernelChoices.parse(null, value, null);
         assertThat(c.fusedNorm()).isEqualTo(fused);
         assertThat(c.tiledPrefill()).isTrue();
         assertThat(c.gemv()).isEqualTo(GemvPolicy.DEFAULT);
+        assertThat(c.push()).isFalse();
+    }
+
+    @ParameterizedTest(name = "TENSORLANE_ALLREDUCE_PUSH=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"on; true", " ON ; true", "off; false", "; false", "  ; false"})
+    void pushIsOffUnlessSwitchedOn(String value, boolean push) {
+        KernelChoices c = KernelChoices.parse(null, null, value);
+        assertThat(c.push()).isEqualTo(push);
+        assertThat(c.fusedNorm()).isTrue();
+    }
+
+    @Test
+    void aBadPushValueIsRefusedWithTheChoices() {
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, "push"))
+                .hasMessageContaining(KernelChoices.PUSH_ENV + "='push'")
+                .hasMessageContaining("expected on or off");
     }
 
     @ParameterizedTest(name = "TENSORLANE_FUSED_NORM=''{0}'' is refused")
     @ValueSource(strings = {"yes", "1", "true", "of"})
     void otherValuesAreRefusedWithTheChoices(String value) {
-        assertThatThrownBy(() -> KernelChoices.parse(null, value))
+        assertThatThrownBy(() -> KernelChoices.parse(null, value, null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(KernelChoices.FUSED_NORM_ENV + "='" + value + "'")
                 .hasMessageContaining("expected on or off");
@@ -32,8 +50,8 @@ class KernelChoicesTest {
 
     @Test
     void gemvComesFromItsOwnVariable() {
-        assertThat(KernelChoices.parse("o,down", "off").gemv()).hasToString("o,down");
-        assertThatThrownBy(() -> KernelChoices.parse("lm_head", null)).hasMessageContaining(GemvPolicy.ENV);
+        assertThat(KernelChoices.parse("o,down", "off", null).gemv()).hasToString("o,down");
+        assertThatThrownBy(() -> KernelChoices.parse("lm_head", null, null)).hasMessageContaining(GemvPolicy.ENV);
     }
 
     @Test
@@ -41,5 +59,6 @@ class KernelChoicesTest {
         assertThat(KernelChoices.BASELINE.tiledPrefill()).isFalse();
         assertThat(KernelChoices.BASELINE.gemv()).isEqualTo(GemvPolicy.OFF);
         assertThat(KernelChoices.BASELINE.fusedNorm()).isFalse();
+        assertThat(KernelChoices.BASELINE.push()).isFalse();
     }
 }

@@ -1,0 +1,81 @@
+package io.tensorlane.runtime.engine;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+
+import io.tensorlane.contract.BufferLayout;
+import io.tensorlane.contract.DType;
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUstream;
+
+/**
+ * OneStage's push variant ({@code tl_push.cuh}): every rank stores its input into a region of each peer's push buffer
+ * and sums what its peers stored into its own, with no flag and no barrier; a pack's 16-bit "not arrived" pattern is
+ * its signal. One one-way trip over the link per call instead of OneStage's two barrier round trips, and the same sum
+ * (fp32 in rank order), so the same bits. {@link Communicator#setPush} turns it on for the OneStage calls it fits.
+ */
+final class PushVariant {
+    private PushVariant() {}
+
+    /**
+     * Whether the push variant takes a message of {@code count} {@code dtype} elements: two or more ranks, bf16 or fp16
+     * (the "not arrived" pattern is -0.0 of a 16-bit type), whole 16-byte packs, within one push region.
+     */
+    static boolean fits(BufferLayout layout, DType dtype, long count) {
+        return layout.worldSize() > 1
+                && dtype != DType.fp32
+                && count % dtype.elementsPerVector() == 0
+                && Math.multiplyExact(count, (long) dtype.bytes()) <= layout.pushSlotBytes();
+    }
+
+    /** The plain allreduce's parameters, in the order of {@code TL_PUSH_ENTRY} in tl_allreduce.cu. */
+    static Pointer params(
+            long input,
+            long output,
+            Rank.KernelTables t,
+            long count,
+            int rank,
+            int world,
+            long timeoutNanos,
+            long slot) {
+        return Pointer.to(
+                Pointer.to(new long[] {input}),
+                Pointer.to(new long[] {output}),
+                Pointer.to(new long[] {t.rankData()}),
+                Pointer.to(new long[] {t.pushState()}),
+                Pointer.to(new long[] {t.errorRecord()}),
+                Pointer.to(new long[] {count}),
+                Pointer.to(new int[] {rank}),
+                Pointer.to(new int[] {world}),
+                Pointer.to(new long[] {timeoutNanos}),
+                Pointer.to(new long[] {slot}));
+    }
+
+    /** The fused allreduce + RMSNorm's parameters, in the order of {@code TL_PUSH_NORM_ENTRY} in tl_allreduce.cu. */
+    static Pointer normParams(
+            long input, FusedNorm n, Rank.KernelTables t, int rank, int world, long timeoutNanos, long slot) {
+        return Pointer.to(
+                Pointer.to(new long[] {input}),
+                Pointer.to(new long[] {t.rankData()}),
+                Pointer.to(new long[] {t.pushState()}),
+                Pointer.to(new long[] {t.errorRecord()}),
+                Pointer.to(new int[] {rank}),
+                Pointer.to(new int[] {world}),
+                Pointer.to(new long[] {timeoutNanos}),
+                Pointer.to(new long[] {slot}),
+                Pointer.to(new long[] {n.residual()}),
+                Pointer.to(new long[] {n.weight()}),
+                Pointer.to(new long[] {n.out()}),
+                Pointer.to(new int[] {n.rows()}),
+                Pointer.to(new int[] {n.hidden()}),
+                Pointer.to(new float[] {n.eps()}),
+                Pointer.to(new int[] {n.mode()}));
+    }
+
+    static void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
+        Cuda.check(
+                cuLaunchKernel(
+                        f, blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, sharedBytes, stream, params, null),
+                "cuLaunchKernel(" + what + ")");
+    }
+}
