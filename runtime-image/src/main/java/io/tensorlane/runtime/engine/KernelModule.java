@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.engine;
 
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
@@ -12,8 +13,10 @@ import io.tensorlane.kernels.Kernels;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
 
 /** The fatbin loaded into one context (cuModuleLoadData: the driver picks the SASS or JITs the PTX). */
 public final class KernelModule implements AutoCloseable {
@@ -102,6 +105,14 @@ public final class KernelModule implements AutoCloseable {
             }
         }
         return min;
+    }
+
+    /** Launches an allreduce entry: {@code blocks} x {@link BufferLayout#THREADS_PER_BLOCK} threads on {@code stream}. */
+    static void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
+        Cuda.check(
+                cuLaunchKernel(
+                        f, blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, sharedBytes, stream, params, null),
+                "cuLaunchKernel(" + what + ")");
     }
 
     private static int resident(CUfunction f, int sharedBytes) {

@@ -1,12 +1,8 @@
 package io.tensorlane.runtime.engine;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DType;
 import jcuda.Pointer;
-import jcuda.driver.CUfunction;
-import jcuda.driver.CUstream;
 
 /**
  * OneStage's push variant ({@code tl_push.cuh}): every rank stores its input into a region of each peer's push buffer
@@ -70,12 +66,5 @@ final class PushVariant {
                 Pointer.to(new int[] {n.hidden()}),
                 Pointer.to(new float[] {n.eps()}),
                 Pointer.to(new int[] {n.mode()}));
-    }
-
-    static void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
-        Cuda.check(
-                cuLaunchKernel(
-                        f, blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, sharedBytes, stream, params, null),
-                "cuLaunchKernel(" + what + ")");
     }
 }

@@ -1,7 +1,6 @@
 package io.tensorlane.runtime.engine;
 
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
@@ -161,10 +160,14 @@ public final class Rank implements AutoCloseable {
         }
     }
 
-    private void requireWorker() {
+    /** An allreduce runs on the rank's worker thread, on a communicator no watchdog has broken. */
+    private void requireUsable() {
         if (Thread.currentThread() != workerThread) {
             throw new IllegalStateException("rank " + index
                     + ": call allReduce on the rank's worker thread (Communicator.onEachRank or Rank.call)");
+        }
+        if (comm.isBroken()) {
+            throw new IllegalStateException("communicator is broken (an earlier allreduce timed out); rebuild it");
         }
     }
 
@@ -186,10 +189,7 @@ public final class Rank implements AutoCloseable {
      */
     public void allReduce(
             CUdeviceptr input, CUdeviceptr output, long count, DType dtype, CUstream stream, Algorithm algorithm) {
-        requireWorker();
-        if (comm.isBroken()) {
-            throw new IllegalStateException("communicator is broken (an earlier allreduce timed out); rebuild it");
-        }
+        requireUsable();
         if (count < 1) {
             throw new IllegalArgumentException("count must be >= 1, got " + count);
         }
@@ -225,7 +225,7 @@ public final class Rank implements AutoCloseable {
                     comm.worldSize(),
                     timeoutNanos,
                     comm.layout().pushSlotBytes());
-            fenced(() -> PushVariant.launch(module.push(dtype), blocks, 0, stream, params, "push, " + dtype));
+            fenced(() -> KernelModule.launch(module.push(dtype), blocks, 0, stream, params, "push, " + dtype));
             return;
         }
         withInputSlot(input, bytes, stream, slot -> launch(algorithm, dtype, slot, output, count, stream, blocks));
@@ -244,10 +244,7 @@ public final class Rank implements AutoCloseable {
      * makes the same calls.
      */
     public void allReduceAddRmsNorm(CUdeviceptr input, FusedNorm norm, CUstream stream) {
-        requireWorker();
-        if (comm.isBroken()) {
-            throw new IllegalStateException("communicator is broken (an earlier allreduce timed out); rebuild it");
-        }
+        requireUsable();
         if (!fits(norm)) {
             throw new IllegalArgumentException("the fused allreduce + RMSNorm does not take " + norm + " on "
                     + comm.worldSize() + " rank(s) (route " + comm.route(norm.bytes()) + ")");
@@ -263,7 +260,7 @@ public final class Rank implements AutoCloseable {
                     comm.worldSize(),
                     timeoutNanos,
                     comm.layout().pushSlotBytes());
-            fenced(() -> PushVariant.launch(
+            fenced(() -> KernelModule.launch(
                     module.pushNorm(norm.dtype()),
                     blocks,
                     norm.sharedBytes(),
@@ -274,20 +271,13 @@ public final class Rank implements AutoCloseable {
         }
         withInputSlot(input, bytes, stream, slot -> {
             Pointer params = norm.params(tables(slot), index, comm.worldSize(), timeoutNanos);
-            Cuda.check(
-                    cuLaunchKernel(
-                            module.allreduceNorm(norm.dtype()),
-                            blocks,
-                            1,
-                            1,
-                            BufferLayout.THREADS_PER_BLOCK,
-                            1,
-                            1,
-                            norm.sharedBytes(),
-                            stream,
-                            params,
-                            null),
-                    "cuLaunchKernel(allreduce + RMSNorm, " + norm + ")");
+            KernelModule.launch(
+                    module.allreduceNorm(norm.dtype()),
+                    blocks,
+                    norm.sharedBytes(),
+                    stream,
+                    params,
+                    "allreduce + RMSNorm, " + norm);
         });
     }
 
@@ -342,20 +332,13 @@ public final class Rank implements AutoCloseable {
                 Pointer.to(new int[] {index}),
                 Pointer.to(new int[] {comm.worldSize()}),
                 Pointer.to(new long[] {timeoutNanos}));
-        Cuda.check(
-                cuLaunchKernel(
-                        module.allreduce(algorithm, dtype),
-                        blocks,
-                        1,
-                        1,
-                        BufferLayout.THREADS_PER_BLOCK,
-                        1,
-                        1,
-                        0,
-                        stream,
-                        params,
-                        null),
-                "cuLaunchKernel(" + algorithm + ", " + dtype + ", " + blocks + " blocks)");
+        KernelModule.launch(
+                module.allreduce(algorithm, dtype),
+                blocks,
+                0,
+                stream,
+                params,
+                algorithm + ", " + dtype + ", " + blocks + " blocks");
     }
 
     /**
