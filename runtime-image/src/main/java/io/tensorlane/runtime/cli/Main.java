@@ -52,6 +52,14 @@ public final class Main {
         return cl;
     }
 
+    private static void printLaunches(AllreduceTimeoutException w, CommandLine cmd) {
+        if (!w.recentLaunches().isEmpty()) {
+            cmd.getErr()
+                    .println("    rank " + w.record().rank() + "'s last allreduce launches (oldest first; graph"
+                            + " replays not listed): " + String.join(" | ", w.recentLaunches()));
+        }
+    }
+
     static int handle(Exception ex, CommandLine cmd) {
         Throwable t = ex;
         while (t.getCause() != null
@@ -69,6 +77,13 @@ public final class Main {
         }
         if (t instanceof AllreduceTimeoutException w) {
             cmd.getErr().println("allreduce watchdog: " + w.getMessage());
+            printLaunches(w, cmd);
+            for (Throwable other : w.getSuppressed()) {
+                cmd.getErr().println("  and on another rank: " + other.getMessage());
+                if (other instanceof AllreduceTimeoutException o) {
+                    printLaunches(o, cmd);
+                }
+            }
             return ExitCodes.WATCHDOG;
         }
         if (ex instanceof io.tensorlane.runtime.engine.CudaUnavailableException) {

@@ -252,7 +252,7 @@ public final class Communicator implements AutoCloseable {
             }));
         }
         List<T> out = new ArrayList<>();
-        RuntimeException first = null;
+        List<RuntimeException> failures = new ArrayList<>();
         for (Future<T> f : futures) {
             try {
                 out.add(SpinHandoff.get(f, SpinHandoff.CALLER_SPIN_NANOS));
@@ -262,17 +262,20 @@ public final class Communicator implements AutoCloseable {
             } catch (ExecutionException e) {
                 Throwable c = e.getCause();
                 RuntimeException re = c instanceof RuntimeException rt ? rt : new IllegalStateException(c);
-                if (first == null
-                        || (re instanceof AllreduceTimeoutException && !(first instanceof AllreduceTimeoutException))) {
-                    first = re;
-                }
+                failures.add(re);
                 out.add(null);
             }
         }
-        if (first != null) {
-            throw first;
+        if (failures.isEmpty()) {
+            return out;
         }
-        return out;
+        // a watchdog timeout first (the cause of the others), the other ranks' failures attached: every rank's view
+        RuntimeException first = failures.stream()
+                .filter(AllreduceTimeoutException.class::isInstance)
+                .findFirst()
+                .orElse(failures.get(0));
+        failures.stream().filter(f -> f != first).forEach(first::addSuppressed);
+        throw first;
     }
 
     /** Synchronizes every rank's own stream and checks every rank's watchdog record. */

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
@@ -44,6 +45,7 @@ public final class Rank implements AutoCloseable {
     private final ExecutorService worker;
     private volatile Thread workerThread;
     private final Map<Long, Integer> registered = new HashMap<>();
+    private final LaunchJournal journal = new LaunchJournal(24);
     private final long stagingAddress;
     private final long timeoutNanos;
 
@@ -225,7 +227,7 @@ public final class Rank implements AutoCloseable {
                     comm.worldSize(),
                     timeoutNanos,
                     comm.layout().pushSlotBytes());
-            fenced(() -> KernelModule.launch(module.push(dtype), blocks, 0, stream, params, "push, " + dtype));
+            fenced(() -> launch(module.push(dtype), blocks, 0, stream, params, "push " + dtype + " count " + count));
             return;
         }
         withInputSlot(input, bytes, stream, slot -> launch(algorithm, dtype, slot, output, count, stream, blocks));
@@ -260,24 +262,24 @@ public final class Rank implements AutoCloseable {
                     comm.worldSize(),
                     timeoutNanos,
                     comm.layout().pushSlotBytes());
-            fenced(() -> KernelModule.launch(
+            fenced(() -> launch(
                     module.pushNorm(norm.dtype()),
                     blocks,
                     norm.sharedBytes(),
                     stream,
                     params,
-                    "push + RMSNorm, " + norm));
+                    "push + RMSNorm rows " + norm.rows() + " x " + norm.hidden()));
             return;
         }
         withInputSlot(input, bytes, stream, slot -> {
             Pointer params = norm.params(tables(slot), index, comm.worldSize(), timeoutNanos);
-            KernelModule.launch(
+            launch(
                     module.allreduceNorm(norm.dtype()),
                     blocks,
                     norm.sharedBytes(),
                     stream,
                     params,
-                    "allreduce + RMSNorm, " + norm);
+                    "allreduce + RMSNorm slot " + slot + " rows " + norm.rows() + " x " + norm.hidden());
         });
     }
 
@@ -332,13 +334,20 @@ public final class Rank implements AutoCloseable {
                 Pointer.to(new int[] {index}),
                 Pointer.to(new int[] {comm.worldSize()}),
                 Pointer.to(new long[] {timeoutNanos}));
-        KernelModule.launch(
+        launch(
                 module.allreduce(algorithm, dtype),
                 blocks,
                 0,
                 stream,
                 params,
-                algorithm + ", " + dtype + ", " + blocks + " blocks");
+                algorithm + " " + dtype + " count " + count + " slot " + slot);
+    }
+
+    /** Launches an allreduce entry and notes it in the journal the watchdog's message shows. */
+    private void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
+        String entry = what + ", " + blocks + " blocks";
+        journal.record(entry);
+        KernelModule.launch(f, blocks, sharedBytes, stream, params, entry);
     }
 
     /**
@@ -393,7 +402,7 @@ public final class Rank implements AutoCloseable {
         Optional<WatchdogRecord> w = wait.mirrored() && wait.rc() == 0 ? watchdogMirror.read() : watchdog();
         if (w.isPresent()) {
             comm.markBroken();
-            throw new AllreduceTimeoutException(w.get());
+            throw new AllreduceTimeoutException(w.get(), journal.lines());
         }
         Cuda.check(wait.rc(), "cuStreamSynchronize(rank " + index + ")");
     }

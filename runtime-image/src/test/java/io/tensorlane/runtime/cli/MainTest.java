@@ -10,7 +10,9 @@ import io.tensorlane.contract.DType;
 import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.common.TerminationLog;
+import io.tensorlane.runtime.engine.AllreduceTimeoutException;
 import io.tensorlane.runtime.engine.CudaOutOfMemoryException;
+import io.tensorlane.runtime.engine.WatchdogRecord;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -110,6 +112,28 @@ class MainTest {
         cl.setErr(new PrintWriter(new StringWriter()));
         assertThat(Main.handle(new IllegalStateException(new CudaOutOfMemoryException(m)), cl))
                 .isEqualTo(ExitCodes.CUDA_OOM);
+    }
+
+    @Test
+    void aWatchdogTimeoutExitsWithFourAndPrintsEveryRanksRecord() {
+        var rank0 = new AllreduceTimeoutException(
+                new WatchdogRecord(0, 1, 2, 15, 1621, Algorithm.OneStage, 2, 60_000_000_000L, 60_000_000_000L, 1620));
+        var rank1 = new AllreduceTimeoutException(
+                new WatchdogRecord(1, 0, 1, 15, 1621, Algorithm.TwoStage, 2, 60_000_000_000L, 60_000_000_000L, 0),
+                List.of("#7 OneStage bf16 count 8 slot 4, 1 blocks", "#8 TwoStage bf16 count 4096 slot 4, 1 blocks"));
+        rank0.addSuppressed(rank1);
+        CommandLine cl = Main.commandLine();
+        StringWriter err = new StringWriter();
+        cl.setErr(new PrintWriter(err));
+        assertThat(Main.handle(new IllegalStateException(rank0), cl)).isEqualTo(ExitCodes.WATCHDOG);
+        assertThat(err.toString())
+                .contains("allreduce watchdog: rank 1 did not arrive within 60000 ms (rank 0 waited at the OneStage end"
+                        + " barrier, block 15, call 1621)")
+                .contains("  and on another rank: rank 0 did not arrive within 60000 ms (rank 1 waited at the TwoStage"
+                        + " mid barrier, block 15, call 1621)")
+                .contains(
+                        "    rank 1's last allreduce launches (oldest first; graph replays not listed): #7 OneStage bf16"
+                                + " count 8 slot 4, 1 blocks | #8 TwoStage bf16 count 4096 slot 4, 1 blocks");
     }
 
     @Test
