@@ -48,24 +48,37 @@ class ApiServerRestartE2ETest {
                 OperatorProcess operator = OperatorProcess.start(cluster, ns.name(), null)) {
             operator.awaitStarted();
             FaultStory story = new FaultStory(inv, ns.name());
-            story.create(false);
-            story.round();
-            restart(shared, "right after round 1's edits: " + story.phases());
-            story.round();
-            String failing = story.awaitUpgradeApplied();
-            restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
-            story.expectEndStates();
-
-            List<String> problems = new ArrayList<>(story.problems());
-            problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
+            List<String> problems;
+            try {
+                story.create(false);
+                story.round();
+                restart(shared, "right after round 1's edits: " + story.phases());
+                story.round();
+                String failing = story.awaitUpgradeApplied();
+                restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
+                story.expectEndStates();
+                problems = new ArrayList<>(story.problems());
+                problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
+            } catch (RuntimeException | AssertionError e) { // a step of the story timed out
+                System.out.println("[ApiServerRestartE2ETest] " + e + "\n" + dump(shared, client, ns, sim));
+                throw e;
+            }
             assertThat(problems)
-                    .as("operator log %s, last lines:%n%s", operator.log(), operator.logTail(30))
+                    .as(
+                            "operator log %s, last lines:%n%s%n%s",
+                            operator.log(),
+                            operator.logTail(30),
+                            problems.isEmpty() ? "" : dump(shared, client, ns, sim))
                     .isEmpty();
             assertThat(operator.isAlive())
                     .as("the operator survived the outages")
                     .isTrue();
             assertThat(operator.starts()).isEqualTo(1);
         }
+    }
+
+    private static String dump(SharedCluster shared, KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        return ClusterDump.of(client, ns.name(), sim, shared.plane());
     }
 
     private static void restart(SharedCluster shared, String when) {
