@@ -27,10 +27,15 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 // (57-66 s), but in two full runs on the morning of 2026-12-01 a pod was left behind after a restart (once
 // Terminating, once a pod of the rolled-back revision in CrashLoopBackOff never removed), so `up` never converged. The
 // same evening it passed 8 of 8 (alone, with the other fault tests, in two full operator suites, and 4 times alone
-// next to a busy-looping process); the cause of the morning's failures was not found. Issue #17 tracks it.
+// next to a busy-looping process). Likely cause (not proven for those runs, whose logs are gone): under load the
+// outage outlasts the client's own retries (about 19 s) and the simulated kubelet dropped the finalize (fixed that
+// morning) or status write it was making; a 40 s outage (-Dtensorlane.faults.apiserver.down=30) reproduces that with
+// the old simulator (a new pod left Pending with no status). A failure now prints the pods, ReplicaSets, Deployments
+// and kube-controller-manager's errors (ClusterDump). Issue #17 tracks it.
 @EnabledIfSystemProperty(named = "tensorlane.faults.apiserver", matches = "true")
 class ApiServerRestartE2ETest {
-    static final Duration DOWN = Duration.ofSeconds(2);
+    /** How long both stay down; -Dtensorlane.faults.apiserver.down=SECONDS lengthens it (a slow machine's restart). */
+    static final Duration DOWN = Duration.ofSeconds(Long.getLong("tensorlane.faults.apiserver.down", 2));
 
     @Test
     void apiServerAndEtcdRestartedMidRolloutLoseNothing(
@@ -48,24 +53,37 @@ class ApiServerRestartE2ETest {
                 OperatorProcess operator = OperatorProcess.start(cluster, ns.name(), null)) {
             operator.awaitStarted();
             FaultStory story = new FaultStory(inv, ns.name());
-            story.create(false);
-            story.round();
-            restart(shared, "right after round 1's edits: " + story.phases());
-            story.round();
-            String failing = story.awaitUpgradeApplied();
-            restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
-            story.expectEndStates();
-
-            List<String> problems = new ArrayList<>(story.problems());
-            problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
+            List<String> problems;
+            try {
+                story.create(false);
+                story.round();
+                restart(shared, "right after round 1's edits: " + story.phases());
+                story.round();
+                String failing = story.awaitUpgradeApplied();
+                restart(shared, "with up's failing revision " + failing + " applied: " + story.phases());
+                story.expectEndStates();
+                problems = new ArrayList<>(story.problems());
+                problems.addAll(inv.awaitConvergedAndCheck(Duration.ofSeconds(150)));
+            } catch (RuntimeException | AssertionError e) { // a step of the story timed out
+                System.out.println("[ApiServerRestartE2ETest] " + e + "\n" + dump(shared, client, ns, sim));
+                throw e;
+            }
             assertThat(problems)
-                    .as("operator log %s, last lines:%n%s", operator.log(), operator.logTail(30))
+                    .as(
+                            "operator log %s, last lines:%n%s%n%s",
+                            operator.log(),
+                            operator.logTail(30),
+                            problems.isEmpty() ? "" : dump(shared, client, ns, sim))
                     .isEmpty();
             assertThat(operator.isAlive())
                     .as("the operator survived the outages")
                     .isTrue();
             assertThat(operator.starts()).isEqualTo(1);
         }
+    }
+
+    private static String dump(SharedCluster shared, KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        return ClusterDump.of(client, ns.name(), sim, shared.plane());
     }
 
     private static void restart(SharedCluster shared, String when) {

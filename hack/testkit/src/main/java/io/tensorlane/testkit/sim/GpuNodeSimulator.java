@@ -122,6 +122,13 @@ public final class GpuNodeSimulator implements AutoCloseable {
         player.start();
         podInformer = client.pods().inAnyNamespace().inform(SimSupport.handler(player::onPod, player::onPodGone), 0);
         informers.add(podInformer);
+        // the client re-lists after a 410 and re-watches after a dropped connection by itself; it stops for good only
+        // on an error it cannot handle (an event it cannot read), and then no pod is played or finalized any more
+        podInformer.stopped().whenComplete((v, e) -> {
+            if (e != null) {
+                System.err.println("[gpu-sim] the pod informer stopped: " + e);
+            }
+        });
         return this;
     }
 

@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The kubelet part of {@link GpuNodeSimulator}: plays the pods bound to its nodes (the status each {@link SimRule} or
@@ -24,6 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class SimPodPlayer implements AutoCloseable {
     private static final int FINALIZE_ATTEMPTS = 120; // 60 s at 500 ms
+    /** Status writes are retried as long: a kubelet keeps syncing a pod's status until the API server takes it. */
+    private static final int WRITE_ATTEMPTS = 120;
+
+    private static final long RETRY_MILLIS = 500;
 
     private final KubernetesClient client;
     private final GpuNodeSimulator.Options options;
@@ -38,6 +43,9 @@ final class SimPodPlayer implements AutoCloseable {
     // pod UID -> what was played, when
     private final Map<String, GpuNodeSimulator.Applied> applied = new ConcurrentHashMap<>();
     private final Set<String> nudging = ConcurrentHashMap.newKeySet();
+    // pod UID -> number of the latest status written (a retry of an older one is dropped, never overwrites it)
+    private final Map<String, Long> writes = new ConcurrentHashMap<>();
+    private final AtomicLong writeCounter = new AtomicLong();
     private SimKubelet kubeletEndpoint;
     private volatile SimDownloads downloads;
     private final AtomicInteger nudges = new AtomicInteger();
@@ -82,6 +90,10 @@ final class SimPodPlayer implements AutoCloseable {
 
     /** The pod informer's add/update: plans what to play on a pod bound to a simulated node, once per pod. */
     void onPod(Pod pod) {
+        onPod(pod, 1);
+    }
+
+    private void onPod(Pod pod, int attempt) {
         String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
         if (nodeName == null || !nodeIps.containsKey(nodeName)) {
             return;
@@ -97,6 +109,22 @@ final class SimPodPlayer implements AutoCloseable {
         if (!seen.add(uid)) {
             return;
         }
+        try {
+            plan(pod, nodeName, uid);
+        } catch (RuntimeException e) {
+            // e.g. an outOfMemory rule's owner lookup while the API server restarts: plan it again (later updates of
+            // the pod would not, it is marked seen)
+            seen.remove(uid);
+            if (attempt < WRITE_ATTEMPTS) {
+                log("cannot plan pod " + ref(pod) + " (will retry): " + e);
+                schedule(uid, RETRY_MILLIS, () -> onPod(pod, attempt + 1));
+            } else {
+                log("cannot plan pod " + ref(pod) + " after " + attempt + " attempts: " + e);
+            }
+        }
+    }
+
+    private void plan(Pod pod, String nodeName, String uid) {
         PodStatus st = pod.getStatus();
         if (st != null
                 && st.getContainerStatuses() != null
@@ -181,11 +209,27 @@ final class SimPodPlayer implements AutoCloseable {
     }
 
     private void write(Pod pod, PodStatus status, SimAction.Type type) {
+        long n = writeCounter.incrementAndGet();
+        writes.put(pod.getMetadata().getUid(), n);
+        write(pod, status, type, n, 1);
+    }
+
+    /**
+     * Writes the status; when the API server cannot take it (restarting: refused or closed connections, 5xx, timeouts,
+     * beyond the client's own retries) tries again every {@value #RETRY_MILLIS} ms, as a kubelet's status manager does,
+     * until a newer status of the pod is written, the pod is gone (404, or another pod of the name: 409) or the
+     * attempts run out.
+     */
+    private void write(Pod pod, PodStatus status, SimAction.Type type, long n, int attempt) {
+        String uid = pod.getMetadata().getUid();
+        if (!Long.valueOf(n).equals(writes.get(uid))) {
+            return; // superseded by a newer status, or the pod is gone
+        }
         Pod patch = new PodBuilder()
                 .withNewMetadata()
                 .withName(pod.getMetadata().getName())
                 .withNamespace(pod.getMetadata().getNamespace())
-                .withUid(pod.getMetadata().getUid()) // never write onto a newer pod of the same name
+                .withUid(uid) // never write onto a newer pod of the same name
                 .endMetadata()
                 .withStatus(status)
                 .build();
@@ -194,13 +238,21 @@ final class SimPodPlayer implements AutoCloseable {
                     .inNamespace(pod.getMetadata().getNamespace())
                     .resource(patch)
                     .patchStatus();
-            applied.put(pod.getMetadata().getUid(), new GpuNodeSimulator.Applied(type, Instant.now()));
+            applied.put(uid, new GpuNodeSimulator.Applied(type, Instant.now()));
             if ("Succeeded".equals(status.getPhase()) || "Failed".equals(status.getPhase())) {
                 nudgeScheduler(pod.getSpec().getNodeName());
             }
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 404 && e.getCode() != 409) {
-                log("cannot write status of pod " + ref(pod) + ": " + e.getMessage());
+        } catch (RuntimeException e) { // KubernetesClientException; anything else must not end the retries either
+            if (code(e) == 404 || code(e) == 409) {
+                return;
+            }
+            if (attempt < WRITE_ATTEMPTS) {
+                if (attempt == 1) {
+                    log("cannot write status of pod " + ref(pod) + " (will retry): " + e.getMessage());
+                }
+                schedule(uid, RETRY_MILLIS, () -> write(pod, status, type, n, attempt + 1));
+            } else {
+                log("cannot write status of pod " + ref(pod) + " after " + attempt + " attempts: " + e.getMessage());
             }
         }
     }
@@ -250,12 +302,12 @@ final class SimPodPlayer implements AutoCloseable {
                     .withName(pod.getMetadata().getName())
                     .withGracePeriod(0)
                     .delete();
-        } catch (KubernetesClientException e) {
-            if (e.getCode() == 404) {
+        } catch (RuntimeException e) { // run by the executor: an exception other than the client's would go unseen
+            if (code(e) == 404) {
                 return;
             }
             if (attempt < FINALIZE_ATTEMPTS) {
-                kubelet.schedule(() -> forceDelete(pod, attempt + 1), 500, TimeUnit.MILLISECONDS);
+                kubelet.schedule(() -> forceDelete(pod, attempt + 1), RETRY_MILLIS, TimeUnit.MILLISECONDS);
             } else {
                 log("cannot finalize pod " + ref(pod) + " after " + attempt + " attempts: " + e.getMessage());
             }
@@ -269,6 +321,7 @@ final class SimPodPlayer implements AutoCloseable {
         seen.remove(uid);
         finalizing.remove(uid);
         applied.remove(uid);
+        writes.remove(uid);
         if (kubeletEndpoint != null) {
             kubeletEndpoint.forget(
                     pod.getMetadata().getNamespace(), pod.getMetadata().getName());
@@ -292,6 +345,10 @@ final class SimPodPlayer implements AutoCloseable {
         if (tasks != null) {
             tasks.forEach(f -> f.cancel(false));
         }
+    }
+
+    private static int code(RuntimeException e) {
+        return e instanceof KubernetesClientException k ? k.getCode() : 0;
     }
 
     private String nextPodIp() {

@@ -1,0 +1,166 @@
+package io.tensorlane.operator.e2e;
+
+import io.fabric8.kubernetes.api.model.ContainerState;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.tensorlane.testkit.LocalControlPlane;
+import io.tensorlane.testkit.sim.GpuNodeSimulator;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * What a fault test prints when a deployment did not converge: the namespace's pods as the API server has them (phase,
+ * deletionTimestamp, finalizers, owner, node, containers, what the simulated kubelet last played), its ReplicaSets
+ * and Deployments with their replica counts, and the tail of kube-controller-manager's log. It tells a pod the
+ * controllers never deleted from one the simulated kubelet never finalized, and both from a pod only the operator's
+ * cache still holds (the operator's status names it, the API server has no such pod).
+ */
+final class ClusterDump {
+    private ClusterDump() {}
+
+    static String of(KubernetesClient client, String ns, GpuNodeSimulator sim, LocalControlPlane plane) {
+        StringBuilder b = new StringBuilder();
+        try {
+            b.append("pods in ").append(ns).append(" (API server):\n");
+            for (Pod p : client.pods().inNamespace(ns).list().getItems()) {
+                var m = p.getMetadata();
+                var st = p.getStatus();
+                GpuNodeSimulator.Applied played = sim == null ? null : sim.applied(m.getUid());
+                b.append("  ")
+                        .append(m.getName())
+                        .append(" phase=")
+                        .append(st == null ? null : st.getPhase())
+                        .append(" deletionTimestamp=")
+                        .append(m.getDeletionTimestamp())
+                        .append(" finalizers=")
+                        .append(m.getFinalizers())
+                        .append(" owner=")
+                        .append(owner(p))
+                        .append(" node=")
+                        .append(p.getSpec().getNodeName())
+                        .append(" played=")
+                        .append(played == null ? null : played.type() + "@" + played.at())
+                        .append(" containers=")
+                        .append(
+                                st == null || st.getContainerStatuses() == null
+                                        ? "[]"
+                                        : st.getContainerStatuses().stream()
+                                                .map(ClusterDump::container)
+                                                .collect(Collectors.joining(", ", "[", "]")))
+                        .append('\n');
+            }
+            b.append("replicasets (spec/status replicas, ready, available, generation/observed):\n");
+            for (ReplicaSet rs :
+                    client.apps().replicaSets().inNamespace(ns).list().getItems()) {
+                var s = rs.getStatus();
+                b.append("  ")
+                        .append(rs.getMetadata().getName())
+                        .append(" rev=")
+                        .append(rs.getMetadata().getAnnotations().get(FaultInvariants.KUBE_REVISION))
+                        .append(' ')
+                        .append(rs.getSpec().getReplicas())
+                        .append('/')
+                        .append(s == null ? null : s.getReplicas())
+                        .append(" ready=")
+                        .append(s == null ? null : s.getReadyReplicas())
+                        .append(" available=")
+                        .append(s == null ? null : s.getAvailableReplicas())
+                        .append(" gen=")
+                        .append(rs.getMetadata().getGeneration())
+                        .append('/')
+                        .append(s == null ? null : s.getObservedGeneration())
+                        .append('\n');
+            }
+            b.append(
+                    "deployments (spec/status replicas, updated, ready, available, unavailable, generation/observed):\n");
+            for (Deployment d :
+                    client.apps().deployments().inNamespace(ns).list().getItems()) {
+                var s = d.getStatus();
+                b.append("  ")
+                        .append(d.getMetadata().getName())
+                        .append(" rev=")
+                        .append(d.getMetadata().getAnnotations().get(FaultInvariants.KUBE_REVISION))
+                        .append(' ')
+                        .append(d.getSpec().getReplicas())
+                        .append('/')
+                        .append(s == null ? null : s.getReplicas())
+                        .append(" updated=")
+                        .append(s == null ? null : s.getUpdatedReplicas())
+                        .append(" ready=")
+                        .append(s == null ? null : s.getReadyReplicas())
+                        .append(" available=")
+                        .append(s == null ? null : s.getAvailableReplicas())
+                        .append(" unavailable=")
+                        .append(s == null ? null : s.getUnavailableReplicas())
+                        .append(" gen=")
+                        .append(d.getMetadata().getGeneration())
+                        .append('/')
+                        .append(s == null ? null : s.getObservedGeneration())
+                        .append('\n');
+            }
+        } catch (RuntimeException e) {
+            b.append("  (cannot list: ").append(e.getMessage()).append(")\n");
+        }
+        if (plane != null) {
+            plane.processes().stream()
+                    .filter(p -> p.name().equals("kube-controller-manager"))
+                    .findFirst()
+                    .ifPresent(cm -> b.append("kube-controller-manager log ")
+                            .append(cm.log())
+                            .append(", its last ")
+                            .append(LOG_LINES)
+                            .append(" errors and lines about ")
+                            .append(ns)
+                            .append(" (endpoints left out):\n")
+                            .append(controllerLog(cm.log(), ns)));
+        }
+        return b.toString();
+    }
+
+    static final int LOG_LINES = 40;
+
+    /** Errors (klog E lines) and lines naming the namespace, without the endpoints controllers' noise; cut to 300. */
+    static String controllerLog(Path log, String ns) {
+        try (Stream<String> lines = Files.lines(log)) {
+            List<String> picked = lines.filter(l -> l.startsWith("E") || l.contains(ns))
+                    .filter(l -> !l.contains("ndpoint"))
+                    .map(l -> l.length() > 300 ? l.substring(0, 300) + "..." : l)
+                    .toList();
+            return String.join("\n", picked.subList(Math.max(0, picked.size() - LOG_LINES), picked.size()));
+        } catch (IOException | UncheckedIOException e) {
+            return "(cannot read: " + e.getMessage() + ")";
+        }
+    }
+
+    private static String owner(HasMetadata o) {
+        List<OwnerReference> refs = o.getMetadata().getOwnerReferences();
+        return refs == null || refs.isEmpty()
+                ? null
+                : refs.stream().map(r -> r.getKind() + "/" + r.getName()).collect(Collectors.joining(","));
+    }
+
+    private static String container(ContainerStatus cs) {
+        ContainerState s = cs.getState();
+        String state = s == null
+                ? "?"
+                : s.getRunning() != null
+                        ? "running"
+                        : s.getWaiting() != null
+                                ? "waiting:" + s.getWaiting().getReason()
+                                : s.getTerminated() != null
+                                        ? "terminated:" + s.getTerminated().getReason() + "("
+                                                + s.getTerminated().getExitCode() + ")"
+                                        : "?";
+        return cs.getName() + " " + state + " ready=" + cs.getReady() + " restarts=" + cs.getRestartCount();
+    }
+}
