@@ -13,7 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 
 /**
  * Issue 17, item 5: kube-apiserver and etcd are restarted (stopped, 2 s down, started again on the same data and
@@ -23,16 +23,16 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * deployment converges and the {@link FaultInvariants} hold.
  */
 @WithLocalCluster
-// Opt-in (-Dtensorlane.faults.apiserver=true) until it is known stable under the whole suite's load: it passes alone
-// (57-66 s), but in two full runs on the morning of 2026-12-01 a pod was left behind after a restart (once
-// Terminating, once a pod of the rolled-back revision in CrashLoopBackOff never removed), so `up` never converged. The
-// same evening it passed 8 of 8 (alone, with the other fault tests, in two full operator suites, and 4 times alone
-// next to a busy-looping process). Likely cause (not proven for those runs, whose logs are gone): under load the
-// outage outlasts the client's own retries (about 19 s) and the simulated kubelet dropped the finalize (fixed that
-// morning) or status write it was making; a 40 s outage (-Dtensorlane.faults.apiserver.down=30) reproduces that with
-// the old simulator (a new pod left Pending with no status). A failure now prints the pods, ReplicaSets, Deployments
-// and kube-controller-manager's errors (ClusterDump). Issue #17 tracks it.
-@EnabledIfSystemProperty(named = "tensorlane.faults.apiserver", matches = "true")
+// On by default since 2026-12-01 22:30 UTC (-Dtensorlane.faults.apiserver=false skips it). It was opt-in after two
+// full runs on the morning of 2026-12-01 left a pod behind after a restart (once Terminating, once a pod of the
+// rolled-back revision in CrashLoopBackOff never removed). Likely cause (not proven for those runs, whose logs are
+// gone): under load the outage outlasts the client's own retries (about 19 s) and the simulated kubelet dropped the
+// finalize (fixed that morning) or status write it was making; it now retries both. A 40 s outage
+// (-Dtensorlane.faults.apiserver.down=30) reproduces that with the old simulator (a new pod left Pending with no
+// status)
+// and passes with the retries. A failure prints the pods, ReplicaSets, Deployments and kube-controller-manager's errors
+// (ClusterDump).
+@DisabledIfSystemProperty(named = "tensorlane.faults.apiserver", matches = "false")
 class ApiServerRestartE2ETest {
     /** How long both stay down; -Dtensorlane.faults.apiserver.down=SECONDS lengthens it (a slow machine's restart). */
     static final Duration DOWN = Duration.ofSeconds(Long.getLong("tensorlane.faults.apiserver.down", 2));
