@@ -69,7 +69,7 @@ public record FusedNorm(int rows, int hidden, DType dtype, long residual, long w
     }
 
     /** The kernel's parameters, in the order of {@code TL_NORM_ENTRY} in tl_allreduce.cu. */
-    Pointer params(Rank.KernelTables t, int rank, int world, long timeoutNanos) {
+    Pointer params(KernelTables t, int rank, int world, long timeoutNanos) {
         return Pointer.to(
                 Pointer.to(new long[] {t.inputs()}),
                 Pointer.to(new long[] {t.rankData()}),

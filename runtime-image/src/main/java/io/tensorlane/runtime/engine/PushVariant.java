@@ -26,14 +26,7 @@ final class PushVariant {
 
     /** The plain allreduce's parameters, in the order of {@code TL_PUSH_ENTRY} in tl_allreduce.cu. */
     static Pointer params(
-            long input,
-            long output,
-            Rank.KernelTables t,
-            long count,
-            int rank,
-            int world,
-            long timeoutNanos,
-            long slot) {
+            long input, long output, KernelTables t, long count, int rank, int world, long timeoutNanos, long slot) {
         return Pointer.to(
                 Pointer.to(new long[] {input}),
                 Pointer.to(new long[] {output}),
@@ -49,7 +42,7 @@ final class PushVariant {
 
     /** The fused allreduce + RMSNorm's parameters, in the order of {@code TL_PUSH_NORM_ENTRY} in tl_allreduce.cu. */
     static Pointer normParams(
-            long input, FusedNorm n, Rank.KernelTables t, int rank, int world, long timeoutNanos, long slot) {
+            long input, FusedNorm n, KernelTables t, int rank, int world, long timeoutNanos, long slot) {
         return Pointer.to(
                 Pointer.to(new long[] {input}),
                 Pointer.to(new long[] {t.rankData()}),

@@ -323,17 +323,7 @@ public final class Rank implements AutoCloseable {
 
     private void launch(
             Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {
-        KernelTables t = tables(slot);
-        Pointer params = Pointer.to(
-                Pointer.to(new long[] {t.inputs()}),
-                Pointer.to(new long[] {t.rankData()}),
-                Pointer.to(new long[] {Cuda.address(output)}),
-                Pointer.to(new long[] {t.state()}),
-                Pointer.to(new long[] {t.errorRecord()}),
-                Pointer.to(new long[] {count}),
-                Pointer.to(new int[] {index}),
-                Pointer.to(new int[] {comm.worldSize()}),
-                Pointer.to(new long[] {timeoutNanos}));
+        Pointer params = tables(slot).params(Cuda.address(output), count, index, comm.worldSize(), timeoutNanos);
         launch(
                 module.allreduce(algorithm, dtype),
                 blocks,
@@ -343,6 +333,14 @@ public final class Rank implements AutoCloseable {
                 algorithm + " " + dtype + " count " + count + " slot " + slot);
     }
 
+    /**
+     * Notes {@code what} (a CUDA graph's replay or capture, whose allreduces the journal does not see one by one) in the
+     * journal of launches the watchdog's message shows. Rank's worker thread only.
+     */
+    public void note(String what) {
+        journal.record(what);
+    }
+
     /** Launches an allreduce entry and notes it in the journal the watchdog's message shows. */
     private void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
         String entry = what + ", " + blocks + " blocks";
@@ -350,13 +348,7 @@ public final class Rank implements AutoCloseable {
         KernelModule.launch(f, blocks, sharedBytes, stream, params, entry);
     }
 
-    /**
-     * The device addresses every allreduce entry takes (each pointer as its 64-bit address, no reliance on JCuda's
-     * pointer offsets): the input pointer table of {@code slot}, the rank-data buffer, the epoch counters and the
-     * watchdog record, and the push variant's call counter.
-     */
-    record KernelTables(long inputs, long rankData, long state, long errorRecord, long pushState) {}
-
+    /** This rank's buffer addresses for a call whose input pointer table is {@code slot}. */
     private KernelTables tables(int slot) {
         long rankData = Cuda.address(buffers.get("rank-data"));
         long state = Cuda.address(buffers.get("state"));
