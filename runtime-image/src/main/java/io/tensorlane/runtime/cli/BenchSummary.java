@@ -11,6 +11,17 @@ import java.util.Optional;
 public final class BenchSummary {
     private BenchSummary() {}
 
+    /** One line of the latency table: {@code label}, then the median at 16 B, 8 KiB, 42 KiB and 256 KiB (or "-"). */
+    private static String latencyRow(List<Row> rows, String label, String algorithm, String mode) {
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "  %-36s", label));
+        for (long s : new long[] {16, 8192, 43008, 262144}) {
+            b.append(find(rows, algorithm, mode, s)
+                    .map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs()))
+                    .orElse("         -"));
+        }
+        return b.toString();
+    }
+
     static Optional<Row> find(List<Row> rows, String algo, String mode, long bytes) {
         return rows.stream()
                 .filter(r -> r.algorithm().equals(algo) && r.mode().equals(mode) && r.bytes() == bytes)
@@ -80,30 +91,12 @@ public final class BenchSummary {
         }
         out.add("graph-replayed latency (us, median):   16 B (barrier floor)     8 KiB    42 KiB   256 KiB");
         for (String a : List.of("OneStage", "TwoStage", "Ring")) {
-            StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "  %-36s", a));
-            for (long s : new long[] {16, 8192, 43008, 262144}) {
-                b.append(find(rows, a, "graph", s)
-                        .map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs()))
-                        .orElse("         -"));
-            }
-            out.add(b.toString());
+            out.add(latencyRow(rows, a, a, "graph"));
         }
         if (rows.stream().anyMatch(r -> r.mode().equals("graph-push"))) {
-            StringBuilder p = new StringBuilder(String.format(Locale.ROOT, "  %-36s", "OneStage push variant"));
-            for (long s : new long[] {16, 8192, 43008, 262144}) {
-                p.append(find(rows, "OneStage", "graph-push", s)
-                        .map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs()))
-                        .orElse("         -"));
-            }
-            out.add(p.toString());
+            out.add(latencyRow(rows, "OneStage push variant", "OneStage", "graph-push"));
         }
-        StringBuilder n = new StringBuilder(String.format(Locale.ROOT, "  %-36s", "NCCL (eager, own rank count)"));
-        for (long s : new long[] {16, 8192, 43008, 262144}) {
-            n.append(find(rows, "NCCL", "eager", s)
-                    .map(r -> String.format(Locale.ROOT, "%10.2f", r.medianUs()))
-                    .orElse("         -"));
-        }
-        out.add(n.toString());
+        out.add(latencyRow(rows, "NCCL (eager, own rank count)", "NCCL", "eager"));
         StringBuilder t = new StringBuilder("tuned table:");
         tuned.rows()
                 .forEach(r -> t.append(" <=")

@@ -39,7 +39,34 @@ final class SelftestRunner {
             long boundViolations,
             boolean bitwiseEqual,
             boolean tailIntact,
-            boolean ok) {}
+            boolean ok) {
+        /** A check that passes when the ranks agree bit for bit, the tail is untouched and both error checks hold. */
+        static Result of(
+                int world,
+                String dtype,
+                String algorithm,
+                String mode,
+                long count,
+                double relErr,
+                double tolerance,
+                long boundViolations,
+                boolean bitwiseEqual,
+                boolean tailIntact) {
+            boolean ok = bitwiseEqual && tailIntact && boundViolations == 0 && relErr <= tolerance;
+            return new Result(
+                    world,
+                    dtype,
+                    algorithm,
+                    mode,
+                    count,
+                    relErr,
+                    tolerance,
+                    boundViolations,
+                    bitwiseEqual,
+                    tailIntact,
+                    ok);
+        }
+    }
 
     /** Below this many elements ‖out − ref‖/‖ref‖ is dominated by cancellation; the element-wise bound still applies. */
     static final long NORM_CHECK_MIN_COUNT = 1000;
