@@ -11,8 +11,9 @@
 //
 // "Empty" is the bit pattern 0x8000 (-0.0 in bf16 and fp16) in any 16-bit element of a pack: a writer replaces -0.0
 // by +0.0 in every element it sends (and in its own contribution alike), so a pack that arrived holds no such element,
-// and a reader takes a pack only when all 8 of its elements arrived, however the link splits the store. A reader puts
-// the empty pattern back into every pack it took, so the region is empty again before its next use.
+// and a reader takes a pack only when all 8 of its elements arrived, however the link splits the 16-byte store (at
+// element boundaries or coarser: NVLink and PCIe write whole 4-byte words at least). A reader puts the empty pattern
+// back into every pack it took, so the region is empty again before its next use.
 //
 // Why two phases suffice: a rank can start call k + 2 only after call k + 1 finished on it, which needed every peer's
 // call k + 1 data, which a peer sends only after its call k kernel completed, including emptying its phase-k region.
