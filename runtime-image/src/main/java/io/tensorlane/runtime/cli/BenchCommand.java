@@ -243,7 +243,7 @@ public final class BenchCommand implements Callable<Integer> {
         comm.setPush(true);
         try {
             for (long b : sizes) {
-                if (b % dt.bytes() != 0 || !comm.pushFits(dt, b / dt.bytes())) {
+                if (b % dt.bytes() != 0 || !comm.pushes(dt, b / dt.bytes())) {
                     continue;
                 }
                 rows.add(runner.eager(Algorithm.OneStage, b).withMode("eager-push"));

@@ -78,20 +78,16 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * The driver settings virtual ranks need ({@code SharedContextEnv}: eager module loading, 32 hardware queues).
-     * They take effect only before the driver initializes: a command that calls {@link Cuda#init} before it creates a
-     * communicator of virtual ranks (selftest, bench: they count the GPUs first) calls this first. Kept where the user
-     * set them; idempotent.
+     * They take effect only before the driver initializes: {@link Cuda#init(java.util.List)} applies them for a list of
+     * devices that repeats one; a command that starts the driver before it knows its ranks' devices (selftest, bench:
+     * they count the GPUs first) calls this first. Kept where the user set them; idempotent.
      */
     public static void prepareVirtualRanks() {
         SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
     }
 
     private void open() {
-        if (config.virtual()) {
-            // before the driver initializes: every user of virtual ranks (engine, serve --synthetic) needs them
-            prepareVirtualRanks();
-        }
-        Cuda.init();
+        Cuda.init(config.devices());
         BufferLayout layout = config.layout();
         maxBlocks = layout.blocks();
         for (int d : config.devices().stream().distinct().toList()) {
@@ -208,9 +204,9 @@ public final class Communicator implements AutoCloseable {
         return push;
     }
 
-    /** Whether the push variant takes {@code count} elements of {@code dtype} (with push on, OneStage pushes them). */
-    public boolean pushFits(DType dtype, long count) {
-        return PushVariant.fits(config.layout(), dtype, count);
+    /** Whether a OneStage call of {@code count} elements of {@code dtype} takes the push variant: push on and it fits. */
+    public boolean pushes(DType dtype, long count) {
+        return push && PushVariant.fits(config.layout(), dtype, count);
     }
 
     /**

@@ -33,6 +33,17 @@ public final class Cuda {
         }
     }
 
+    /**
+     * {@link #init()} for ranks on {@code devices}: where a device hosts several (virtual ranks), their driver settings
+     * first ({@link Communicator#prepareVirtualRanks}), which count only before the driver starts.
+     */
+    public static void init(java.util.List<Integer> devices) {
+        if (devices.stream().distinct().count() < devices.size()) {
+            Communicator.prepareVirtualRanks();
+        }
+        init();
+    }
+
     /** cuInit once; JCuda exceptions off (we check every return code ourselves). */
     public static synchronized void init() {
         if (!initialized) {

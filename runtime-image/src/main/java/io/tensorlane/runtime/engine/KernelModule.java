@@ -107,12 +107,12 @@ public final class KernelModule implements AutoCloseable {
         return min;
     }
 
-    /** Launches an allreduce entry: {@code blocks} x {@link BufferLayout#THREADS_PER_BLOCK} threads on {@code stream}. */
-    static void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
-        Cuda.check(
-                cuLaunchKernel(
-                        f, blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, sharedBytes, stream, params, null),
-                "cuLaunchKernel(" + what + ")");
+    /**
+     * Launches an allreduce entry: {@code blocks} x {@link BufferLayout#THREADS_PER_BLOCK} threads on {@code stream};
+     * returns the driver's result (the caller words the error).
+     */
+    static int launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params) {
+        return cuLaunchKernel(f, blocks, 1, 1, BufferLayout.THREADS_PER_BLOCK, 1, 1, sharedBytes, stream, params, null);
     }
 
     private static int resident(CUfunction f, int sharedBytes) {

@@ -23,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
@@ -45,9 +44,8 @@ public final class Rank implements AutoCloseable {
     private final ExecutorService worker;
     private volatile Thread workerThread;
     private final Map<Long, Integer> registered = new HashMap<>();
-    private final LaunchJournal journal = new LaunchJournal(24);
+    private final RankLaunches launches;
     private final long stagingAddress;
-    private final long timeoutNanos;
 
     Rank(Communicator comm, int index, int device, CUcontext context, KernelModule module) {
         this.comm = comm;
@@ -55,7 +53,6 @@ public final class Rank implements AutoCloseable {
         this.device = device;
         this.context = context;
         this.module = module;
-        this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(comm.config().timeoutMillis());
         BufferLayout layout = comm.layout();
         this.buffers = new RankBuffers(layout, device, index);
         WatchdogMirror mirror = null;
@@ -72,6 +69,13 @@ public final class Rank implements AutoCloseable {
         }
         this.watchdogMirror = mirror;
         this.stagingAddress = Cuda.address(buffers.get("staging"));
+        this.launches = new RankLaunches(
+                module,
+                layout,
+                Cuda.address(buffers.get("rank-data")),
+                Cuda.address(buffers.get("state")),
+                index,
+                TimeUnit.MILLISECONDS.toNanos(comm.config().timeoutMillis()));
         this.registered.put(stagingAddress, 0);
         this.worker = SpinHandoff.singleThread(
                 r -> {
@@ -217,20 +221,12 @@ public final class Rank implements AutoCloseable {
             return;
         }
         int blocks = LaunchPlan.blocksFor(count, dtype, comm.maxBlocks());
-        if (algorithm == Algorithm.OneStage && comm.push() && PushVariant.fits(comm.layout(), dtype, count)) {
-            Pointer params = PushVariant.params(
-                    Cuda.address(input),
-                    out,
-                    tables(0),
-                    count,
-                    index,
-                    comm.worldSize(),
-                    timeoutNanos,
-                    comm.layout().pushSlotBytes());
-            fenced(() -> launch(module.push(dtype), blocks, 0, stream, params, "push " + dtype + " count " + count));
+        if (algorithm == Algorithm.OneStage && comm.pushes(dtype, count)) {
+            long in = Cuda.address(input);
+            fenced(() -> launches.push(dtype, in, out, count, blocks, stream));
             return;
         }
-        withInputSlot(input, bytes, stream, slot -> launch(algorithm, dtype, slot, output, count, stream, blocks));
+        withInputSlot(input, bytes, stream, slot -> launches.pull(algorithm, dtype, slot, out, count, blocks, stream));
     }
 
     /** Whether {@link #allReduceAddRmsNorm} takes {@code norm} ({@link FusedNorm#fits} for this communicator's route). */
@@ -253,34 +249,12 @@ public final class Rank implements AutoCloseable {
         }
         long bytes = norm.bytes();
         int blocks = Math.min(norm.rows(), comm.maxBlocks());
-        if (comm.push() && PushVariant.fits(comm.layout(), norm.dtype(), (long) norm.rows() * norm.hidden())) {
-            Pointer params = PushVariant.normParams(
-                    Cuda.address(input),
-                    norm,
-                    tables(0),
-                    index,
-                    comm.worldSize(),
-                    timeoutNanos,
-                    comm.layout().pushSlotBytes());
-            fenced(() -> launch(
-                    module.pushNorm(norm.dtype()),
-                    blocks,
-                    norm.sharedBytes(),
-                    stream,
-                    params,
-                    "push + RMSNorm rows " + norm.rows() + " x " + norm.hidden()));
+        if (comm.pushes(norm.dtype(), (long) norm.rows() * norm.hidden())) {
+            long in = Cuda.address(input);
+            fenced(() -> launches.pushNorm(in, norm, blocks, stream));
             return;
         }
-        withInputSlot(input, bytes, stream, slot -> {
-            Pointer params = norm.params(tables(slot), index, comm.worldSize(), timeoutNanos);
-            launch(
-                    module.allreduceNorm(norm.dtype()),
-                    blocks,
-                    norm.sharedBytes(),
-                    stream,
-                    params,
-                    "allreduce + RMSNorm slot " + slot + " rows " + norm.rows() + " x " + norm.hidden());
-        });
+        withInputSlot(input, bytes, stream, slot -> launches.pullNorm(norm, slot, blocks, stream));
     }
 
     /**
@@ -321,43 +295,28 @@ public final class Rank implements AutoCloseable {
         }
     }
 
-    private void launch(
-            Algorithm algorithm, DType dtype, int slot, CUdeviceptr output, long count, CUstream stream, int blocks) {
-        Pointer params = tables(slot).params(Cuda.address(output), count, index, comm.worldSize(), timeoutNanos);
-        launch(
-                module.allreduce(algorithm, dtype),
-                blocks,
-                0,
-                stream,
-                params,
-                algorithm + " " + dtype + " count " + count + " slot " + slot);
+    /**
+     * Notes a CUDA graph's capture or replay ({@code kind}, a constant text) of decode bucket {@code bucket} in the
+     * journal of launches the watchdog's message shows (a replay's allreduces are not launched one by one). Rank's worker
+     * thread only.
+     */
+    public void noteGraph(String kind, int bucket) {
+        launches.noteGraph(kind, bucket);
     }
 
     /**
-     * Notes {@code what} (a CUDA graph's replay or capture, whose allreduces the journal does not see one by one) in the
-     * journal of launches the watchdog's message shows. Rank's worker thread only.
+     * How many push-variant calls this rank has completed (its call counter in {@code state}; a synchronous read, so
+     * after {@link #synchronize}). selftest checks with it that the push kernel ran where it should.
      */
-    public void note(String what) {
-        journal.record(what);
-    }
-
-    /** Launches an allreduce entry and notes it in the journal the watchdog's message shows. */
-    private void launch(CUfunction f, int blocks, int sharedBytes, CUstream stream, Pointer params, String what) {
-        String entry = what + ", " + blocks + " blocks";
-        journal.record(entry);
-        KernelModule.launch(f, blocks, sharedBytes, stream, params, entry);
-    }
-
-    /** This rank's buffer addresses for a call whose input pointer table is {@code slot}. */
-    private KernelTables tables(int slot) {
-        long rankData = Cuda.address(buffers.get("rank-data"));
-        long state = Cuda.address(buffers.get("state"));
-        return new KernelTables(
-                rankData + (long) slot * BufferLayout.pointerSlotBytes(),
-                rankData,
-                state,
-                state + comm.layout().errorRecordOffset(),
-                state + comm.layout().pushStateOffset());
+    public long pushCalls() {
+        int[] v = {0};
+        Cuda.check(
+                cuMemcpyDtoH(
+                        Pointer.to(v),
+                        buffers.get("state").withByteOffset(comm.layout().pushStateOffset()),
+                        4),
+                "read the push call counter");
+        return Integer.toUnsignedLong(v[0]);
     }
 
     /** Reads the watchdog record (synchronous copy; does not wait for this rank's stream). */
@@ -394,7 +353,7 @@ public final class Rank implements AutoCloseable {
         Optional<WatchdogRecord> w = wait.mirrored() && wait.rc() == 0 ? watchdogMirror.read() : watchdog();
         if (w.isPresent()) {
             comm.markBroken();
-            throw new AllreduceTimeoutException(w.get(), journal.lines());
+            throw new AllreduceTimeoutException(w.get(), launches.recent());
         }
         Cuda.check(wait.rc(), "cuStreamSynchronize(rank " + index + ")");
     }

@@ -102,7 +102,7 @@ final class StepRunner {
             mark(marks, 1);
             AllreduceTimer.Pass pass = zero && tg != null ? tg.pass() : null;
             if (captureTimed) {
-                r.note("capture of bucket " + key + "'s timed graph");
+                r.noteGraph("capture of the timed graph of bucket", key);
                 // Every rank captures (virtual ranks meet at the launch fence during capture); only rank 0's graph
                 // differs from the plain one. Capture runs nothing.
                 pass = timedPass(
@@ -118,7 +118,7 @@ final class StepRunner {
                 Cuda.check(cuEventRecord(timing.get(0), r.stream()), "cuEventRecord(step start)");
             }
             if (g != null) {
-                r.note("replay of bucket " + key + "'s " + (sample ? "timed " : "") + "graph");
+                r.noteGraph(sample ? "replay of the timed graph of bucket" : "replay of the graph of bucket", key);
                 (sample ? (tg != null ? tg.graphs() : capturedTimed) : g)
                         .get(r.index())
                         .launch(r.stream());
@@ -143,7 +143,7 @@ final class StepRunner {
             if (capture) {
                 // The eager run above loaded every kernel; capture the same step for the next time (capture runs
                 // nothing).
-                r.note("capture of bucket " + key + "'s graph");
+                r.noteGraph("capture of the graph of bucket", key);
                 captured.set(
                         r.index(),
                         CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));

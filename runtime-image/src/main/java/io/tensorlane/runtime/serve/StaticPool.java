@@ -35,7 +35,7 @@ final class StaticPool implements AutoCloseable {
      * bytes (a test of the allreduce buffers' own OOM, phase ipc-buffers, as in the seed's incident).
      */
     static StaticPool take(List<Integer> devices, double fraction, long leaveFreeBytes) {
-        Cuda.init();
+        Cuda.init(devices); // before the communicator: virtual ranks' driver settings must precede the driver's start
         StaticPool pool = new StaticPool();
         try {
             for (int d : devices.stream().distinct().toList()) {
