@@ -104,8 +104,11 @@ final class SelftestFusedNorm {
         }
         byte[] weight = HostTensors.random(dtype, hidden, caseSeed ^ 0xABCDEFL);
         // per rank: [residual apart, residual fused, out apart, out fused] as host bytes
+        List<Long> before = SelftestRunner.pushCalls(comm);
         List<byte[][]> got =
                 comm.onEachRank(r -> runOnRank(r, dtype, rows, hidden, normMode, partials, residual0, weight));
+        // with push on, OneStage apart and the fused kernel both take the push variant: the comparison is of those two
+        long pushes = comm.pushes(dtype, count) ? 2 : 0;
         boolean equal = true;
         boolean tail = true;
         for (byte[][] g : got) {
@@ -124,7 +127,8 @@ final class SelftestFusedNorm {
         double tol = HostTensors.tolerance(dtype);
         long violations = boundViolations(outFused, partials, residual0, weight, dtype, rows, hidden, normMode);
         return SelftestRunner.Result.of(
-                world, dtype.name(), "FusedNorm", label, count, err, tol, violations, equal, tail);
+                        world, dtype.name(), "FusedNorm", label, count, err, tol, violations, equal, tail)
+                .withPushCalls(before, SelftestRunner.pushCalls(comm), pushes);
     }
 
     private byte[][] runOnRank(

@@ -91,6 +91,8 @@ final class SelftestPush {
         List<CUdeviceptr> outs = comm.onEachRank(r -> SelftestRunner.alloc(outBytes));
         List<CapturedGraph> graphs = new ArrayList<>();
         List<byte[][]> got;
+        List<Long> before = SelftestRunner.pushCalls(comm); // the reference must not push, the run must, every call
+        List<Long> after;
         try {
             comm.setPush(false);
             comm.onEachRank(r -> {
@@ -117,6 +119,7 @@ final class SelftestPush {
                 r.synchronize();
                 return null;
             });
+            after = SelftestRunner.pushCalls(comm);
             got = comm.onEachRank(r ->
                     new byte[][] {download(refs.get(r.index()), refBytes), download(outs.get(r.index()), outBytes)});
         } finally {
@@ -148,16 +151,17 @@ final class SelftestPush {
         double tol = HostTensors.tolerance(dtype);
         long violations = HostTensors.boundViolations(result, inputs, dtype, 1);
         return SelftestRunner.Result.of(
-                world,
-                dtype.name(),
-                "OneStage-push",
-                (graph ? "graph" : "eager") + " x" + counts.size(),
-                max,
-                err,
-                tol,
-                violations,
-                equal,
-                tail);
+                        world,
+                        dtype.name(),
+                        "OneStage-push",
+                        (graph ? "graph" : "eager") + " x" + counts.size(),
+                        max,
+                        err,
+                        tol,
+                        violations,
+                        equal,
+                        tail)
+                .withPushCalls(before, after, (long) counts.size() * (graph ? GRAPH_REPLAYS : 1));
     }
 
     /** The run of calls on one rank: call j reduces the first counts[j] inputs into slice j of the output. */

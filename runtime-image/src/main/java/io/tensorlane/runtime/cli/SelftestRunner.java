@@ -66,6 +66,37 @@ final class SelftestRunner {
                     tailIntact,
                     ok);
         }
+
+        /**
+         * This result, failed (its mode naming the counts) unless every rank's push call counter went from
+         * {@code before} to {@code after} by exactly {@code expected}: the check ran the kernel it meant to (the push
+         * variant and the pull kernel give the same bits, so the outputs alone cannot tell).
+         */
+        Result withPushCalls(List<Long> before, List<Long> after, long expected) {
+            for (int r = 0; r < before.size(); r++) {
+                long ran = after.get(r) - before.get(r);
+                if (ran != expected) {
+                    return new Result(
+                            world,
+                            dtype,
+                            algorithm,
+                            mode + " (rank " + r + ": " + ran + " push calls, expected " + expected + ")",
+                            count,
+                            relErr,
+                            tolerance,
+                            boundViolations,
+                            bitwiseEqual,
+                            tailIntact,
+                            false);
+                }
+            }
+            return this;
+        }
+    }
+
+    /** Every rank's push call counter ({@link Rank#pushCalls}). */
+    static List<Long> pushCalls(Communicator comm) {
+        return comm.onEachRank(Rank::pushCalls);
     }
 
     /** Below this many elements ‖out − ref‖/‖ref‖ is dominated by cancellation; the element-wise bound still applies. */

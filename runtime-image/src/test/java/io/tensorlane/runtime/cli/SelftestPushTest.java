@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.HostTensors;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The host side of selftest's push-variant check: its inputs, its run of counts and its comparison. */
@@ -41,6 +42,19 @@ class SelftestPushTest {
         assertThat(SelftestPush.sameUpToZeroSign(a, c, 1)).isTrue();
         byte[] d = {0x01, (byte) 0x80};
         assertThat(SelftestPush.sameUpToZeroSign(d, new byte[] {0x00, 0x00}, 1)).isFalse();
+    }
+
+    @Test
+    void aCheckFailsWhenTheKernelItMeantToRunDidNot() {
+        SelftestRunner.Result ok =
+                SelftestRunner.Result.of(2, "bf16", "OneStage-push", "eager x9", 8, 1e-3, 1e-2, 0, true, true);
+        assertThat(ok.ok()).isTrue();
+        assertThat(ok.withPushCalls(List.of(5L, 5L), List.of(14L, 14L), 9)).isSameAs(ok);
+        SelftestRunner.Result pulled = ok.withPushCalls(List.of(5L, 5L), List.of(5L, 14L), 9);
+        assertThat(pulled.ok()).isFalse();
+        assertThat(pulled.mode()).isEqualTo("eager x9 (rank 0: 0 push calls, expected 9)");
+        assertThat(pulled.bitwiseEqual()).isTrue();
+        assertThat(ok.withPushCalls(List.of(0L), List.of(1L), 0).ok()).isFalse();
     }
 
     private static int element(byte[] raw, int i) {
