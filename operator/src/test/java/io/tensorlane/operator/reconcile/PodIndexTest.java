@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -57,7 +58,7 @@ class PodIndexTest {
                 .isEqualTo(key.isEmpty() ? List.of() : List.of(key));
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void everyPodIsIndexedByItsNamespace() {
         assertThat(PodIndex.namespace(pod("", "", "", ""))).containsExactly("team-a");
         assertThat(PodIndex.indexers()).containsOnlyKeys(PodIndex.NAMESPACE, PodIndex.GPU_NODE);
