@@ -4,8 +4,10 @@ import static jcuda.driver.JCudaDriver.cuGraphDestroy;
 import static jcuda.driver.JCudaDriver.cuGraphExecDestroy;
 import static jcuda.driver.JCudaDriver.cuGraphInstantiate;
 import static jcuda.driver.JCudaDriver.cuGraphLaunch;
+import static jcuda.driver.JCudaDriver.cuGraphUpload;
 import static jcuda.driver.JCudaDriver.cuStreamBeginCapture;
 import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
@@ -15,6 +17,15 @@ import jcuda.driver.CUstreamCaptureMode;
 /**
  * A CUDA graph captured from a stream and instantiated. The allreduce kernels keep their epoch on the device, so
  * replaying a captured call is a new call. Capture uses relaxed mode: each rank captures on its own thread.
+ *
+ * <p>Capture instantiates the graph and uploads it to the device before it returns, so that no launch is the first
+ * one. The driver may wait for the whole context to go idle while it instantiates or uploads a graph; on virtual ranks
+ * (one context) a peer's replay spinning in an allreduce for this rank then holds that call up until the watchdog
+ * stops the peer. So ranks capture only while no allreduce of any rank is in flight (StepRunner captures after the
+ * eager run of the same step, on every rank), and a replay makes no such call. Seen on an H200 before that rule: rank
+ * 1 stopped at the start barrier and rank 0 at the end barrier of the same call, the first of rank 1's first replay of
+ * a graph that rank 0 was still capturing (results/h200-2026-12-01-graph-capture/).
+ */
  */
 public final class CapturedGraph implements AutoCloseable {
     private final CUgraph graph;
@@ -45,7 +56,15 @@ public final class CapturedGraph implements AutoCloseable {
             cuGraphDestroy(g);
             Cuda.check(rc, "cuGraphInstantiate");
         }
-        return new CapturedGraph(g, exec);
+        CapturedGraph captured = new CapturedGraph(g, exec);
+        try {
+            Cuda.check(cuGraphUpload(exec, stream), "cuGraphUpload");
+            Cuda.check(cuStreamSynchronize(stream), "cuStreamSynchronize(after cuGraphUpload)");
+        } catch (RuntimeException e) {
+            captured.close();
+            throw e;
+        }
+        return captured;
     }
 
     public void launch(CUstream stream) {

@@ -3,23 +3,36 @@ package io.tensorlane.runtime.engine;
 import io.tensorlane.contract.DType;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The last allreduce launches one rank enqueued (kernel, type, count, input slot, grid) and CUDA-graph captures and
  * replays, oldest first, for the watchdog's message: ranks whose call sequences differ (another kernel, count or grid at
  * the same call) wait for each other at different barriers, and the two journals side by side show where they parted.
- * A replay's allreduces are not listed one by one. Entries are kept as fields and formatted only when read, so a launch
- * costs a few array stores. Used from the rank's worker thread only.
+ * A replay's allreduces are not listed one by one. Each entry carries its time on the JVM's monotonic clock (ms since
+ * this class was loaded), the same base on every rank, so the journals also show a rank whose launch came late (a
+ * driver call that held it up). Entries are kept as fields and formatted only when read, so a launch costs a few array
+ * stores and a clock read. Used from the rank's worker thread only.
  */
 final class LaunchJournal {
+    private static final long BASE = System.nanoTime();
+    private final LongSupplier clock;
     private final String[] kinds;
     private final DType[] dtypes;
     private final long[] counts;
     private final int[] slots;
     private final int[] blocks;
+    private final long[] nanos;
     private long entries;
 
     LaunchJournal(int size) {
+        this(size, () -> System.nanoTime() - BASE);
+    }
+
+    /** With {@code clock} giving each entry's time in nanoseconds (tests). */
+    LaunchJournal(int size, LongSupplier clock) {
+        this.clock = clock;
+        nanos = new long[size];
         kinds = new String[size];
         dtypes = new DType[size];
         counts = new long[size];
@@ -35,6 +48,7 @@ final class LaunchJournal {
         counts[i] = count;
         slots[i] = slot;
         blocks[i] = grid;
+        nanos[i] = clock.getAsLong();
     }
 
     /** A CUDA graph's capture or replay ({@code kind}, a constant) of the decode-step bucket {@code bucket}. */
@@ -58,10 +72,11 @@ final class LaunchJournal {
 
     private String line(long n) {
         int i = (int) (n % kinds.length);
+        String at = String.format(java.util.Locale.ROOT, "#%d @%.3f ms ", n + 1, nanos[i] / 1e6);
         if (dtypes[i] == null) {
-            return "#" + (n + 1) + " " + kinds[i] + " " + counts[i];
+            return at + kinds[i] + " " + counts[i];
         }
-        return "#" + (n + 1) + " " + kinds[i] + " " + dtypes[i] + " count " + counts[i]
-                + (slots[i] >= 0 ? " slot " + slots[i] : "") + ", " + blocks[i] + " blocks";
+        return at + kinds[i] + " " + dtypes[i] + " count " + counts[i] + (slots[i] >= 0 ? " slot " + slots[i] : "")
+                + ", " + blocks[i] + " blocks";
     }
 }

@@ -34,7 +34,7 @@ final class StepRunner {
     static final int ALLREDUCE_SAMPLE_EVERY = 64;
 
     private final Map<Integer, List<CapturedGraph>> graphs = new HashMap<>();
-    /** Per bucket: the graphs of sampled steps (rank 0's with its allreduces timed), captured on first use. */
+    /** Per bucket: the graphs of sampled steps (rank 0's with its allreduces timed), captured with the plain ones. */
     private final Map<Integer, TimedGraphs> timedGraphs = new HashMap<>();
 
     /** A bucket's graphs for sampled steps (one per rank) and the calls rank 0's graph times. */
@@ -86,9 +86,11 @@ final class StepRunner {
         boolean sample = sampleAllreduces();
         List<CapturedGraph> g = decode ? graphs.get(key) : null;
         boolean capture = decode && g == null;
-        // A sampled replay uses the bucket's timed graph (captured with event-record nodes around rank 0's allreduces).
+        // A sampled replay uses the bucket's timed graph (rank 0's has event-record nodes around its allreduces).
         TimedGraphs tg = sample && g != null ? timedGraphs.get(key) : null;
-        boolean captureTimed = sample && g != null && tg == null;
+        // Captured with the plain one, after the eager run, while no allreduce of any rank is in flight (see
+        // CapturedGraph): a capture beside a peer's replay could wait for that replay to finish, and it waits for us.
+        boolean captureTimed = capture && timingPossible();
         List<CapturedGraph> captured = nulls(ranks.size());
         List<CapturedGraph> capturedTimed = nulls(ranks.size());
         AllreduceTimer.Pass[] capturedPass = {null};
@@ -100,28 +102,15 @@ final class StepRunner {
             mark(marks, 0);
             model.uploadInputs(b);
             mark(marks, 1);
-            AllreduceTimer.Pass pass = zero && tg != null ? tg.pass() : null;
-            if (captureTimed) {
-                r.noteGraph("capture of the timed graph of bucket", key);
-                // Every rank captures (virtual ranks meet at the launch fence during capture); only rank 0's graph
-                // differs from the plain one. Capture runs nothing.
-                pass = timedPass(
-                        zero ? allreduceTimer(model) : null,
-                        AllreduceTimer.Mode.CAPTURE,
-                        () -> capturedTimed.set(
-                                r.index(),
-                                CapturedGraph.capture(
-                                        r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length))));
-            }
+            AllreduceTimer.Pass pass = null;
             boolean time = timed && zero;
             if (time) {
                 Cuda.check(cuEventRecord(timing.get(0), r.stream()), "cuEventRecord(step start)");
             }
             if (g != null) {
-                r.noteGraph(sample ? "replay of the timed graph of bucket" : "replay of the graph of bucket", key);
-                (sample ? (tg != null ? tg.graphs() : capturedTimed) : g)
-                        .get(r.index())
-                        .launch(r.stream());
+                (tg != null ? tg.graphs() : g).get(r.index()).launch(r.stream());
+                r.noteGraph(tg != null ? "replay of the timed graph of bucket" : "replay of the graph of bucket", key);
+                pass = zero && tg != null ? tg.pass() : null;
             } else {
                 pass = timedPass( // no graph, so no timed graph's pass either
                         sample && zero ? allreduceTimer(model) : null,
@@ -140,22 +129,33 @@ final class StepRunner {
             mark(marks, 4);
             r.checkWatchdog(wait);
             mark(marks, 5);
+            if (pass != null) {
+                recordAllreduceTimes(pass); // before a capture re-enqueues the same events as graph nodes
+            }
             if (capture) {
                 // The eager run above loaded every kernel; capture the same step for the next time (capture runs
-                // nothing).
-                r.noteGraph("capture of the graph of bucket", key);
+                // nothing), and its timed twin: every rank captures one (virtual ranks meet at the launch fence
+                // during capture), only rank 0's differs from the plain graph.
                 captured.set(
                         r.index(),
                         CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
+                r.noteGraph("capture of the graph of bucket", key);
+                if (captureTimed) {
+                    AllreduceTimer.Pass p = timedPass(
+                            zero ? allreduceTimer(model) : null,
+                            AllreduceTimer.Mode.CAPTURE,
+                            () -> capturedTimed.set(
+                                    r.index(),
+                                    CapturedGraph.capture(
+                                            r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length))));
+                    r.noteGraph("capture of the timed graph of bucket", key);
+                    if (zero) {
+                        capturedPass[0] = p;
+                    }
+                }
             }
             if (!zero) {
                 return null;
-            }
-            if (captureTimed) {
-                capturedPass[0] = pass;
-            }
-            if (pass != null) {
-                recordAllreduceTimes(pass);
             }
             float[] ms = {Float.NaN};
             if (time) {
@@ -185,7 +185,12 @@ final class StepRunner {
 
     /** Whether this step's allreduces are timed: one step in {@value #ALLREDUCE_SAMPLE_EVERY}, with several ranks. */
     private boolean sampleAllreduces() {
-        return options.tp() > 1 && allreduceTiming && stepCount++ % ALLREDUCE_SAMPLE_EVERY == 0;
+        return timingPossible() && stepCount++ % ALLREDUCE_SAMPLE_EVERY == 0;
+    }
+
+    /** Several ranks, and the driver has timed every sampled step so far. */
+    private boolean timingPossible() {
+        return options.tp() > 1 && allreduceTiming;
     }
 
     /** Rank 0's allreduce timer (created by rank 0's thread on first use). */
