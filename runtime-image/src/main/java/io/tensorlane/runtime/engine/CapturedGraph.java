@@ -26,7 +26,6 @@ import jcuda.driver.CUstreamCaptureMode;
  * 1 stopped at the start barrier and rank 0 at the end barrier of the same call, the first of rank 1's first replay of
  * a graph that rank 0 was still capturing (results/h200-2026-12-01-graph-capture/).
  */
- */
 public final class CapturedGraph implements AutoCloseable {
     private final CUgraph graph;
     private final CUgraphExec exec;

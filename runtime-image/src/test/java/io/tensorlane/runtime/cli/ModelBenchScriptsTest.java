@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The 8B benchmark's scripts (run only on the GPU machine) at least parse: the Python ones compile (without writing
- * __pycache__ into the tree) and the shell script passes {@code bash -n}. Skipped where python3 or bash is missing.
+ * The GPU machine's scripts (run only there) at least parse: every Python script under scripts/oracle compiles (without
+ * writing __pycache__ into the tree) and every scripts/*.sh passes {@code bash -n}. Skipped where python3 or bash is
+ * missing.
  */
 class ModelBenchScriptsTest {
     private static final Path SCRIPTS = Path.of("scripts");
@@ -48,19 +49,34 @@ class ModelBenchScriptsTest {
                         "python3",
                         "-c",
                         "import sys\nfor f in sys.argv[1:]:\n    compile(open(f, encoding='utf-8').read(), f, 'exec')\nprint('compiled', len(sys.argv) - 1)"));
-        for (String f : List.of("bench_make_8b.py", "bench_transformers.py", "bench_summary.py")) {
-            Path p = SCRIPTS.resolve("oracle").resolve(f);
-            assertThat(p).exists();
-            cmd.add(p.toString());
-        }
-        assertThat(run(cmd)).contains("compiled 3");
+        List<Path> scripts = files(SCRIPTS.resolve("oracle"), ".py");
+        assertThat(scripts)
+                .extracting(p -> p.getFileName().toString())
+                .contains("bench_make_8b.py", "bench_transformers.py", "bench_summary.py", "make_models.py");
+        scripts.forEach(p -> cmd.add(p.toString()));
+        assertThat(run(cmd)).contains("compiled " + scripts.size());
     }
 
     @Test
-    void shellScriptParses() throws Exception {
+    void shellScriptsParse() throws Exception {
         assumeTrue(available("bash"), "bash not found");
-        Path sh = SCRIPTS.resolve("device-model-bench.sh");
-        assertThat(Files.readString(sh)).contains("BUDGET").contains("bench-model");
-        run(List.of("bash", "-n", sh.toString()));
+        List<Path> scripts = files(SCRIPTS, ".sh");
+        assertThat(scripts)
+                .extracting(p -> p.getFileName().toString())
+                .contains("device-model-bench.sh", "device-models.sh", "device-sanitize.sh", "device-prepare.sh");
+        for (Path sh : scripts) {
+            run(List.of("bash", "-n", sh.toString()));
+        }
+        assertThat(Files.readString(SCRIPTS.resolve("device-model-bench.sh")))
+                .contains("BUDGET")
+                .contains("bench-model");
+    }
+
+    private static List<Path> files(Path dir, String suffix) throws IOException {
+        try (var s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(suffix))
+                    .sorted()
+                    .toList();
+        }
     }
 }
