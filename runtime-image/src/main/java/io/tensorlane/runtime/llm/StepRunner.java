@@ -85,12 +85,14 @@ final class StepRunner {
         int key = bucket;
         boolean sample = sampleAllreduces();
         List<CapturedGraph> g = decode ? graphs.get(key) : null;
-        boolean capture = decode && g == null;
-        // A sampled replay uses the bucket's timed graph (rank 0's has event-record nodes around its allreduces).
-        TimedGraphs tg = sample && g != null ? timedGraphs.get(key) : null;
-        // Captured with the plain one, after the eager run, while no allreduce of any rank is in flight (see
-        // CapturedGraph): a capture beside a peer's replay could wait for that replay to finish, and it waits for us.
-        boolean captureTimed = capture && timingPossible();
+        TimedGraphs tg = decode ? timedGraphs.get(key) : null;
+        GraphPlan plan = GraphPlan.of(decode, g != null, tg != null, sample, timingPossible());
+        List<CapturedGraph> replay = switch (plan.run()) {
+            case EAGER -> null;
+            case REPLAY_PLAIN -> g;
+            case REPLAY_TIMED -> tg.graphs();
+        };
+        AllreduceTimer.Pass replayPass = plan.run() == GraphPlan.Run.REPLAY_TIMED ? tg.pass() : null;
         List<CapturedGraph> captured = nulls(ranks.size());
         List<CapturedGraph> capturedTimed = nulls(ranks.size());
         AllreduceTimer.Pass[] capturedPass = {null};
@@ -107,13 +109,15 @@ final class StepRunner {
             if (time) {
                 Cuda.check(cuEventRecord(timing.get(0), r.stream()), "cuEventRecord(step start)");
             }
-            if (g != null) {
-                (tg != null ? tg.graphs() : g).get(r.index()).launch(r.stream());
-                r.noteGraph(tg != null ? "replay of the timed graph of bucket" : "replay of the graph of bucket", key);
-                pass = zero && tg != null ? tg.pass() : null;
+            if (replay != null) {
+                replay.get(r.index()).launch(r.stream());
+                r.noteGraph(
+                        replayPass != null ? "replay of the timed graph of bucket" : "replay of the graph of bucket",
+                        key);
+                pass = zero ? replayPass : null;
             } else {
                 pass = timedPass( // no graph, so no timed graph's pass either
-                        sample && zero ? allreduceTimer(model) : null,
+                        plan.timeEager() && zero ? allreduceTimer(model) : null,
                         AllreduceTimer.Mode.EAGER,
                         () -> model.forward(b.tokens(), b.logitTokens().length));
             }
@@ -132,7 +136,7 @@ final class StepRunner {
             if (pass != null) {
                 recordAllreduceTimes(pass); // before a capture re-enqueues the same events as graph nodes
             }
-            if (capture) {
+            if (plan.capturePlain()) {
                 // The eager run above loaded every kernel; capture the same step for the next time (capture runs
                 // nothing), and its timed twin: every rank captures one (virtual ranks meet at the launch fence
                 // during capture), only rank 0's differs from the plain graph.
@@ -140,7 +144,7 @@ final class StepRunner {
                         r.index(),
                         CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
                 r.noteGraph("capture of the graph of bucket", key);
-                if (captureTimed) {
+                if (plan.captureTimed()) {
                     AllreduceTimer.Pass p = timedPass(
                             zero ? allreduceTimer(model) : null,
                             AllreduceTimer.Mode.CAPTURE,
@@ -164,13 +168,13 @@ final class StepRunner {
             int[] ids = model.sampledIds(m);
             StepResult result = new StepResult(ids, wantLogits && m > 0 ? model.readLogits(m) : null);
             mark(marks, 6);
-            return new TimedStep(result, ms[0], g != null, host);
+            return new TimedStep(result, ms[0], plan.replays(), host);
         });
         mark(host, 7);
-        if (capture) {
+        if (plan.capturePlain()) {
             graphs.put(key, captured);
         }
-        if (captureTimed) {
+        if (plan.captureTimed()) {
             timedGraphs.put(key, new TimedGraphs(capturedTimed, capturedPass[0]));
         }
         countAllreduces(b.tokens(), m);
