@@ -23,8 +23,9 @@ import jcuda.driver.CUstreamCaptureMode;
  * (one context) a peer's replay spinning in an allreduce for this rank then holds that call up until the watchdog
  * stops the peer. So ranks capture only while no allreduce of any rank is in flight (StepRunner captures after the
  * eager run of the same step, on every rank), and a replay makes no such call. Seen on an H200 before that rule: rank
- * 1 stopped at the start barrier and rank 0 at the end barrier of the same call, the first of rank 1's first replay of
- * a graph that rank 0 was still capturing (results/h200-2026-12-01-graph-capture/).
+ * 1 stopped at the start barrier and rank 0 at the end barrier of the same call, the first allreduce of the first
+ * replay of a graph that rank 1 had captured while rank 0 was still capturing its own
+ * (results/h200-2026-12-01-graph-capture/).
  */
 public final class CapturedGraph implements AutoCloseable {
     private final CUgraph graph;
