@@ -150,11 +150,7 @@ public final class SelftestCommand implements Callable<Integer> {
             out.flush();
             return Kernels.fatbinPresent() ? ExitCodes.OK : ExitCodes.RUNTIME;
         }
-        // world sizes beyond the GPU count run as virtual ranks, whose driver settings must precede the driver's start;
-        // without them 8 ranks share 8 hardware queues and a rank's graph-captured run of calls can queue behind
-        // another rank's spinning kernel
-        Communicator.prepareVirtualRanks();
-        Cuda.init();
+        Cuda.initBeforeCountingDevices(); // world sizes beyond the GPU count run as virtual ranks
         int[] n = {0};
         Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
         List<SelftestRunner.Result> results = new ArrayList<>();

@@ -79,10 +79,10 @@ public final class Communicator implements AutoCloseable {
     /**
      * The driver settings virtual ranks need ({@code SharedContextEnv}: eager module loading, 32 hardware queues).
      * They take effect only before the driver initializes: {@link Cuda#init(java.util.List)} applies them for a list of
-     * devices that repeats one; a command that starts the driver before it knows its ranks' devices (selftest, bench:
-     * they count the GPUs first) calls this first. Kept where the user set them; idempotent.
+     * devices that repeats one, {@link Cuda#initBeforeCountingDevices} for a command that counts the GPUs first. Kept
+     * where the user set them; idempotent.
      */
-    public static void prepareVirtualRanks() {
+    static void prepareVirtualRanks() {
         SharedContextEnv.apply().forEach(w -> LOG.warning("communicator: " + w));
     }
 

@@ -44,6 +44,18 @@ public final class Cuda {
         init();
     }
 
+    /**
+     * {@link #init()} for a command that starts the driver to count the GPUs before it knows its ranks' devices
+     * (selftest, bench: world sizes beyond the GPU count run as virtual ranks): the virtual-rank settings first, which
+     * count only before the driver starts. Without them 8 ranks share 8 hardware queues and a rank's graph-captured run
+     * of calls can queue behind another rank's spinning kernel. Real ranks of such a run get them too (32 hardware
+     * queues, eager module loading).
+     */
+    public static void initBeforeCountingDevices() {
+        Communicator.prepareVirtualRanks();
+        init();
+    }
+
     /** cuInit once; JCuda exceptions off (we check every return code ourselves). */
     public static synchronized void init() {
         if (!initialized) {
