@@ -14,6 +14,7 @@ import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.sched.StepBatch;
 import io.tensorlane.runtime.sched.StepResult;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,12 +34,14 @@ final class StepRunner {
     /** Steps between two steps whose allreduces are timed (serve's tensorlane_allreduce_latency_seconds). */
     static final int ALLREDUCE_SAMPLE_EVERY = 64;
 
-    private final Map<Integer, List<CapturedGraph>> graphs = new HashMap<>();
-    /** Per bucket: the graphs of sampled steps (rank 0's with its allreduces timed), captured with the plain ones. */
-    private final Map<Integer, TimedGraphs> timedGraphs = new HashMap<>();
+    /** Per decode bucket: its graphs, captured together ({@link GraphPlan}). */
+    private final Map<Integer, BucketGraphs> graphs = new HashMap<>();
 
-    /** A bucket's graphs for sampled steps (one per rank) and the calls rank 0's graph times. */
-    private record TimedGraphs(List<CapturedGraph> graphs, AllreduceTimer.Pass pass) {}
+    /**
+     * A bucket's graphs, one per rank: the plain one, and (null with one rank or no timing) the one of sampled steps
+     * (rank 0's with its allreduces timed) with the calls rank 0's times.
+     */
+    private record BucketGraphs(List<CapturedGraph> plain, List<CapturedGraph> timed, AllreduceTimer.Pass pass) {}
 
     private long stepCount;
     /** False once the driver could not time the events (sampling stops; the steps go on). */
@@ -84,15 +87,14 @@ final class StepRunner {
         StepBatch b = run;
         int key = bucket;
         boolean sample = sampleAllreduces();
-        List<CapturedGraph> g = decode ? graphs.get(key) : null;
-        TimedGraphs tg = decode ? timedGraphs.get(key) : null;
-        GraphPlan plan = GraphPlan.of(decode, g != null, tg != null, sample, timingPossible());
+        BucketGraphs g = decode ? graphs.get(key) : null;
+        GraphPlan plan = GraphPlan.of(decode, g != null, g != null && g.timed() != null, sample, timingPossible());
         List<CapturedGraph> replay = switch (plan.run()) {
             case EAGER -> null;
-            case REPLAY_PLAIN -> g;
-            case REPLAY_TIMED -> tg.graphs();
+            case REPLAY_PLAIN -> g.plain();
+            case REPLAY_TIMED -> g.timed();
         };
-        AllreduceTimer.Pass replayPass = plan.run() == GraphPlan.Run.REPLAY_TIMED ? tg.pass() : null;
+        AllreduceTimer.Pass replayPass = plan.run() == GraphPlan.Run.REPLAY_TIMED ? g.pass() : null;
         List<CapturedGraph> captured = nulls(ranks.size());
         List<CapturedGraph> capturedTimed = nulls(ranks.size());
         AllreduceTimer.Pass[] capturedPass = {null};
@@ -172,10 +174,7 @@ final class StepRunner {
         });
         mark(host, 7);
         if (plan.capturePlain()) {
-            graphs.put(key, captured);
-        }
-        if (plan.captureTimed()) {
-            timedGraphs.put(key, new TimedGraphs(capturedTimed, capturedPass[0]));
+            graphs.put(key, new BucketGraphs(captured, plan.captureTimed() ? capturedTimed : null, capturedPass[0]));
         }
         countAllreduces(b.tokens(), m);
         return results.get(0);
@@ -305,12 +304,12 @@ final class StepRunner {
 
     /** Frees what this runner made on rank {@code r} (on the rank's thread): its decode graphs, rank 0's events. */
     void close(Rank r) {
-        List<List<CapturedGraph>> all = new ArrayList<>(graphs.values());
-        timedGraphs.values().forEach(t -> all.add(t.graphs()));
-        for (List<CapturedGraph> gs : all) {
-            CapturedGraph cg = gs.get(r.index());
-            if (cg != null) {
-                cg.close();
+        for (BucketGraphs bg : graphs.values()) {
+            for (List<CapturedGraph> gs : Arrays.asList(bg.plain(), bg.timed())) {
+                CapturedGraph cg = gs == null ? null : gs.get(r.index());
+                if (cg != null) {
+                    cg.close();
+                }
             }
         }
         if (r.index() == 0 && allreduceTimer != null) {
