@@ -6,7 +6,9 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentStatus;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSetStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tensorlane.testkit.LocalControlPlane;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
@@ -15,6 +17,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -62,51 +66,29 @@ final class ClusterDump {
             b.append("replicasets (spec/status replicas, ready, available, generation/observed):\n");
             for (ReplicaSet rs :
                     client.apps().replicaSets().inNamespace(ns).list().getItems()) {
-                var s = rs.getStatus();
-                b.append("  ")
-                        .append(rs.getMetadata().getName())
-                        .append(" rev=")
-                        .append(rs.getMetadata().getAnnotations().get(FaultInvariants.KUBE_REVISION))
-                        .append(' ')
-                        .append(rs.getSpec().getReplicas())
-                        .append('/')
-                        .append(s == null ? null : s.getReplicas())
-                        .append(" ready=")
-                        .append(s == null ? null : s.getReadyReplicas())
-                        .append(" available=")
-                        .append(s == null ? null : s.getAvailableReplicas())
-                        .append(" gen=")
-                        .append(rs.getMetadata().getGeneration())
-                        .append('/')
-                        .append(s == null ? null : s.getObservedGeneration())
-                        .append('\n');
+                var s = Optional.ofNullable(rs.getStatus());
+                b.append(workload(
+                        rs,
+                        rs.getSpec().getReplicas(),
+                        s.map(ReplicaSetStatus::getReplicas),
+                        s.map(ReplicaSetStatus::getObservedGeneration),
+                        Map.entry("ready", s.map(ReplicaSetStatus::getReadyReplicas)),
+                        Map.entry("available", s.map(ReplicaSetStatus::getAvailableReplicas))));
             }
             b.append(
                     "deployments (spec/status replicas, updated, ready, available, unavailable, generation/observed):\n");
             for (Deployment d :
                     client.apps().deployments().inNamespace(ns).list().getItems()) {
-                var s = d.getStatus();
-                b.append("  ")
-                        .append(d.getMetadata().getName())
-                        .append(" rev=")
-                        .append(d.getMetadata().getAnnotations().get(FaultInvariants.KUBE_REVISION))
-                        .append(' ')
-                        .append(d.getSpec().getReplicas())
-                        .append('/')
-                        .append(s == null ? null : s.getReplicas())
-                        .append(" updated=")
-                        .append(s == null ? null : s.getUpdatedReplicas())
-                        .append(" ready=")
-                        .append(s == null ? null : s.getReadyReplicas())
-                        .append(" available=")
-                        .append(s == null ? null : s.getAvailableReplicas())
-                        .append(" unavailable=")
-                        .append(s == null ? null : s.getUnavailableReplicas())
-                        .append(" gen=")
-                        .append(d.getMetadata().getGeneration())
-                        .append('/')
-                        .append(s == null ? null : s.getObservedGeneration())
-                        .append('\n');
+                var s = Optional.ofNullable(d.getStatus());
+                b.append(workload(
+                        d,
+                        d.getSpec().getReplicas(),
+                        s.map(DeploymentStatus::getReplicas),
+                        s.map(DeploymentStatus::getObservedGeneration),
+                        Map.entry("updated", s.map(DeploymentStatus::getUpdatedReplicas)),
+                        Map.entry("ready", s.map(DeploymentStatus::getReadyReplicas)),
+                        Map.entry("available", s.map(DeploymentStatus::getAvailableReplicas)),
+                        Map.entry("unavailable", s.map(DeploymentStatus::getUnavailableReplicas))));
             }
         } catch (RuntimeException e) {
             b.append("  (cannot list: ").append(e.getMessage()).append(")\n");
@@ -140,6 +122,36 @@ final class ClusterDump {
         } catch (IOException | UncheckedIOException e) {
             return "(cannot read: " + e.getMessage() + ")";
         }
+    }
+
+    /**
+     * One ReplicaSet or Deployment: "  name rev=R spec/status k=v ... gen=G/O" (a value absent with the status prints
+     * null).
+     */
+    @SafeVarargs
+    static String workload(
+            HasMetadata o,
+            Integer specReplicas,
+            Optional<Integer> statusReplicas,
+            Optional<Long> observedGeneration,
+            Map.Entry<String, Optional<Integer>>... named) {
+        StringBuilder b = new StringBuilder("  ")
+                .append(o.getMetadata().getName())
+                .append(" rev=")
+                .append(o.getMetadata().getAnnotations().get(FaultInvariants.KUBE_REVISION))
+                .append(' ')
+                .append(specReplicas)
+                .append('/')
+                .append(statusReplicas.orElse(null));
+        for (Map.Entry<String, Optional<Integer>> e : named) {
+            b.append(' ').append(e.getKey()).append('=').append(e.getValue().orElse(null));
+        }
+        return b.append(" gen=")
+                .append(o.getMetadata().getGeneration())
+                .append('/')
+                .append(observedGeneration.orElse(null))
+                .append('\n')
+                .toString();
     }
 
     private static String owner(HasMetadata o) {
