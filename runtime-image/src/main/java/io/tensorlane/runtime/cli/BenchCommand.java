@@ -154,7 +154,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (samples < 3) {
             throw new IllegalArgumentException("--samples must be >= 3, got " + samples);
         }
-        Cuda.initBeforeCountingDevices(); // world sizes beyond the GPU count run as virtual ranks
+        Cuda.initForWorlds(List.of(world), devices); // a world size beyond the GPU count runs as virtual ranks
         int[] n = {0};
         Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
         List<Integer> devs = Args.devices(world, n[0], devices);

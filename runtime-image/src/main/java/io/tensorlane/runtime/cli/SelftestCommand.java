@@ -150,7 +150,11 @@ public final class SelftestCommand implements Callable<Integer> {
             out.flush();
             return Kernels.fatbinPresent() ? ExitCodes.OK : ExitCodes.RUNTIME;
         }
-        Cuda.initBeforeCountingDevices(); // world sizes beyond the GPU count run as virtual ranks
+        List<Integer> worlds = new ArrayList<>(plan.worldSizes());
+        if (watchdogCheck) {
+            worlds.add(2); // the watchdog check's two ranks, placed by the GPU count
+        }
+        Cuda.initForWorlds(worlds, devices); // world sizes beyond the GPU count run as virtual ranks
         int[] n = {0};
         Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
         List<SelftestRunner.Result> results = new ArrayList<>();

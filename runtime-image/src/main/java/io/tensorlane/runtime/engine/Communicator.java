@@ -79,7 +79,7 @@ public final class Communicator implements AutoCloseable {
     /**
      * The driver settings virtual ranks need ({@code SharedContextEnv}: eager module loading, 32 hardware queues).
      * They take effect only before the driver initializes: {@link Cuda#init(java.util.List)} applies them for a list of
-     * devices that repeats one, {@link Cuda#initBeforeCountingDevices} for a command that counts the GPUs first. Kept
+     * devices that repeats one, {@link Cuda#initForWorlds} for a command that places ranks by the GPU count. Kept
      * where the user set them; idempotent.
      */
     static void prepareVirtualRanks() {

@@ -45,14 +45,16 @@ public final class Cuda {
     }
 
     /**
-     * {@link #init()} for a command that starts the driver to count the GPUs before it knows its ranks' devices
-     * (selftest, bench: world sizes beyond the GPU count run as virtual ranks): the virtual-rank settings first, which
-     * count only before the driver starts. Without them 8 ranks share 8 hardware queues and a rank's graph-captured run
-     * of calls can queue behind another rank's spinning kernel. Real ranks of such a run get them too (32 hardware
-     * queues, eager module loading).
+     * {@link #init()} for a command that places its ranks by the GPU count (selftest, bench: rank r on GPU r mod count,
+     * unless {@code explicit} devices are given for a world size): the virtual-rank settings first when some world size
+     * in {@code worldSizes} will put two ranks on one GPU ({@link SharedGpuForecast}, which counts the GPUs without the
+     * driver). Without them 8 ranks share 8 hardware queues and a rank's graph-captured run of calls can queue behind
+     * another rank's spinning kernel; ranks on GPUs of their own run with the driver's defaults, as in a pod.
      */
-    public static void initBeforeCountingDevices() {
-        Communicator.prepareVirtualRanks();
+    public static void initForWorlds(java.util.List<Integer> worldSizes, java.util.List<Integer> explicit) {
+        if (SharedGpuForecast.ranksShareAGpu(worldSizes, explicit)) {
+            Communicator.prepareVirtualRanks();
+        }
         init();
     }
 
