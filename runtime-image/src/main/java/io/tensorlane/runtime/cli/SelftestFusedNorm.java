@@ -73,12 +73,7 @@ final class SelftestFusedNorm {
                         // the plan's table sends this message elsewhere: the engine would not fuse it either
                         log.printf(
                                 "skip ws=%d %s FusedNorm %s h=%d rows=%d: routed to %s%n",
-                                comm.worldSize(),
-                                d,
-                                mode,
-                                hidden,
-                                rows,
-                                comm.config().table().select(probe.bytes()));
+                                comm.worldSize(), d, mode, hidden, rows, comm.route(probe.bytes()));
                         continue;
                     }
                     results.add(t.check(d, rows, hidden, probe.mode(), mode));
