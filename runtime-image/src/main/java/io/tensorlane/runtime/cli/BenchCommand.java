@@ -16,6 +16,7 @@ import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.nccl.Nccl;
 import io.tensorlane.runtime.nccl.NcclComm;
+import io.tensorlane.runtime.probe.Nvml;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -154,7 +155,8 @@ public final class BenchCommand implements Callable<Integer> {
         if (samples < 3) {
             throw new IllegalArgumentException("--samples must be >= 3, got " + samples);
         }
-        Cuda.initForWorlds(List.of(world), devices); // a world size beyond the GPU count runs as virtual ranks
+        Cuda.initForWorlds(
+                List.of(world), devices, Nvml.gpuCount()); // a world size beyond the GPU count runs as virtual ranks
         int[] n = {0};
         Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
         List<Integer> devs = Args.devices(world, n[0], devices);

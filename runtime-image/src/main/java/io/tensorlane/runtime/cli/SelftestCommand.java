@@ -14,6 +14,7 @@ import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.nccl.Nccl;
+import io.tensorlane.runtime.probe.Nvml;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -154,7 +155,7 @@ public final class SelftestCommand implements Callable<Integer> {
         if (watchdogCheck) {
             worlds.add(2); // the watchdog check's two ranks, placed by the GPU count
         }
-        Cuda.initForWorlds(worlds, devices); // world sizes beyond the GPU count run as virtual ranks
+        Cuda.initForWorlds(worlds, devices, Nvml.gpuCount()); // world sizes beyond the GPU count run as virtual ranks
         int[] n = {0};
         Cuda.check(cuDeviceGetCount(n), "cuDeviceGetCount");
         List<SelftestRunner.Result> results = new ArrayList<>();

@@ -2,6 +2,9 @@ package io.tensorlane.runtime.engine;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.logging.Logger;
 import jcuda.NativePointerObject;
 import jcuda.Pointer;
 import jcuda.driver.CUresult;
@@ -9,6 +12,7 @@ import jcuda.driver.JCudaDriver;
 
 /** Small helpers over the JCuda driver API: checked calls and raw addresses. */
 public final class Cuda {
+    private static final Logger LOG = Logger.getLogger(Cuda.class.getName());
     private static final Method NATIVE_POINTER;
     private static final Field BYTE_OFFSET;
     private static volatile boolean initialized;
@@ -37,7 +41,7 @@ public final class Cuda {
      * {@link #init()} for ranks on {@code devices}: where a device hosts several (virtual ranks), their driver settings
      * first ({@link Communicator#prepareVirtualRanks}), which count only before the driver starts.
      */
-    public static void init(java.util.List<Integer> devices) {
+    public static void init(List<Integer> devices) {
         if (devices.stream().distinct().count() < devices.size()) {
             Communicator.prepareVirtualRanks();
         }
@@ -47,12 +51,18 @@ public final class Cuda {
     /**
      * {@link #init()} for a command that places its ranks by the GPU count (selftest, bench: rank r on GPU r mod count,
      * unless {@code explicit} devices are given for a world size): the virtual-rank settings first when some world size
-     * in {@code worldSizes} will put two ranks on one GPU ({@link SharedGpuForecast}, which counts the GPUs without the
-     * driver). Without them 8 ranks share 8 hardware queues and a rank's graph-captured run of calls can queue behind
-     * another rank's spinning kernel; ranks on GPUs of their own run with the driver's defaults, as in a pod.
+     * in {@code worldSizes} will put two ranks on one GPU ({@link SharedGpuForecast}, from {@code driverGpus}, the GPUs
+     * counted without starting the driver, and CUDA_VISIBLE_DEVICES). Without them 8 ranks share 8 hardware queues and
+     * a rank's graph-captured run of calls can queue behind another rank's spinning kernel; ranks on GPUs of their own
+     * run with the driver's defaults, as in a pod.
      */
-    public static void initForWorlds(java.util.List<Integer> worldSizes, java.util.List<Integer> explicit) {
-        if (SharedGpuForecast.ranksShareAGpu(worldSizes, explicit)) {
+    public static void initForWorlds(List<Integer> worldSizes, List<Integer> explicit, OptionalInt driverGpus) {
+        OptionalInt visible = SharedGpuForecast.visibleGpus(System.getenv("CUDA_VISIBLE_DEVICES"), driverGpus);
+        boolean shared = SharedGpuForecast.ranksShareAGpu(worldSizes, explicit, visible);
+        LOG.info(() -> "GPUs visible before the driver starts: "
+                + (visible.isPresent() ? String.valueOf(visible.getAsInt()) : "unknown") + "; world sizes " + worldSizes
+                + (shared ? " put ranks on a shared GPU: virtual-rank driver settings on" : ": one GPU per rank"));
+        if (shared) {
             Communicator.prepareVirtualRanks();
         }
         init();

@@ -1,23 +1,19 @@
 package io.tensorlane.runtime.engine;
 
-import com.sun.jna.ptr.IntByReference;
-import io.tensorlane.runtime.probe.Nvml;
 import java.util.HashSet;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.logging.Logger;
 
 /**
  * Whether a command's ranks will share a GPU, decided before the CUDA driver starts: the virtual-rank driver settings
  * ({@link SharedContextEnv}) count only before then, and a command that places ranks by the GPU count (selftest, bench)
- * would otherwise have to start the driver to learn it. The GPUs are counted through NVML, which does not start the
- * CUDA driver, narrowed by {@code CUDA_VISIBLE_DEVICES}; where either cannot be read the forecast is "shared" (the
- * settings are harmless on real ranks, their absence is a deadlock on virtual ones).
+ * would otherwise have to start the driver to learn it. The caller counts the GPUs without the driver (NVML,
+ * {@code probe.Nvml#gpuCount}); {@link #visibleGpus} narrows that by {@code CUDA_VISIBLE_DEVICES}. Where either cannot be
+ * read the forecast is "shared" (the settings are harmless on real ranks, their absence is a deadlock on virtual ones).
+ * Pure functions.
  */
 public final class SharedGpuForecast {
-    private static final Logger LOG = Logger.getLogger(SharedGpuForecast.class.getName());
-
     private SharedGpuForecast() {}
 
     /**
@@ -65,36 +61,5 @@ public final class SharedGpuForecast {
             }
         }
         return OptionalInt.of(seen.size());
-    }
-
-    /** {@link #ranksShareAGpu} for this process: NVML's GPU count and the environment's CUDA_VISIBLE_DEVICES. */
-    public static boolean ranksShareAGpu(List<Integer> worldSizes, List<Integer> explicit) {
-        OptionalInt visible = visibleGpus(System.getenv("CUDA_VISIBLE_DEVICES"), nvmlGpuCount());
-        boolean shared = ranksShareAGpu(worldSizes, explicit, visible);
-        LOG.info(() -> "GPUs visible before the driver starts: "
-                + (visible.isPresent() ? String.valueOf(visible.getAsInt()) : "unknown") + "; world sizes " + worldSizes
-                + (shared ? " put ranks on a shared GPU: virtual-rank driver settings on" : ": one GPU per rank"));
-        return shared;
-    }
-
-    /** The GPUs NVML counts (all of the machine's), or empty without NVML. */
-    static OptionalInt nvmlGpuCount() {
-        Nvml nvml;
-        try {
-            nvml = Nvml.load();
-        } catch (UnsatisfiedLinkError e) {
-            return OptionalInt.empty();
-        }
-        if (nvml.nvmlInit_v2() != Nvml.SUCCESS) {
-            return OptionalInt.empty();
-        }
-        try {
-            IntByReference count = new IntByReference();
-            return nvml.nvmlDeviceGetCount_v2(count) == Nvml.SUCCESS
-                    ? OptionalInt.of(count.getValue())
-                    : OptionalInt.empty();
-        } finally {
-            nvml.nvmlShutdown();
-        }
     }
 }

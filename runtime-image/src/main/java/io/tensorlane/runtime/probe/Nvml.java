@@ -5,6 +5,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
+import java.util.OptionalInt;
 
 /**
  * The part of NVML ({@code libnvidia-ml.so.1}, shipped with the driver) the probe uses, mapped through JNA. Every call
@@ -51,6 +52,30 @@ public interface Nvml extends Library {
             return Native.load("nvidia-ml", Nvml.class);
         } catch (UnsatisfiedLinkError e) {
             return Native.load("libnvidia-ml.so.1", Nvml.class);
+        }
+    }
+
+    /**
+     * The machine's GPUs as NVML counts them (all of them: CUDA_VISIBLE_DEVICES does not apply), without starting the
+     * CUDA driver; empty without NVML or when it cannot count.
+     */
+    static OptionalInt gpuCount() {
+        Nvml nvml;
+        try {
+            nvml = load();
+        } catch (UnsatisfiedLinkError e) {
+            return OptionalInt.empty();
+        }
+        if (nvml.nvmlInit_v2() != SUCCESS) {
+            return OptionalInt.empty();
+        }
+        try {
+            IntByReference count = new IntByReference();
+            return nvml.nvmlDeviceGetCount_v2(count) == SUCCESS
+                    ? OptionalInt.of(count.getValue())
+                    : OptionalInt.empty();
+        } finally {
+            nvml.nvmlShutdown();
         }
     }
 
