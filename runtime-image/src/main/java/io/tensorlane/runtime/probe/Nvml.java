@@ -8,10 +8,11 @@ import com.sun.jna.ptr.PointerByReference;
 import java.util.OptionalInt;
 
 /**
- * The part of NVML ({@code libnvidia-ml.so.1}, shipped with the driver) the probe uses, mapped through JNA. Every call
- * returns an {@code nvmlReturn_t}; {@link #SUCCESS} is 0. Structs are passed as plain arrays: {@code nvmlMemory_t} is
- * three {@code unsigned long long} (total, free, used), {@code nvmlPciInfo_t} is {@link #PCI_INFO_BYTES} bytes with the
- * NUL-terminated bus id at {@link #PCI_INFO_BUS_ID_OFFSET}.
+ * The part of NVML ({@code libnvidia-ml.so.1}, shipped with the driver) the probe uses (and {@link #gpuCount}, for
+ * selftest and bench), mapped through JNA. Every call returns an {@code nvmlReturn_t}; {@link #SUCCESS} is 0. Structs
+ * are passed as plain arrays: {@code nvmlMemory_t} is three {@code unsigned long long} (total, free, used),
+ * {@code nvmlPciInfo_t} is {@link #PCI_INFO_BYTES} bytes with the NUL-terminated bus id at
+ * {@link #PCI_INFO_BUS_ID_OFFSET}.
  */
 public interface Nvml extends Library {
     int SUCCESS = 0;
