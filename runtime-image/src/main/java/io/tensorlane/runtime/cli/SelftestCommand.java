@@ -195,7 +195,7 @@ public final class SelftestCommand implements Callable<Integer> {
         if (nccl != null && occupyFraction == null) {
             for (int w : plan.worldSizes()) {
                 List<Integer> devs = Args.devices(w, n[0], devices != null && devices.size() == w ? devices : null);
-                if (devs.stream().distinct().count() == devs.size()) {
+                if (!CommunicatorConfig.sharesAGpu(devs)) {
                     results.addAll(SelftestRunner.ncclFallback(w, devs, plan, timeoutMs, seed, nccl, out));
                 }
             }

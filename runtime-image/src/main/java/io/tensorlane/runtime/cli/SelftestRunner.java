@@ -149,7 +149,7 @@ final class SelftestRunner {
             Nccl nccl,
             PrintWriter out) {
         CommunicatorConfig cfg = new CommunicatorConfig(devices, plan.layout(world), plan.table(world), timeoutMs);
-        boolean distinct = devices.stream().distinct().count() == devices.size();
+        boolean distinct = !CommunicatorConfig.sharesAGpu(devices);
         try (Communicator comm = Communicator.create(cfg);
                 NcclComm fallback = nccl != null && distinct ? new NcclComm(nccl, devices) : null) {
             out.printf("world %d on GPUs %s: %d blocks max per launch%n", world, devices, comm.maxBlocks());

@@ -69,7 +69,13 @@ public record CommunicatorConfig(List<Integer> devices, BufferLayout layout, Alg
         return (int) devices.stream().filter(d -> d == device).count();
     }
 
+    /** Whether some GPU hosts several of the ranks (virtual ranks): {@link #sharesAGpu} of the devices. */
     public boolean virtual() {
+        return sharesAGpu(devices);
+    }
+
+    /** Whether {@code devices} (the GPU of each rank) names a GPU more than once: ranks that share it are virtual. */
+    public static boolean sharesAGpu(List<Integer> devices) {
         return devices.stream().distinct().count() < devices.size();
     }
 }

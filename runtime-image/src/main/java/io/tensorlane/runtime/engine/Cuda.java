@@ -42,7 +42,7 @@ public final class Cuda {
      * first ({@link Communicator#prepareVirtualRanks}), which count only before the driver starts.
      */
     public static void init(List<Integer> devices) {
-        if (devices.stream().distinct().count() < devices.size()) {
+        if (CommunicatorConfig.sharesAGpu(devices)) {
             Communicator.prepareVirtualRanks();
         }
         init();

@@ -24,7 +24,7 @@ public final class SharedGpuForecast {
     public static boolean ranksShareAGpu(List<Integer> worldSizes, List<Integer> explicit, OptionalInt visibleGpus) {
         for (int w : worldSizes) {
             if (explicit != null && explicit.size() == w) {
-                if (explicit.stream().distinct().count() < w) {
+                if (CommunicatorConfig.sharesAGpu(explicit)) {
                     return true;
                 }
             } else if (visibleGpus.isEmpty() || w > visibleGpus.getAsInt()) {

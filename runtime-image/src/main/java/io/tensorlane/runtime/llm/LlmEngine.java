@@ -119,7 +119,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         long needed = Math.max(
                 (long) options.maxBatchTokens() * config.hiddenSize() * e,
                 4L * options.maxLogitRows() * layout.vocabPadded());
-        boolean sharing = devices.stream().distinct().count() < devices.size();
+        boolean sharing = CommunicatorConfig.sharesAGpu(devices);
         // The plan's budget when there is one (larger messages go to NCCL); virtual ranks have no NCCL: what the steps
         // need.
         long maxMsg = options.maxMessageBytes() > 0 && !sharing

@@ -3,6 +3,7 @@ package io.tensorlane.runtime.nccl;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.Rank;
 import java.util.List;
@@ -21,7 +22,7 @@ public final class NcclComm implements Rank.Fallback, AutoCloseable {
     private final List<Integer> devices;
 
     public NcclComm(Nccl nccl, List<Integer> devices) {
-        if (devices.stream().distinct().count() != devices.size()) {
+        if (CommunicatorConfig.sharesAGpu(devices)) {
             throw new IllegalArgumentException(
                     "NCCL needs distinct GPUs per rank, got " + devices + " (virtual ranks are custom-kernel only)");
         }

@@ -76,8 +76,7 @@ final class GpuSteps implements StepSource {
         this.out = out;
         if (config.allreduce() == Allreduce.Custom) {
             long largest = shape.largestMessageBytes();
-            if (largest > config.maxMessageBytes()
-                    && devices.stream().distinct().count() < devices.size()) {
+            if (largest > config.maxMessageBytes() && CommunicatorConfig.sharesAGpu(devices)) {
                 throw new IllegalArgumentException(
                         "the largest step message (" + largest + " bytes) exceeds " + EngineEnv.MAX_MESSAGE_BYTES + " ("
                                 + config.maxMessageBytes() + ") and virtual ranks have no NCCL fallback");
@@ -102,7 +101,7 @@ final class GpuSteps implements StepSource {
         AlgorithmTable table = custom ? config.table() : AlgorithmTable.single(devices.size(), Algorithm.OneStage, 1);
         comm = Communicator.create(
                 new CommunicatorConfig(devices, layout, table, CommunicatorConfig.DEFAULT_TIMEOUT_MILLIS));
-        boolean virtual = devices.stream().distinct().count() < devices.size();
+        boolean virtual = CommunicatorConfig.sharesAGpu(devices);
         if (config.allreduce() == Allreduce.NCCL || (custom && !virtual)) {
             try {
                 nccl = new NcclComm(Nccl.load(ncclLib), devices);

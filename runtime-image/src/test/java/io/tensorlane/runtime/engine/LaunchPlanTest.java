@@ -59,6 +59,9 @@ class LaunchPlanTest {
         BufferLayout l = BufferLayout.of(2, 1 << 20);
         AlgorithmTable t = AlgorithmTable.defaults(2, 1 << 20);
         assertThat(new CommunicatorConfig(List.of(0, 0), l, t, 100).virtual()).isTrue();
+        assertThat(new CommunicatorConfig(List.of(1, 0), l, t, 100).virtual()).isFalse();
+        assertThat(CommunicatorConfig.sharesAGpu(List.of(0, 1, 2, 1))).isTrue();
+        assertThat(CommunicatorConfig.sharesAGpu(List.of(3, 2, 1, 0))).isFalse();
         assertThat(new CommunicatorConfig(List.of(0, 1), l, t, 100).ranksOn(1)).isEqualTo(1);
         assertThatThrownBy(() -> new CommunicatorConfig(List.of(0), l, t, 100))
                 .hasMessageContaining("layout is for 2 ranks but 1 devices");
