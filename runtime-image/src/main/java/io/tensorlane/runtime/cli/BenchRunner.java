@@ -21,6 +21,7 @@ import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.engine.KernelArgs;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.nccl.NcclComm;
 import java.util.ArrayList;
@@ -230,9 +231,7 @@ final class BenchRunner {
                         per, r0.module().copyKernel(), BufferLayout.THREADS_PER_BLOCK, 0);
                 int grid = sms[0] * Math.max(1, per[0]);
                 Pointer params = Pointer.to(
-                        Pointer.to(new long[] {Cuda.address(a)}),
-                        Pointer.to(new long[] {Cuda.address(b)}),
-                        Pointer.to(new long[] {bytes / 16}));
+                        KernelArgs.p(Cuda.address(a)), KernelArgs.p(Cuda.address(b)), KernelArgs.l(bytes / 16));
                 List<Row> rows = new ArrayList<>();
                 rows.add(copyRow(
                         "memcpyDtoD",

@@ -1,5 +1,10 @@
 package io.tensorlane.runtime.engine;
 
+import static io.tensorlane.runtime.engine.KernelArgs.f;
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.l;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
+
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import jcuda.Pointer;
@@ -71,19 +76,19 @@ public record FusedNorm(int rows, int hidden, DType dtype, long residual, long w
     /** The kernel's parameters, in the order of {@code TL_NORM_ENTRY} in tl_allreduce.cu. */
     Pointer params(KernelTables t, int rank, int world, long timeoutNanos) {
         return Pointer.to(
-                Pointer.to(new long[] {t.inputs()}),
-                Pointer.to(new long[] {t.rankData()}),
-                Pointer.to(new long[] {t.state()}),
-                Pointer.to(new long[] {t.errorRecord()}),
-                Pointer.to(new int[] {rank}),
-                Pointer.to(new int[] {world}),
-                Pointer.to(new long[] {timeoutNanos}),
-                Pointer.to(new long[] {residual}),
-                Pointer.to(new long[] {weight}),
-                Pointer.to(new long[] {out}),
-                Pointer.to(new int[] {rows}),
-                Pointer.to(new int[] {hidden}),
-                Pointer.to(new float[] {eps}),
-                Pointer.to(new int[] {mode}));
+                p(t.inputs()),
+                p(t.rankData()),
+                p(t.state()),
+                p(t.errorRecord()),
+                i(rank),
+                i(world),
+                l(timeoutNanos),
+                p(residual),
+                p(weight),
+                p(out),
+                i(rows),
+                i(hidden),
+                f(eps),
+                i(mode));
     }
 }

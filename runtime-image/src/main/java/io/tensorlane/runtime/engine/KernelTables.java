@@ -1,5 +1,9 @@
 package io.tensorlane.runtime.engine;
 
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.l;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
+
 import jcuda.Pointer;
 
 /**
@@ -11,14 +15,14 @@ record KernelTables(long inputs, long rankData, long state, long errorRecord, lo
     /** The parameters of {@code TL_ENTRY} in tl_allreduce.cu (OneStage, TwoStage, Ring). */
     Pointer params(long output, long count, int rank, int world, long timeoutNanos) {
         return Pointer.to(
-                Pointer.to(new long[] {inputs}),
-                Pointer.to(new long[] {rankData}),
-                Pointer.to(new long[] {output}),
-                Pointer.to(new long[] {state}),
-                Pointer.to(new long[] {errorRecord}),
-                Pointer.to(new long[] {count}),
-                Pointer.to(new int[] {rank}),
-                Pointer.to(new int[] {world}),
-                Pointer.to(new long[] {timeoutNanos}));
+                p(inputs),
+                p(rankData),
+                p(output),
+                p(state),
+                p(errorRecord),
+                l(count),
+                i(rank),
+                i(world),
+                l(timeoutNanos));
     }
 }

@@ -1,5 +1,10 @@
 package io.tensorlane.runtime.engine;
 
+import static io.tensorlane.runtime.engine.KernelArgs.f;
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.l;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
+
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DType;
 import jcuda.Pointer;
@@ -28,36 +33,36 @@ final class PushVariant {
     static Pointer params(
             long input, long output, KernelTables t, long count, int rank, int world, long timeoutNanos, long slot) {
         return Pointer.to(
-                Pointer.to(new long[] {input}),
-                Pointer.to(new long[] {output}),
-                Pointer.to(new long[] {t.rankData()}),
-                Pointer.to(new long[] {t.pushState()}),
-                Pointer.to(new long[] {t.errorRecord()}),
-                Pointer.to(new long[] {count}),
-                Pointer.to(new int[] {rank}),
-                Pointer.to(new int[] {world}),
-                Pointer.to(new long[] {timeoutNanos}),
-                Pointer.to(new long[] {slot}));
+                p(input),
+                p(output),
+                p(t.rankData()),
+                p(t.pushState()),
+                p(t.errorRecord()),
+                l(count),
+                i(rank),
+                i(world),
+                l(timeoutNanos),
+                l(slot));
     }
 
     /** The fused allreduce + RMSNorm's parameters, in the order of {@code TL_PUSH_NORM_ENTRY} in tl_allreduce.cu. */
     static Pointer normParams(
             long input, FusedNorm n, KernelTables t, int rank, int world, long timeoutNanos, long slot) {
         return Pointer.to(
-                Pointer.to(new long[] {input}),
-                Pointer.to(new long[] {t.rankData()}),
-                Pointer.to(new long[] {t.pushState()}),
-                Pointer.to(new long[] {t.errorRecord()}),
-                Pointer.to(new int[] {rank}),
-                Pointer.to(new int[] {world}),
-                Pointer.to(new long[] {timeoutNanos}),
-                Pointer.to(new long[] {slot}),
-                Pointer.to(new long[] {n.residual()}),
-                Pointer.to(new long[] {n.weight()}),
-                Pointer.to(new long[] {n.out()}),
-                Pointer.to(new int[] {n.rows()}),
-                Pointer.to(new int[] {n.hidden()}),
-                Pointer.to(new float[] {n.eps()}),
-                Pointer.to(new int[] {n.mode()}));
+                p(input),
+                p(t.rankData()),
+                p(t.pushState()),
+                p(t.errorRecord()),
+                i(rank),
+                i(world),
+                l(timeoutNanos),
+                l(slot),
+                p(n.residual()),
+                p(n.weight()),
+                p(n.out()),
+                i(n.rows()),
+                i(n.hidden()),
+                f(n.eps()),
+                i(n.mode()));
     }
 }

@@ -1,8 +1,8 @@
 package io.tensorlane.runtime.llm;
 
-import static io.tensorlane.runtime.llm.ModelKernels.f;
-import static io.tensorlane.runtime.llm.ModelKernels.i;
-import static io.tensorlane.runtime.llm.ModelKernels.p;
+import static io.tensorlane.runtime.engine.KernelArgs.f;
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
 
 import io.tensorlane.contract.DType;
 import jcuda.driver.CUstream;

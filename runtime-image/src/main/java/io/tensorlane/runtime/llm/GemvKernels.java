@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.llm;
 
-import static io.tensorlane.runtime.llm.ModelKernels.i;
-import static io.tensorlane.runtime.llm.ModelKernels.p;
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
 
 import io.tensorlane.contract.DType;
 import jcuda.driver.CUstream;

@@ -1,5 +1,9 @@
 package io.tensorlane.runtime.llm;
 
+import static io.tensorlane.runtime.engine.KernelArgs.f;
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.l;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
@@ -362,22 +366,6 @@ public final class ModelKernels implements AutoCloseable {
             throw new IllegalArgumentException(base + ": element type " + t + " is not supported (bf16, fp16)");
         }
         return m.get(base);
-    }
-
-    static Pointer p(long address) {
-        return Pointer.to(new long[] {address});
-    }
-
-    static Pointer l(long v) {
-        return Pointer.to(new long[] {v});
-    }
-
-    static Pointer i(int v) {
-        return Pointer.to(new int[] {v});
-    }
-
-    static Pointer f(float v) {
-        return Pointer.to(new float[] {v});
     }
 
     void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
