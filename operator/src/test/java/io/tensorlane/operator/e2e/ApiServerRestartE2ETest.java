@@ -29,9 +29,9 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 // gone): under load the outage outlasts the client's own retries (about 19 s) and the simulated kubelet dropped the
 // finalize (fixed that morning) or status write it was making; it now retries both. A 40 s outage
 // (-Dtensorlane.faults.apiserver.down=30) reproduces that with the old simulator (a new pod left Pending with no
-// status)
-// and passes with the retries. A failure prints the pods, ReplicaSets, Deployments and kube-controller-manager's errors
-// (ClusterDump).
+// status) and passes with the retries. A failure prints the pods, ReplicaSets, Deployments and
+// kube-controller-manager's
+// errors (ClusterDump).
 @DisabledIfSystemProperty(named = "tensorlane.faults.apiserver", matches = "false")
 class ApiServerRestartE2ETest {
     /** How long both stay down; -Dtensorlane.faults.apiserver.down=SECONDS lengthens it (a slow machine's restart). */

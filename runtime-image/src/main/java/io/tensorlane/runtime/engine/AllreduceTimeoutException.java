@@ -1,18 +1,20 @@
 package io.tensorlane.runtime.engine;
 
+import java.util.List;
+
 /** The kernel watchdog fired: a peer did not arrive in time. The communicator is unusable afterwards. */
 public class AllreduceTimeoutException extends RuntimeException {
     private final WatchdogRecord record;
-    private final java.util.List<String> recentLaunches;
+    private final List<String> recentLaunches;
 
     public AllreduceTimeoutException(WatchdogRecord record) {
-        this(record, java.util.List.of());
+        this(record, List.of());
     }
 
-    public AllreduceTimeoutException(WatchdogRecord record, java.util.List<String> recentLaunches) {
+    public AllreduceTimeoutException(WatchdogRecord record, List<String> recentLaunches) {
         super(record.message());
         this.record = record;
-        this.recentLaunches = java.util.List.copyOf(recentLaunches);
+        this.recentLaunches = List.copyOf(recentLaunches);
     }
 
     public WatchdogRecord record() {
@@ -20,7 +22,7 @@ public class AllreduceTimeoutException extends RuntimeException {
     }
 
     /** The failing rank's last allreduce launches, oldest first ({@code LaunchJournal}); empty where not known. */
-    public java.util.List<String> recentLaunches() {
+    public List<String> recentLaunches() {
         return recentLaunches;
     }
 }

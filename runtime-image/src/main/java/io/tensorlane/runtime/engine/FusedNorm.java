@@ -63,9 +63,14 @@ public record FusedNorm(int rows, int hidden, DType dtype, long residual, long w
                 && (long) hidden * dtype.bytes() <= MAX_ROW_BYTES;
     }
 
+    /** Elements of the message: rows x hidden. */
+    public long count() {
+        return (long) rows * hidden;
+    }
+
     /** The message: every rank's partial rows. */
     public long bytes() {
-        return Math.multiplyExact((long) rows * hidden, (long) dtype.bytes());
+        return Math.multiplyExact(count(), (long) dtype.bytes());
     }
 
     /** Dynamic shared memory of one block: the reduced row in the element type. */

@@ -249,7 +249,7 @@ public final class Rank implements AutoCloseable {
         }
         long bytes = norm.bytes();
         int blocks = Math.min(norm.rows(), comm.maxBlocks());
-        if (comm.pushes(norm.dtype(), (long) norm.rows() * norm.hidden())) {
+        if (comm.pushes(norm.dtype(), norm.count())) {
             long in = Cuda.address(input);
             fenced(() -> launches.pushNorm(in, norm, blocks, stream));
             return;

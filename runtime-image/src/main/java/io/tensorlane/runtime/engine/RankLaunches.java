@@ -41,7 +41,6 @@ final class RankLaunches {
     /** The fused allreduce + RMSNorm on the inputs of pointer-table {@code slot}. */
     void pullNorm(FusedNorm n, int slot, int blocks, CUstream s) {
         Pointer params = n.params(tables(slot), rank, layout.worldSize(), timeoutNanos);
-        long count = (long) n.rows() * n.hidden();
         launch(
                 module.allreduceNorm(n.dtype()),
                 blocks,
@@ -50,7 +49,7 @@ final class RankLaunches {
                 params,
                 "allreduce + RMSNorm",
                 n.dtype(),
-                count,
+                n.count(),
                 slot);
     }
 
@@ -65,8 +64,16 @@ final class RankLaunches {
     void pushNorm(long input, FusedNorm n, int blocks, CUstream s) {
         Pointer params = PushVariant.normParams(
                 input, n, tables(0), rank, layout.worldSize(), timeoutNanos, layout.pushSlotBytes());
-        long count = (long) n.rows() * n.hidden();
-        launch(module.pushNorm(n.dtype()), blocks, n.sharedBytes(), s, params, "push + RMSNorm", n.dtype(), count, -1);
+        launch(
+                module.pushNorm(n.dtype()),
+                blocks,
+                n.sharedBytes(),
+                s,
+                params,
+                "push + RMSNorm",
+                n.dtype(),
+                n.count(),
+                -1);
     }
 
     /** Notes a CUDA graph's capture or replay (see {@link Rank#noteGraph}). */

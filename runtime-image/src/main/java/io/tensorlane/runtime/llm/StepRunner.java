@@ -101,6 +101,7 @@ final class StepRunner {
         HostPhases.Marks host = timed ? HostPhases.Marks.start() : null;
         List<TimedStep> results = comm.onEachRank(r -> {
             RankModel model = ranks.get(r.index());
+            Runnable forward = () -> model.forward(b.tokens(), b.logitTokens().length);
             boolean zero = r.index() == 0;
             HostPhases.Marks marks = zero ? host : null;
             mark(marks, 0);
@@ -119,9 +120,7 @@ final class StepRunner {
                 pass = zero ? replayPass : null;
             } else {
                 pass = timedPass( // no graph, so no timed graph's pass either
-                        plan.timeEager() && zero ? allreduceTimer(model) : null,
-                        AllreduceTimer.Mode.EAGER,
-                        () -> model.forward(b.tokens(), b.logitTokens().length));
+                        plan.timeEager() && zero ? allreduceTimer(model) : null, AllreduceTimer.Mode.EAGER, forward);
             }
             if (time) {
                 Cuda.check(cuEventRecord(timing.get(1), r.stream()), "cuEventRecord(step end)");
@@ -142,18 +141,13 @@ final class StepRunner {
                 // The eager run above loaded every kernel; capture the same step for the next time (capture runs
                 // nothing), and its timed twin: every rank captures one (virtual ranks meet at the launch fence
                 // during capture), only rank 0's differs from the plain graph.
-                captured.set(
-                        r.index(),
-                        CapturedGraph.capture(r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length)));
+                captured.set(r.index(), CapturedGraph.capture(r.stream(), forward));
                 r.noteGraph("capture of the graph of bucket", key);
                 if (plan.captureTimed()) {
                     AllreduceTimer.Pass p = timedPass(
                             zero ? allreduceTimer(model) : null,
                             AllreduceTimer.Mode.CAPTURE,
-                            () -> capturedTimed.set(
-                                    r.index(),
-                                    CapturedGraph.capture(
-                                            r.stream(), () -> model.forward(b.tokens(), b.logitTokens().length))));
+                            () -> capturedTimed.set(r.index(), CapturedGraph.capture(r.stream(), forward)));
                     r.noteGraph("capture of the timed graph of bucket", key);
                     if (zero) {
                         capturedPass[0] = p;

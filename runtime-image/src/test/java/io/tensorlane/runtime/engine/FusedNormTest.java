@@ -37,6 +37,7 @@ class FusedNormTest {
     @Test
     void messageAndSharedMemoryFollowTheRows() {
         FusedNorm f = new FusedNorm(8, 4096, DType.bf16, 0x1000, 0x2000, 0x3000, 1e-5f, 1);
+        assertThat(f.count()).isEqualTo(8L * 4096);
         assertThat(f.bytes()).isEqualTo(8L * 4096 * 2);
         assertThat(f.sharedBytes()).isEqualTo(4096 * 2);
     }
