@@ -1,4 +1,4 @@
-// Tensorlane forward-pass kernels of a Llama / Mistral / Qwen2 / Qwen3 decoder layer.
+// Tensorlane forward-pass kernels of a Llama / Mistral / Qwen2 / Qwen3 decoder layer (FP8 weights: tl_fp8.cuh).
 //
 // Built into its own fatbin (io/tensorlane/kernels/tl_model.fatbin) by build-fatbin.sh; launched by the Java class
 // io.tensorlane.runtime.llm.ModelKernels, which chooses the grids and blocks documented on each kernel and checks
@@ -578,6 +578,8 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
   if (lane == 0) y[row] = Cv<T>::t(acc);
 }
 
+#include "tl_fp8.cuh"
+
 // ---- instantiations -------------------------------------------------------------------------------------------
 #define TL_MODEL_ENTRIES(SUF, T)                                                                                   \
   extern "C" __global__ void __launch_bounds__(256) tl_embed_##SUF(const int* ids, int n, const T* table,          \
@@ -691,5 +693,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 
 TL_MODEL_ENTRIES(bf16, __nv_bfloat16)
 TL_MODEL_ENTRIES(fp16, __half)
+TL_FP8_ENTRIES(bf16, __nv_bfloat16)
+TL_FP8_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"

@@ -31,7 +31,11 @@ public final class Kernels {
             "tl_attn_prefill_v2",
             "tl_silu_mul",
             "tl_gather_rows",
-            "tl_gemv");
+            "tl_gemv",
+            "tl_gemv_fp8_block",
+            "tl_gemv_fp8_row",
+            "tl_dequant_fp8_block",
+            "tl_dequant_fp8_row");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
     /** Real architectures (SASS) the fatbins carry. */

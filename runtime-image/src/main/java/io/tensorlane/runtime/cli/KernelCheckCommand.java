@@ -44,7 +44,8 @@ import picocli.CommandLine.Spec;
         name = "kernelcheck",
         mixinStandardHelpOptions = true,
         description =
-                "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, gemv, sample) on one GPU "
+                "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, gemv, gemv_fp8, "
+                        + "dequant_fp8, sample) on one GPU "
                         + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
                         + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
 public final class KernelCheckCommand implements Callable<Integer> {
@@ -211,9 +212,10 @@ public final class KernelCheckCommand implements Callable<Integer> {
         for (int[] sh : gemvShapes) {
             guard("gemv", t, "in=" + sh[0] + ",out=" + sh[1], () -> lc.gemvCase(t, sh[0], sh[1]));
         }
+        new KernelCheckFp8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
     }
 
-    private interface Case {
+    interface Case {
         void run() throws Exception;
     }
 

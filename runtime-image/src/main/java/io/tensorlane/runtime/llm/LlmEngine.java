@@ -11,6 +11,7 @@ import io.tensorlane.runtime.engine.CommunicatorConfig;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.model.Checkpoint;
+import io.tensorlane.runtime.model.DeviceTensor;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.ShardPlan;
 import io.tensorlane.runtime.model.TpLayout;
@@ -105,7 +106,12 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         LlmEngine e = new LlmEngine(options, config, layout, maxLen);
         try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
             ShardPlan.validate(ck, config);
-            e.start(ck, log, choices);
+            // every rank's shard plan: a TP split an FP8 checkpoint's scale blocks refuse ends here too
+            List<List<DeviceTensor>> plans = new ArrayList<>();
+            for (int r = 0; r < layout.tp(); r++) {
+                plans.add(ShardPlan.forRank(layout, r));
+            }
+            e.start(ck, plans, log, choices);
             return e;
         } catch (RuntimeException ex) {
             e.close();
@@ -113,7 +119,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         }
     }
 
-    private void start(Checkpoint ck, PrintWriter log, KernelChoices choices) {
+    private void start(Checkpoint ck, List<List<DeviceTensor>> plans, PrintWriter log, KernelChoices choices) {
         int world = options.tp();
         long e = dtype.bytes();
         long needed = Math.max(
@@ -161,7 +167,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 options.maxSeqs() + 1,
                 maxBlocksPerSeq,
                 options.blockSize(),
-                maxModelLen);
+                maxModelLen,
+                plans.stream().mapToLong(RankWeights::largestFp8).max().orElse(0));
         for (int r = 0; r < world; r++) {
             ranks.add(null);
         }
@@ -188,7 +195,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         long total = ck.totalBytes();
         long[] nextReport = {0};
         log.printf(
-                "engine: loading %s (%s, %d layers, hidden %d, %d/%d heads, vocab %d, %s) on %d rank(s), GPUs %s%s%n",
+                "engine: loading %s (%s, %d layers, hidden %d, %d/%d heads, vocab %d, %s%s) on %d rank(s), GPUs %s%s%n",
                 options.modelDir(),
                 config.architecture(),
                 config.numLayers(),
@@ -197,21 +204,23 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 config.numKvHeads(),
                 config.vocabSize(),
                 dtype,
+                config.quantization().fp8()
+                        ? "; linears " + config.quantization().describe()
+                        : "",
                 world,
                 devices,
                 virtual ? " (virtual ranks)" : "");
         log.flush();
-        List<Long> loaded =
-                comm.onEachRank(r -> ranks.get(r.index()).loadWeights(ck, ShardPlan.forRank(layout, r.index()), b -> {
-                    long now = done.addAndGet(b);
-                    synchronized (nextReport) {
-                        if (now >= nextReport[0]) {
-                            log.printf("engine: loaded %.2f GB%n", now / 1e9);
-                            log.flush();
-                            nextReport[0] = now + Math.max(total / 10, 1);
-                        }
-                    }
-                }));
+        List<Long> loaded = comm.onEachRank(r -> ranks.get(r.index()).loadWeights(ck, plans.get(r.index()), b -> {
+            long now = done.addAndGet(b);
+            synchronized (nextReport) {
+                if (now >= nextReport[0]) {
+                    log.printf("engine: loaded %.2f GB%n", now / 1e9);
+                    log.flush();
+                    nextReport[0] = now + Math.max(total / 10, 1);
+                }
+            }
+        }));
         loadSeconds = (System.nanoTime() - t0) / 1e9;
         weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
         log.printf(

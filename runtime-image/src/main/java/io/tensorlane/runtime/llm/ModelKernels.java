@@ -45,6 +45,7 @@ public final class ModelKernels implements AutoCloseable {
     private boolean closed;
     private final AttentionKernels attention = new AttentionKernels(this);
     private final GemvKernels gemv = new GemvKernels(this);
+    private final Fp8Kernels fp8 = new Fp8Kernels(this);
 
     /** Loads the model fatbin in the current context and resolves every entry point. */
     public ModelKernels() {
@@ -274,6 +275,37 @@ public final class ModelKernels implements AutoCloseable {
      */
     public void gemv(DType t, long x, long w, long y, int in, int out, CUstream s) {
         gemv.launch(t, x, w, y, in, out, s);
+    }
+
+    /**
+     * y[n, out] = x[n, in] · weight[out, in]ᵀ for an FP8 weight (e4m3 {@code w} and fp32 {@code scales} in the layout of
+     * {@code type}), x and y in T, fp32 accumulation; 1..8 tokens, {@code in % 16 == 0} ({@link Fp8Kernels#gemvFits}).
+     */
+    public void gemvFp8(
+            DType t,
+            io.tensorlane.runtime.model.WeightType type,
+            long x,
+            long w,
+            long scales,
+            long y,
+            int n,
+            int in,
+            int out,
+            CUstream s) {
+        fp8.gemv(t, type, x, w, scales, y, n, in, out, s);
+    }
+
+    /** out[rows, cols] in T = an FP8 weight (e4m3 {@code w}, fp32 {@code scales} in the layout of {@code type}). */
+    public void dequantFp8(
+            DType t,
+            io.tensorlane.runtime.model.WeightType type,
+            long w,
+            long scales,
+            long out,
+            int rows,
+            int cols,
+            CUstream s) {
+        fp8.dequant(t, type, w, scales, out, rows, cols, s);
     }
 
     /** out[i,:] = in[rows[i],:]. */

@@ -3,7 +3,6 @@ package io.tensorlane.runtime.llm;
 import static jcuda.driver.JCudaDriver.cuMemcpy2D;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 
-import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.Piece;
@@ -24,10 +23,15 @@ final class PieceCopy {
 
     private PieceCopy() {}
 
-    /** Copies {@code pc} into {@code dst} (rows of {@code dstCols} elements of {@code dt}); {@code progress} gets bytes. */
-    static void copy(Checkpoint ck, Piece pc, CUdeviceptr dst, long dstCols, DType dt, LongConsumer progress) {
+    /**
+     * Copies {@code pc} into {@code dst} (rows of {@code dstCols} elements of {@code eb} bytes: the model dtype's, or 1
+     * for FP8); {@code progress} gets bytes.
+     */
+    static void copy(Checkpoint ck, Piece pc, CUdeviceptr dst, long dstCols, int eb, LongConsumer progress) {
         TensorInfo src = ck.require(pc.source());
-        long eb = dt.bytes();
+        if (src.dtype().bytes() != eb) {
+            throw new IllegalStateException(pc.source() + " is " + src.dtype() + ", not elements of " + eb + " bytes");
+        }
         long srcCols = src.cols();
         boolean contiguous = pc.cols() == srcCols && dstCols == srcCols;
         long rowsPerChunk = Math.max(1, COPY_CHUNK_BYTES / (srcCols * eb));

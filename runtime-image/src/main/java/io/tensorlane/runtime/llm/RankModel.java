@@ -25,8 +25,18 @@ final class RankModel implements AutoCloseable {
     static final String ACTIVATIONS = "activations";
     private static final long CUBLAS_WORKSPACE = 32L << 20;
 
-    /** Sizes every buffer is allocated for. */
-    record Dims(int maxTokens, int maxLogitRows, int maxRows, int maxBlocksPerSeq, int blockSize, int maxPositions) {}
+    /**
+     * Sizes every buffer is allocated for; {@code fp8Scratch}: elements of the largest FP8 weight, dequantized into a
+     * scratch buffer of the model's dtype for the steps the FP8 GEMV does not take (0: no FP8 weights).
+     */
+    record Dims(
+            int maxTokens,
+            int maxLogitRows,
+            int maxRows,
+            int maxBlocksPerSeq,
+            int blockSize,
+            int maxPositions,
+            long fp8Scratch) {}
 
     /**
      * How cuBLAS shares a GPU with virtual ranks. Their allreduce kernels spin on the same GPU, so a GEMM whose thread
@@ -82,6 +92,9 @@ final class RankModel implements AutoCloseable {
     private final long gateUp;
     private final long act;
     private final long xl;
+    /** The model-dtype copy of an FP8 weight for cuBLAS (0: the model has none). */
+    private final long fp8Scratch;
+
     final RankLogits logits;
     private long kvBase;
     private long kvLayerBytes;
@@ -105,7 +118,7 @@ final class RankModel implements AutoCloseable {
         this.mem = new DeviceMemory(rank.device(), rank.index());
         try {
             this.kernels = new ModelKernels();
-            this.weights = new RankWeights(mem, dt);
+            this.weights = new RankWeights(mem, cfg);
             long e = dt.bytes();
             int t = dims.maxTokens();
             int m = dims.maxLogitRows();
@@ -124,6 +137,9 @@ final class RankModel implements AutoCloseable {
             act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
             logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
+            fp8Scratch = dims.fp8Scratch() > 0
+                    ? addr(mem.alloc(ACTIVATIONS, "fp8 dequantized weight", e * dims.fp8Scratch(), false))
+                    : 0;
             long ws = share.workspaceBytes() > 0
                     ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false))
                     : 0;
@@ -140,7 +156,7 @@ final class RankModel implements AutoCloseable {
 
     /** Uploads this rank's shards ({@code plan}) from the checkpoint; {@code progress} gets bytes as they land. */
     long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
-        return weights.load(ck, plan, cfg, dims.maxPositions(), progress);
+        return weights.load(ck, plan, dims.maxPositions(), progress);
     }
 
     /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
@@ -180,12 +196,25 @@ final class RankModel implements AutoCloseable {
         return inputs.read(StepInputs.Buf.OUT_IDS, m);
     }
 
-    /** A Linear of this model's type (cuBLAS). */
-    private void linear(GemvPolicy.Linear l, long x, long w, long y, int n, int in, int out) {
-        if (gemv.use(l, n, in)) {
-            kernels.gemv(dt, x, w, y, in, out, rank.stream());
+    /**
+     * A decoder linear y[n, out] = x[n, in] · w[out, in]ᵀ. Dense weights: the GEMV kernel where {@link GemvPolicy} takes
+     * the step, else cuBLAS. FP8 weights: the FP8 GEMV for steps of up to 8 tokens (unless the policy leaves this
+     * linear to cuBLAS: the same-run baseline), else the weight dequantized into the scratch buffer, then cuBLAS.
+     */
+    private void linear(GemvPolicy.Linear l, long x, String key, long y, int n, int in, int out) {
+        RankWeights.Weight w = weights.weight(key);
+        var s = rank.stream();
+        if (!w.type().fp8()) {
+            if (gemv.use(l, n, in)) {
+                kernels.gemv(dt, x, w.address(), y, in, out, s);
+            } else {
+                blas.linear(dt, x, w.address(), y, dt, n, in, out, out);
+            }
+        } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
+            kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
         } else {
-            blas.linear(dt, x, w, y, dt, n, in, out, out);
+            kernels.dequantFp8(dt, w.type(), w.address(), w.scales(), fp8Scratch, out, in, s);
+            blas.linear(dt, x, fp8Scratch, y, dt, n, in, out, out);
         }
     }
 
@@ -273,7 +302,7 @@ final class RankModel implements AutoCloseable {
         float scale = (float) (1.0 / Math.sqrt(hd));
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
-            linear(GemvPolicy.Linear.QKV, xn, w(p + "qkv"), qkv, n, hidden, qkvCols);
+            linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols);
             mark("gemm qkv");
             long kc = kvBase + 2L * l * kvLayerBytes;
             long vc = kc + kvLayerBytes;
@@ -320,14 +349,14 @@ final class RankModel implements AutoCloseable {
                     scale,
                     s);
             mark("attention");
-            linear(GemvPolicy.Linear.O, attn, w(p + "o"), addr(part), n, hq * hd, hidden);
+            linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden);
             mark("gemm o");
             reduceAndNorm(n, p + "post_norm", 1, eps);
-            linear(GemvPolicy.Linear.GATE_UP, xn, w(p + "gate_up"), gateUp, n, hidden, 2 * inter);
+            linear(GemvPolicy.Linear.GATE_UP, xn, p + "gate_up", gateUp, n, hidden, 2 * inter);
             mark("gemm gate_up");
             kernels.siluMul(dt, gateUp, act, n, inter, s);
             mark("silu*up");
-            linear(GemvPolicy.Linear.DOWN, act, w(p + "down"), addr(part), n, inter, hidden);
+            linear(GemvPolicy.Linear.DOWN, act, p + "down", addr(part), n, inter, hidden);
             mark("gemm down");
             // the next layer's input norm, or the final norm
             reduceAndNorm(n, l + 1 < cfg.numLayers() ? "layers." + (l + 1) + ".input_norm" : "final_norm", 1, eps);

@@ -2,13 +2,14 @@ package io.tensorlane.runtime.llm;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 
-import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.Piece;
 import io.tensorlane.runtime.model.Rope;
+import io.tensorlane.runtime.model.ScaleGrid;
+import io.tensorlane.runtime.model.WeightType;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,36 +18,42 @@ import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
- * One rank's weight shards on its GPU, by the loader's keys ({@code layers.<l>.qkv}, {@code final_norm}, ...), and the
- * RoPE tables, in the {@link RankModel#WEIGHTS} phase of the rank's memory.
+ * One rank's weight shards on its GPU, by the loader's keys ({@code layers.<l>.qkv}, {@code final_norm}, ...), each
+ * with its storage type (FP8 ones with their fp32 scale grid beside them), and the RoPE tables, in the
+ * {@link RankModel#WEIGHTS} phase of the rank's memory.
  */
 final class RankWeights {
+    /** A loaded weight: its device address and type, and for FP8 its scale grid's address. */
+    record Weight(long address, WeightType type, long scales, long rows, long cols) {}
+
     private final DeviceMemory mem;
-    private final DType dt;
-    private final Map<String, Long> byKey = new HashMap<>();
+    private final ModelConfig cfg;
+    private final Map<String, Weight> byKey = new HashMap<>();
     private long cos;
     private long sin;
 
-    RankWeights(DeviceMemory mem, DType dt) {
+    RankWeights(DeviceMemory mem, ModelConfig cfg) {
         this.mem = mem;
-        this.dt = dt;
+        this.cfg = cfg;
     }
 
     /**
      * Uploads this rank's shards ({@code plan}) from the checkpoint and the RoPE tables for {@code maxPositions};
-     * {@code progress} gets bytes as they land. Returns the shards' bytes.
+     * {@code progress} gets bytes as they land. Returns the shards' bytes (with their scales).
      */
-    long load(Checkpoint ck, List<DeviceTensor> plan, ModelConfig cfg, int maxPositions, LongConsumer progress) {
+    long load(Checkpoint ck, List<DeviceTensor> plan, int maxPositions, LongConsumer progress) {
         long total = 0;
         for (DeviceTensor t : plan) {
-            long bytes = t.rows() * t.cols() * dt.bytes();
+            int eb = t.type().elementBytes(cfg.dtype());
+            long bytes = t.rows() * t.cols() * eb;
             long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
             CUdeviceptr p = mem.alloc(RankModel.WEIGHTS, t.key(), bytes, covered < t.rows());
             for (Piece pc : t.pieces()) {
-                PieceCopy.copy(ck, pc, p, t.cols(), dt, progress);
+                PieceCopy.copy(ck, pc, p, t.cols(), eb, progress);
             }
-            byKey.put(t.key(), Cuda.address(p));
-            total += bytes;
+            long scales = t.type().fp8() ? upload(ScaleGrid.build(ck, t), t.key() + " scales") : 0;
+            byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales, t.rows(), t.cols()));
+            total += t.bytes(cfg.dtype());
         }
         float[][] cs = Rope.cosSin(cfg, maxPositions);
         cos = upload(cs[0], "rope cos");
@@ -62,16 +69,31 @@ final class RankWeights {
 
     /** The device address of a loaded weight. */
     long get(String key) {
-        Long a = byKey.get(key);
-        if (a == null) {
+        return weight(key).address();
+    }
+
+    /** A loaded weight with its type and scales. */
+    Weight weight(String key) {
+        Weight w = byKey.get(key);
+        if (w == null) {
             throw new IllegalStateException("weight " + key + " was not loaded");
         }
-        return a;
+        return w;
     }
 
     /** The device address of an optional weight (bias, q/k norm), 0 when the model has none. */
     long getOrZero(String key) {
-        return byKey.getOrDefault(key, 0L);
+        Weight w = byKey.get(key);
+        return w == null ? 0 : w.address();
+    }
+
+    /** Elements of the largest FP8 weight (0 when none): the bf16/fp16 scratch its dequantization needs. */
+    static long largestFp8(List<DeviceTensor> plan) {
+        return plan.stream()
+                .filter(t -> t.type().fp8())
+                .mapToLong(DeviceTensor::elements)
+                .max()
+                .orElse(0);
     }
 
     /** RoPE cos table [maxPositions, headDim / 2] fp32. */

@@ -73,7 +73,8 @@ final class ConfigParser {
                 WeightDType.fromHf(facts.dtype()),
                 slidingWindow,
                 c.optInt("bos_token_id"),
-                eos());
+                eos(),
+                QuantizationParser.parse(c.field("quantization_config")));
     }
 
     private List<Integer> eos() {

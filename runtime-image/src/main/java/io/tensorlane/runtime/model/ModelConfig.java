@@ -14,6 +14,7 @@ import java.util.List;
  * @param slidingWindow null when every layer attends to the whole context
  * @param bosTokenId null when the config has none
  * @param eosTokenIds empty when the config has none
+ * @param quantization how the linear layers are stored ({@link Quantization#NONE}: in {@code dtype})
  */
 public record ModelConfig(
         Architecture architecture,
@@ -34,7 +35,8 @@ public record ModelConfig(
         WeightDType dtype,
         Integer slidingWindow,
         Integer bosTokenId,
-        List<Integer> eosTokenIds) {
+        List<Integer> eosTokenIds,
+        Quantization quantization) {
 
     public static final String CONFIG_FILE = "config.json";
 
@@ -74,6 +76,7 @@ public record ModelConfig(
                     "bos_token_id " + bosTokenId + " is outside the vocabulary [0, " + vocabSize + ")");
         }
         eosTokenIds = eosTokenIds == null ? List.of() : List.copyOf(eosTokenIds);
+        quantization = quantization == null ? Quantization.NONE : quantization;
         for (int eos : eosTokenIds) {
             if (eos < 0 || eos >= vocabSize) {
                 throw new ModelException("eos_token_id " + eos + " is outside the vocabulary [0, " + vocabSize + ")");

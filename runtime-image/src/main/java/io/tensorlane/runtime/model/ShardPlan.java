@@ -10,12 +10,22 @@ import java.util.Map;
  * Which checkpoint windows go into which device tensor on one tensor-parallel rank (Megatron layout): q/k/v and
  * gate/up split by output rows, o and down by input columns, norms replicated, embedding and lm_head by vocabulary
  * rows. Device tensor keys: {@code embed}, {@code layers.{i}.input_norm|qkv|qkv_bias|q_norm|k_norm|o|post_norm|gate_up|down},
- * {@code final_norm}, {@code lm_head}.
+ * {@code final_norm}, {@code lm_head}. The linears (qkv, o, gate_up, down) of a quantized model are FP8 with their scales
+ * ({@link Fp8Shards}); everything else stays in the model's dtype.
  */
 public final class ShardPlan {
     public static final String EMBED = "model.embed_tokens.weight";
     public static final String LM_HEAD = "lm_head.weight";
     public static final String NORM = "model.norm.weight";
+    /** The decoder layers' linear weights (name suffixes): what a quantized checkpoint stores in FP8. */
+    static final List<String> LINEARS = List.of(
+            "self_attn.q_proj.weight",
+            "self_attn.k_proj.weight",
+            "self_attn.v_proj.weight",
+            "self_attn.o_proj.weight",
+            "mlp.gate_proj.weight",
+            "mlp.up_proj.weight",
+            "mlp.down_proj.weight");
 
     private ShardPlan() {}
 
@@ -39,20 +49,23 @@ public final class ShardPlan {
         long inter = l.intermediatePerRank();
         long qRow = rank * hq * hd;
         long kvRow = l.kvHeadStart(rank) * hd;
+        Map<String, long[]> shapes = expectedShapes(c);
         List<DeviceTensor> out = new ArrayList<>();
         out.add(vocab("embed", EMBED, l, rank));
         for (int i = 0; i < c.numLayers(); i++) {
             String p = "layers." + i + ".";
             out.add(norm(p + "input_norm", layer(i, "input_layernorm.weight"), hidden));
-            out.add(new DeviceTensor(
+            out.add(Fp8Shards.linear(
+                    l,
+                    rank,
                     p + "qkv",
                     (hq + 2 * hk) * hd,
                     hidden,
                     List.of(
                             new Piece(layer(i, "self_attn.q_proj.weight"), qRow, 0, hq * hd, hidden, 0),
                             new Piece(layer(i, "self_attn.k_proj.weight"), kvRow, 0, hk * hd, hidden, hq * hd),
-                            new Piece(
-                                    layer(i, "self_attn.v_proj.weight"), kvRow, 0, hk * hd, hidden, (hq + hk) * hd))));
+                            new Piece(layer(i, "self_attn.v_proj.weight"), kvRow, 0, hk * hd, hidden, (hq + hk) * hd)),
+                    shapes));
             if (c.qkvBias()) {
                 out.add(new DeviceTensor(
                         p + "qkv_bias",
@@ -67,24 +80,33 @@ public final class ShardPlan {
                 out.add(norm(p + "q_norm", layer(i, "self_attn.q_norm.weight"), hd));
                 out.add(norm(p + "k_norm", layer(i, "self_attn.k_norm.weight"), hd));
             }
-            out.add(new DeviceTensor(
+            out.add(Fp8Shards.linear(
+                    l,
+                    rank,
                     p + "o",
                     hidden,
                     hq * hd,
-                    List.of(new Piece(layer(i, "self_attn.o_proj.weight"), 0, qRow, hidden, hq * hd, 0))));
+                    List.of(new Piece(layer(i, "self_attn.o_proj.weight"), 0, qRow, hidden, hq * hd, 0)),
+                    shapes));
             out.add(norm(p + "post_norm", layer(i, "post_attention_layernorm.weight"), hidden));
-            out.add(new DeviceTensor(
+            out.add(Fp8Shards.linear(
+                    l,
+                    rank,
                     p + "gate_up",
                     2 * inter,
                     hidden,
                     List.of(
                             new Piece(layer(i, "mlp.gate_proj.weight"), rank * inter, 0, inter, hidden, 0),
-                            new Piece(layer(i, "mlp.up_proj.weight"), rank * inter, 0, inter, hidden, inter))));
-            out.add(new DeviceTensor(
+                            new Piece(layer(i, "mlp.up_proj.weight"), rank * inter, 0, inter, hidden, inter)),
+                    shapes));
+            out.add(Fp8Shards.linear(
+                    l,
+                    rank,
                     p + "down",
                     hidden,
                     inter,
-                    List.of(new Piece(layer(i, "mlp.down_proj.weight"), 0, rank * inter, hidden, inter, 0))));
+                    List.of(new Piece(layer(i, "mlp.down_proj.weight"), 0, rank * inter, hidden, inter, 0)),
+                    shapes));
         }
         out.add(norm("final_norm", NORM, hidden));
         out.add(vocab("lm_head", lmHeadSource(c), l, rank));
@@ -145,12 +167,14 @@ public final class ShardPlan {
     }
 
     /**
-     * Checks that every tensor the plan reads exists with exactly the expected shape and the config's dtype. Tensors the
-     * plan does not read are ignored. The message lists the problems (the first 20) with expected and actual values.
+     * Checks that every tensor the plan reads exists with exactly the expected shape and the config's dtype (for the
+     * linears of a quantized model: F8_E4M3 and a scale tensor of the quantization's shape). Tensors the plan does not
+     * read are ignored. The message lists the problems (the first 20) with expected and actual values.
      */
     public static void validate(Checkpoint ck, ModelConfig c) {
         List<String> problems = new ArrayList<>();
         SafeDType want = c.dtype().safeDType();
+        Quantization q = c.quantization();
         for (Map.Entry<String, long[]> e : expectedShapes(c).entrySet()) {
             String name = e.getKey();
             long[] shape = e.getValue();
@@ -165,9 +189,12 @@ public final class ShardPlan {
                 problems.add("tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected "
                         + Arrays.toString(shape));
             }
-            if (t.dtype() != want) {
+            if (q.quantizes(Fp8Shards.module(name)) && LINEARS.stream().anyMatch(name::endsWith)) {
+                Fp8Shards.expect(q, ck, name, shape, problems);
+            } else if (t.dtype() != want) {
                 problems.add("tensor " + name + " has dtype " + t.dtype() + ", expected " + want + " (config dtype "
-                        + c.dtype().hfName() + ")");
+                        + c.dtype().hfName()
+                        + (q.fp8() ? "; " + q.describe() + " covers the decoder layers' linears only" : "") + ")");
             }
         }
         if (!problems.isEmpty()) {

@@ -58,7 +58,8 @@ class ModelConfigTest {
                         WeightDType.BF16,
                         null,
                         128000,
-                        List.of(128001)));
+                        List.of(128001),
+                        Quantization.NONE));
         assertThat(c.groupSize()).isEqualTo(4);
         assertThat(c.parameterCount()).isEqualTo(1_235_814_400L); // Llama-3.2-1B: 1.24B
     }

@@ -35,7 +35,8 @@ final class TestConfigs {
                 WeightDType.BF16,
                 null,
                 null,
-                List.of());
+                List.of(),
+                null);
     }
 
     static ModelConfig heads(int heads, int kv, int inter, int vocab) {
@@ -62,6 +63,7 @@ final class TestConfigs {
                 WeightDType.BF16,
                 null,
                 null,
-                List.of());
+                List.of(),
+                null);
     }
 }

@@ -1,0 +1,160 @@
+// FP8 (e4m3) weights: the linear of decode steps of up to kFp8MaxTokens tokens, and the dequantization to T that
+// feeds cuBLAS for larger steps. Included by tl_model.cu after its GEMV helpers (Pair, ld_stream, ld_readonly,
+// warp_sum, Cv); launched by io.tensorlane.runtime.llm.Fp8Kernels.
+//
+// Weight layout: w [out, in] e4m3 (one byte each, row-major, an nn.Linear weight: rows = outputs), and its fp32
+// scales in one of two layouts, the template parameter BLOCK:
+//   BLOCK = true:  scale [ceil(out/128), ceil(in/128)], one per 128x128 block (partial blocks at the right and bottom
+//                  edges): the block-scaled format of Qwen3-*-FP8 / DeepSeek-V3 (weight_scale_inv) and of
+//                  compressed-tensors' "block" strategy;
+//   BLOCK = false: scale [out], one per output row: compressed-tensors' "channel" strategy (a "tensor" scale is
+//                  broadcast to every row by the loader).
+// The real weight is float(w[r,c]) * scale(r,c). e4m3 -> half is exact (3 mantissa bits, exponents inside half's
+// normal range), so every product below is formed from the exact weight.
+#pragma once
+
+#include <cuda_fp8.h>
+
+namespace tlfp8 {
+
+constexpr int kFp8Block = 128;
+constexpr int kFp8Warps = 8;      // output rows per block (one warp each)
+constexpr int kFp8MaxTokens = 8;  // tokens per launch of the GEMV (x rows), each weight chunk read once for all
+constexpr int kFp8Unroll = 2;     // 16-byte weight loads in flight per lane
+
+// Two e4m3 values (the low and high byte of v) -> two floats, exactly.
+__device__ __forceinline__ float2 e4m3x2(uint32_t v) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3);
+  return __half22float2(*reinterpret_cast<const __half2*>(&h));
+}
+
+// 16 e4m3 weights (one 16-byte chunk) -> 16 floats.
+__device__ __forceinline__ void unpack16(const uint4 v, float* f) {
+  const uint32_t u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 lo = e4m3x2(u[i]), hi = e4m3x2(u[i] >> 16);
+    f[4 * i] = lo.x;
+    f[4 * i + 1] = lo.y;
+    f[4 * i + 2] = hi.x;
+    f[4 * i + 3] = hi.y;
+  }
+}
+
+// sum_j wf[j] * x[j] over 16 elements of T given as two 16-byte chunks.
+template <typename T>
+__device__ __forceinline__ float dot16(const float* wf, const uint4 a, const uint4 b) {
+  const uint32_t xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  float acc = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float2 x = Pair<T>::f(xv[i]);
+    acc = fmaf(wf[2 * i], x.x, acc);
+    acc = fmaf(wf[2 * i + 1], x.y, acc);
+  }
+  return acc;
+}
+
+// ---- FP8 GEMV: y[t, o] = T(sum_k x[t, k] * weight(o, k)) for t < n <= kFp8MaxTokens ----------------------------
+// x [n, in] T; w [out, in] e4m3; scale as above; y [n, out] T. One warp per output row: each lane reads 16 weight
+// bytes per load (kFp8Unroll in flight, streamed), converts them once and uses them for all n tokens (x through the
+// read-only cache). BLOCK: each 16-byte chunk lies inside one 128-column block, so its partial dot product is scaled
+// once (fp32) before it is added; per row: the row's scale multiplies the finished sum. fp32 accumulation; the
+// summation order differs from cuBLAS'.
+// Requires in % 16 == 0, x and w 16-byte aligned, 1 <= n <= kFp8MaxTokens. Launch: grid ceil(out / kFp8Warps),
+// block kFp8Warps * 32.
+template <typename T, bool BLOCK>
+__device__ __forceinline__ void gemv_fp8(const T* x, const uint8_t* w, const float* scale, T* y, int n, int in,
+                                         int out) {
+  const int row = blockIdx.x * kFp8Warps + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= out) return;
+  const uint4* wr = reinterpret_cast<const uint4*>(w + (long long)row * in);
+  const int chunks = in >> 4;
+  const float* srow = BLOCK ? scale + (long long)(row / kFp8Block) * ((in + kFp8Block - 1) / kFp8Block) : scale;
+  float acc[kFp8MaxTokens];
+#pragma unroll
+  for (int t = 0; t < kFp8MaxTokens; ++t) acc[t] = 0.0f;
+  auto consume = [&](const uint4 wv, int c) {
+    float wf[16];
+    unpack16(wv, wf);
+    const float s = BLOCK ? srow[c >> 3] : 1.0f;  // 8 chunks of 16 per 128-column block
+#pragma unroll
+    for (int t = 0; t < kFp8MaxTokens; ++t) {
+      if (t < n) {
+        const uint4* xr = reinterpret_cast<const uint4*>(x + (long long)t * in) + 2 * c;
+        const float d = dot16<T>(wf, ld_readonly(xr), ld_readonly(xr + 1));
+        acc[t] = BLOCK ? fmaf(s, d, acc[t]) : acc[t] + d;
+      }
+    }
+  };
+  int c = lane;
+  for (; c + 32 * (kFp8Unroll - 1) < chunks; c += 32 * kFp8Unroll) {
+    uint4 wv[kFp8Unroll];
+#pragma unroll
+    for (int u = 0; u < kFp8Unroll; ++u) wv[u] = ld_stream(wr + c + 32 * u);
+#pragma unroll
+    for (int u = 0; u < kFp8Unroll; ++u) consume(wv[u], c + 32 * u);
+  }
+  for (; c < chunks; c += 32) consume(ld_stream(wr + c), c);
+  const float rs = BLOCK ? 1.0f : scale[row];
+#pragma unroll
+  for (int t = 0; t < kFp8MaxTokens; ++t) {
+    if (t < n) {
+      const float v = warp_sum(acc[t]);
+      if (lane == 0) y[(long long)t * out + row] = Cv<T>::t(BLOCK ? v : v * rs);
+    }
+  }
+}
+
+// ---- dequantization: out[r, c] = T(float(w[r, c]) * scale(r, c)) -------------------------------------------------
+// w [rows, cols] e4m3, out [rows, cols] T (the bf16/fp16 weight cuBLAS then reads). Grid-stride over groups of 16
+// elements when cols % 16 == 0 (16-byte loads; a group never straddles a row or a 128-column block), else over single
+// elements. Launch: any grid, block 256.
+template <typename T, bool BLOCK>
+__device__ __forceinline__ void dequant_fp8(const uint8_t* w, const float* scale, T* out, int rows, int cols) {
+  const long long total = (long long)rows * cols;
+  const int kb = (cols + kFp8Block - 1) / kFp8Block;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  auto scale_of = [&](long long r, long long col) -> float {
+    return BLOCK ? scale[(r / kFp8Block) * kb + col / kFp8Block] : scale[r];
+  };
+  if ((cols & 15) == 0) {
+    const long long groups = total >> 4;
+    for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups; g += stride) {
+      const long long e = g << 4, r = e / cols, col = e - r * cols;
+      float f[16];
+      unpack16(reinterpret_cast<const uint4*>(w)[g], f);
+      const float s = scale_of(r, col);
+      T* o = out + e;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) o[j] = Cv<T>::t(f[j] * s);
+    }
+  } else {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += stride) {
+      const long long r = e / cols, col = e - r * cols;
+      const float2 f = e4m3x2(w[e]);
+      out[e] = Cv<T>::t(f.x * scale_of(r, col));
+    }
+  }
+}
+
+}  // namespace tlfp8
+
+#define TL_FP8_ENTRIES(SUF, T)                                                                                     \
+  extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv_fp8_block_##SUF(                      \
+      const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out) {                            \
+    tlfp8::gemv_fp8<T, true>(x, w, scale, y, n, in, out);                                                          \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv_fp8_row_##SUF(                        \
+      const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out) {                            \
+    tlfp8::gemv_fp8<T, false>(x, w, scale, y, n, in, out);                                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      tl_dequant_fp8_block_##SUF(const uint8_t* w, const float* scale, T* out, int rows, int cols) {               \
+    tlfp8::dequant_fp8<T, true>(w, scale, out, rows, cols);                                                        \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      tl_dequant_fp8_row_##SUF(const uint8_t* w, const float* scale, T* out, int rows, int cols) {                 \
+    tlfp8::dequant_fp8<T, false>(w, scale, out, rows, cols);                                                       \
+  }

@@ -1,0 +1,154 @@
+package io.tensorlane.runtime.cli;
+
+import static io.tensorlane.runtime.cli.KernelCheckMath.compare;
+import static io.tensorlane.runtime.cli.KernelCheckMath.encode;
+import static io.tensorlane.runtime.cli.KernelCheckMath.floats;
+import static io.tensorlane.runtime.cli.KernelCheckMath.maxAbs;
+import static io.tensorlane.runtime.cli.KernelCheckMath.poisonBroken;
+
+import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.cli.KernelCheckCommand.Result;
+import io.tensorlane.runtime.cli.KernelCheckMath.Stat;
+import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.llm.ModelKernels;
+import io.tensorlane.runtime.llm.ModelReference;
+import io.tensorlane.runtime.model.Fp8;
+import io.tensorlane.runtime.model.WeightType;
+import java.io.PrintWriter;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import jcuda.driver.CUstream;
+
+/**
+ * {@code kernelcheck}'s cases of the FP8-weight kernels (tl_fp8.cuh): the GEMV of 1..8 tokens and the dequantization,
+ * for block and per-row scales. Weights are random e4m3 codes (every finite one can occur, subnormals and +-448
+ * included), scales random per block or row, so a kernel that read the wrong scale, block or byte fails; the
+ * reference is {@link Fp8#dequantize} in double.
+ */
+final class KernelCheckFp8 {
+    private final ModelKernels k;
+    private final CUstream stream;
+    private final SplittableRandom rnd;
+    private final Runnable sync;
+    private final PrintWriter out;
+    private final Consumer<Result> results;
+
+    KernelCheckFp8(
+            ModelKernels k,
+            CUstream stream,
+            SplittableRandom rnd,
+            Runnable sync,
+            PrintWriter out,
+            Consumer<Result> results) {
+        this.k = k;
+        this.stream = stream;
+        this.rnd = rnd;
+        this.sync = sync;
+        this.out = out;
+        this.results = results;
+    }
+
+    /** The cases kernelcheck runs for one element type. */
+    void all(DType t, Guard guard) {
+        // rows of whole unrolled chunk pairs (4096), 3.5 column blocks (448), one chunk (16), rows that end inside a
+        // row
+        // block (300, 1200, 5), one to eight tokens
+        int[][] gemv = {{4096, 768, 1}, {4096, 300, 3}, {448, 1200, 8}, {16, 5, 2}, {1536, 256, 5}, {4096, 1024, 8}};
+        for (WeightType type : new WeightType[] {WeightType.FP8_BLOCK, WeightType.FP8_ROW}) {
+            for (int[] g : gemv) {
+                String nm =
+                        type.name().toLowerCase(java.util.Locale.ROOT) + ",n=" + g[2] + ",in=" + g[0] + ",out=" + g[1];
+                guard.run("gemv_fp8", t, nm, () -> gemvCase(t, type, g[2], g[0], g[1], nm));
+            }
+            // the 16-element path (448 columns), the one-element path (200, 36 columns: not multiples of 16)
+            for (int[] d : new int[][] {{300, 448}, {130, 200}, {5, 36}}) {
+                String nm = type.name().toLowerCase(java.util.Locale.ROOT) + ",rows=" + d[0] + ",cols=" + d[1];
+                guard.run("dequant_fp8", t, nm, () -> dequantCase(t, type, d[0], d[1], nm));
+            }
+        }
+    }
+
+    /** A case body run by the command's guard (an exception is a FAIL line). */
+    interface Guard {
+        void run(String kernel, DType t, String name, KernelCheckCommand.Case c);
+    }
+
+    private byte[] codes(int count) {
+        byte[] b = new byte[count];
+        for (int i = 0; i < count; i++) {
+            int v = rnd.nextInt(256);
+            b[i] = (byte) ((v & 0x7f) == 0x7f ? v ^ 1 : v); // no NaN codes
+        }
+        return b;
+    }
+
+    private float[] scales(WeightType type, int rows, int cols) {
+        float[] s = new float[(int) type.scaleCount(rows, cols)];
+        for (int i = 0; i < s.length; i++) {
+            s[i] = (float) Math.scalb(1 + rnd.nextDouble(), -9 - rnd.nextInt(4)); // like amax/448 of weights ~0.1..1
+        }
+        return s;
+    }
+
+    void gemvCase(DType t, WeightType type, int n, int in, int rows, String name) {
+        double[] xv = new double[n * in];
+        for (int i = 0; i < xv.length; i++) {
+            xv[i] = rnd.nextDouble() * 2 - 1;
+        }
+        byte[] x = encode(t, xv);
+        byte[] w = codes(rows * in);
+        float[] s = scales(type, rows, in);
+        int outBytes = n * rows * t.bytes();
+        int guardBytes = rows * t.bytes();
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dX = a.upload(x);
+            long dW = a.upload(w);
+            long dS = a.upload(floats(s));
+            long dY = a.poisoned((long) outBytes + guardBytes);
+            k.gemvFp8(t, type, dX, dW, dS, dY, n, in, rows, stream);
+            sync.run();
+            double[] xd = HostTensors.decode(x, t);
+            double[] wd = Fp8.dequantize(w, s, type, rows, in);
+            double[] ref = ModelReference.linear(xd, wd, n, in, rows);
+            double[] abs = ModelReference.linear(
+                    Arrays.stream(xd).map(Math::abs).toArray(),
+                    Arrays.stream(wd).map(Math::abs).toArray(),
+                    n,
+                    in,
+                    rows);
+            byte[] raw = a.download(dY, outBytes + guardBytes);
+            double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
+            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), in * 0x1p-24, maxAbs(abs));
+            long touched = poisonBroken(raw, outBytes, guardBytes);
+            if (touched > 0) {
+                out.println("  gemv_fp8 " + t + " " + name + ": " + touched + " bytes written past the output");
+            }
+            results.accept(Result.of("gemv_fp8", t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+        }
+    }
+
+    void dequantCase(DType t, WeightType type, int rows, int cols, String name) {
+        byte[] w = codes(rows * cols);
+        float[] s = scales(type, rows, cols);
+        int outBytes = rows * cols * t.bytes();
+        int guardBytes = 64 * t.bytes();
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dW = a.upload(w);
+            long dS = a.upload(floats(s));
+            long dOut = a.poisoned((long) outBytes + guardBytes);
+            k.dequantFp8(t, type, dW, dS, dOut, rows, cols, stream);
+            sync.run();
+            double[] ref = Fp8.dequantize(w, s, type, rows, cols);
+            byte[] raw = a.download(dOut, outBytes + guardBytes);
+            double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
+            // one fp32 product (exact inputs), then one rounding to T
+            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), 0x1p-24, maxAbs(ref));
+            long touched = poisonBroken(raw, outBytes, guardBytes);
+            if (touched > 0) {
+                out.println("  dequant_fp8 " + t + " " + name + ": " + touched + " bytes written past the output");
+            }
+            results.accept(Result.of("dequant_fp8", t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+        }
+    }
+}

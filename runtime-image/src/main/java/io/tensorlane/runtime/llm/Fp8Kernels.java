@@ -1,0 +1,78 @@
+package io.tensorlane.runtime.llm;
+
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
+
+import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.model.WeightType;
+import jcuda.driver.CUstream;
+
+/**
+ * The FP8-weight kernels of {@link ModelKernels} (tl_fp8.cuh): the GEMV of steps of up to {@link #MAX_TOKENS} tokens,
+ * which reads each FP8 weight once for all of them and dequantizes in registers, and the dequantization to the model's
+ * dtype that feeds cuBLAS in larger steps. Scales in the layout of the weight's {@link WeightType}.
+ */
+final class Fp8Kernels {
+    /** Output rows per block (one warp each); the kernel's kFp8Warps. */
+    static final int WARPS = 8;
+    /** Most tokens one GEMV launch takes; the kernel's kFp8MaxTokens. */
+    static final int MAX_TOKENS = 8;
+
+    static final int DEQUANT_THREADS = 256;
+
+    private final ModelKernels k;
+
+    Fp8Kernels(ModelKernels k) {
+        this.k = k;
+    }
+
+    /** Whether the GEMV takes this step: 1..8 tokens and rows of whole 16-byte chunks (in % 16 == 0). */
+    static boolean gemvFits(int n, int in) {
+        return n >= 1 && n <= MAX_TOKENS && in > 0 && in % 16 == 0;
+    }
+
+    /** y[n, out] = x[n, in] · weight[out, in]ᵀ with weight = fp8 w times its scales. */
+    void gemv(DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
+        ModelKernels.positive("out", out);
+        if (!gemvFits(n, in)) {
+            throw new IllegalArgumentException(
+                    "fp8 gemv takes 1.." + MAX_TOKENS + " tokens and in % 16 == 0, got n=" + n + ", in=" + in);
+        }
+        if ((x & 15) != 0 || (w & 15) != 0) {
+            throw new IllegalArgumentException("fp8 gemv: x and w must be 16-byte aligned");
+        }
+        String name = base("tl_gemv_fp8", type);
+        k.launch(
+                k.fn(t, name),
+                (out + WARPS - 1) / WARPS,
+                1,
+                WARPS * 32,
+                s,
+                name,
+                p(x),
+                p(w),
+                p(scales),
+                p(y),
+                i(n),
+                i(in),
+                i(out));
+    }
+
+    /** out[rows, cols] (type t) = fp8 w times its scales. */
+    void dequant(DType t, WeightType type, long w, long scales, long out, int rows, int cols, CUstream s) {
+        ModelKernels.positive("rows", rows);
+        ModelKernels.positive("cols", cols);
+        long work = cols % 16 == 0 ? (long) rows * cols / 16 : (long) rows * cols;
+        int blocks = (int) Math.min((work + DEQUANT_THREADS - 1) / DEQUANT_THREADS, 8L * 132 * 8);
+        String name = base("tl_dequant_fp8", type);
+        k.launch(k.fn(t, name), blocks, 1, DEQUANT_THREADS, s, name, p(w), p(scales), p(out), i(rows), i(cols));
+    }
+
+    private static String base(String prefix, WeightType type) {
+        return switch (type) {
+            case FP8_BLOCK -> prefix + "_block";
+            case FP8_ROW -> prefix + "_row";
+            case DENSE -> throw new IllegalArgumentException(prefix + ": a dense weight has no FP8 kernel");
+        };
+    }
+}

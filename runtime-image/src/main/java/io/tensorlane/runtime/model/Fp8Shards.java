@@ -1,0 +1,136 @@
+package io.tensorlane.runtime.model;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The FP8 side of the shard plan: which layout each linear's device tensor takes, where its scales come from, and what
+ * a quantized checkpoint must hold. Pure functions of the config ({@link ShardPlan} calls them).
+ *
+ * <p>Block scales cover 128 x 128 weights, so a rank's window of a block-scaled weight must start on a block and end on
+ * one or at the tensor's edge, and a fused tensor's parts (q|k|v, gate|up) must each start on a block row of the
+ * device tensor: each rank then holds whole scale blocks and one scale grid per device tensor, its rows taken from each
+ * source tensor's own grid. A split through a block is refused (as vLLM refuses it), naming the tensor, the rank and
+ * the rows. Per-row and per-tensor scales split with their rows.
+ */
+public final class Fp8Shards {
+    /** Scale tensor dtypes read (converted to fp32 on the host). */
+    static final Set<SafeDType> SCALE_DTYPES = Set.of(SafeDType.F32, SafeDType.BF16, SafeDType.F16);
+
+    private Fp8Shards() {}
+
+    /** The module of a weight tensor name: {@code model.layers.0.mlp.down_proj.weight} to {@code ...down_proj}. */
+    static String module(String weightName) {
+        return weightName.endsWith(".weight")
+                ? weightName.substring(0, weightName.length() - ".weight".length())
+                : weightName;
+    }
+
+    /**
+     * The device tensor {@code key} [rows, cols] of a linear, filled by {@code pieces} of source weights whose shapes
+     * are in {@code shapes}: dense when the model is not quantized (or these modules are left unquantized), else FP8 in
+     * the quantization's layout with its scale pieces.
+     */
+    static DeviceTensor linear(
+            TpLayout l, int rank, String key, long rows, long cols, List<Piece> pieces, Map<String, long[]> shapes) {
+        Quantization q = l.config().quantization();
+        WeightType type = q.weightType(module(pieces.get(0).source()));
+        for (Piece p : pieces) {
+            WeightType t = q.weightType(module(p.source()));
+            if (t != type) {
+                throw new ModelException(key + " fuses " + pieces.get(0).source() + " (" + type + ") and " + p.source()
+                        + " (" + t + "); the parts of a fused linear must be stored alike (check the quantization "
+                        + "config's list of unquantized modules)");
+            }
+        }
+        if (!type.fp8()) {
+            return new DeviceTensor(key, rows, cols, pieces);
+        }
+        List<ScalePiece> scales = new ArrayList<>();
+        for (Piece p : pieces) {
+            long[] shape = shapes.get(p.source());
+            String scale = q.scaleName(p.source());
+            if (type == WeightType.FP8_BLOCK) {
+                checkBlocks(l, rank, key, p, shape);
+                int b = WeightType.BLOCK;
+                scales.add(new ScalePiece(
+                        scale,
+                        WeightType.ceilDiv(shape[1], b),
+                        p.srcRowStart() / b,
+                        p.srcColStart() / b,
+                        WeightType.ceilDiv(p.rows(), b),
+                        WeightType.ceilDiv(p.cols(), b),
+                        p.dstRowStart() / b,
+                        false));
+            } else {
+                boolean tensor = q.method() == Quantization.Method.FP8_TENSOR;
+                scales.add(new ScalePiece(
+                        scale, 1, tensor ? 0 : p.srcRowStart(), 0, p.rows(), 1, p.dstRowStart(), tensor));
+            }
+        }
+        return new DeviceTensor(key, rows, cols, pieces, type, scales);
+    }
+
+    private static void checkBlocks(TpLayout l, int rank, String key, Piece p, long[] shape) {
+        int b = WeightType.BLOCK;
+        boolean rowsOk = p.srcRowStart() % b == 0
+                && p.dstRowStart() % b == 0
+                && (p.rows() % b == 0 || p.srcRowStart() + p.rows() == shape[0]);
+        boolean colsOk = p.srcColStart() % b == 0 && (p.cols() % b == 0 || p.srcColStart() + p.cols() == shape[1]);
+        if (rowsOk && colsOk) {
+            return;
+        }
+        String what = rowsOk
+                ? "columns [" + p.srcColStart() + ", " + (p.srcColStart() + p.cols()) + ")"
+                : "rows [" + p.srcRowStart() + ", " + (p.srcRowStart() + p.rows()) + ")"
+                        + (p.dstRowStart() % b != 0 ? " (placed at row " + p.dstRowStart() + " of " + key + ")" : "");
+        throw new ModelException(
+                "block-scaled FP8 at tensor parallel size " + l.tp() + ": rank " + rank + " would hold "
+                        + what + " of " + p.source() + " " + Arrays.toString(shape) + ", which cuts its " + b + "x" + b
+                        + " scale blocks; each rank's share of the q/k/v and gate/up rows and of the o/down columns must be a "
+                        + "multiple of " + b + " (choose another tensor parallel size)");
+    }
+
+    /**
+     * What a quantized checkpoint must hold for one linear weight {@code name} of shape [rows, cols] beyond the dense
+     * case: an F8_E4M3 weight and its scale tensor (dtype F32, BF16 or F16; shape [ceil(rows/128), ceil(cols/128)]
+     * for block scales, [rows, 1] or [rows] per channel, [1] or [] per tensor; a grid with a side of 1 may be stored
+     * squeezed). Adds one message per problem.
+     */
+    static void expect(Quantization q, Checkpoint ck, String name, long[] shape, List<String> problems) {
+        TensorInfo w = ck.find(name).orElse(null);
+        if (w != null && w.dtype() != SafeDType.F8_E4M3) {
+            problems.add("tensor " + name + " has dtype " + w.dtype() + ", expected F8_E4M3 (" + q.describe() + ")");
+        }
+        String sn = q.scaleName(name);
+        long[] want = switch (q.method()) {
+            case FP8_BLOCK ->
+                new long[] {
+                    WeightType.ceilDiv(shape[0], WeightType.BLOCK), WeightType.ceilDiv(shape[1], WeightType.BLOCK)
+                };
+            case FP8_CHANNEL -> new long[] {shape[0], 1};
+            default -> new long[] {1};
+        };
+        TensorInfo s = ck.find(sn).orElse(null);
+        if (s == null) {
+            problems.add("missing scale tensor " + sn + ", expected shape " + Arrays.toString(want) + " F32 ("
+                    + q.describe() + ")");
+            return;
+        }
+        if (!Arrays.equals(squeeze(s.shape()), squeeze(want))) {
+            problems.add("scale tensor " + sn + " has shape " + Arrays.toString(s.shape()) + ", expected "
+                    + Arrays.toString(want) + " (" + q.describe() + ")");
+        }
+        if (!SCALE_DTYPES.contains(s.dtype())) {
+            problems.add("scale tensor " + sn + " has dtype " + s.dtype() + ", expected F32, BF16 or F16");
+        }
+    }
+
+    /** The shape without its dimensions of size 1. */
+    static long[] squeeze(long[] shape) {
+        return Arrays.stream(shape).filter(d -> d != 1).toArray();
+    }
+}

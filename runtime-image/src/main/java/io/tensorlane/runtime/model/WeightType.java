@@ -1,0 +1,54 @@
+package io.tensorlane.runtime.model;
+
+/**
+ * How one device tensor's elements are stored: in the model's dtype (bf16/fp16), or as FP8 e4m3 with fp32 scales in
+ * one of the two layouts the kernels read (tl_fp8.cuh). A property of each tensor, chosen per linear by
+ * {@link Quantization#weightType}.
+ */
+public enum WeightType {
+    /** The config dtype, no scales. */
+    DENSE,
+    /** e4m3 + one fp32 scale per 128 x 128 block: a scale grid [ceil(rows / 128), ceil(cols / 128)]. */
+    FP8_BLOCK,
+    /** e4m3 + one fp32 scale per output row: [rows] (per-channel; a per-tensor scale is repeated for its rows). */
+    FP8_ROW;
+
+    /** Rows and columns of one scale block of {@link #FP8_BLOCK}. */
+    public static final int BLOCK = 128;
+
+    public boolean fp8() {
+        return this != DENSE;
+    }
+
+    /** Bytes of one element: the model dtype's, or 1 for FP8. */
+    public int elementBytes(WeightDType model) {
+        return this == DENSE ? model.bytes() : 1;
+    }
+
+    /** Rows of the device scale tensor of a [rows, cols] weight (0 for DENSE). */
+    public long scaleRows(long rows) {
+        return switch (this) {
+            case DENSE -> 0;
+            case FP8_BLOCK -> ceilDiv(rows, BLOCK);
+            case FP8_ROW -> rows;
+        };
+    }
+
+    /** Columns of the device scale tensor of a [rows, cols] weight (0 for DENSE). */
+    public long scaleCols(long cols) {
+        return switch (this) {
+            case DENSE -> 0;
+            case FP8_BLOCK -> ceilDiv(cols, BLOCK);
+            case FP8_ROW -> 1;
+        };
+    }
+
+    /** fp32 scales of a [rows, cols] weight. */
+    public long scaleCount(long rows, long cols) {
+        return scaleRows(rows) * scaleCols(cols);
+    }
+
+    static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}
