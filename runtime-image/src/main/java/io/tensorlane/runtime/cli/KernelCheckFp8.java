@@ -22,7 +22,7 @@ import jcuda.driver.CUstream;
 
 /**
  * {@code kernelcheck}'s cases of the FP8-weight kernels (tl_fp8.cuh): the GEMV of 1..8 tokens and the dequantization,
- * for block and per-row scales. Weights are random e4m3 codes (every finite one can occur, subnormals and +-448
+ * for block scales (a grid row per 128 rows or per row) and per-row scales. Weights are random e4m3 codes (every finite one can occur, subnormals and +-448
  * included), scales random per block or row, so a kernel that read the wrong scale, block or byte fails; the
  * reference is {@link Fp8#dequantize} in double.
  */
@@ -55,7 +55,10 @@ final class KernelCheckFp8 {
         // row
         // block (300, 1200, 5), one to eight tokens
         int[][] gemv = {{4096, 768, 1}, {4096, 300, 3}, {448, 1200, 8}, {16, 5, 2}, {1536, 256, 5}, {4096, 1024, 8}};
-        for (WeightType type : new WeightType[] {WeightType.FP8_BLOCK, WeightType.FP8_ROW}) {
+        for (WeightType type : WeightType.values()) {
+            if (!type.fp8()) {
+                continue;
+            }
             for (int[] g : gemv) {
                 String nm =
                         type.name().toLowerCase(java.util.Locale.ROOT) + ",n=" + g[2] + ",in=" + g[0] + ",out=" + g[1];

@@ -55,7 +55,8 @@ final class Fp8Kernels {
                 p(y),
                 i(n),
                 i(in),
-                i(out));
+                i(out),
+                i(type.rowBlock()));
     }
 
     /** out[rows, cols] (type t) = fp8 w times its scales. */
@@ -65,12 +66,24 @@ final class Fp8Kernels {
         long work = cols % 16 == 0 ? (long) rows * cols / 16 : (long) rows * cols;
         int blocks = (int) Math.min((work + DEQUANT_THREADS - 1) / DEQUANT_THREADS, 8L * 132 * 8);
         String name = base("tl_dequant_fp8", type);
-        k.launch(k.fn(t, name), blocks, 1, DEQUANT_THREADS, s, name, p(w), p(scales), p(out), i(rows), i(cols));
+        k.launch(
+                k.fn(t, name),
+                blocks,
+                1,
+                DEQUANT_THREADS,
+                s,
+                name,
+                p(w),
+                p(scales),
+                p(out),
+                i(rows),
+                i(cols),
+                i(type.rowBlock()));
     }
 
     private static String base(String prefix, WeightType type) {
         return switch (type) {
-            case FP8_BLOCK -> prefix + "_block";
+            case FP8_BLOCK, FP8_BLOCK_ROWS -> prefix + "_block";
             case FP8_ROW -> prefix + "_row";
             case DENSE -> throw new IllegalArgumentException(prefix + ": a dense weight has no FP8 kernel");
         };

@@ -64,8 +64,8 @@ public final class Fp8 {
 
     /**
      * The real weight of an FP8 tensor: {@code decode(w[r, c]) * scale(r, c)} in double, with {@code scales} in the
-     * layout of {@code type} ({@link WeightType#FP8_BLOCK}: grid [ceil(rows/128), ceil(cols/128)]; {@link
-     * WeightType#FP8_ROW}: [rows]). The host reference of the kernels' dequantization.
+     * layout of {@code type} ({@link WeightType#FP8_BLOCK}: grid [ceil(rows/128), ceil(cols/128)];
+     * {@link WeightType#FP8_BLOCK_ROWS}: [rows, ceil(cols/128)]; {@link WeightType#FP8_ROW}: [rows]). The host reference of the kernels' dequantization.
      */
     public static double[] dequantize(byte[] w, float[] scales, WeightType type, int rows, int cols) {
         if (!type.fp8() || w.length != (long) rows * cols || scales.length != type.scaleCount(rows, cols)) {
@@ -76,9 +76,9 @@ public final class Fp8 {
         double[] out = new double[w.length];
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++) {
-                float s = type == WeightType.FP8_BLOCK
-                        ? scales[(r / WeightType.BLOCK) * kb + c / WeightType.BLOCK]
-                        : scales[r];
+                float s = type == WeightType.FP8_ROW
+                        ? scales[r]
+                        : scales[(r / type.rowBlock()) * kb + c / WeightType.BLOCK];
                 out[r * cols + c] = (double) decode(w[r * cols + c]) * s;
             }
         }

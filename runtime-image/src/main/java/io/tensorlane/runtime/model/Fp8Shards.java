@@ -10,11 +10,12 @@ import java.util.Set;
  * The FP8 side of the shard plan: which layout each linear's device tensor takes, where its scales come from, and what
  * a quantized checkpoint must hold. Pure functions of the config ({@link ShardPlan} calls them).
  *
- * <p>Block scales cover 128 x 128 weights, so a rank's window of a block-scaled weight must start on a block and end on
- * one or at the tensor's edge, and a fused tensor's parts (q|k|v, gate|up) must each start on a block row of the
- * device tensor: each rank then holds whole scale blocks and one scale grid per device tensor, its rows taken from each
- * source tensor's own grid. A split through a block is refused (as vLLM refuses it), naming the tensor, the rank and
- * the rows. Per-row and per-tensor scales split with their rows.
+ * <p>Block scales cover 128 x 128 weights. Where every part of a device tensor starts on a 128-row block (in its source
+ * and in the device tensor) and ends on one or at its source's edge, the device tensor keeps the compact grid, its
+ * rows taken from each source's own grid ({@link WeightType#FP8_BLOCK}); otherwise (a fused part after 448 rows of q, a
+ * rank's 192 rows) each weight row gets its block row's scales ({@link WeightType#FP8_BLOCK_ROWS}). Columns cannot be
+ * expanded that way: a rank's window of o/down columns that cuts a block is refused (as vLLM refuses it), naming the
+ * tensor, the rank and the columns. Per-row and per-tensor scales split with their rows.
  */
 public final class Fp8Shards {
     /** Scale tensor dtypes read (converted to fp32 on the host). */
@@ -49,22 +50,40 @@ public final class Fp8Shards {
         if (!type.fp8()) {
             return new DeviceTensor(key, rows, cols, pieces);
         }
+        if (type == WeightType.FP8_BLOCK && !pieces.stream().allMatch(p -> rowsOnBlocks(p, shapes.get(p.source())))) {
+            type = WeightType.FP8_BLOCK_ROWS;
+        }
         List<ScalePiece> scales = new ArrayList<>();
+        int b = WeightType.BLOCK;
         for (Piece p : pieces) {
             long[] shape = shapes.get(p.source());
             String scale = q.scaleName(p.source());
-            if (type == WeightType.FP8_BLOCK) {
-                checkBlocks(l, rank, key, p, shape);
-                int b = WeightType.BLOCK;
-                scales.add(new ScalePiece(
-                        scale,
-                        WeightType.ceilDiv(shape[1], b),
-                        p.srcRowStart() / b,
-                        p.srcColStart() / b,
-                        WeightType.ceilDiv(p.rows(), b),
-                        WeightType.ceilDiv(p.cols(), b),
-                        p.dstRowStart() / b,
-                        false));
+            long gridCols = WeightType.ceilDiv(shape[1], b);
+            if (type == WeightType.FP8_BLOCK || type == WeightType.FP8_BLOCK_ROWS) {
+                checkColumns(l, rank, p, shape);
+                long cols0 = p.srcColStart() / b;
+                long ncols = WeightType.ceilDiv(p.cols(), b);
+                scales.add(
+                        type == WeightType.FP8_BLOCK
+                                ? new ScalePiece(
+                                        scale,
+                                        gridCols,
+                                        p.srcRowStart() / b,
+                                        cols0,
+                                        WeightType.ceilDiv(p.rows(), b),
+                                        ncols,
+                                        p.dstRowStart() / b,
+                                        false)
+                                : new ScalePiece(
+                                        scale,
+                                        gridCols,
+                                        p.srcRowStart(),
+                                        cols0,
+                                        p.rows(),
+                                        ncols,
+                                        p.dstRowStart(),
+                                        false,
+                                        b));
             } else {
                 boolean tensor = q.method() == Quantization.Method.FP8_TENSOR;
                 scales.add(new ScalePiece(
@@ -74,24 +93,25 @@ public final class Fp8Shards {
         return new DeviceTensor(key, rows, cols, pieces, type, scales);
     }
 
-    private static void checkBlocks(TpLayout l, int rank, String key, Piece p, long[] shape) {
+    /** Whether the piece's rows start on a block, in its source and in the device tensor, and end on one or the edge. */
+    static boolean rowsOnBlocks(Piece p, long[] shape) {
         int b = WeightType.BLOCK;
-        boolean rowsOk = p.srcRowStart() % b == 0
+        return p.srcRowStart() % b == 0
                 && p.dstRowStart() % b == 0
                 && (p.rows() % b == 0 || p.srcRowStart() + p.rows() == shape[0]);
-        boolean colsOk = p.srcColStart() % b == 0 && (p.cols() % b == 0 || p.srcColStart() + p.cols() == shape[1]);
-        if (rowsOk && colsOk) {
+    }
+
+    /** A window of columns (o/down at TP > 1) must start on a 128-column block and end on one or at the edge. */
+    private static void checkColumns(TpLayout l, int rank, Piece p, long[] shape) {
+        int b = WeightType.BLOCK;
+        if (p.srcColStart() % b == 0 && (p.cols() % b == 0 || p.srcColStart() + p.cols() == shape[1])) {
             return;
         }
-        String what = rowsOk
-                ? "columns [" + p.srcColStart() + ", " + (p.srcColStart() + p.cols()) + ")"
-                : "rows [" + p.srcRowStart() + ", " + (p.srcRowStart() + p.rows()) + ")"
-                        + (p.dstRowStart() % b != 0 ? " (placed at row " + p.dstRowStart() + " of " + key + ")" : "");
-        throw new ModelException(
-                "block-scaled FP8 at tensor parallel size " + l.tp() + ": rank " + rank + " would hold "
-                        + what + " of " + p.source() + " " + Arrays.toString(shape) + ", which cuts its " + b + "x" + b
-                        + " scale blocks; each rank's share of the q/k/v and gate/up rows and of the o/down columns must be a "
-                        + "multiple of " + b + " (choose another tensor parallel size)");
+        throw new ModelException("block-scaled FP8 at tensor parallel size " + l.tp() + ": rank " + rank
+                + " would hold columns [" + p.srcColStart() + ", " + (p.srcColStart() + p.cols()) + ") of "
+                + p.source() + " " + Arrays.toString(shape) + ", which cuts its " + b + "x" + b + " scale blocks; each "
+                + "rank's share of the o and down projections' columns (attention heads x head_dim, intermediate_size)"
+                + " must be a multiple of " + b + " (choose another tensor parallel size)");
     }
 
     /**

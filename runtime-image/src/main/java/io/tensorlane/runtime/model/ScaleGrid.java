@@ -24,15 +24,13 @@ public final class ScaleGrid {
             float[] v = read(ck, src);
             long srcRows = v.length / s.sourceCols();
             if (v.length % s.sourceCols() != 0
-                    || (!s.broadcast() && s.srcRowStart() + s.rows() > srcRows)
+                    || (!s.broadcast() && s.sourceRow(s.rows() - 1) >= srcRows)
                     || (s.broadcast() && v.length != 1)) {
                 throw new ModelException("scale tensor " + src + " does not hold the window " + s + " needs");
             }
             for (long r = 0; r < s.rows(); r++) {
                 for (long c = 0; c < s.cols(); c++) {
-                    float x = s.broadcast()
-                            ? v[0]
-                            : v[(int) ((s.srcRowStart() + r) * s.sourceCols() + s.srcColStart() + c)];
+                    float x = s.broadcast() ? v[0] : v[(int) (s.sourceRow(r) * s.sourceCols() + s.srcColStart() + c)];
                     if (!(x >= 0) || Float.isInfinite(x)) {
                         throw new ModelException("scale tensor " + s.source() + " holds " + x
                                 + " (scales must be finite and not negative)");

@@ -10,6 +10,12 @@ public enum WeightType {
     DENSE,
     /** e4m3 + one fp32 scale per 128 x 128 block: a scale grid [ceil(rows / 128), ceil(cols / 128)]. */
     FP8_BLOCK,
+    /**
+     * The same 128 x 128 block scales, their row repeated for each weight row: [rows, ceil(cols / 128)]. For a device
+     * tensor whose rows do not start on block boundaries (a fused part after one of, e.g., 448 rows; a rank's share
+     * of 192 rows): 1/32 more bytes than the weight's, where the compact grid adds 1/4096.
+     */
+    FP8_BLOCK_ROWS,
     /** e4m3 + one fp32 scale per output row: [rows] (per-channel; a per-tensor scale is repeated for its rows). */
     FP8_ROW;
 
@@ -30,7 +36,7 @@ public enum WeightType {
         return switch (this) {
             case DENSE -> 0;
             case FP8_BLOCK -> ceilDiv(rows, BLOCK);
-            case FP8_ROW -> rows;
+            case FP8_BLOCK_ROWS, FP8_ROW -> rows;
         };
     }
 
@@ -38,9 +44,14 @@ public enum WeightType {
     public long scaleCols(long cols) {
         return switch (this) {
             case DENSE -> 0;
-            case FP8_BLOCK -> ceilDiv(cols, BLOCK);
+            case FP8_BLOCK, FP8_BLOCK_ROWS -> ceilDiv(cols, BLOCK);
             case FP8_ROW -> 1;
         };
+    }
+
+    /** Weight rows that share one row of the scale grid: 128 for {@link #FP8_BLOCK}, else 1 (the kernels' row_block). */
+    public int rowBlock() {
+        return this == FP8_BLOCK ? BLOCK : 1;
     }
 
     /** fp32 scales of a [rows, cols] weight. */

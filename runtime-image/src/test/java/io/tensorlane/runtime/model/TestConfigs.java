@@ -66,4 +66,29 @@ final class TestConfigs {
                 List.of(),
                 null);
     }
+
+    /** {@code c} with its linears stored as {@code q} says. */
+    static ModelConfig quantized(ModelConfig c, Quantization q) {
+        return new ModelConfig(
+                c.architecture(),
+                c.hiddenSize(),
+                c.intermediateSize(),
+                c.numLayers(),
+                c.numHeads(),
+                c.numKvHeads(),
+                c.headDim(),
+                c.vocabSize(),
+                c.rmsNormEps(),
+                c.ropeTheta(),
+                c.ropeScaling(),
+                c.maxPositionEmbeddings(),
+                c.tieWordEmbeddings(),
+                c.qkvBias(),
+                c.qkNorm(),
+                c.dtype(),
+                c.slidingWindow(),
+                c.bosTokenId(),
+                c.eosTokenIds(),
+                q);
+    }
 }
