@@ -5,6 +5,9 @@
   --runs RUNSDIR  RUNSDIR/<model>/tp<N>[-suffix]/{generate.jsonl, logits/prompt-<i>.f32}, and the tokenizer output
                   RUNSDIR/<model>/tokenize.jsonl (or tp*/tokenize.jsonl)
   --out  RESULT.json
+  --ref-of "RUN=REF ..."  (optional) compare the runs RUNSDIR/RUN with the reference REFDIR/REF (e.g. an FP8
+                  checkpoint's runs with the reference made from its dequantized weights: llama128-fp8b=llama128-fp8b-deq);
+                  then only these RUNs are compared
 
 Checks, one row each (PASS/FAIL), per model and run directory:
   logits/ref   prefill logits vs the fp32 reference: cosine per position (min >= 0.999), top-1 agreement >= 98%
@@ -246,13 +249,22 @@ def main():
     ap.add_argument("--tp-cos-min", type=float, default=0.999)
     ap.add_argument("--tp-top1-min", type=float, default=98.0)
     ap.add_argument("--only", default=os.environ.get("MODELS", ""))
+    ap.add_argument("--ref-of", default="", help="'RUN=REF ...': runs RUNS/RUN against the reference REF/REF")
     args = ap.parse_args()
+    ref_of = {}
+    for item in args.ref_of.replace(",", " ").split():
+        run_name, sep, ref_name = item.partition("=")
+        if not sep or not run_name or not ref_name:
+            raise SystemExit("--ref-of: %r is not RUN=REF" % item)
+        ref_of[run_name] = ref_name
 
     only = common.parse_only(args.only)
     models = sorted(d for d in os.listdir(args.ref) if os.path.isfile(os.path.join(args.ref, d, "prompts.jsonl"))) \
         if os.path.isdir(args.ref) else []
     order = {n: k for k, n in enumerate(common.MODEL_NAMES)}
     models.sort(key=lambda n: (order.get(n, 99), n))
+    if ref_of:
+        models = list(ref_of)
     if only:
         models = [m for m in models if m in only]
     rows = []
@@ -268,7 +280,10 @@ def main():
         add("-", "-", "reference", {}, ["no reference models under %s" % args.ref])
 
     for model in models:
-        rdir = os.path.join(args.ref, model)
+        rdir = os.path.join(args.ref, ref_of.get(model, model))
+        if ref_of and not os.path.isfile(os.path.join(rdir, "prompts.jsonl")):
+            add(model, "-", "reference", {}, ["no reference %s for %s" % (rdir, model)])
+            continue
         mdir = os.path.join(args.runs, model)
         try:
             prompts = common.read_jsonl(os.path.join(rdir, "prompts.jsonl"))
@@ -345,12 +360,15 @@ def main():
     result = {"thresholds": {"cos_min": args.cos_min, "top1_min_pct": args.top1_min, "tp_cos_min": args.tp_cos_min,
                              "tp_top1_min_pct": args.tp_top1_min, "greedy_tokens": args.max_new},
               "pass": n_fail == 0, "rows_total": len(rows), "rows_failed": n_fail, "rows": rows}
+    if ref_of:
+        result["ref_of"] = ref_of
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1, ensure_ascii=False)
 
     # compact table
-    print("%-8s %-9s %-11s %-4s  %s" % ("model", "run", "check", "", "numbers"))
+    mw = max([8] + [len(r["model"]) for r in rows])
+    print("%-*s %-9s %-11s %-4s  %s" % (mw, "model", "run", "check", "", "numbers"))
     for r in rows:
         m = r["metrics"] or {}
         if r["check"].startswith("logits") and "cos_min" in m:
@@ -364,7 +382,7 @@ def main():
             nums = "  ".join("%s %d/%d" % (k, m.get(k + "_equal", 0), m["cases"]) for k in TOK_KEYS)
         else:
             nums = ""
-        print("%-8s %-9s %-11s %-4s  %s%s" % (r["model"], r["run"], r["check"], r["status"], nums,
+        print("%-*s %-9s %-11s %-4s  %s%s" % (mw, r["model"], r["run"], r["check"], r["status"], nums,
                                                ("  <- " + r["reason"][:300]) if r["reason"] else ""))
     print("compare: %d rows, %d FAIL -> %s" % (len(rows), n_fail, "PASS" if n_fail == 0 else "FAIL"))
     sys.exit(0 if n_fail == 0 else 1)

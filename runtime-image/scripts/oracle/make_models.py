@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Makes four small, trained Hugging Face checkpoints (llama, mistral, qwen2, qwen3) for the engine's checks.
+"""Makes small, trained Hugging Face checkpoints for the engine's checks: by default the four llama, mistral, qwen2,
+qwen3; with --models also llama128 and llamaodd (the bases of make_fp8.py's FP8 checkpoints).
 
 Runs on the GPU machine (no internet, no hub cache): the corpus is this Python's standard library, the tokenizers
 are byte-level BPE trained here, the models are trained here in fp32 for --steps steps, then saved in bf16
@@ -8,7 +9,7 @@ are byte-level BPE trained here, the models are trained here in fp32 for --steps
     OUT/<model>/config.json, generation_config.json, model.safetensors,
                 tokenizer.json, tokenizer_config.json, special_tokens_map.json
 
-usage: make_models.py --out DIR [--steps 300] [--models "llama qwen3"]
+usage: make_models.py --out DIR [--steps 300] [--models "llama qwen3"]   (names: common.MODEL_NAMES)
 """
 import argparse
 import json
@@ -57,6 +58,26 @@ SPECS = {
                 num_key_value_heads=4, head_dim=128, max_position_embeddings=MAX_POS, tie_word_embeddings=False,
                 rms_norm_eps=1e-6, use_sliding_window=False,
                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
+    # for FP8 block-scaled weights (make_fp8.py): every matrix side and every TP 1/2/4/8 split of it a multiple of 128
+    # (q/k/v 1024 rows, o_proj 1024 columns, gate/up 2048 rows, down_proj 2048 columns; 128 / 256 per rank at TP 8)
+    "llama128": dict(
+        cls="LlamaForCausalLM", cfg="LlamaConfig", vocab=4096,
+        kw=dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=3, num_attention_heads=8,
+                num_key_value_heads=8, head_dim=128, max_position_embeddings=MAX_POS, tie_word_embeddings=False,
+                rms_norm_eps=1e-5,
+                rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                 "original_max_position_embeddings": 256})),
+    # dims that are not multiples of 128 (partial FP8 blocks at the right and bottom edges; TP 1 only): hidden 448
+    # = 3 x 128 + 64, k/v 64 rows (one KV head), intermediate 1200 = 9 x 128 + 48; tied embeddings
+    "llamaodd": dict(
+        cls="LlamaForCausalLM", cfg="LlamaConfig", vocab=4096,
+        kw=dict(hidden_size=448, intermediate_size=1200, num_hidden_layers=2, num_attention_heads=7,
+                num_key_value_heads=1, head_dim=64, max_position_embeddings=MAX_POS, tie_word_embeddings=True,
+                rms_norm_eps=1e-5,
+                rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                 "original_max_position_embeddings": 256})),
 }
 
 
@@ -222,7 +243,7 @@ def main():
     torch.backends.cudnn.allow_tf32 = True
 
     only = common.parse_only(args.models)
-    names = [n for n in common.MODEL_NAMES if not only or n in only]
+    names = [n for n in common.MODEL_NAMES if (n in only if only else n in common.DEFAULT_MODELS)]
     if not names:
         raise SystemExit("no models selected (--models %r)" % args.models)
 

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# FP8 against bf16 on the Llama-3.1-8B geometry, one GPU, one call (device tool, kind nvidia-h200, carry [".device"]):
+#   1. make   oracle/bench_make_8b.py (random bf16 weights, /tmp/tl-8b), then oracle/bench_make_fp8.py: the same
+#             weights block-scaled (fp8b, /tmp/tl-8b-fp8b) and per channel (fp8c, /tmp/tl-8b-fp8c)
+#   2. bench  bench-model --tp 1 on each checkpoint in the same run (bf16 first): decode per batch (CUDA graphs) and a
+#             prefill of $PREFILL tokens; the ratios against the bf16 run are printed last.
+# Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
+# BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json (bench-model's), fp8-bench.log.
+set -uo pipefail
+OUT=${OUT:-/tmp/tensorlane-out}
+mkdir -p "$OUT"
+PY_LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+bash "$(dirname "$0")/device-unpack.sh" || exit 2
+JAVA=".device/jre/bin/java -Xmx4g"
+APP=".device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar"
+PY="env LD_LIBRARY_PATH=$PY_LD_LIBRARY_PATH ${PY:-python3}"
+ORACLE=runtime-image/scripts/oracle
+CKPT=${CKPT:-/tmp/tl-8b}
+BATCHES=${BATCHES:-1,8,32,128}
+CONTEXT=${CONTEXT:-512}
+PREFILL=${PREFILL:-2048}
+WARMUP=${WARMUP:-300}
+ITERS=${ITERS:-50}
+VARIANTS=${VARIANTS:-fp8b fp8c}
+STEPS=${STEPS:-make bench}
+LOG="$OUT/fp8-bench.log"
+W=/tmp/tl-fp8-bench
+mkdir -p "$W"
+. "$(dirname "$0")/device-lib.sh"
+: > "$LOG"
+say "== date: $(date -u +%FT%TZ)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+if has_step make; then
+  step "make bf16" "$W/make.log" timeout "$(tmo 240 200)" $PY $ORACLE/bench_make_8b.py --out "$CKPT"
+  grep '^bench_make_8b' "$W/make.log" | tee -a "$LOG"
+  for v in $VARIANTS; do
+    step "make $v" "$W/make-$v.log" timeout "$(tmo 200 150)" $PY $ORACLE/bench_make_fp8.py --src "$CKPT" --out "$CKPT-$v" --variant "$v"
+    grep '^bench_make_fp8' "$W/make-$v.log" | tee -a "$LOG"
+  done
+fi
+if has_step bench; then
+  for label in bf16 $VARIANTS; do
+    dir=$CKPT; [ "$label" != bf16 ] && dir=$CKPT-$label
+    [ -f "$dir/.complete" ] || { say "== $label: no checkpoint in $dir"; continue; }
+    t=$(tmo 150 30)
+    step "bench-model $label" "$W/$label.log" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
+      --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
+      --max-seconds $(( t - 15 )) --label "$label" --json "$OUT/$label.json"
+    grep -vE '^engine: loaded [0-9.]+ GB$' "$W/$label.log" | grep -E '^(bench-model|load|engine: (weights|loading)| batch| +[0-9]+ |prefill)' | tee -a "$LOG"
+  done
+fi
+{
+  echo "================ fp8 bench: $(date -u +%FT%TZ) ================"
+  $PY - "$OUT" $VARIANTS <<'PYEOF'
+import json, os, sys
+out, variants = sys.argv[1], sys.argv[2:]
+def load(l):
+    p = os.path.join(out, l + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+base = load("bf16")
+def decode(r):
+    return {d["batch"]: d for d in (r or {}).get("decode", [])}
+bd = decode(base)
+print("decode tokens/s (wall, median step) and the ratio to bf16 of the same run; prefill tokens/s")
+print("%-6s %s | prefill" % ("", "  ".join("b%-4d tok/s  x bf16" % b for b in sorted(bd))))
+for v in ["bf16"] + variants:
+    r = load(v)
+    if r is None:
+        print("%-6s no result" % v)
+        continue
+    d = decode(r)
+    cells = []
+    for b in sorted(bd):
+        if b in d:
+            cells.append("%10.1f %6.3f" % (d[b]["tokens_per_s"], d[b]["tokens_per_s"] / bd[b]["tokens_per_s"]))
+        else:
+            cells.append("%10s %6s" % ("-", "-"))
+    pf = r.get("prefill", {}).get("tokens_per_s")
+    bpf = (base or {}).get("prefill", {}).get("tokens_per_s")
+    print("%-6s %s | %s" % (v, "  ".join(cells), "%.0f (%.3fx)" % (pf, pf / bpf) if pf and bpf else "-"))
+PYEOF
+} | tee "$OUT/fp8-bench.txt"
