@@ -28,6 +28,12 @@ public final class EngineEnv {
     public static final String MEMORY_FRACTION = "TENSORLANE_MEMORY_FRACTION";
     /** KV-cache capacity the plan expects, in tokens; the runtime sizes its KV cache from it when set, else from the fraction. */
     public static final String KV_CACHE_TOKENS = "TENSORLANE_KV_CACHE_TOKENS";
+    /**
+     * Element type of the KV cache: bf16, fp16, fp8 (e4m3, 1 byte) or fp32, as the operator's plan sized it for {@link
+     * #KV_CACHE_TOKENS} (spec.serving.kvCacheDtype, auto resolved to the model's activation dtype); auto (or unset): the
+     * model's activation dtype (bf16 for an FP8 checkpoint unless its config.json says float16).
+     */
+    public static final String KV_CACHE_DTYPE = "TENSORLANE_KV_CACHE_DTYPE";
     /** Maximum sequence length. */
     public static final String MAX_MODEL_LENGTH = "TENSORLANE_MAX_MODEL_LENGTH";
     /** Maximum tokens in one forward batch. */

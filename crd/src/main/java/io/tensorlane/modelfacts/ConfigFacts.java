@@ -1,26 +1,41 @@
 package io.tensorlane.modelfacts;
 
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelQuantization;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * What the planner needs from a Hugging Face {@code config.json}: the architecture, the geometry, the context length
- * and the weight dtype. Reads transformers 4 ({@code torch_dtype}) and 5 ({@code dtype}) spellings and configs that
- * nest the language model under {@code text_config} (through {@link ConfigJson}, the one parse of config.json; the
- * runtime's ModelConfig is these facts plus the engine-only fields). Errors name the file and the config.json field.
+ * What the planner needs from a Hugging Face {@code config.json}: the architecture, the geometry, the context length,
+ * the weight dtype and the quantization. Reads transformers 4 ({@code torch_dtype}) and 5 ({@code dtype}) spellings
+ * and configs that nest the language model under {@code text_config} (through {@link ConfigJson}, the one parse of
+ * config.json; the runtime's ModelConfig is these facts plus the engine-only fields). Errors name the file and the
+ * config.json field.
  *
  * @param architecture the Hugging Face class, e.g. LlamaForCausalLM
  * @param maxPositionEmbeddings max_position_embeddings
- * @param dtype torch_dtype / dtype as written, e.g. bfloat16
+ * @param dtype torch_dtype / dtype as written, e.g. bfloat16 (a quantized checkpoint's unquantized tensors and
+ *     activations)
+ * @param quantization what {@code quantization_config} says of the linear layers' weights ({@link
+ *     QuantizationConfig}), or null when the checkpoint is not quantized
  */
-public record ConfigFacts(String architecture, ModelGeometry geometry, int maxPositionEmbeddings, String dtype) {
+public record ConfigFacts(
+        String architecture,
+        ModelGeometry geometry,
+        int maxPositionEmbeddings,
+        String dtype,
+        ModelQuantization quantization) {
     /** The decoder-only architectures Tensorlane's runtime serves. */
     public static final List<String> SUPPORTED =
             List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM");
     /** The class of each supported {@code model_type} (read when a config has no {@code architectures}). */
     public static final Map<String, String> MODEL_TYPES = modelTypes();
+
+    /** Facts of an unquantized checkpoint. */
+    public ConfigFacts(String architecture, ModelGeometry geometry, int maxPositionEmbeddings, String dtype) {
+        this(architecture, geometry, maxPositionEmbeddings, dtype, null);
+    }
 
     private static Map<String, String> modelTypes() {
         Map<String, String> m = new LinkedHashMap<>();
@@ -72,6 +87,11 @@ public record ConfigFacts(String architecture, ModelGeometry geometry, int maxPo
             throw config.error(
                     "num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + g.kvHeads);
         }
-        return new ConfigFacts(arch, g, config.requirePositive("max_position_embeddings"), config.dtype());
+        return new ConfigFacts(
+                arch,
+                g,
+                config.requirePositive("max_position_embeddings"),
+                config.dtype(),
+                QuantizationConfig.read(config));
     }
 }

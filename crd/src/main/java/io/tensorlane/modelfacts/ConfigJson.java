@@ -107,6 +107,18 @@ public final class ConfigJson {
         return n == null || n.isNull() ? null : n;
     }
 
+    /**
+     * A field of the language model, else of the top level (where multimodal wrappers keep e.g. {@code
+     * quantization_config}); null when absent or JSON null in both.
+     */
+    public JsonNode fieldOrTop(String name) {
+        JsonNode n = field(name);
+        if (n == null) {
+            n = root.get(name);
+        }
+        return n == null || n.isNull() ? null : n;
+    }
+
     public int requireInt(String name) {
         JsonNode n = field(name);
         if (n == null) {

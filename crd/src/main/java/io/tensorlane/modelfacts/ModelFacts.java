@@ -47,6 +47,7 @@ public record ModelFacts(ConfigFacts config, Map<String, Long> bytesByDtype, int
         s.geometry = config.geometry();
         s.maxPositionEmbeddings = config.maxPositionEmbeddings();
         s.dtype = config.dtype();
+        s.quantization = config.quantization();
         s.weightBytes = weightBytes();
         s.weightBytesByDtype = new TreeMap<>(bytesByDtype);
         s.files = files;

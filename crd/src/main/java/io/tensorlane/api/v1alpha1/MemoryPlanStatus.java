@@ -30,6 +30,10 @@ public class MemoryPlanStatus {
     @JsonPropertyDescription("KV cache per GPU.")
     public Long kvCacheBytes;
 
+    @JsonPropertyDescription("Element type the KV cache is sized with: spec.serving.kvCacheDtype, auto resolved to the "
+            + "model's activation dtype (bf16, fp16, fp8 or fp32).")
+    public String kvCacheDtype;
+
     @JsonPropertyDescription("Activation workspace per GPU (from maxBatchTokens and the geometry).")
     public Long activationBytes;
 

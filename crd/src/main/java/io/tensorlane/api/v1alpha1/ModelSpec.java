@@ -33,8 +33,11 @@ public class ModelSpec {
                     + "bytes by default, or an existing PersistentVolumeClaim to reuse across restarts.")
     public ModelStorage storage;
 
-    @JsonPropertyDescription("Data type of weights and activations: bf16, fp16, fp8 or fp32. Optional: the dtype read "
-            + "from the model (status.model.dtype, else the safetensors dtype holding most bytes), else bf16.")
+    @JsonPropertyDescription("Data type of the weights: bf16, fp16 or fp32 (activations compute in it too), or fp8 (an "
+            + "FP8 checkpoint: activations compute in bf16, fp16 when its config.json says float16). Optional: fp8 when "
+            + "config.json's quantization_config says the weights are FP8, else the dtype read from the model "
+            + "(status.model.dtype, else the safetensors dtype holding most bytes), else bf16. The KV cache's dtype is "
+            + "spec.serving.kvCacheDtype.")
     public DType dtype;
 
     @JsonPropertyDescription(
@@ -74,7 +77,7 @@ public class ModelSpec {
         public String sizeLimit;
     }
 
-    /** Element type of weights and activations. */
+    /** Element type of the weights (and of the activations, except for fp8: see ModelDtype.activation). */
     public enum DType {
         bf16(2),
         fp16(2),

@@ -23,8 +23,13 @@ public class ModelStatus {
     @JsonPropertyDescription("max_position_embeddings from config.json.")
     public Integer maxPositionEmbeddings;
 
-    @JsonPropertyDescription("Weight dtype from config.json (torch_dtype / dtype), e.g. bfloat16.")
+    @JsonPropertyDescription("Weight dtype from config.json (torch_dtype / dtype), e.g. bfloat16; for a quantized "
+            + "checkpoint the dtype of its unquantized tensors and activations (see quantization).")
     public String dtype;
+
+    @JsonPropertyDescription("config.json's quantization_config, when the checkpoint is quantized (e.g. FP8): the "
+            + "method and how the linear layers' weights are stored. Absent for an unquantized checkpoint.")
+    public ModelQuantization quantization;
 
     @JsonPropertyDescription(
             "Bytes of all tensors in the safetensors files; the planner uses it where spec.model.weightBytes "

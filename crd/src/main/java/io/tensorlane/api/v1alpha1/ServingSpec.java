@@ -24,4 +24,20 @@ public class ServingSpec {
     @Default("8000")
     @JsonPropertyDescription("HTTP port the engine serves on. Default 8000.")
     public Integer port = 8000;
+
+    @Default("auto")
+    @JsonPropertyDescription(
+            "Element type of the KV cache: auto (the model's activation dtype: bf16 for an FP8 checkpoint unless its "
+                    + "config.json says float16, else the model's dtype), bf16, fp16 or fp8 (e4m3, 1 byte per element: "
+                    + "twice the tokens of bf16 in the same memory; SGLang and vLLM only for now). Sizes the KV cache in "
+                    + "the memory plan. Default auto.")
+    public KvCacheDtype kvCacheDtype = KvCacheDtype.auto;
+
+    /** Element type of the KV cache ({@code auto}: the model's activation dtype). */
+    public enum KvCacheDtype {
+        auto,
+        bf16,
+        fp16,
+        fp8
+    }
 }

@@ -116,7 +116,12 @@ class CrdSchemaTest {
                 Arguments.of("spec.placement.interconnect", List.of("Any", "NVLink", "PCIe"), "Any"),
                 Arguments.of("spec.allreduce.mode", List.of("Auto", "Custom", "NCCL"), "Auto"),
                 Arguments.of("spec.allreduce.algorithm", List.of("Auto", "OneStage", "TwoStage", "Ring"), "Auto"),
-                Arguments.of("spec.model.dtype", List.of("bf16", "fp16", "fp8", "fp32"), null));
+                Arguments.of("spec.model.dtype", List.of("bf16", "fp16", "fp8", "fp32"), null),
+                Arguments.of("spec.serving.kvCacheDtype", List.of("auto", "bf16", "fp16", "fp8"), "auto"),
+                Arguments.of(
+                        "status.model.quantization.weights",
+                        List.of("FP8Block", "FP8Channel", "FP8Tensor", "Other"),
+                        null));
     }
 
     @ParameterizedTest

@@ -182,5 +182,31 @@ class InferenceDeploymentSchemaClusterTest {
                 .containsEntry("enabled", true)
                 .containsEntry("maxAttempts", 3);
         assertThat(spec).containsEntry("replicas", 1);
+        assertThat((java.util.Map<String, Object>) spec.get("serving")).containsEntry("kvCacheDtype", "auto");
+    }
+
+    /** An enum the typed client cannot even write: spec.serving.kvCacheDtype outside auto / bf16 / fp16 / fp8. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void rejectsAKvCacheDtypeOutsideTheEnum(KubernetesClient client, TestNamespace ns) {
+        var api = client.genericKubernetesResources(
+                        InferenceDeployment.GROUP + "/" + InferenceDeployment.VERSION, "InferenceDeployment")
+                .inNamespace(ns.name());
+        var d = io.fabric8.kubernetes.client.utils.Serialization.unmarshal(
+                io.fabric8.kubernetes.client.utils.Serialization.asJson(valid("kv-int8")),
+                io.fabric8.kubernetes.api.model.GenericKubernetesResource.class);
+        var spec = (java.util.Map<String, Object>) d.getAdditionalProperties().get("spec");
+        spec.put("serving", java.util.Map.of("kvCacheDtype", "int8"));
+        assertThatThrownBy(() -> api.resource(d).create())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(422);
+                    assertThat(e.getMessage())
+                            .contains("spec.serving.kvCacheDtype")
+                            .contains("Unsupported value: \"int8\"")
+                            .contains("\"auto\", \"bf16\", \"fp16\", \"fp8\"");
+                });
+        assertThat(api.withName("kv-int8").get()).isNull();
+        spec.put("serving", java.util.Map.of("kvCacheDtype", "fp8"));
+        assertThat(api.resource(d).create().getMetadata().getUid()).isNotBlank();
     }
 }

@@ -4,6 +4,7 @@ import static io.tensorlane.operator.engine.EngineProfile.env;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Units;
@@ -11,9 +12,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * SGLang ({@code python3 -m sglang.launch_server}): the static fraction as {@code --mem-fraction-static}, its own
- * custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels),
- * an image is required.
+ * SGLang ({@code python3 -m sglang.launch_server}): the static fraction as {@code --mem-fraction-static}, an FP8 KV
+ * cache as {@code --kv-cache-dtype fp8_e4m3} (its choices: auto, fp8_e4m3, fp8_e5m2, bf16/bfloat16; any other plan
+ * keeps its default auto, the model's activation dtype, which is what the plan sized), its own custom allreduce
+ * switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels), an image is
+ * required.
  */
 public final class SglangProfile extends PythonServerProfile {
     @Override
@@ -41,6 +44,9 @@ public final class SglangProfile extends PythonServerProfile {
                 Integer.toString(spec.serving.maxModelLength),
                 "--chunked-prefill-size",
                 Integer.toString(spec.serving.maxBatchTokens)));
+        if (plan.memory().kvCacheDtype() == DType.fp8) {
+            args.addAll(List.of("--kv-cache-dtype", "fp8_e4m3"));
+        }
         if (tp > 1 && !plan.allreduce().custom()) {
             args.add("--disable-custom-all-reduce");
         }

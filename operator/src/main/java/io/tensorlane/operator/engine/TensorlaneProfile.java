@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
@@ -18,10 +19,15 @@ import java.util.List;
 
 /**
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
- * custom allreduce's algorithm table and buffer size; reports CUDA OOM as the contract's JSON termination message;
- * measured by the preflight; image defaults to the operator's runtime image.
+ * custom allreduce's algorithm table and buffer size and the KV cache's dtype and tokens; reports CUDA OOM as the
+ * contract's JSON termination message; measured by the preflight; image defaults to the operator's runtime image; no
+ * FP8 KV cache yet.
  */
 public final class TensorlaneProfile implements EngineProfile {
+    /** The InvalidSpec message of {@code serving.kvCacheDtype: fp8} with this engine. */
+    public static final String FP8_KV_CACHE_NOT_AVAILABLE = "spec.serving.kvCacheDtype fp8: the Tensorlane engine's "
+            + "FP8 KV cache is not available yet; use kvCacheDtype auto, or engine SGLang/VLLM";
+
     @Override
     public EngineType type() {
         return EngineType.Tensorlane;
@@ -49,6 +55,7 @@ public final class TensorlaneProfile implements EngineProfile {
         }
         env.add(env(EngineEnv.MEMORY_FRACTION, Units.fraction(memoryFraction(mem))));
         env.add(env(EngineEnv.KV_CACHE_TOKENS, Long.toString(mem.kvCacheTokens())));
+        env.add(env(EngineEnv.KV_CACHE_DTYPE, mem.kvCacheDtype().name()));
         env.add(env(EngineEnv.MAX_MODEL_LENGTH, Integer.toString(spec.serving.maxModelLength)));
         env.add(env(EngineEnv.MAX_BATCH_TOKENS, Integer.toString(spec.serving.maxBatchTokens)));
         return new Launch(null, List.of("serve"), env);
@@ -87,9 +94,15 @@ public final class TensorlaneProfile implements EngineProfile {
         return runtimeImage;
     }
 
-    /** Nothing beyond the general checks: the image defaults to the runtime's. */
+    /**
+     * The image defaults to the runtime's; an FP8 KV cache is refused: the runtime cannot keep one yet, and a plan sized
+     * for it would promise twice the tokens the engine holds.
+     */
     @Override
     public String validate(InferenceDeploymentSpec spec) {
+        if (spec.serving != null && spec.serving.kvCacheDtype == KvCacheDtype.fp8) {
+            return FP8_KV_CACHE_NOT_AVAILABLE;
+        }
         return null;
     }
 

@@ -4,6 +4,7 @@ import static io.tensorlane.operator.engine.EngineProfile.env;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Units;
@@ -12,8 +13,10 @@ import java.util.List;
 
 /**
  * vLLM ({@code vllm serve}): the model directory as the first argument, {@code --gpu-memory-utilization} (which
- * covers everything vLLM allocates, not only weights + KV cache), its own custom allreduce switched off when the plan
- * says NCCL, PyTorch's OOM lines, no preflight, an image is required.
+ * covers everything vLLM allocates, not only weights + KV cache), an FP8 KV cache as {@code --kv-cache-dtype fp8}
+ * (vLLM's CacheDType: fp8 = fp8_e4m3; any other plan keeps its default auto, the model's activation dtype, which is
+ * what the plan sized), its own custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no
+ * preflight, an image is required.
  */
 public final class VllmProfile extends PythonServerProfile {
     @Override
@@ -40,6 +43,9 @@ public final class VllmProfile extends PythonServerProfile {
                 Integer.toString(spec.serving.maxModelLength),
                 "--max-num-batched-tokens",
                 Integer.toString(spec.serving.maxBatchTokens)));
+        if (plan.memory().kvCacheDtype() == DType.fp8) {
+            args.addAll(List.of("--kv-cache-dtype", "fp8"));
+        }
         if (tp > 1 && !plan.allreduce().custom()) {
             args.add("--disable-custom-all-reduce");
         }

@@ -2,7 +2,10 @@ package io.tensorlane.operator.model;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.ModelStatus;
+import io.tensorlane.api.v1alpha1.ServingSpec;
+import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.modelfacts.ModelDtype;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.plan.Outcome;
@@ -68,13 +71,19 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
     /**
      * The spec the planner sees: a copy of {@code spec} whose model geometry, weightBytes and dtype come from the spec
      * where set (an override wins, whole geometry at a time) and from {@code status} otherwise (the dtype through
-     * {@link ModelDtype}; the planner's default bf16 only when neither names one). The spec is not modified.
+     * {@link ModelDtype}: fp8 for a checkpoint whose quantization_config says FP8; the planner's default bf16 only when
+     * neither names one). For FP8 weights, {@code serving.kvCacheDtype: auto} becomes the activation dtype that only
+     * config.json knows ({@link ModelDtype#activation}: fp16 when it says float16, else bf16); the planner resolves auto
+     * from the dtype alone otherwise. The spec is not modified.
      */
     public static InferenceDeploymentSpec fill(InferenceDeploymentSpec spec, ModelStatus status) {
         if (status == null
                 || spec == null
                 || spec.model == null
-                || spec.model.geometry != null && spec.model.weightBytes != null && spec.model.dtype != null) {
+                || spec.model.geometry != null
+                        && spec.model.weightBytes != null
+                        && spec.model.dtype != null
+                        && !kvFromConfig(spec, spec.model.dtype)) {
             return spec;
         }
         InferenceDeploymentSpec copy = io.fabric8.kubernetes.client.utils.Serialization.clone(spec);
@@ -87,7 +96,18 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
         if (copy.model.dtype == null) {
             copy.model.dtype = ModelDtype.of(status).orElse(null);
         }
+        if (kvFromConfig(copy, copy.model.dtype)) {
+            copy.serving = copy.serving == null ? new ServingSpec() : copy.serving;
+            copy.serving.kvCacheDtype = KvCacheDtype.valueOf(
+                    ModelDtype.activation(DType.fp8, status.dtype).name());
+        }
         return copy;
+    }
+
+    /** An auto KV cache of FP8 weights: its dtype is config.json's activation dtype. */
+    private static boolean kvFromConfig(InferenceDeploymentSpec spec, DType weights) {
+        KvCacheDtype kv = spec.serving == null ? null : spec.serving.kvCacheDtype;
+        return weights == DType.fp8 && (kv == null || kv == KvCacheDtype.auto);
     }
 
     /** The spec for planning, with the facts filled in. */

@@ -1,6 +1,7 @@
 package io.tensorlane.operator.plan;
 
 import io.tensorlane.api.v1alpha1.MemoryPlanStatus;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,6 +12,7 @@ import java.util.List;
  * @param staticFraction SGLang's mem_fraction_static: (weights + KV cache) / total, two decimals
  * @param gpuMemoryUtilization vLLM's gpu_memory_utilization: everything but the user reserve / total, two decimals
  * @param kvCacheTokens KV-cache capacity in tokens (per replica: every GPU holds its shard of the same tokens)
+ * @param kvCacheDtype the element type the KV cache is sized with (spec.serving.kvCacheDtype, auto resolved)
  * @param fractionSource auto (planner) or user (spec.memory.fraction)
  * @param nonStaticBytes activations + CUDA context + CUDA graphs + NCCL + allreduce IPC + reserve
  * @param headroomBytes total − static − non-static; negative when the plan does not fit
@@ -22,6 +24,7 @@ public record MemoryPlan(
         double staticFraction,
         double gpuMemoryUtilization,
         long kvCacheTokens,
+        DType kvCacheDtype,
         String fractionSource,
         long weightsBytes,
         long kvCacheBytes,
@@ -53,6 +56,7 @@ public record MemoryPlan(
         s.fractionSource = fractionSource;
         s.weightsBytes = weightsBytes;
         s.kvCacheBytes = kvCacheBytes;
+        s.kvCacheDtype = kvCacheDtype.name();
         s.activationBytes = activationBytes;
         s.cudaContextBytes = cudaContextBytes;
         s.cudaGraphBytes = cudaGraphBytes;

@@ -4,7 +4,9 @@ import static io.tensorlane.operator.plan.Units.MiB;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.contract.MemoryBudget;
+import io.tensorlane.modelfacts.ModelDtype;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,21 +31,31 @@ public final class MemoryPlanner {
     private MemoryPlanner() {}
 
     /**
-     * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × dtype bytes. KV
+     * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × KV dtype bytes. KV
      * heads are split by tensor parallelism; when TP exceeds them, each GPU keeps (a replica of) one head.
      */
     public static long kvBytesPerToken(InferenceDeploymentSpec spec, int tensor) {
         ModelGeometry g = spec.model.geometry;
         long kvHeadsPerGpu = Math.max(1, ceilDiv(g.kvHeads, tensor));
-        return 2L * g.layers * kvHeadsPerGpu * g.effectiveHeadDim() * dtypeBytes(spec);
+        return 2L
+                * g.layers
+                * kvHeadsPerGpu
+                * g.effectiveHeadDim()
+                * kvCacheDtype(spec).bytes();
     }
 
     /**
-     * Bytes of one element: spec.model.dtype, which {@code ModelResolution.fill} sets from status.model when the user
-     * left it out; bf16 when neither names one.
+     * The KV cache's element type ({@link ModelDtype#kvCache}): spec.serving.kvCacheDtype, auto meaning the activation
+     * dtype of spec.model.dtype (which {@code ModelResolution.fill} sets from status.model when the user left it out,
+     * and for an FP8 checkpoint whose config.json says float16 it resolves auto to fp16 too).
      */
-    static int dtypeBytes(InferenceDeploymentSpec spec) {
-        return (spec.model.dtype == null ? io.tensorlane.api.v1alpha1.ModelSpec.DType.bf16 : spec.model.dtype).bytes();
+    public static DType kvCacheDtype(InferenceDeploymentSpec spec) {
+        return ModelDtype.kvCache(spec.serving == null ? null : spec.serving.kvCacheDtype, spec.model.dtype, null);
+    }
+
+    /** Bytes of one activation element: an FP8 checkpoint computes in 16 bits ({@link ModelDtype#activation}). */
+    static int activationDtypeBytes(InferenceDeploymentSpec spec) {
+        return ModelDtype.activation(spec.model.dtype, null).bytes();
     }
 
     /** The model dimensions {@link MemoryBudget} sizes the activations from. */
@@ -56,7 +68,7 @@ public final class MemoryPlanner {
                 g.effectiveHeadDim(),
                 g.effectiveIntermediateSize(),
                 g.vocabSize == null ? 0 : g.vocabSize,
-                dtypeBytes(spec));
+                activationDtypeBytes(spec));
     }
 
     /** Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}). */
@@ -125,6 +137,7 @@ public final class MemoryPlanner {
                 f,
                 utilization,
                 kvTokens,
+                kvCacheDtype(spec),
                 fraction == null ? MemoryPlan.AUTO : MemoryPlan.USER,
                 weights,
                 kv,

@@ -136,6 +136,7 @@ public final class SpecValidator {
         s.serving.maxModelLength = or(s.serving.maxModelLength, dServing.maxModelLength);
         s.serving.maxBatchTokens = or(s.serving.maxBatchTokens, dServing.maxBatchTokens);
         s.serving.port = or(s.serving.port, dServing.port);
+        s.serving.kvCacheDtype = or(s.serving.kvCacheDtype, dServing.kvCacheDtype);
         if (s.placement == null) {
             s.placement = new PlacementSpec();
         }

@@ -43,6 +43,10 @@ record Mistakes(String name, String patch, String condition, String names) {
             schema("TP 16", "{\"parallelism\":{\"tensor\":16}}", "spec.parallelism.tensor"),
             schema("negative replicas", "{\"replicas\":-1}", "spec.replicas"),
             schema("unknown dtype", "{\"model\":{\"dtype\":\"int4\"}}", "spec.model.dtype"),
+            schema(
+                    "a KV-cache dtype no engine has",
+                    "{\"serving\":{\"kvCacheDtype\":\"int8\"}}",
+                    "spec.serving.kvCacheDtype"),
             schema("zero layers", "{\"model\":{\"geometry\":{\"layers\":0}}}", "spec.model.geometry.layers"),
             schema(
                     "KV heads as a word",
@@ -107,6 +111,11 @@ record Mistakes(String name, String patch, String condition, String names) {
                     INVALID,
                     "spec.model.geometry.intermediateSize 14337"),
             condition("SGLang without an image", "{\"engine\":{\"type\":\"SGLang\"}}", INVALID, "spec.engine.image"),
+            condition(
+                    "an FP8 KV cache on the Tensorlane engine (not built yet)",
+                    "{\"serving\":{\"kvCacheDtype\":\"fp8\"}}",
+                    INVALID,
+                    "the Tensorlane engine's FP8 KV cache is not available yet"),
             condition(
                     "node selector key with a space",
                     "{\"placement\":{\"nodeSelector\":{\"gpu type\":\"a\"}}}",

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.AllreduceDecision.AlgorithmRange;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.TerminationMessage;
 import io.tensorlane.operator.plan.AllreduceChoice;
@@ -57,6 +58,11 @@ final class ProfileFixtures {
     }
 
     static Plan plan(Ar ar) {
+        return plan(ar, DType.bf16);
+    }
+
+    /** The hand-written plan with its KV cache sized in {@code kv}. */
+    static Plan plan(Ar ar, DType kv) {
         AllreduceChoice choice = switch (ar) {
             case CUSTOM ->
                 new AllreduceChoice(
@@ -74,6 +80,7 @@ final class ProfileFixtures {
                 STATIC,
                 UTILIZATION,
                 KV_TOKENS,
+                kv,
                 MemoryPlan.AUTO,
                 8L << 30,
                 70L << 30,

@@ -8,7 +8,9 @@ import static io.tensorlane.operator.engine.ProfileFixtures.RUNTIME_OOM;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.operator.engine.ProfileFixtures.Ar;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +56,28 @@ class SglangProfileTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("launches")
     void rendersTheLaunchServerCommandLine(String name, int tp, Ar ar, List<String> args) {
-        EngineProfile.Launch l = P.launch(ProfileFixtures.spec(EngineType.SGLang, tp), ProfileFixtures.plan(ar), MODEL);
+        rendersWithKvCache(name, tp, ar, DType.bf16, args);
+    }
+
+    /** The KV cache's dtype: SGLang's --kv-cache-dtype only for fp8 (e4m3); otherwise its auto, the model's dtype. */
+    static Stream<Arguments> kvCaches() {
+        return Stream.of(
+                Arguments.of("bf16 KV: SGLang's auto", 2, Ar.CUSTOM, DType.bf16, args(2)),
+                Arguments.of("fp16 KV of an fp16 model: SGLang's auto", 2, Ar.CUSTOM, DType.fp16, args(2)),
+                Arguments.of("fp8 KV: e4m3", 2, Ar.CUSTOM, DType.fp8, args(2, "--kv-cache-dtype", "fp8_e4m3")),
+                Arguments.of(
+                        "fp8 KV with NCCL",
+                        2,
+                        Ar.NCCL,
+                        DType.fp8,
+                        args(2, "--kv-cache-dtype", "fp8_e4m3", "--disable-custom-all-reduce")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("kvCaches")
+    void rendersWithKvCache(String name, int tp, Ar ar, DType kv, List<String> args) {
+        EngineProfile.Launch l =
+                P.launch(ProfileFixtures.spec(EngineType.SGLang, tp), ProfileFixtures.plan(ar, kv), MODEL);
 
         assertThat(l.command()).containsExactly("python3", "-m", "sglang.launch_server");
         assertThat(l.args()).containsExactlyElementsOf(args);
@@ -89,6 +112,8 @@ class SglangProfileTest {
     void needsAnImage() {
         var spec = ProfileFixtures.spec(EngineType.SGLang, 2);
         assertThat(P.validate(spec)).isNull();
+        spec.serving.kvCacheDtype = KvCacheDtype.fp8;
+        assertThat(P.validate(spec)).as("an FP8 KV cache is SGLang's own").isNull();
         spec.engine.image = " ";
         assertThat(P.validate(spec)).isEqualTo("spec.engine.image is required for engine SGLang");
     }

@@ -8,11 +8,18 @@ import static io.tensorlane.operator.engine.ProfileFixtures.RUNTIME_OOM;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.AlgorithmTable;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.engine.ProfileFixtures.Ar;
+import io.tensorlane.operator.plan.Fixtures;
+import io.tensorlane.operator.plan.Outcome;
+import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.Planner;
+import io.tensorlane.topology.TopologyFixtures;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -78,6 +85,7 @@ class TensorlaneProfileTest {
                 .containsEntry(EngineEnv.PORT, "8000")
                 .containsEntry(EngineEnv.MEMORY_FRACTION, "0.87")
                 .containsEntry(EngineEnv.KV_CACHE_TOKENS, "123456")
+                .containsEntry(EngineEnv.KV_CACHE_DTYPE, "bf16")
                 .containsEntry(EngineEnv.MAX_MODEL_LENGTH, "8192")
                 .containsEntry(EngineEnv.MAX_BATCH_TOKENS, "8192");
         assertThat(env)
@@ -115,6 +123,39 @@ class TensorlaneProfileTest {
         assertThat(P.oomLogMarkers()).isEmpty();
         assertThat(P.remediations())
                 .containsExactly(Action.LowerMemoryFraction, Action.ShrinkAllreduceBuffer, Action.FallBackToNccl);
+    }
+
+    /** TENSORLANE_KV_CACHE_DTYPE is the dtype the plan sized the KV cache (and its tokens) with. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(
+            value = DType.class,
+            names = {"bf16", "fp16", "fp32"})
+    void rendersTheKvCacheDtypeOfThePlan(DType kv) {
+        EngineProfile.Launch l =
+                P.launch(ProfileFixtures.spec(EngineType.Tensorlane, 2), ProfileFixtures.plan(Ar.CUSTOM, kv), MODEL);
+        assertThat(ProfileFixtures.env(l))
+                .containsEntry(EngineEnv.KV_CACHE_DTYPE, kv.name())
+                .containsEntry(EngineEnv.KV_CACHE_TOKENS, "123456");
+        assertThat(l.args()).containsExactly("serve");
+    }
+
+    /** The runtime has no FP8 KV cache yet: the spec is InvalidSpec, not a plan that promises twice the tokens. */
+    @Test
+    void refusesAnFp8KvCacheAndTakesTheOthers() {
+        var spec = ProfileFixtures.spec(EngineType.Tensorlane, 2);
+        for (KvCacheDtype kv : List.of(KvCacheDtype.auto, KvCacheDtype.bf16, KvCacheDtype.fp16)) {
+            spec.serving.kvCacheDtype = kv;
+            assertThat(P.validate(spec)).as(kv.name()).isNull();
+        }
+        spec.serving.kvCacheDtype = KvCacheDtype.fp8;
+        assertThat(P.validate(spec))
+                .isEqualTo("spec.serving.kvCacheDtype fp8: the Tensorlane engine's FP8 KV cache is not available yet; "
+                        + "use kvCacheDtype auto, or engine SGLang/VLLM");
+
+        Plan plan =
+                Planner.plan(spec, List.of(Fixtures.node("n-0", TopologyFixtures.H200_SXM_8, 0)), Fixtures.SETTINGS);
+        assertThat(plan.outcome()).isEqualTo(Outcome.INVALID_SPEC);
+        assertThat(plan.message()).isEqualTo(TensorlaneProfile.FP8_KV_CACHE_NOT_AVAILABLE);
     }
 
     @Test

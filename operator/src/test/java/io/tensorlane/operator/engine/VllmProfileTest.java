@@ -8,7 +8,9 @@ import static io.tensorlane.operator.engine.ProfileFixtures.RUNTIME_OOM;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.operator.engine.ProfileFixtures.Ar;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +55,23 @@ class VllmProfileTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("launches")
     void rendersTheServeCommandLine(String name, int tp, Ar ar, List<String> args) {
-        EngineProfile.Launch l = P.launch(ProfileFixtures.spec(EngineType.VLLM, tp), ProfileFixtures.plan(ar), MODEL);
+        rendersWithKvCache(name, tp, ar, DType.bf16, args);
+    }
+
+    /** The KV cache's dtype: vLLM's --kv-cache-dtype only for fp8 (its fp8 = fp8_e4m3); otherwise its auto. */
+    static Stream<Arguments> kvCaches() {
+        return Stream.of(
+                Arguments.of("bf16 KV: vLLM's auto", 2, Ar.CUSTOM, DType.bf16, args(2)),
+                Arguments.of("fp32 KV of an fp32 model: vLLM's auto", 2, Ar.CUSTOM, DType.fp32, args(2)),
+                Arguments.of("fp8 KV", 2, Ar.CUSTOM, DType.fp8, args(2, "--kv-cache-dtype", "fp8")),
+                Arguments.of("fp8 KV at TP 1", 1, Ar.NONE, DType.fp8, args(1, "--kv-cache-dtype", "fp8")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("kvCaches")
+    void rendersWithKvCache(String name, int tp, Ar ar, DType kv, List<String> args) {
+        EngineProfile.Launch l =
+                P.launch(ProfileFixtures.spec(EngineType.VLLM, tp), ProfileFixtures.plan(ar, kv), MODEL);
 
         assertThat(l.command()).containsExactly("vllm", "serve");
         assertThat(l.args()).containsExactlyElementsOf(args);
@@ -88,6 +106,8 @@ class VllmProfileTest {
     void needsAnImage() {
         var spec = ProfileFixtures.spec(EngineType.VLLM, 2);
         assertThat(P.validate(spec)).isNull();
+        spec.serving.kvCacheDtype = KvCacheDtype.fp8;
+        assertThat(P.validate(spec)).as("an FP8 KV cache is vLLM's own").isNull();
         spec.engine.image = " ";
         assertThat(P.validate(spec)).isEqualTo("spec.engine.image is required for engine VLLM");
     }

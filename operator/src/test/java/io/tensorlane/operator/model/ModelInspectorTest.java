@@ -107,6 +107,11 @@ class ModelInspectorTest {
                     .status();
             assertThat(fp8.weightBytesByDtype).containsOnlyKeys("BF16", "F8_E4M3", "F32");
             assertThat(fp8.weightBytes).isBetween(405_000_000_000L, 412_000_000_000L);
+            // meta-llama's FP8 checkpoints: quant_method fbgemm_fp8, one F32 scale per output row
+            assertThat(fp8.quantization.method).isEqualTo("fbgemm_fp8");
+            assertThat(fp8.quantization.format).isEqualTo("fp8 per-channel");
+            assertThat(fp8.dtype).isEqualTo("bfloat16");
+            assertThat(b8.quantization).isNull();
         }
     }
 

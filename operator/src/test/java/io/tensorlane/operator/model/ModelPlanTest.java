@@ -130,8 +130,9 @@ class ModelPlanTest {
         // the same plan as a spec that names the expected dtype itself
         Plan explicit = Planner.plan(with(llama8b(2), s -> s.model.dtype = planned), NODES, SETTINGS);
         assertThat(p).usingRecursiveComparison().isEqualTo(explicit);
-        // and the KV cache really was sized with it: 2 × 32 layers × 4 KV heads per GPU × 128 × dtype bytes per token
-        long perToken = 2L * 32 * 4 * 128 * planned.bytes();
+        // and the KV cache really was sized with it: 2 × 32 layers × 4 KV heads per GPU × 128 × KV dtype bytes per
+        // token (auto: the activation dtype, 16 bits for FP8 weights)
+        long perToken = 2L * 32 * 4 * 128 * (planned == DType.fp8 ? 2 : planned.bytes());
         assertThat(p.memory().kvCacheTokens()).isEqualTo(p.memory().kvCacheBytes() / perToken);
         assertThat(spec.model.dtype).as("the input is not modified").isEqualTo(specDtype);
     }

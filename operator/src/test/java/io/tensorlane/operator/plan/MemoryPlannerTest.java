@@ -8,8 +8,13 @@ import static io.tensorlane.operator.plan.Fixtures.with;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.AllreduceSpec;
+import io.tensorlane.api.v1alpha1.EngineSpec;
+import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.MemoryPlanStatus;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
+import io.tensorlane.api.v1alpha1.ServingSpec;
+import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.topology.TopologyFixtures;
@@ -178,8 +183,91 @@ class MemoryPlannerTest {
         assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
         s.model.geometry.kvHeads = 4;
         assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
-        s.model.dtype = io.tensorlane.api.v1alpha1.ModelSpec.DType.fp8;
+        // an FP8 checkpoint keeps its KV cache in bf16 unless told otherwise (auto = the activation dtype)
+        s.model.dtype = DType.fp8;
+        assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128 * 2);
+        s.serving.kvCacheDtype = KvCacheDtype.fp8;
         assertThat(MemoryPlanner.kvBytesPerToken(s, 8)).isEqualTo(2L * 80 * 1 * 128);
+    }
+
+    /**
+     * The KV cache's dtype is its own fact: spec.model.dtype (the weights) × spec.serving.kvCacheDtype → the dtype the
+     * KV cache is sized in and its bytes per element; the activations compute in 16 bits for FP8 weights.
+     */
+    record KvCase(String name, DType weights, KvCacheDtype kv, EngineType engine, DType planned) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<KvCase> kvCases() {
+        return Stream.of(
+                new KvCase(
+                        "bf16 model, auto KV: bf16", DType.bf16, KvCacheDtype.auto, EngineType.Tensorlane, DType.bf16),
+                new KvCase(
+                        "fp16 model, auto KV: fp16", DType.fp16, KvCacheDtype.auto, EngineType.Tensorlane, DType.fp16),
+                new KvCase(
+                        "fp32 model, auto KV: fp32", DType.fp32, KvCacheDtype.auto, EngineType.Tensorlane, DType.fp32),
+                new KvCase(
+                        "FP8 block model, auto KV: bf16 (2 bytes), not 1",
+                        DType.fp8,
+                        KvCacheDtype.auto,
+                        EngineType.Tensorlane,
+                        DType.bf16),
+                new KvCase(
+                        "FP8 model, fp8 KV on SGLang: 1 byte",
+                        DType.fp8,
+                        KvCacheDtype.fp8,
+                        EngineType.SGLang,
+                        DType.fp8),
+                new KvCase(
+                        "FP8 model, fp8 KV on vLLM: 1 byte", DType.fp8, KvCacheDtype.fp8, EngineType.VLLM, DType.fp8),
+                new KvCase("bf16 model, fp8 KV on SGLang", DType.bf16, KvCacheDtype.fp8, EngineType.SGLang, DType.fp8),
+                new KvCase("FP8 model, fp16 KV", DType.fp8, KvCacheDtype.fp16, EngineType.Tensorlane, DType.fp16),
+                new KvCase("fp32 model, bf16 KV", DType.fp32, KvCacheDtype.bf16, EngineType.Tensorlane, DType.bf16));
+    }
+
+    static InferenceDeploymentSpec kvSpec(DType weights, KvCacheDtype kv, EngineType engine) {
+        return with(llama8b(2), s -> {
+            s.model.dtype = weights;
+            s.serving = new ServingSpec();
+            s.serving.kvCacheDtype = kv;
+            s.engine = new EngineSpec();
+            s.engine.type = engine;
+            s.engine.image = engine == EngineType.Tensorlane ? null : "engine:1";
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("kvCases")
+    void sizesTheKvCacheInItsOwnDtype(KvCase c) {
+        List<NodeInfo> h200 = List.of(node("h200-0", TopologyFixtures.H200_SXM_8, 0));
+        Plan plan = Planner.plan(kvSpec(c.weights(), c.kv(), c.engine()), h200, SETTINGS);
+
+        assertThat(plan.outcome()).as(plan.message()).isEqualTo(Outcome.OK);
+        MemoryPlan m = plan.memory();
+        assertThat(m.kvCacheDtype()).isEqualTo(c.planned());
+        assertThat(plan.memoryStatus().kvCacheDtype).isEqualTo(c.planned().name());
+        // 2 (K and V) × 32 layers × 4 KV heads per GPU × 128 × the KV dtype's bytes per token
+        assertThat(m.kvCacheTokens())
+                .isEqualTo(m.kvCacheBytes() / (2L * 32 * 4 * 128 * c.planned().bytes()));
+        // activations compute in the weights' dtype, in 16 bits for FP8 weights
+        DType compute = c.weights() == DType.fp8 ? DType.bf16 : c.weights();
+        Plan same = Planner.plan(kvSpec(compute, KvCacheDtype.auto, c.engine()), h200, SETTINGS);
+        assertThat(m.activationBytes()).isEqualTo(same.memory().activationBytes());
+    }
+
+    @Test
+    void anFp8KvCacheHoldsTwiceTheTokensOfBf16InTheSameMemory() {
+        List<NodeInfo> h200 = List.of(node("h200-0", TopologyFixtures.H200_SXM_8, 0));
+        MemoryPlan bf16 = Planner.plan(kvSpec(DType.fp8, KvCacheDtype.auto, EngineType.SGLang), h200, SETTINGS)
+                .memory();
+        MemoryPlan fp8 = Planner.plan(kvSpec(DType.fp8, KvCacheDtype.fp8, EngineType.SGLang), h200, SETTINGS)
+                .memory();
+        assertThat(fp8.kvCacheBytes()).isEqualTo(bf16.kvCacheBytes());
+        assertThat(fp8.staticFraction()).isEqualTo(bf16.staticFraction());
+        assertThat(fp8.kvCacheTokens()).isBetween(2 * bf16.kvCacheTokens(), 2 * bf16.kvCacheTokens() + 1);
     }
 
     @Test

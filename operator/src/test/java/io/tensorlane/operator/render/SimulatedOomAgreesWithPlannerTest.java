@@ -1,6 +1,7 @@
 package io.tensorlane.operator.render;
 
 import static io.tensorlane.operator.plan.Fixtures.SETTINGS;
+import static io.tensorlane.operator.plan.Fixtures.llama405bFp8;
 import static io.tensorlane.operator.plan.Fixtures.llama70b;
 import static io.tensorlane.operator.plan.Fixtures.llama8b;
 import static io.tensorlane.operator.plan.Fixtures.node;
@@ -10,6 +11,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ServingSpec;
 import io.tensorlane.contract.MemoryBudget;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
@@ -54,6 +56,11 @@ class SimulatedOomAgreesWithPlannerTest {
         return s;
     }
 
+    static InferenceDeploymentSpec fp8Kv(InferenceDeploymentSpec s) {
+        s.serving.kvCacheDtype = ServingSpec.KvCacheDtype.fp8;
+        return s;
+    }
+
     static Stream<Arguments> cases() {
         return Stream.of(
                 Arguments.of("seed box, auto", seed("auto"), PRO, false),
@@ -70,6 +77,19 @@ class SimulatedOomAgreesWithPlannerTest {
                 Arguments.of("L40S 8B TP 2, 0.95", spec(llama8b(2), "0.95"), L40S, true),
                 Arguments.of("H200 8B TP 1, auto", spec(llama8b(1), "auto"), H200, false),
                 Arguments.of("H200 8B TP 1, 0.99", spec(llama8b(1), "0.99"), H200, true),
+                // FP8 weights compute in bf16: both count 16-bit activations
+                Arguments.of("H200 405B FP8 TP 8, auto", spec(llama405bFp8(8), "auto"), H200, false),
+                Arguments.of("H200 405B FP8 TP 8, 0.98", spec(llama405bFp8(8), "0.98"), H200, true),
+                Arguments.of(
+                        "H200 405B FP8 TP 8 on SGLang, fp8 KV, auto",
+                        fp8Kv(sglang(llama405bFp8(8), "auto")),
+                        H200,
+                        false),
+                Arguments.of(
+                        "H200 405B FP8 TP 8 on SGLang, fp8 KV, 0.98",
+                        fp8Kv(sglang(llama405bFp8(8), "0.98")),
+                        H200,
+                        true),
                 Arguments.of("RTX 4090 8B TP 4 (NCCL), auto", spec(llama8b(4), "auto"), RTX4090, false),
                 Arguments.of("RTX 4090 8B TP 4 (NCCL), 0.95", spec(llama8b(4), "0.95"), RTX4090, true));
     }

@@ -93,10 +93,84 @@ public final class Checkpoints {
     }
 
     /**
-     * A header-only checkpoint of a Llama model: config.json plus safetensors files of {@code layersPerFile} layers each.
-     * With {@code fp8}, the linear layers are F8_E4M3 with an F32 per-row scale (embeddings, norms, lm_head stay BF16).
+     * How the decoder layers' linear weights of a header-only checkpoint are stored; embeddings, norms and lm_head stay
+     * BF16 in every layout, and config.json's dtype stays bfloat16 (as in the published FP8 checkpoints).
      */
-    public static Map<String, byte[]> llama(Llama g, boolean fp8, int layersPerFile) {
+    public enum Weights {
+        /** BF16 throughout, no quantization_config. */
+        BF16,
+        /**
+         * F8_E4M3 with an F32 {@code weight_scale} of shape [out, 1]; {@code quant_method: compressed-tensors}, format
+         * float-quantized, strategy channel (the "FP8-dynamic" checkpoints).
+         */
+        FP8_CHANNEL,
+        /** The same tensors with {@code quant_method: fbgemm_fp8} (meta-llama's *-FP8 checkpoints). */
+        FP8_FBGEMM,
+        /**
+         * F8_E4M3 with an F32 {@code weight_scale_inv} of shape [⌈out/128⌉, ⌈in/128⌉]; {@code quant_method: fp8},
+         * {@code weight_block_size: [128, 128]} (Qwen3-*-FP8, DeepSeek-V3, transformers' FineGrainedFP8Config).
+         */
+        FP8_BLOCK;
+
+        boolean fp8() {
+            return this != BF16;
+        }
+    }
+
+    /** Rows and columns of one scale block of {@link Weights#FP8_BLOCK}. */
+    public static final int BLOCK = 128;
+
+    /** config.json's {@code quantization_config} of a layout; null for BF16. */
+    static Map<String, Object> quantizationConfig(Weights w) {
+        Map<String, Object> q = new LinkedHashMap<>();
+        switch (w) {
+            case BF16 -> {
+                return null;
+            }
+            case FP8_CHANNEL -> {
+                q.put("quant_method", "compressed-tensors");
+                q.put("format", "float-quantized");
+                Map<String, Object> weights = ordered(
+                        "num_bits", 8, "type", "float", "strategy", "channel", "symmetric", true, "dynamic", false);
+                Map<String, Object> input = ordered(
+                        "num_bits", 8, "type", "float", "strategy", "token", "symmetric", true, "dynamic", true);
+                q.put(
+                        "config_groups",
+                        ordered(
+                                "group_0",
+                                ordered("targets", List.of("Linear"), "weights", weights, "input_activations", input)));
+                q.put("ignore", List.of("lm_head"));
+            }
+            case FP8_FBGEMM -> {
+                q.put("quant_method", "fbgemm_fp8");
+                q.put("activation_scheme", "dynamic");
+                q.put("modules_to_not_convert", List.of("lm_head"));
+            }
+            case FP8_BLOCK -> {
+                q.put("quant_method", "fp8");
+                q.put("fmt", "e4m3");
+                q.put("activation_scheme", "dynamic");
+                q.put("weight_block_size", List.of(BLOCK, BLOCK));
+                q.put("modules_to_not_convert", List.of("lm_head"));
+            }
+        }
+        return q;
+    }
+
+    /** A map of {@code key, value, key, value, ...} in that order (config.json's bytes do not change between runs). */
+    private static Map<String, Object> ordered(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    /**
+     * A header-only checkpoint of a Llama model: config.json plus safetensors files of {@code layersPerFile} layers each,
+     * the decoder layers' linear weights stored as {@code weights} says.
+     */
+    public static Map<String, byte[]> llama(Llama g, Weights weights, int layersPerFile) {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("architectures", List.of("LlamaForCausalLM"));
         c.put("model_type", "llama");
@@ -112,6 +186,9 @@ public final class Checkpoints {
         c.put("rope_theta", 500000.0);
         c.put("tie_word_embeddings", g.tiedEmbeddings());
         c.put("torch_dtype", "bfloat16");
+        if (weights.fp8()) {
+            c.put("quantization_config", quantizationConfig(weights));
+        }
         Map<String, byte[]> files = new LinkedHashMap<>();
         try {
             files.put("config.json", MAPPER.writeValueAsBytes(c));
@@ -128,13 +205,13 @@ public final class Checkpoints {
             for (int l = f * layersPerFile; l < Math.min(g.layers(), (f + 1) * layersPerFile); l++) {
                 String p = "model.layers." + l + ".";
                 int kv = g.kvHeads() * g.headDim();
-                linear(t, p + "self_attn.q_proj", g.hidden(), g.hidden(), fp8);
-                linear(t, p + "self_attn.k_proj", kv, g.hidden(), fp8);
-                linear(t, p + "self_attn.v_proj", kv, g.hidden(), fp8);
-                linear(t, p + "self_attn.o_proj", g.hidden(), g.hidden(), fp8);
-                linear(t, p + "mlp.gate_proj", g.intermediate(), g.hidden(), fp8);
-                linear(t, p + "mlp.up_proj", g.intermediate(), g.hidden(), fp8);
-                linear(t, p + "mlp.down_proj", g.hidden(), g.intermediate(), fp8);
+                linear(t, p + "self_attn.q_proj", g.hidden(), g.hidden(), weights);
+                linear(t, p + "self_attn.k_proj", kv, g.hidden(), weights);
+                linear(t, p + "self_attn.v_proj", kv, g.hidden(), weights);
+                linear(t, p + "self_attn.o_proj", g.hidden(), g.hidden(), weights);
+                linear(t, p + "mlp.gate_proj", g.intermediate(), g.hidden(), weights);
+                linear(t, p + "mlp.up_proj", g.intermediate(), g.hidden(), weights);
+                linear(t, p + "mlp.down_proj", g.hidden(), g.intermediate(), weights);
                 t.put(p + "input_layernorm.weight", List.of("BF16", g.hidden()));
                 t.put(p + "post_attention_layernorm.weight", List.of("BF16", g.hidden()));
             }
@@ -149,9 +226,11 @@ public final class Checkpoints {
         return files;
     }
 
-    private static void linear(Map<String, List<Object>> t, String name, int out, int in, boolean fp8) {
-        t.put(name + ".weight", List.of(fp8 ? "F8_E4M3" : "BF16", out, in));
-        if (fp8) {
+    private static void linear(Map<String, List<Object>> t, String name, int out, int in, Weights w) {
+        t.put(name + ".weight", List.of(w.fp8() ? "F8_E4M3" : "BF16", out, in));
+        if (w == Weights.FP8_BLOCK) {
+            t.put(name + ".weight_scale_inv", List.of("F32", (out + BLOCK - 1) / BLOCK, (in + BLOCK - 1) / BLOCK));
+        } else if (w.fp8()) {
             t.put(name + ".weight_scale", List.of("F32", out, 1));
         }
     }

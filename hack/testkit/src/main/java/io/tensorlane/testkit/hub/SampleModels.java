@@ -18,13 +18,22 @@ public final class SampleModels {
         Map<String, Map<String, byte[]>> m = new LinkedHashMap<>();
         m.put(
                 "meta-llama/Llama-3.3-70B-Instruct",
-                Checkpoints.llama(new Checkpoints.Llama(80, 8192, 64, 8, 128256, 28672, 131072, false), false, 8));
+                Checkpoints.llama(
+                        new Checkpoints.Llama(80, 8192, 64, 8, 128256, 28672, 131072, false),
+                        Checkpoints.Weights.BF16,
+                        8));
         m.put(
                 "meta-llama/Llama-3.1-8B-Instruct",
-                Checkpoints.llama(new Checkpoints.Llama(32, 4096, 32, 8, 128256, 14336, 131072, false), false, 8));
+                Checkpoints.llama(
+                        new Checkpoints.Llama(32, 4096, 32, 8, 128256, 14336, 131072, false),
+                        Checkpoints.Weights.BF16,
+                        8));
         m.put(
                 "meta-llama/Llama-3.1-405B-Instruct-FP8",
-                Checkpoints.llama(new Checkpoints.Llama(126, 16384, 128, 8, 128256, 53248, 131072, false), true, 16));
+                Checkpoints.llama(
+                        new Checkpoints.Llama(126, 16384, 128, 8, 128256, 53248, 131072, false),
+                        Checkpoints.Weights.FP8_FBGEMM,
+                        16));
         return m;
     }
 

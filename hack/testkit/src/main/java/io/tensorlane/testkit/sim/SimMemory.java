@@ -8,6 +8,7 @@ import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MemoryBudget;
+import io.tensorlane.modelfacts.ModelDtype;
 import java.util.List;
 import java.util.Optional;
 
@@ -71,7 +72,8 @@ public final class SimMemory {
         if (g == null || g.hiddenSize == null || g.attentionHeads == null || g.kvHeads == null) {
             return new MemoryBudget.Dims(0, 0, 0, 0, 0, 0, 0);
         }
-        int dtype = owner.model.dtype == null ? 2 : owner.model.dtype.bytes();
+        // as the planner: activations compute in the activation dtype (16 bits for an FP8 checkpoint)
+        int dtype = ModelDtype.activation(owner.model.dtype, null).bytes();
         return new MemoryBudget.Dims(
                 g.hiddenSize,
                 g.attentionHeads,
