@@ -65,7 +65,9 @@ __device__ __forceinline__ float dot16(const float* wf, const uint4 a, const uin
 // summation order differs from cuBLAS'.
 // Requires in % 16 == 0, x and w 16-byte aligned, 1 <= n <= kFp8MaxTokens. Launch: grid ceil(out / kFp8Warps),
 // block kFp8Warps * 32.
-template <typename T, bool BLOCK>
+// NT: the most tokens the instantiation takes (kFp8MaxTokens, or 1 for the one-token entries: no per-token
+// predication, one accumulator, U 16-byte loads in flight per lane).
+template <typename T, bool BLOCK, int NT = kFp8MaxTokens, int U = kFp8Unroll>
 __device__ __forceinline__ void gemv_fp8(const T* x, const uint8_t* w, const float* scale, T* y, int n, int in,
                                          int out, int row_block) {
   const int row = blockIdx.x * kFp8Warps + (threadIdx.x >> 5);
@@ -74,16 +76,16 @@ __device__ __forceinline__ void gemv_fp8(const T* x, const uint8_t* w, const flo
   const uint4* wr = reinterpret_cast<const uint4*>(w + (long long)row * in);
   const int chunks = in >> 4;
   const float* srow = BLOCK ? scale + (long long)(row / row_block) * ((in + kFp8Block - 1) / kFp8Block) : scale;
-  float acc[kFp8MaxTokens];
+  float acc[NT];
 #pragma unroll
-  for (int t = 0; t < kFp8MaxTokens; ++t) acc[t] = 0.0f;
+  for (int t = 0; t < NT; ++t) acc[t] = 0.0f;
   auto consume = [&](const uint4 wv, int c) {
     float wf[16];
     unpack16(wv, wf);
     const float s = BLOCK ? srow[c >> 3] : 1.0f;  // 8 chunks of 16 per 128-column block
 #pragma unroll
-    for (int t = 0; t < kFp8MaxTokens; ++t) {
-      if (t < n) {
+    for (int t = 0; t < NT; ++t) {
+      if (NT == 1 || t < n) {
         const uint4* xr = reinterpret_cast<const uint4*>(x + (long long)t * in) + 2 * c;
         const float d = dot16<T>(wf, ld_readonly(xr), ld_readonly(xr + 1));
         acc[t] = BLOCK ? fmaf(s, d, acc[t]) : acc[t] + d;
@@ -91,18 +93,18 @@ __device__ __forceinline__ void gemv_fp8(const T* x, const uint8_t* w, const flo
     }
   };
   int c = lane;
-  for (; c + 32 * (kFp8Unroll - 1) < chunks; c += 32 * kFp8Unroll) {
-    uint4 wv[kFp8Unroll];
+  for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+    uint4 wv[U];
 #pragma unroll
-    for (int u = 0; u < kFp8Unroll; ++u) wv[u] = ld_stream(wr + c + 32 * u);
+    for (int u = 0; u < U; ++u) wv[u] = ld_stream(wr + c + 32 * u);
 #pragma unroll
-    for (int u = 0; u < kFp8Unroll; ++u) consume(wv[u], c + 32 * u);
+    for (int u = 0; u < U; ++u) consume(wv[u], c + 32 * u);
   }
   for (; c < chunks; c += 32) consume(ld_stream(wr + c), c);
   const float rs = BLOCK ? 1.0f : scale[row];
 #pragma unroll
-  for (int t = 0; t < kFp8MaxTokens; ++t) {
-    if (t < n) {
+  for (int t = 0; t < NT; ++t) {
+    if (NT == 1 || t < n) {
       const float v = warp_sum(acc[t]);
       if (lane == 0) y[(long long)t * out + row] = Cv<T>::t(BLOCK ? v : v * rs);
     }
@@ -160,6 +162,14 @@ __device__ __forceinline__ void dequant_fp8(const uint8_t* w, const float* scale
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv_fp8_row_##SUF(                        \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
     tlfp8::gemv_fp8<T, false>(x, w, scale, y, n, in, out, row_block);                                              \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv1_fp8_block_##SUF(                     \
+      const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlfp8::gemv_fp8<T, true, 1, 8>(x, w, scale, y, n, in, out, row_block);                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv1_fp8_row_##SUF(                       \
+      const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlfp8::gemv_fp8<T, false, 1, 8>(x, w, scale, y, n, in, out, row_block);                                        \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_dequant_fp8_block_##SUF(                                     \
       const uint8_t* w, const float* scale, T* out, int rows, int cols, int row_block) {                           \

@@ -34,6 +34,8 @@ public final class Kernels {
             "tl_gemv",
             "tl_gemv_fp8_block",
             "tl_gemv_fp8_row",
+            "tl_gemv1_fp8_block",
+            "tl_gemv1_fp8_row",
             "tl_dequant_fp8_block",
             "tl_dequant_fp8_row");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */

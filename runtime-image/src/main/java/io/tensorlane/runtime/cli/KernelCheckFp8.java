@@ -51,10 +51,19 @@ final class KernelCheckFp8 {
 
     /** The cases kernelcheck runs for one element type. */
     void all(DType t, Guard guard) {
-        // rows of whole unrolled chunk pairs (4096), 3.5 column blocks (448), one chunk (16), rows that end inside a
-        // row
-        // block (300, 1200, 5), one to eight tokens
-        int[][] gemv = {{4096, 768, 1}, {4096, 300, 3}, {448, 1200, 8}, {16, 5, 2}, {1536, 256, 5}, {4096, 1024, 8}};
+        // rows of whole unrolled chunk groups (4096; 8192: two for one token), 3.5 column blocks (448), one chunk (16),
+        // rows that end inside a row block (300, 1200, 5), one to eight tokens (one: the tl_gemv1 entries)
+        int[][] gemv = {
+            {4096, 768, 1},
+            {4096, 300, 3},
+            {448, 1200, 8},
+            {16, 5, 2},
+            {1536, 256, 5},
+            {4096, 1024, 8},
+            {448, 1200, 1},
+            {8192, 300, 1},
+            {16, 5, 1}
+        };
         for (WeightType type : WeightType.values()) {
             if (!type.fp8()) {
                 continue;

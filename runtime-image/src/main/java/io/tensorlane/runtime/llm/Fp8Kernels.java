@@ -41,7 +41,8 @@ final class Fp8Kernels {
         if ((x & 15) != 0 || (w & 15) != 0) {
             throw new IllegalArgumentException("fp8 gemv: x and w must be 16-byte aligned");
         }
-        String name = base("tl_gemv_fp8", type);
+        // one token: the entry without per-token predication, 8 loads in flight a lane
+        String name = base(n == 1 ? "tl_gemv1_fp8" : "tl_gemv_fp8", type);
         k.launch(
                 k.fn(t, name),
                 (out + WARPS - 1) / WARPS,
