@@ -18,7 +18,11 @@ final class Fp8Kernels {
     /** Most tokens one GEMV launch takes; the kernel's kFp8MaxTokens. */
     static final int MAX_TOKENS = 8;
 
-    static final int DEQUANT_THREADS = 256;
+    /**
+     * Most blocks of a dequantization launch (grid-stride beyond): 8 blocks of {@link ModelKernels#ELEMENTWISE_THREADS}
+     * on each of an H200's 132 multiprocessors, the configuration measured (results/h200-2026-12-02-fp8-bench/).
+     */
+    static final int DEQUANT_MAX_BLOCKS = 8 * 132 * 8;
 
     private final ModelKernels k;
 
@@ -65,13 +69,14 @@ final class Fp8Kernels {
         ModelKernels.positive("rows", rows);
         ModelKernels.positive("cols", cols);
         long work = cols % 16 == 0 ? (long) rows * cols / 16 : (long) rows * cols;
-        int blocks = (int) Math.min((work + DEQUANT_THREADS - 1) / DEQUANT_THREADS, 8L * 132 * 8);
+        int threads = ModelKernels.ELEMENTWISE_THREADS;
+        int blocks = (int) Math.min((work + threads - 1) / threads, DEQUANT_MAX_BLOCKS);
         String name = base("tl_dequant_fp8", type);
         k.launch(
                 k.fn(t, name),
                 blocks,
                 1,
-                DEQUANT_THREADS,
+                threads,
                 s,
                 name,
                 p(w),

@@ -12,6 +12,7 @@ import static jcuda.driver.JCudaDriver.cuModuleUnload;
 import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.model.WeightType;
 import io.tensorlane.runtime.sched.SamplingRows;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -282,29 +283,12 @@ public final class ModelKernels implements AutoCloseable {
      * {@code type}), x and y in T, fp32 accumulation; 1..8 tokens, {@code in % 16 == 0} ({@link Fp8Kernels#gemvFits}).
      */
     public void gemvFp8(
-            DType t,
-            io.tensorlane.runtime.model.WeightType type,
-            long x,
-            long w,
-            long scales,
-            long y,
-            int n,
-            int in,
-            int out,
-            CUstream s) {
+            DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
         fp8.gemv(t, type, x, w, scales, y, n, in, out, s);
     }
 
     /** out[rows, cols] in T = an FP8 weight (e4m3 {@code w}, fp32 {@code scales} in the layout of {@code type}). */
-    public void dequantFp8(
-            DType t,
-            io.tensorlane.runtime.model.WeightType type,
-            long w,
-            long scales,
-            long out,
-            int rows,
-            int cols,
-            CUstream s) {
+    public void dequantFp8(DType t, WeightType type, long w, long scales, long out, int rows, int cols, CUstream s) {
         fp8.dequant(t, type, w, scales, out, rows, cols, s);
     }
 

@@ -24,7 +24,7 @@ import jcuda.driver.CUdeviceptr;
  */
 final class RankWeights {
     /** A loaded weight: its device address and type, and for FP8 its scale grid's address. */
-    record Weight(long address, WeightType type, long scales, long rows, long cols) {}
+    record Weight(long address, WeightType type, long scales) {}
 
     private final DeviceMemory mem;
     private final ModelConfig cfg;
@@ -46,13 +46,12 @@ final class RankWeights {
         for (DeviceTensor t : plan) {
             int eb = t.type().elementBytes(cfg.dtype());
             long bytes = t.rows() * t.cols() * eb;
-            long covered = t.pieces().stream().mapToLong(Piece::rows).sum();
-            CUdeviceptr p = mem.alloc(RankModel.WEIGHTS, t.key(), bytes, covered < t.rows());
+            CUdeviceptr p = mem.alloc(RankModel.WEIGHTS, t.key(), bytes, t.coveredRows() < t.rows());
             for (Piece pc : t.pieces()) {
                 PieceCopy.copy(ck, pc, p, t.cols(), eb, progress);
             }
             long scales = t.type().fp8() ? upload(ScaleGrid.build(ck, t), t.key() + " scales") : 0;
-            byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales, t.rows(), t.cols()));
+            byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales));
             total += t.bytes(cfg.dtype());
         }
         float[][] cs = Rope.cosSin(cfg, maxPositions);

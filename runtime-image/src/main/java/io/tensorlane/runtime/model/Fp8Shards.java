@@ -63,27 +63,18 @@ public final class Fp8Shards {
                 checkColumns(l, rank, p, shape);
                 long cols0 = p.srcColStart() / b;
                 long ncols = WeightType.ceilDiv(p.cols(), b);
-                scales.add(
-                        type == WeightType.FP8_BLOCK
-                                ? new ScalePiece(
-                                        scale,
-                                        gridCols,
-                                        p.srcRowStart() / b,
-                                        cols0,
-                                        WeightType.ceilDiv(p.rows(), b),
-                                        ncols,
-                                        p.dstRowStart() / b,
-                                        false)
-                                : new ScalePiece(
-                                        scale,
-                                        gridCols,
-                                        p.srcRowStart(),
-                                        cols0,
-                                        p.rows(),
-                                        ncols,
-                                        p.dstRowStart(),
-                                        false,
-                                        b));
+                // compact grid: block rows; per-row grid: weight rows, each reading its block row (b rows a source row)
+                int g = type == WeightType.FP8_BLOCK ? b : 1;
+                scales.add(new ScalePiece(
+                        scale,
+                        gridCols,
+                        p.srcRowStart() / g,
+                        cols0,
+                        WeightType.ceilDiv(p.rows(), g),
+                        ncols,
+                        p.dstRowStart() / g,
+                        false,
+                        b / g));
             } else {
                 boolean tensor = q.method() == Quantization.Method.FP8_TENSOR;
                 scales.add(new ScalePiece(

@@ -152,7 +152,11 @@ class Fp8ShardsTest {
                                 "model.layers.0.self_attn.v_proj.weight_scale_inv", 4, 64, 0, 64, 4, 320, false, 128));
         assertThat(qkv.scaleCount()).isEqualTo(384 * 4);
         // per-channel scales split anywhere
-        ShardPlan.forRank(TpLayout.of(TestConfigs.quantized(hd64, CHANNEL), 2), 1);
+        DeviceTensor ch =
+                find(ShardPlan.forRank(TpLayout.of(TestConfigs.quantized(hd64, CHANNEL), 2), 1), "layers.0.qkv");
+        assertThat(ch.type()).isEqualTo(WeightType.FP8_ROW);
+        assertThat(ch.scales().get(1))
+                .isEqualTo(new ScalePiece("model.layers.0.self_attn.k_proj.weight_scale", 1, 64, 0, 64, 1, 256, false));
     }
 
     @Test
