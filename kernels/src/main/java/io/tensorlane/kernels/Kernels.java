@@ -37,7 +37,8 @@ public final class Kernels {
             "tl_gemv1_fp8_block",
             "tl_gemv1_fp8_row",
             "tl_dequant_fp8_block",
-            "tl_dequant_fp8_row");
+            "tl_dequant_fp8_row",
+            "tl_quant_fp8");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
     /** Real architectures (SASS) the fatbins carry. */

@@ -79,6 +79,7 @@ final class KernelCheckFp8 {
                 guard.run("dequant_fp8", t, nm, () -> dequantCase(t, type, d[0], d[1], nm));
             }
         }
+        new KernelCheckFp8Gemm(k, stream, rnd, sync, out, results, this).all(t, guard);
     }
 
     /** A case body run by the command's guard (an exception is a FAIL line). */
@@ -86,7 +87,7 @@ final class KernelCheckFp8 {
         void run(String kernel, DType t, String name, KernelCheckCommand.Case c);
     }
 
-    private byte[] codes(int count) {
+    byte[] codes(int count) {
         byte[] b = new byte[count];
         for (int i = 0; i < count; i++) {
             int v = rnd.nextInt(256);
@@ -95,7 +96,7 @@ final class KernelCheckFp8 {
         return b;
     }
 
-    private float[] scales(WeightType type, int rows, int cols) {
+    float[] scales(WeightType type, int rows, int cols) {
         float[] s = new float[(int) type.scaleCount(rows, cols)];
         for (int i = 0; i < s.length; i++) {
             s[i] = (float) Math.scalb(1 + rnd.nextDouble(), -9 - rnd.nextInt(4)); // like amax/448 of weights ~0.1..1

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import jcuda.driver.CUstream;
 
 /**
@@ -85,39 +86,52 @@ public final class Cublas implements AutoCloseable {
 
     /** Library candidates in search order (pure, for tests and messages). */
     static List<String> candidates(String env) {
+        return candidates("libcublas", env);
+    }
+
+    /**
+     * Candidates for {@code base} ({@code libcublas} or {@code libcublasLt}) in search order: {@code env} first, then
+     * versions 13 and 12 by name and in the CUDA toolkit's folders.
+     */
+    static List<String> candidates(String base, String env) {
         List<String> out = new ArrayList<>();
         if (env != null && !env.isBlank()) {
             out.add(env);
         }
         for (String v : new String[] {"13", "12"}) {
-            out.add("libcublas.so." + v);
-            out.add("/usr/local/cuda/lib64/libcublas.so." + v);
-            out.add("/usr/local/cuda-" + v + ".0/targets/x86_64-linux/lib/libcublas.so." + v);
-            out.add("/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so." + v);
+            out.add(base + ".so." + v);
+            out.add("/usr/local/cuda/lib64/" + base + ".so." + v);
+            out.add("/usr/local/cuda-" + v + ".0/targets/x86_64-linux/lib/" + base + ".so." + v);
+            out.add("/usr/local/cuda/targets/x86_64-linux/lib/" + base + ".so." + v);
         }
         return out;
     }
 
+    /** The first of {@code candidates} that loads as {@code type}, with its name; an error listing what was tried. */
+    static <T extends Library> Map.Entry<T, String> loadFirst(Class<T> type, List<String> candidates, String what) {
+        List<String> tried = new ArrayList<>();
+        for (String c : candidates) {
+            if (c.contains("/") && !Files.exists(Path.of(c))) {
+                continue;
+            }
+            try {
+                return Map.entry(Native.load(c, type), c);
+            } catch (UnsatisfiedLinkError e) {
+                tried.add(c + " (" + e.getMessage().lines().findFirst().orElse("") + ")");
+            }
+        }
+        throw new IllegalStateException(what + "; tried " + (tried.isEmpty() ? candidates : tried));
+    }
+
     static synchronized Lib lib() {
         if (lib == null) {
-            List<String> tried = new ArrayList<>();
-            for (String c : candidates(System.getenv(ENV))) {
-                if (c.contains("/") && !Files.exists(Path.of(c))) {
-                    continue;
-                }
-                try {
-                    lib = Native.load(c, Lib.class);
-                    libSource = c;
-                    break;
-                } catch (UnsatisfiedLinkError e) {
-                    tried.add(c + " (" + e.getMessage().lines().findFirst().orElse("") + ")");
-                }
-            }
-            if (lib == null) {
-                throw new IllegalStateException(
-                        "cuBLAS not found (libcublas.so.13 or .12 on the library path, the CUDA toolkit folders, or "
-                                + ENV + "); tried " + (tried.isEmpty() ? candidates(System.getenv(ENV)) : tried));
-            }
+            Map.Entry<Lib, String> l = loadFirst(
+                    Lib.class,
+                    candidates(System.getenv(ENV)),
+                    "cuBLAS not found (libcublas.so.13 or .12 on the library path, the CUDA toolkit folders, or " + ENV
+                            + ")");
+            lib = l.getKey();
+            libSource = l.getValue();
         }
         return lib;
     }

@@ -87,6 +87,32 @@ final class Fp8Kernels {
                 i(type.rowBlock()));
     }
 
+    /**
+     * q[n, in] e4m3 and fp32 scales of x[n, in] for the tensor-core GEMM: one scale per token and {@code group} columns,
+     * amax / 448, at {@code scales[g * n + t]} (group == in: one per token).
+     */
+    void quantize(DType t, long x, long q, long scales, int n, int in, int group, CUstream s) {
+        ModelKernels.positive("n", n);
+        ModelKernels.positive("in", in);
+        ModelKernels.positive("group", group);
+        long warps = (long) n * ((in + group - 1) / group);
+        int perBlock = ModelKernels.ELEMENTWISE_THREADS / 32;
+        String name = "tl_quant_fp8";
+        k.launch(
+                k.fn(t, name),
+                (int) ((warps + perBlock - 1) / perBlock),
+                1,
+                ModelKernels.ELEMENTWISE_THREADS,
+                s,
+                name,
+                p(x),
+                p(q),
+                p(scales),
+                i(n),
+                i(in),
+                i(group));
+    }
+
     private static String base(String prefix, WeightType type) {
         return switch (type) {
             case FP8_BLOCK, FP8_BLOCK_ROWS -> prefix + "_block";

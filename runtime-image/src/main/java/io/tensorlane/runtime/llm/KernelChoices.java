@@ -14,32 +14,66 @@ import java.util.Locale;
  * @param push         on two or more ranks, OneStage's push variant where it fits
  *                     ({@link io.tensorlane.runtime.engine.Communicator#setPush}); {@value #PUSH_ENV} = {@code on} or
  *                     {@code off} (unset: off until it is measured and checked on two real GPUs)
+ * @param fp8TensorMinTokens FP8 linears of steps of at least this many tokens run on FP8 tensor cores (activations
+ *                     quantized per token, {@link CublasLt}) where the GPU and the weight's scale layout allow it, smaller
+ *                     steps the FP8 GEMV; 0: never (the weight dequantized to the model's dtype, then cuBLAS);
+ *                     {@value #FP8_GEMM_ENV} = {@code auto} (unset: {@value #FP8_TENSOR_MIN_TOKENS}), {@code off} or a
+ *                     number of tokens
  */
-public record KernelChoices(boolean tiledPrefill, GemvPolicy gemv, boolean fusedNorm, boolean push) {
+public record KernelChoices(
+        boolean tiledPrefill, GemvPolicy gemv, boolean fusedNorm, boolean push, int fp8TensorMinTokens) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
+    public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
+    /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
+    public static final int FP8_TENSOR_MIN_TOKENS = 2;
 
     /**
      * The earlier kernels: split-key attention for prefill tokens, cuBLAS for every linear, allreduce and norm apart,
      * OneStage pulling.
      */
-    public static final KernelChoices BASELINE = new KernelChoices(false, GemvPolicy.OFF, false, false);
+    public static final KernelChoices BASELINE = new KernelChoices(false, GemvPolicy.OFF, false, false, 0);
 
     /**
-     * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV} and {@value #PUSH_ENV} (a bad value is an error
-     * naming the choices).
+     * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
+     * (a bad value is an error naming the choices).
      */
-    public static KernelChoices parse(String gemv, String fusedNorm, String push) {
+    public static KernelChoices parse(String gemv, String fusedNorm, String push, String fp8Gemm) {
         return new KernelChoices(
                 true,
                 GemvPolicy.parse(gemv),
                 parseOnOff(FUSED_NORM_ENV, fusedNorm, true),
-                parseOnOff(PUSH_ENV, push, false));
+                parseOnOff(PUSH_ENV, push, false),
+                parseFp8(fp8Gemm));
     }
 
     /** The choices of this process's environment. */
     public static KernelChoices fromEnv() {
-        return parse(System.getenv(GemvPolicy.ENV), System.getenv(FUSED_NORM_ENV), System.getenv(PUSH_ENV));
+        return parse(
+                System.getenv(GemvPolicy.ENV),
+                System.getenv(FUSED_NORM_ENV),
+                System.getenv(PUSH_ENV),
+                System.getenv(FP8_GEMM_ENV));
+    }
+
+    static int parseFp8(String value) {
+        if (value == null || value.isBlank() || value.trim().equalsIgnoreCase("auto")) {
+            return FP8_TENSOR_MIN_TOKENS;
+        }
+        String v = value.trim();
+        if (v.equalsIgnoreCase("off")) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // the message below
+        }
+        throw new IllegalArgumentException(
+                FP8_GEMM_ENV + "='" + value + "': expected auto, off or a number of tokens >= 1");
     }
 
     private static boolean parseOnOff(String name, String value, boolean unset) {

@@ -292,6 +292,11 @@ public final class ModelKernels implements AutoCloseable {
         fp8.dequant(t, type, w, scales, out, rows, cols, s);
     }
 
+    /** e4m3 q[n, in] and fp32 scales[g * n + t] of x[n, in] (T), one per token and {@code group} columns. */
+    public void quantFp8(DType t, long x, long q, long scales, int n, int in, int group, CUstream s) {
+        fp8.quantize(t, x, q, scales, n, in, group, s);
+    }
+
     /** out[i,:] = in[rows[i],:]. */
     public void gatherRows(DType t, long in, long rows, long out, int m, int cols, CUstream s) {
         positive("cols", cols);

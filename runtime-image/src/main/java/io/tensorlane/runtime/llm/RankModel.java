@@ -92,8 +92,8 @@ final class RankModel implements AutoCloseable {
     private final long gateUp;
     private final long act;
     private final long xl;
-    /** The model-dtype copy of an FP8 weight for cuBLAS (0: the model has none). */
-    private final long fp8Scratch;
+    /** The linears of FP8 weights (null: the model has none). */
+    private final Fp8Linear fp8;
 
     final RankLogits logits;
     private long kvBase;
@@ -137,13 +137,15 @@ final class RankModel implements AutoCloseable {
             act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
             logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
-            fp8Scratch = dims.fp8Scratch() > 0
-                    ? addr(mem.alloc(ACTIVATIONS, "fp8 dequantized weight", e * dims.fp8Scratch(), false))
-                    : 0;
             long ws = share.workspaceBytes() > 0
                     ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false))
                     : 0;
             this.blas = Cublas.create(rank.stream(), ws, share.workspaceBytes(), share.smCountTarget());
+            int maxIn = Math.max(hidden, Math.max(hq * hd, inter));
+            this.fp8 = dims.fp8Scratch() > 0
+                    ? new Fp8Linear(
+                            mem, kernels, blas, dt, choices, dims.fp8Scratch(), t, maxIn, rank.stream(), ws, share)
+                    : null;
         } catch (RuntimeException ex) {
             mem.close();
             throw ex;
@@ -198,8 +200,7 @@ final class RankModel implements AutoCloseable {
 
     /**
      * A decoder linear y[n, out] = x[n, in] · w[out, in]ᵀ. Dense weights: the GEMV kernel where {@link GemvPolicy} takes
-     * the step, else cuBLAS. FP8 weights: the FP8 GEMV for steps of up to 8 tokens (unless the policy leaves this
-     * linear to cuBLAS: the same-run baseline), else the weight dequantized into the scratch buffer, then cuBLAS.
+     * the step, else cuBLAS. FP8 weights: {@link Fp8Linear}.
      */
     private void linear(GemvPolicy.Linear l, long x, String key, long y, int n, int in, int out) {
         RankWeights.Weight w = weights.weight(key);
@@ -210,11 +211,8 @@ final class RankModel implements AutoCloseable {
             } else {
                 blas.linear(dt, x, w.address(), y, dt, n, in, out, out);
             }
-        } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
-            kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
         } else {
-            kernels.dequantFp8(dt, w.type(), w.address(), w.scales(), fp8Scratch, out, in, s);
-            blas.linear(dt, x, fp8Scratch, y, dt, n, in, out, out);
+            fp8.linear(l, x, w, y, n, in, out, s);
         }
     }
 
@@ -405,6 +403,9 @@ final class RankModel implements AutoCloseable {
     @Override
     public void close() {
         try {
+            if (fp8 != null) {
+                fp8.close();
+            }
             blas.close();
         } finally {
             inputs.close();

@@ -23,8 +23,19 @@ import jcuda.driver.CUdeviceptr;
  * {@link RankModel#WEIGHTS} phase of the rank's memory.
  */
 final class RankWeights {
-    /** A loaded weight: its device address and type, and for FP8 its scale grid's address. */
-    record Weight(long address, WeightType type, long scales) {}
+    /**
+     * A loaded weight: its device address and type; for FP8 its scale grid's address and the grid in the layout of the
+     * tensor-core GEMM ({@link CublasLt.Fp8Scaling}: block grids with rows padded to 4 scales, per-row scales repeated
+     * for each 128 columns; 0 where that GEMM cannot read the type).
+     */
+    record Weight(long address, WeightType type, long scales, long gemmScales) {
+        /** The tensor-core GEMM's scale layout for this weight (null: none, the GEMV or dequantization path). */
+        CublasLt.Fp8Scaling gemmScaling() {
+            return gemmScales == 0
+                    ? null
+                    : type == WeightType.FP8_ROW ? CublasLt.Fp8Scaling.ROW : CublasLt.Fp8Scaling.BLOCK;
+        }
+    }
 
     private final DeviceMemory mem;
     private final ModelConfig cfg;
@@ -50,8 +61,25 @@ final class RankWeights {
             for (Piece pc : t.pieces()) {
                 PieceCopy.copy(ck, pc, p, t.cols(), eb, progress);
             }
-            long scales = t.type().fp8() ? upload(ScaleGrid.build(ck, t), t.key() + " scales") : 0;
-            byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales));
+            long scales = 0;
+            long gemmScales = 0;
+            if (t.type().fp8()) {
+                float[] grid = ScaleGrid.build(ck, t);
+                scales = upload(grid, t.key() + " scales");
+                gemmScales = switch (t.type()) {
+                    case FP8_ROW ->
+                        upload(
+                                ScaleGrid.rowsPerGroup(grid, ScaleGrid.groups(t.cols(), CublasLt.Fp8Scaling.GROUP)),
+                                t.key() + " scales (GEMM groups)");
+                    case FP8_BLOCK -> {
+                        int cols = (int) t.type().scaleCols(t.cols());
+                        float[] padded = ScaleGrid.padRows(grid, cols, CublasLt.BLOCK_SCALE_ROW_MULTIPLE);
+                        yield padded == grid ? scales : upload(padded, t.key() + " scales (GEMM rows)");
+                    }
+                    default -> 0;
+                };
+            }
+            byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales, gemmScales));
             total += t.bytes(cfg.dtype());
         }
         float[][] cs = Rope.cosSin(cfg, maxPositions);

@@ -42,6 +42,47 @@ public final class ScaleGrid {
         return grid;
     }
 
+    /**
+     * A row-major grid of {@code cols} columns with each row padded by zeros to a multiple of {@code multiple} columns
+     * (the row stride cuBLASLt's 128x128 block scales need: 16 bytes); the grid itself when it already is one.
+     */
+    public static float[] padRows(float[] grid, int cols, int multiple) {
+        if (cols <= 0 || multiple <= 0 || grid.length % cols != 0) {
+            throw new IllegalArgumentException(
+                    "a grid of " + grid.length + " scales in rows of " + cols + ", padded to " + multiple);
+        }
+        int ld = (cols + multiple - 1) / multiple * multiple;
+        if (ld == cols) {
+            return grid;
+        }
+        int rows = grid.length / cols;
+        float[] out = new float[rows * ld];
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(grid, r * cols, out, r * ld, cols);
+        }
+        return out;
+    }
+
+    /** Groups of {@code group} columns in {@code cols} (the last one partial). */
+    public static int groups(long cols, int group) {
+        return (int) ((cols + group - 1) / group);
+    }
+
+    /**
+     * Per-row scales {@code [rows]} as a {@code [groups, rows]} grid (row-contiguous), each row's scale repeated for
+     * each of its column groups: per-channel weights in cuBLASLt's 1x128 (VEC128_32F) layout.
+     */
+    public static float[] rowsPerGroup(float[] perRow, int groups) {
+        if (groups <= 0) {
+            throw new IllegalArgumentException("groups must be positive, got " + groups);
+        }
+        float[] out = new float[perRow.length * groups];
+        for (int g = 0; g < groups; g++) {
+            System.arraycopy(perRow, 0, out, g * perRow.length, perRow.length);
+        }
+        return out;
+    }
+
     /** Every element of a scale tensor as fp32. */
     static float[] read(Checkpoint ck, TensorInfo t) {
         long n = t.elements();

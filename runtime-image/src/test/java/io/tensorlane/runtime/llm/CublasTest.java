@@ -17,6 +17,31 @@ class CublasTest {
     }
 
     @Test
+    void cublasLtIsFoundBesideAnExplicitCublasOrByItsOwnVariable() {
+        assertThat(CublasLt.candidates(null, "/opt/x/libcublas.so.13")).first().isEqualTo("/opt/x/libcublasLt.so.13");
+        assertThat(CublasLt.candidates("/y/libcublasLt.so.12", "/opt/x/libcublas.so.13"))
+                .first()
+                .isEqualTo("/y/libcublasLt.so.12");
+        var c = CublasLt.candidates(null, null);
+        assertThat(c).first().isEqualTo("libcublasLt.so.13");
+        assertThat(c).contains("/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublasLt.so.13", "libcublasLt.so.12");
+        assertThat(c).noneMatch(n -> n.contains("libcublas.so"));
+    }
+
+    @Test
+    void fp8ScaleModesAndShapesCublasLtTakes() {
+        // cublasLtMatmulMatrixScale_t (cublasLt.h of CUDA 13.0): VEC128_32F 4, BLK128x128_32F 5
+        assertThat(CublasLt.Fp8Scaling.BLOCK.weightMode).isEqualTo(5);
+        assertThat(CublasLt.Fp8Scaling.BLOCK.activationMode).isEqualTo(4);
+        assertThat(CublasLt.Fp8Scaling.ROW.weightMode).isEqualTo(4);
+        assertThat(CublasLt.Fp8Scaling.ROW.activationMode).isEqualTo(4);
+        assertThat(CublasLt.fits(4096, 1024, 1024, DType.bf16)).isTrue();
+        assertThat(CublasLt.fits(4104, 1024, 1024, DType.bf16)).isFalse(); // e4m3 rows of 16 bytes
+        assertThat(CublasLt.fits(4096, 1000, 1000, DType.bf16)).isFalse();
+        assertThat(CublasLt.fits(4096, 1024, 1028, DType.fp16)).isFalse(); // output rows of 16 bytes
+    }
+
+    @Test
     void cudaDataTypesAndStatusNames() {
         assertThat(Cublas.cudaType(DType.bf16)).isEqualTo(14);
         assertThat(Cublas.cudaType(DType.fp16)).isEqualTo(2);

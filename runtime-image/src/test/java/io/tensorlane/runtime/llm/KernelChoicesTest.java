@@ -8,14 +8,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** TENSORLANE_GEMV, TENSORLANE_FUSED_NORM and TENSORLANE_ALLREDUCE_PUSH together, and the benchmark's baseline choices. */
+/** TENSORLANE_GEMV, TENSORLANE_FUSED_NORM, TENSORLANE_ALLREDUCE_PUSH and TENSORLANE_FP8_GEMM together, and the benchmark's baseline choices. */
 class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_FUSED_NORM=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
             value = {"on; true", "ON; true", " off ; false", "Off; false", "; true", "  ; true"})
     void fusedNormIsOnUnlessSwitchedOff(String value, boolean fused) {
-        KernelChoices c = KernelChoices.parse(null, value, null);
+        KernelChoices c = KernelChoices.parse(null, value, null, null);
         assertThat(c.fusedNorm()).isEqualTo(fused);
         assertThat(c.tiledPrefill()).isTrue();
         assertThat(c.gemv()).isEqualTo(GemvPolicy.DEFAULT);
@@ -27,14 +27,14 @@ class KernelChoicesTest {
             delimiter = ';',
             value = {"on; true", " ON ; true", "off; false", "; false", "  ; false"})
     void pushIsOffUnlessSwitchedOn(String value, boolean push) {
-        KernelChoices c = KernelChoices.parse(null, null, value);
+        KernelChoices c = KernelChoices.parse(null, null, value, null);
         assertThat(c.push()).isEqualTo(push);
         assertThat(c.fusedNorm()).isTrue();
     }
 
     @Test
     void aBadPushValueIsRefusedWithTheChoices() {
-        assertThatThrownBy(() -> KernelChoices.parse(null, null, "push"))
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, "push", null))
                 .hasMessageContaining(KernelChoices.PUSH_ENV + "='push'")
                 .hasMessageContaining("expected on or off");
     }
@@ -42,7 +42,7 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_FUSED_NORM=''{0}'' is refused")
     @ValueSource(strings = {"yes", "1", "true", "of"})
     void otherValuesAreRefusedWithTheChoices(String value) {
-        assertThatThrownBy(() -> KernelChoices.parse(null, value, null))
+        assertThatThrownBy(() -> KernelChoices.parse(null, value, null, null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(KernelChoices.FUSED_NORM_ENV + "='" + value + "'")
                 .hasMessageContaining("expected on or off");
@@ -50,8 +50,9 @@ class KernelChoicesTest {
 
     @Test
     void gemvComesFromItsOwnVariable() {
-        assertThat(KernelChoices.parse("o,down", "off", null).gemv()).hasToString("o,down");
-        assertThatThrownBy(() -> KernelChoices.parse("lm_head", null, null)).hasMessageContaining(GemvPolicy.ENV);
+        assertThat(KernelChoices.parse("o,down", "off", null, null).gemv()).hasToString("o,down");
+        assertThatThrownBy(() -> KernelChoices.parse("lm_head", null, null, null))
+                .hasMessageContaining(GemvPolicy.ENV);
     }
 
     @Test
@@ -60,5 +61,24 @@ class KernelChoicesTest {
         assertThat(KernelChoices.BASELINE.gemv()).isEqualTo(GemvPolicy.OFF);
         assertThat(KernelChoices.BASELINE.fusedNorm()).isFalse();
         assertThat(KernelChoices.BASELINE.push()).isFalse();
+        assertThat(KernelChoices.BASELINE.fp8TensorMinTokens()).isZero();
+    }
+
+    @ParameterizedTest(name = "TENSORLANE_FP8_GEMM=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"; 2", " ; 2", "auto; 2", " AUTO ; 2", "off; 0", "Off; 0", "1; 1", " 16 ; 16"})
+    void fp8TensorCoresFromAThreshold(String value, int min) {
+        assertThat(KernelChoices.parse(null, null, null, value).fp8TensorMinTokens())
+                .isEqualTo(min);
+    }
+
+    @ParameterizedTest(name = "TENSORLANE_FP8_GEMM=''{0}'' is refused")
+    @ValueSource(strings = {"0", "-3", "on", "2.5", "tensor"})
+    void badFp8GemmValuesAreRefusedWithTheChoices(String value) {
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, value))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(KernelChoices.FP8_GEMM_ENV + "='" + value + "'")
+                .hasMessageContaining("expected auto, off or a number of tokens >= 1");
     }
 }

@@ -1,0 +1,220 @@
+package io.tensorlane.runtime.cli;
+
+import static io.tensorlane.runtime.cli.KernelCheckMath.compare;
+import static io.tensorlane.runtime.cli.KernelCheckMath.encode;
+import static io.tensorlane.runtime.cli.KernelCheckMath.floats;
+import static io.tensorlane.runtime.cli.KernelCheckMath.maxAbs;
+import static io.tensorlane.runtime.cli.KernelCheckMath.poisonBroken;
+
+import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.cli.KernelCheckCommand.Result;
+import io.tensorlane.runtime.cli.KernelCheckMath.Stat;
+import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.llm.CublasLt;
+import io.tensorlane.runtime.llm.CublasLt.Fp8Scaling;
+import io.tensorlane.runtime.llm.ModelKernels;
+import io.tensorlane.runtime.llm.ModelReference;
+import io.tensorlane.runtime.model.Fp8;
+import io.tensorlane.runtime.model.ScaleGrid;
+import io.tensorlane.runtime.model.WeightType;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import jcuda.driver.CUstream;
+
+/**
+ * {@code kernelcheck}'s cases of the FP8 tensor-core path: the activation quantization (tl_quant_fp8: codes and scales
+ * exactly as {@link Fp8#encode} of x / (amax / 448) on the host) and the cuBLASLt FP8 GEMM with block (128x128 weight,
+ * 1x128 activation) and per-row/per-token scales, against the quantized operands dequantized in double. With a
+ * workspace (a rank on its own GPU) and without (virtual ranks); a shape cuBLASLt has no algorithm for is a FAIL on a
+ * GPU where the engine means to use it (sm_90).
+ */
+final class KernelCheckFp8Gemm {
+    private static final long WORKSPACE = 32L << 20;
+    /** Steps of fewer tokens may lack a cuBLASLt algorithm (block scales at 2 tokens did, H200 2026-12-02). */
+    private static final int SMALL_STEP = 8;
+
+    private final ModelKernels k;
+    private final CUstream stream;
+    private final SplittableRandom rnd;
+    private final Runnable sync;
+    private final PrintWriter out;
+    private final Consumer<Result> results;
+    private final KernelCheckFp8 weights;
+
+    KernelCheckFp8Gemm(
+            ModelKernels k,
+            CUstream stream,
+            SplittableRandom rnd,
+            Runnable sync,
+            PrintWriter out,
+            Consumer<Result> results,
+            KernelCheckFp8 weights) {
+        this.k = k;
+        this.stream = stream;
+        this.rnd = rnd;
+        this.sync = sync;
+        this.out = out;
+        this.results = results;
+        this.weights = weights;
+    }
+
+    void all(DType t, KernelCheckFp8.Guard guard) {
+        // groups of 128 (the GEMM's), a partial last group (200, 448), one group per token, 1..17 tokens
+        int[][] quant = {{4096, 5, 128}, {200, 3, 128}, {448, 17, 128}, {4096, 4, 4096}, {200, 9, 200}};
+        for (int[] q : quant) {
+            String nm = "in=" + q[0] + ",n=" + q[1] + ",group=" + q[2];
+            guard.run("quant_fp8", t, nm, () -> quantCase(t, q[1], q[0], q[2], nm));
+        }
+        // {in, out, n}: whole blocks; 3.5 column blocks (448) and rows that end inside a row block (1200); a scale
+        // grid whose rows need padding to 4 (1792 = 14 blocks: down_proj of 8B at TP 8); 1..300 tokens (below
+        // SMALL_STEP a shape cuBLASLt has no algorithm for is said, not failed: the engine takes the GEMV there)
+        int[][] gemm = {
+            {4096, 768, 16},
+            {448, 1200, 32},
+            {1536, 256, 128},
+            {1792, 512, 300},
+            {4096, 1024, 1},
+            {4096, 1024, 2},
+            {4096, 1024, 3},
+            {4096, 1024, 4},
+            {4096, 1024, 5},
+            {4096, 1024, 8}
+        };
+        for (long ws : new long[] {WORKSPACE, 0}) {
+            for (Fp8Scaling sc : Fp8Scaling.values()) {
+                for (int[] g : gemm) {
+                    String nm = sc.name().toLowerCase(java.util.Locale.ROOT) + ",in=" + g[0] + ",out=" + g[1] + ",n="
+                            + g[2] + (ws == 0 ? ",no-workspace" : "");
+                    guard.run("gemm_fp8", t, nm, () -> gemmCase(t, sc, g[2], g[0], g[1], ws, nm));
+                }
+            }
+        }
+    }
+
+    private double[] randomX(int count) {
+        double[] xv = new double[count];
+        for (int i = 0; i < count; i++) {
+            // magnitudes over several binades, some exact zeros: a wrong amax or group shows
+            xv[i] = rnd.nextInt(16) == 0 ? 0 : (rnd.nextDouble() * 2 - 1) * Math.scalb(1.0, rnd.nextInt(6) - 3);
+        }
+        return xv;
+    }
+
+    private static float[] toFloats(byte[] raw) {
+        float[] f = new float[raw.length / 4];
+        ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(f);
+        return f;
+    }
+
+    /** The host's quantization of x [n, in] in T: codes [n, in] and scales [g * n + t]. */
+    private static float[] hostScales(double[] xd, int n, int in, int group) {
+        int groups = (in + group - 1) / group;
+        float[] s = new float[groups * n];
+        for (int t = 0; t < n; t++) {
+            for (int g = 0; g < groups; g++) {
+                float amax = 0;
+                for (int c = g * group; c < Math.min((g + 1) * group, in); c++) {
+                    amax = Math.max(amax, Math.abs((float) xd[t * in + c]));
+                }
+                s[g * n + t] = amax > 0 ? amax / Fp8.MAX : 1f;
+            }
+        }
+        return s;
+    }
+
+    void quantCase(DType t, int n, int in, int group, String name) {
+        byte[] x = encode(t, randomX(n * in));
+        double[] xd = HostTensors.decode(x, t);
+        int groups = (in + group - 1) / group;
+        float[] refS = hostScales(xd, n, in, group);
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dX = a.upload(x);
+            long dQ = a.poisoned((long) n * in + 64);
+            long dS = a.poisoned(4L * groups * n + 64);
+            k.quantFp8(t, dX, dQ, dS, n, in, group, stream);
+            sync.run();
+            byte[] rawQ = a.download(dQ, n * in + 64);
+            byte[] rawS = a.download(dS, 4 * groups * n + 64);
+            float[] s = toFloats(Arrays.copyOf(rawS, 4 * groups * n));
+            long bad = poisonBroken(rawQ, (long) n * in, 64) + poisonBroken(rawS, 4L * groups * n, 64);
+            double maxAbs = 0;
+            for (int i = 0; i < s.length; i++) {
+                bad += Float.compare(s[i], refS[i]) != 0 ? 1 : 0;
+                maxAbs = Math.max(maxAbs, Math.abs(s[i] - refS[i]));
+            }
+            for (int tok = 0; tok < n; tok++) {
+                for (int c = 0; c < in; c++) {
+                    byte want = Fp8.encode((float) xd[tok * in + c] / refS[(c / group) * n + tok]);
+                    bad += rawQ[tok * in + c] != want ? 1 : 0;
+                }
+            }
+            results.accept(Result.of("quant_fp8", t, name, new Stat(maxAbs, 0, bad)));
+        }
+    }
+
+    void gemmCase(DType t, Fp8Scaling sc, int n, int in, int rows, long workspace, String name) throws Exception {
+        WeightType type = sc == Fp8Scaling.BLOCK ? WeightType.FP8_BLOCK : WeightType.FP8_ROW;
+        byte[] x = encode(t, randomX(n * in));
+        byte[] w = weights.codes(rows * in);
+        float[] s = weights.scales(type, rows, in);
+        int group = Fp8Scaling.GROUP;
+        int groups = ScaleGrid.groups(in, group);
+        float[] gemmS = type == WeightType.FP8_BLOCK
+                ? ScaleGrid.padRows(s, (int) type.scaleCols(in), CublasLt.BLOCK_SCALE_ROW_MULTIPLE)
+                : ScaleGrid.rowsPerGroup(s, groups);
+        int outBytes = n * rows * t.bytes();
+        int guardBytes = rows * t.bytes();
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dX = a.upload(x);
+            long dW = a.upload(w);
+            long dS = a.upload(floats(gemmS));
+            long dQ = a.alloc((long) n * in);
+            long dXs = a.alloc(4L * groups * n);
+            long dY = a.poisoned((long) outBytes + guardBytes);
+            long dWs = workspace > 0 ? a.alloc(workspace) : 0;
+            try (CublasLt lt = CublasLt.create(stream, dWs, workspace, 0)) {
+                if (!lt.supports(sc, t, n, in, rows, rows, dS, dXs)) {
+                    out.println("  gemm_fp8 " + t + " " + name + ": cuBLASLt has no algorithm for this shape");
+                    if (n >= SMALL_STEP) {
+                        results.accept(new Result("gemm_fp8", t.name(), name, Double.NaN, Double.NaN, false));
+                    }
+                    return;
+                }
+                k.quantFp8(t, dX, dQ, dXs, n, in, group, stream);
+                lt.fp8Linear(sc, t, dW, dS, dQ, dXs, dY, n, in, rows, rows);
+                sync.run();
+            }
+            // the reference: the operands as the GEMM got them (codes times scales), in double
+            byte[] q = a.download(dQ, n * in);
+            float[] xs = toFloats(a.download(dXs, 4 * groups * n));
+            double[] xq = new double[n * in];
+            for (int tok = 0; tok < n; tok++) {
+                for (int c = 0; c < in; c++) {
+                    xq[tok * in + c] = (double) Fp8.decode(q[tok * in + c]) * xs[(c / group) * n + tok];
+                }
+            }
+            double[] wd = Fp8.dequantize(w, s, type, rows, in);
+            double[] ref = ModelReference.linear(xq, wd, n, in, rows);
+            double[] abs = ModelReference.linear(
+                    Arrays.stream(xq).map(Math::abs).toArray(),
+                    Arrays.stream(wd).map(Math::abs).toArray(),
+                    n,
+                    in,
+                    rows);
+            byte[] raw = a.download(dY, outBytes + guardBytes);
+            double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
+            // Hopper's FP8 MMA keeps ~14 bits while it accumulates a 128-deep chunk (fp32 between chunks): allow 2^-10
+            // of the products' absolute sum; a wrong scale, block or byte is off by far more
+            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), 0x1p-10, maxAbs(abs));
+            long touched = poisonBroken(raw, outBytes, guardBytes);
+            if (touched > 0) {
+                out.println("  gemm_fp8 " + t + " " + name + ": " + touched + " bytes written past the output");
+            }
+            results.accept(Result.of("gemm_fp8", t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+        }
+    }
+}
