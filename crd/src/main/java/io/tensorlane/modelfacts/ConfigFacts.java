@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the planner needs from a Hugging Face {@code config.json}: the architecture, the geometry, the context length,
- * the weight dtype and the quantization. Reads transformers 4 ({@code torch_dtype}) and 5 ({@code dtype}) spellings
+ * What the planner needs from a Hugging Face {@code config.json}: the architecture, the geometry (with the experts of
+ * a Mixture of Experts, {@link MoeConfig}), the context length, the weight dtype and the quantization. Reads transformers 4 ({@code torch_dtype}) and 5 ({@code dtype}) spellings
  * and configs that nest the language model under {@code text_config} (through {@link ConfigJson}, the one parse of
  * config.json; the runtime's ModelConfig is these facts plus the engine-only fields). Errors name the file and the
  * config.json field.
@@ -29,7 +29,15 @@ public record ConfigFacts(
     /** The decoder-only architectures Tensorlane's runtime serves. */
     public static final List<String> SUPPORTED =
             List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM");
-    /** The class of each supported {@code model_type} (read when a config has no {@code architectures}). */
+    /**
+     * The Mixture-of-Experts architectures the operator plans ({@link MoeConfig}); served by SGLang and vLLM, not yet by
+     * Tensorlane's runtime (whose own architecture list is {@link #SUPPORTED}).
+     */
+    public static final List<String> MOE = List.of("Qwen3MoeForCausalLM", "MixtralForCausalLM");
+    /** Every architecture whose facts are read: {@link #SUPPORTED}, then {@link #MOE}. */
+    public static final List<String> READ =
+            java.util.stream.Stream.concat(SUPPORTED.stream(), MOE.stream()).toList();
+    /** The class of each {@code model_type} read (when a config has no {@code architectures}). */
     public static final Map<String, String> MODEL_TYPES = modelTypes();
 
     /** Facts of an unquantized checkpoint. */
@@ -43,6 +51,8 @@ public record ConfigFacts(
         m.put("mistral", "MistralForCausalLM");
         m.put("qwen2", "Qwen2ForCausalLM");
         m.put("qwen3", "Qwen3ForCausalLM");
+        m.put("qwen3_moe", "Qwen3MoeForCausalLM");
+        m.put("mixtral", "MixtralForCausalLM");
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -60,10 +70,19 @@ public record ConfigFacts(
     /** The facts of a parsed config.json (the runtime reads its engine-only fields from the same {@code config}). */
     public static ConfigFacts of(ConfigJson config) {
         String arch = config.architecture();
-        if (!SUPPORTED.contains(arch)) {
+        List<String> variants = MoeConfig.unsupportedVariants(config);
+        if (!variants.isEmpty()) {
+            throw new UnsupportedArchitectureException(
+                    config.source() + ": architecture " + arch + " uses " + String.join(", ", variants)
+                            + ", which Tensorlane does not plan or serve (Mixture of Experts without shared experts, "
+                            + "grouped routing or latent attention only: " + String.join(", ", MOE) + ")",
+                    arch);
+        }
+        if (!READ.contains(arch)) {
             throw new UnsupportedArchitectureException(
                     config.source() + ": architecture " + arch
                             + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", SUPPORTED)
+                            + "; Mixture of Experts, planned for engines SGLang and VLLM: " + String.join(", ", MOE)
                             + ")",
                     arch);
         }
@@ -86,6 +105,13 @@ public record ConfigFacts(
         if (heads % g.kvHeads != 0) {
             throw config.error(
                     "num_attention_heads " + heads + " is not a multiple of num_key_value_heads " + g.kvHeads);
+        }
+        MoeConfig moe = MoeConfig.read(config, arch, g.layers);
+        if (moe != null) {
+            g.experts = moe.experts();
+            g.expertsPerToken = moe.expertsPerToken();
+            g.expertIntermediateSize = moe.expertIntermediateSize();
+            g.moeLayers = moe.moeLayers().size();
         }
         return new ConfigFacts(
                 arch,

@@ -81,7 +81,7 @@ public final class ConfigJson {
             }
             return a;
         }
-        throw error("missing field architectures (expected one of " + String.join(", ", ConfigFacts.SUPPORTED) + ")");
+        throw error("missing field architectures (expected one of " + String.join(", ", ConfigFacts.READ) + ")");
     }
 
     /** {@code torch_dtype} (transformers 4) or {@code dtype} (5), language model first, as written without "torch.". */

@@ -12,7 +12,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -50,13 +49,13 @@ public final class ModelDirectory {
         } catch (IOException e) {
             throw new ModelFactsException("cannot list " + dir + ": " + e.getMessage(), e);
         }
-        List<Map<String, Long>> perFile = new ArrayList<>();
+        List<TensorTally> perFile = new ArrayList<>();
         for (Path f : files) {
             try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
                 byte[] header = SafetensorsHeader.read(ch, f.toString());
                 sha.update(f.getFileName().toString().getBytes(StandardCharsets.UTF_8));
                 sha.update(header);
-                perFile.add(SafetensorsHeader.bytesByDtype(header, f.toString()));
+                perFile.add(TensorTally.of(SafetensorsHeader.entries(header, -1, f.toString())));
             } catch (IOException e) {
                 throw new ModelFactsException("cannot read " + f + ": " + e.getMessage(), e);
             }

@@ -1,7 +1,6 @@
 package io.tensorlane.modelfacts;
 
 import io.tensorlane.api.v1alpha1.ModelStatus;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -10,32 +9,33 @@ import java.util.TreeMap;
  * Everything read from a model before planning: config.json plus the safetensors headers.
  *
  * @param config what config.json says
- * @param bytesByDtype tensor bytes per safetensors dtype over all files
+ * @param tensors what the headers of all files add up to (bytes per dtype, parameters, routed experts)
+ * @param counts total and active parameters and weight bytes ({@link ActiveWeights})
  * @param files number of safetensors files
  */
-public record ModelFacts(ConfigFacts config, Map<String, Long> bytesByDtype, int files) {
-    public ModelFacts {
-        bytesByDtype = Collections.unmodifiableMap(new TreeMap<>(bytesByDtype));
-    }
-
+public record ModelFacts(ConfigFacts config, TensorTally tensors, ActiveWeights.Counts counts, int files) {
     /**
      * Facts from config.json and the per-file header byte counts.
      *
-     * @throws ModelFactsException when there is no safetensors file
+     * @throws ModelFactsException when there is no safetensors file, or the headers' experts disagree with config.json
      */
-    public static ModelFacts of(ConfigFacts config, List<Map<String, Long>> perFile, String source) {
+    public static ModelFacts of(ConfigFacts config, List<TensorTally> perFile, String source) {
         if (perFile.isEmpty()) {
             throw new ModelFactsException(
                     source + ": no *.safetensors files (Tensorlane reads safetensors checkpoints only)");
         }
-        Map<String, Long> sum = new TreeMap<>();
-        perFile.forEach(m -> m.forEach((k, v) -> sum.merge(k, v, Long::sum)));
-        return new ModelFacts(config, sum, perFile.size());
+        TensorTally sum = perFile.stream().reduce(TensorTally.EMPTY, TensorTally::plus);
+        return new ModelFacts(config, sum, ActiveWeights.of(config.geometry(), sum, source), perFile.size());
+    }
+
+    /** Tensor bytes per safetensors dtype over all files. */
+    public Map<String, Long> bytesByDtype() {
+        return tensors.bytesByDtype();
     }
 
     /** Bytes of all tensors. */
     public long weightBytes() {
-        return bytesByDtype.values().stream().mapToLong(Long::longValue).sum();
+        return tensors.bytes();
     }
 
     /** The status.model block: these facts, the source that was read, the exact revision and when. */
@@ -49,7 +49,10 @@ public record ModelFacts(ConfigFacts config, Map<String, Long> bytesByDtype, int
         s.dtype = config.dtype();
         s.quantization = config.quantization();
         s.weightBytes = weightBytes();
-        s.weightBytesByDtype = new TreeMap<>(bytesByDtype);
+        s.parameters = counts.parameters();
+        s.activeParameters = counts.activeParameters();
+        s.activeWeightBytes = counts.activeWeightBytes();
+        s.weightBytesByDtype = new TreeMap<>(bytesByDtype());
         s.files = files;
         s.readAt = readAt;
         return s;

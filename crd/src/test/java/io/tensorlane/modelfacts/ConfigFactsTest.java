@@ -87,7 +87,29 @@ class ConfigFactsTest {
                         "Qwen3ForCausalLM",
                         geometry(36, 4096, 32, 8, 128, 151936, 12288),
                         40960,
-                        "float16"));
+                        "float16"),
+                // Mixture of Experts: intermediate_size is the dense MLP's (no dense layer here), experts 768 wide
+                Arguments.of(
+                        "qwen3-30b-a3b.json",
+                        "Qwen3MoeForCausalLM",
+                        moe(geometry(48, 2048, 32, 4, 128, 151936, 6144), 128, 8, 768, 48),
+                        40960,
+                        "bfloat16"),
+                // Mixtral: intermediate_size is one expert's
+                Arguments.of(
+                        "mixtral-8x7b-v0.1.json",
+                        "MixtralForCausalLM",
+                        moe(geometry(32, 4096, 32, 8, 128, 32000, 14336), 8, 2, 14336, 32),
+                        32768,
+                        "bfloat16"));
+    }
+
+    static ModelGeometry moe(ModelGeometry g, int experts, int topK, int expertIntermediate, int moeLayers) {
+        g.experts = experts;
+        g.expertsPerToken = topK;
+        g.expertIntermediateSize = expertIntermediate;
+        g.moeLayers = moeLayers;
+        return g;
     }
 
     @ParameterizedTest
@@ -146,7 +168,7 @@ class ConfigFactsTest {
                         "num_hidden_layers must be > 0, got 0"),
                 Arguments.of(
                         "{\"model_type\": \"gpt2\", " + ok + "}",
-                        "model_type gpt2 is not supported (supported: llama, mistral, qwen2, qwen3)"),
+                        "model_type gpt2 is not supported (supported: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral)"),
                 Arguments.of("{not json", "not valid JSON"),
                 Arguments.of("[1, 2]", "expected a JSON object"));
     }
@@ -173,14 +195,21 @@ class ConfigFactsTest {
         assertThat(ConfigFacts.parse("{\"model_type\": \"qwen2\", " + geometry + "}", "b")
                         .architecture())
                 .isEqualTo("Qwen2ForCausalLM");
-        assertThat(ConfigFacts.MODEL_TYPES.values()).containsExactlyElementsOf(ConfigFacts.SUPPORTED);
+        assertThat(ConfigFacts.MODEL_TYPES.values()).containsExactlyElementsOf(ConfigFacts.READ);
+        assertThat(ConfigFacts.parse("{\"model_type\": \"mixtral\", " + geometry + "}", "m")
+                        .geometry()
+                        .experts)
+                .as("MixtralConfig's default num_local_experts")
+                .isEqualTo(8);
     }
 
     @Test
     void unsupportedArchitectureHasItsOwnType() {
-        assertThatThrownBy(() -> ConfigFacts.parse("{\"architectures\": [\"MixtralForCausalLM\"]}", "c.json"))
+        assertThatThrownBy(() -> ConfigFacts.parse("{\"architectures\": [\"GPT2LMHeadModel\"]}", "c.json"))
                 .isInstanceOfSatisfying(
                         UnsupportedArchitectureException.class,
-                        e -> assertThat(e.architecture()).isEqualTo("MixtralForCausalLM"));
+                        e -> assertThat(e.architecture()).isEqualTo("GPT2LMHeadModel"))
+                .hasMessageContaining("Mixture of Experts, planned for engines SGLang and VLLM: Qwen3MoeForCausalLM, "
+                        + "MixtralForCausalLM");
     }
 }

@@ -131,7 +131,10 @@ class QuantizationConfigTest {
     /** FP8 weights: the model's dtype is fp8, config.json's bfloat16 stays in status.model.dtype (the activations'). */
     @Test
     void fp8WeightsMakeTheModelDtypeFp8AndKeepTheConfigDtype() {
-        var status = ModelFacts.of(facts(QWEN3_FP8), List.of(Map.of("F8_E4M3", 100L, "BF16", 200L)), "hf://a/b")
+        var status = ModelFacts.of(
+                        facts(QWEN3_FP8),
+                        List.of(new TensorTally(Map.of("F8_E4M3", 100L, "BF16", 200L), 200, 0, 0)),
+                        "hf://a/b")
                 .toStatus("hf://a/b@main", "sha", "2026-12-02T00:00:00Z");
         assertThat(status.dtype).isEqualTo("bfloat16");
         assertThat(status.quantization.format).isEqualTo("fp8 block 128x128");

@@ -33,8 +33,15 @@ class SafetensorsHeaderTest {
                 .containsExactlyEntriesOf(
                         new java.util.TreeMap<>(Map.of("BF16", 112L, "F32", 16L, "F8_E4M3", 8L, "F4", 4L)));
         ModelFacts f = ModelFacts.of(
-                new ConfigFacts("LlamaForCausalLM", null, 1, "bfloat16"), List.of(m, Map.of("BF16", 8L)), "src");
+                new ConfigFacts("LlamaForCausalLM", null, 1, "bfloat16"),
+                List.of(
+                        TensorTally.of(SafetensorsHeader.entries(h.getBytes(StandardCharsets.UTF_8), -1, "a")),
+                        new TensorTally(Map.of("BF16", 8L), 4, 0, 0)),
+                "src");
         assertThat(f.weightBytes()).isEqualTo(148);
+        assertThat(f.counts().parameters())
+                .as("40 + 4 + 16 + 8 + 8 elements, and 4")
+                .isEqualTo(80);
         assertThat(f.files()).isEqualTo(2);
         assertThat(f.bytesByDtype()).containsEntry("BF16", 120L);
     }

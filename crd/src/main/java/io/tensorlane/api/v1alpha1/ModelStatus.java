@@ -36,6 +36,18 @@ public class ModelStatus {
                     + "is not set.")
     public Long weightBytes;
 
+    @JsonPropertyDescription("Parameters (elements of every tensor except FP8 scales), from the safetensors headers.")
+    public Long parameters;
+
+    @JsonPropertyDescription("Parameters one token uses: all of them for a dense model; for a Mixture of Experts, all "
+            + "but the routed experts it is not sent to (per MoE layer expertsPerToken of the experts count; the "
+            + "router, attention, embeddings, lm_head and dense layers count fully).")
+    public Long activeParameters;
+
+    @JsonPropertyDescription("Weight bytes one token reads (FP8 scales included), counted as activeParameters; equals "
+            + "weightBytes for a dense model. The memory plan holds all weightBytes (every expert stays in memory).")
+    public Long activeWeightBytes;
+
     @JsonPropertyDescription("Tensor bytes per safetensors dtype (BF16, F8_E4M3, F32, ...).")
     public Map<String, Long> weightBytesByDtype = new TreeMap<>();
 

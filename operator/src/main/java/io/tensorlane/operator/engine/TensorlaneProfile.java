@@ -21,12 +21,21 @@ import java.util.List;
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
  * custom allreduce's algorithm table and buffer size and the KV cache's dtype and tokens; reports CUDA OOM as the
  * contract's JSON termination message; measured by the preflight; image defaults to the operator's runtime image; no
- * FP8 KV cache yet.
+ * FP8 KV cache and no Mixture of Experts yet.
  */
 public final class TensorlaneProfile implements EngineProfile {
     /** The InvalidSpec message of {@code serving.kvCacheDtype: fp8} with this engine. */
     public static final String FP8_KV_CACHE_NOT_AVAILABLE = "spec.serving.kvCacheDtype fp8: the Tensorlane engine's "
             + "FP8 KV cache is not available yet; use kvCacheDtype auto, or engine SGLang/VLLM";
+
+    /**
+     * The InvalidSpec message of a Mixture-of-Experts model with this engine: the runtime's architectures are {@code
+     * ConfigFacts.SUPPORTED}, without the MoE ones ({@code ConfigFacts.MOE}) until its MoE layer exists.
+     */
+    public static String moeNotAvailable(int experts) {
+        return "spec.model.geometry.experts " + experts + ": the Tensorlane engine does not run Mixture-of-Experts "
+                + "models yet; use engine SGLang or VLLM";
+    }
 
     @Override
     public EngineType type() {
@@ -102,6 +111,9 @@ public final class TensorlaneProfile implements EngineProfile {
     public String validate(InferenceDeploymentSpec spec) {
         if (spec.serving != null && spec.serving.kvCacheDtype == KvCacheDtype.fp8) {
             return FP8_KV_CACHE_NOT_AVAILABLE;
+        }
+        if (spec.model != null && spec.model.geometry != null && spec.model.geometry.moe()) {
+            return moeNotAvailable(spec.model.geometry.experts);
         }
         return null;
     }

@@ -8,6 +8,7 @@ import io.tensorlane.modelfacts.ModelFacts;
 import io.tensorlane.modelfacts.ModelFactsException;
 import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.modelfacts.SafetensorsHeader;
+import io.tensorlane.modelfacts.TensorTally;
 import io.tensorlane.modelfacts.UnsupportedArchitectureException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +16,6 @@ import java.time.Clock;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads the facts of an hf:// model over the Hub API (the shared {@link HubClient}, crd module): the revision's commit
@@ -59,14 +59,15 @@ public final class ModelInspector {
             ConfigFacts config = ConfigFacts.parse(
                     new String(hub.small(id, rev.sha(), "config.json", token), StandardCharsets.UTF_8),
                     base + "/config.json");
-            List<Map<String, Long>> perFile = new ArrayList<>();
+            List<TensorTally> perFile = new ArrayList<>();
             for (String f : rev.files().stream()
                     .filter(f -> f.endsWith(".safetensors"))
                     .sorted()
                     .toList()) {
                 String where = base + "/" + f;
                 long n = SafetensorsHeader.headerLength(hub.range(id, rev.sha(), f, 0, 7, token), -1, where);
-                perFile.add(SafetensorsHeader.bytesByDtype(hub.range(id, rev.sha(), f, 8, 8 + n - 1, token), where));
+                perFile.add(TensorTally.of(
+                        SafetensorsHeader.entries(hub.range(id, rev.sha(), f, 8, 8 + n - 1, token), -1, where)));
             }
             ModelFacts facts = ModelFacts.of(config, perFile, base);
             return new Inspection.Known(facts.toStatus(

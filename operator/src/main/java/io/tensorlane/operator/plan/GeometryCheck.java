@@ -13,6 +13,10 @@ import java.util.List;
  * dimension it is hiddenSize / attentionHeads, which must be whole; rotary embeddings rotate pairs, so the head
  * dimension is even. The vocabulary is padded by the engines and has no rule.
  *
+ * <p>A Mixture of Experts is split the same way inside every expert (vLLM's and SGLang's fused MoE with tensor
+ * parallelism: gate and up by columns, down by rows, the router replicated), so TP must divide the expert intermediate
+ * size; the dense intermediate size is checked only when some layers keep a dense MLP.
+ *
  * <p>Pure and separate from the spec, so geometry read from a model's config.json can be checked the same way.
  */
 public final class GeometryCheck {
@@ -38,6 +42,7 @@ public final class GeometryCheck {
         optional(out, where, "headDim", g.headDim);
         optional(out, where, "vocabSize", g.vocabSize);
         optional(out, where, "intermediateSize", g.intermediateSize);
+        moeFields(out, g, where);
         if (!out.isEmpty()) {
             return out;
         }
@@ -68,11 +73,55 @@ public final class GeometryCheck {
                     + kvCompatible(heads, kv));
         }
         int inter = g.effectiveIntermediateSize();
-        if (inter % tp != 0) {
+        if (g.denseLayers() > 0 && inter % tp != 0) {
             out.add("spec.parallelism.tensor " + tp + " must divide " + where + ".intermediateSize " + inter
-                    + (g.intermediateSize == null ? " (4 × hiddenSize)" : "") + " (the MLP is split across the GPUs)");
+                    + (g.intermediateSize == null ? " (4 × hiddenSize)" : "") + " (the MLP is split across the GPUs"
+                    + (g.moe() ? "; " + g.denseLayers() + " of the " + g.layers + " layers are dense" : "") + ")");
+        }
+        if (g.moe() && g.expertIntermediateSize % tp != 0) {
+            out.add("spec.parallelism.tensor " + tp + " must divide " + where + ".expertIntermediateSize "
+                    + g.expertIntermediateSize + " (each of the " + g.experts
+                    + " experts is split across the GPUs: gate and up by columns, down by rows); use one of "
+                    + divisors(g.expertIntermediateSize));
         }
         return out;
+    }
+
+    /** The Mixture-of-Experts fields: positive, experts with its top-k and expert size (or none of them), in range. */
+    private static void moeFields(List<String> out, ModelGeometry g, String where) {
+        optional(out, where, "experts", g.experts);
+        optional(out, where, "expertsPerToken", g.expertsPerToken);
+        optional(out, where, "expertIntermediateSize", g.expertIntermediateSize);
+        optional(out, where, "moeLayers", g.moeLayers);
+        if (!out.isEmpty()) {
+            return;
+        }
+        if (g.experts == null) {
+            onlyWithExperts(out, where, "expertsPerToken", g.expertsPerToken);
+            onlyWithExperts(out, where, "expertIntermediateSize", g.expertIntermediateSize);
+            onlyWithExperts(out, where, "moeLayers", g.moeLayers);
+            return;
+        }
+        if (g.expertsPerToken == null) {
+            out.add(where + ".expertsPerToken is required with " + where + ".experts (num_experts_per_tok)");
+        } else if (g.expertsPerToken > g.experts) {
+            out.add(where + ".expertsPerToken " + g.expertsPerToken + " is more than " + where + ".experts " + g.experts
+                    + " (each token is routed to that many of the experts)");
+        }
+        if (g.expertIntermediateSize == null) {
+            out.add(where + ".expertIntermediateSize is required with " + where
+                    + ".experts (moe_intermediate_size; Mixtral: intermediate_size)");
+        }
+        if (g.moeLayers != null && g.layers != null && g.moeLayers > g.layers) {
+            out.add(where + ".moeLayers " + g.moeLayers + " is more than " + where + ".layers " + g.layers);
+        }
+    }
+
+    private static void onlyWithExperts(List<String> out, String where, String field, Integer v) {
+        if (v != null) {
+            out.add(where + "." + field + " is set but " + where + ".experts is not (a Mixture of Experts needs "
+                    + "experts, expertsPerToken and expertIntermediateSize)");
+        }
     }
 
     private static void required(List<String> out, String where, String field, Integer v) {

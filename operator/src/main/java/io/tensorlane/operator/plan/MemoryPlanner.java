@@ -58,7 +58,10 @@ public final class MemoryPlanner {
         return ModelDtype.activation(spec.model.dtype, null).bytes();
     }
 
-    /** The model dimensions {@link MemoryBudget} sizes the activations from. */
+    /**
+     * The model dimensions {@link MemoryBudget} sizes the activations from; the MLP's width is {@link
+     * ModelGeometry#activationIntermediateSize} (a Mixture of Experts: expertsPerToken × the expert intermediate size).
+     */
     public static MemoryBudget.Dims dims(InferenceDeploymentSpec spec) {
         ModelGeometry g = spec.model.geometry;
         return new MemoryBudget.Dims(
@@ -66,7 +69,7 @@ public final class MemoryPlanner {
                 g.attentionHeads,
                 g.kvHeads,
                 g.effectiveHeadDim(),
-                g.effectiveIntermediateSize(),
+                g.activationIntermediateSize(),
                 g.vocabSize == null ? 0 : g.vocabSize,
                 activationDtypeBytes(spec));
     }

@@ -27,6 +27,7 @@ import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.modelfacts.ConfigFacts;
 import io.tensorlane.modelfacts.ModelFacts;
 import io.tensorlane.modelfacts.ModelSource;
+import io.tensorlane.modelfacts.TensorTally;
 import io.tensorlane.operator.model.InspectionJobs;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -303,7 +304,11 @@ class ModelInspectionE2ETest {
                 new String(Checkpoints.config("LlamaForCausalLM"), StandardCharsets.UTF_8), "/models/tiny/config.json");
         ModelStatus s = ModelFacts.of(
                         c,
-                        List.of(Map.of("BF16", Checkpoints.BF16_BYTES, "F32", Checkpoints.F32_BYTES)),
+                        List.of(new TensorTally(
+                                Map.of("BF16", Checkpoints.BF16_BYTES, "F32", Checkpoints.F32_BYTES),
+                                Checkpoints.BF16_BYTES / 2 + Checkpoints.F32_BYTES / 4,
+                                0,
+                                0)),
                         "/models/tiny")
                 .toStatus(source, "sha256:" + "ab".repeat(32), "2026-11-29T12:00:00Z");
         return Serialization.asJson(s);

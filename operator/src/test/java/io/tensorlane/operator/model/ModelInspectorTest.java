@@ -164,7 +164,8 @@ class ModelInspectorTest {
         assertThat(gpt2.message())
                 .isEqualTo("hf://org/gpt2@" + SHA + "/config.json: architecture GPT2LMHeadModel is not "
                         + "supported by the Tensorlane runtime (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                        + "Qwen3ForCausalLM)");
+                        + "Qwen3ForCausalLM; Mixture of Experts, planned for engines SGLang and VLLM: "
+                        + "Qwen3MoeForCausalLM, MixtralForCausalLM)");
         Inspection.Failed broken = (Inspection.Failed) inspector.inspect(ModelSource.parse("hf://org/broken"), null);
         assertThat(broken.reason()).isEqualTo("InvalidModel");
         assertThat(broken.message())

@@ -11,6 +11,7 @@ import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.modelfacts.ConfigFacts;
 import io.tensorlane.modelfacts.ModelFacts;
+import io.tensorlane.modelfacts.TensorTally;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
@@ -32,17 +33,18 @@ class ModelPlanTest {
     static final List<NodeInfo> NODES =
             List.of(node("pro-0", TopologyFixtures.RTX_PRO_6000_PCIE_8, 0), node("l40s-0", TopologyFixtures.L40S_2, 0));
 
+    /** One file's tally of BF16 tensors: 2 bytes per parameter, no experts. */
+    static TensorTally bf16(long bytes) {
+        return new TensorTally(Map.of("BF16", bytes), bytes / 2, 0, 0);
+    }
+
     static ModelStatus llama8bFacts() {
         try (InputStream in = ModelPlanTest.class.getResourceAsStream("/model/llama-3.1-8b-instruct.json")) {
             ConfigFacts c = ConfigFacts.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "config.json");
             // the four safetensors files of Llama-3.1-8B-Instruct hold 16,060,522,496 bytes of BF16 tensors
             ModelFacts f = ModelFacts.of(
                     c,
-                    List.of(
-                            Map.of("BF16", 4_976_698_672L),
-                            Map.of("BF16", 4_999_802_720L),
-                            Map.of("BF16", 4_915_916_176L),
-                            Map.of("BF16", 1_168_104_928L)),
+                    List.of(bf16(4_976_698_672L), bf16(4_999_802_720L), bf16(4_915_916_176L), bf16(1_168_104_928L)),
                     "hf://meta-llama/Llama-3.1-8B-Instruct@main");
             return f.toStatus(
                     "hf://meta-llama/Llama-3.1-8B-Instruct@main",

@@ -226,7 +226,7 @@ public final class Checkpoints {
         return files;
     }
 
-    private static void linear(Map<String, List<Object>> t, String name, int out, int in, Weights w) {
+    static void linear(Map<String, List<Object>> t, String name, int out, int in, Weights w) {
         t.put(name + ".weight", List.of(w.fp8() ? "F8_E4M3" : "BF16", out, in));
         if (w == Weights.FP8_BLOCK) {
             t.put(name + ".weight_scale_inv", List.of("F32", (out + BLOCK - 1) / BLOCK, (in + BLOCK - 1) / BLOCK));

@@ -72,14 +72,15 @@ public final class SimMemory {
         if (g == null || g.hiddenSize == null || g.attentionHeads == null || g.kvHeads == null) {
             return new MemoryBudget.Dims(0, 0, 0, 0, 0, 0, 0);
         }
-        // as the planner: activations compute in the activation dtype (16 bits for an FP8 checkpoint)
+        // as the planner: activations compute in the activation dtype (16 bits for an FP8 checkpoint), the MLP as wide
+        // as one token's widest layer (a Mixture of Experts: top-k × the expert intermediate size)
         int dtype = ModelDtype.activation(owner.model.dtype, null).bytes();
         return new MemoryBudget.Dims(
                 g.hiddenSize,
                 g.attentionHeads,
                 g.kvHeads,
                 g.effectiveHeadDim(),
-                g.effectiveIntermediateSize(),
+                g.activationIntermediateSize(),
                 g.vocabSize == null ? 0 : g.vocabSize,
                 dtype);
     }
