@@ -2,20 +2,27 @@
 
 Renders every template under runtime-image/src/test/resources/chat/templates/ for a fixed set of conversations
 and writes runtime-image/src/test/resources/chat/expected/<template>.json: a list of
-  {"template", "case", "conversation", "add_generation_prompt", "kwargs", "bos_token", "eos_token", "now",
-   "expected", "rendered_by"}.
+  {"template", "case", "conversation", "add_generation_prompt", "kwargs", "tools", "documents", "bos_token",
+   "eos_token", "now", "expected", "error", "rendered_by"}.
+"expected" is the rendered prompt; where the template raises (raise_exception, e.g. Llama 3.1 refusing two tool calls
+in one message) it is null and "error" holds the exception's message. The tool cases (TOOL_CASES) pass `tools` (OpenAI
+function schemas, as vLLM hands them to the template) and conversations with assistant `tool_calls` (arguments already
+parsed into objects, as vLLM's chat_utils does before rendering) and `tool` messages; they run on the templates of
+TOOL_TEMPLATES only.
 
 The reference is transformers' apply_chat_template. With transformers importable (the GPU machine's venv) every case
 is rendered twice and must agree: by apply_chat_template of a PreTrainedTokenizerFast carrying the template and the
 special tokens (rendered_by "transformers X apply_chat_template"), and by the template compiled with transformers' own
-_compile_jinja_template, rendered with the arguments apply_chat_template passes (messages, tools=None, documents=None, add_generation_prompt, the special tokens, the
-chat_template_kwargs). Without it, a Jinja2 environment configured exactly as transformers configures it
+_compile_jinja_template, rendered with the arguments apply_chat_template passes (messages, tools, documents,
+add_generation_prompt, the special tokens, the chat_template_kwargs); a case that raises must raise in both with the
+same message. Without it, a Jinja2 environment configured exactly as transformers configures it
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols, its tojson/raise_exception/strftime_now).
 strftime_now is pinned to NOW in both, so Llama 3.2's "Today Date" is deterministic.
 
 Usage: python3 chat_fixtures.py [--out DIR]   (needs jinja2 >= 3.1; Debian: apt-get install python3-jinja2)
 """
 import argparse
+import copy
 import datetime
 import json
 import os
@@ -32,7 +39,10 @@ TOKENS = {
     "llama-3.2-instruct": ("<|begin_of_text|>", "<|eot_id|>"),
     "qwen2.5-instruct": (None, "<|im_end|>"),
     "qwen3": (None, "<|im_end|>"),
+    "mistral-7b-instruct-v0.3": ("<s>", "</s>"),
 }
+# the templates that render tools and tool calls (Llama 3's does not)
+TOOL_TEMPLATES = ["llama-3.1-instruct", "llama-3.2-instruct", "qwen2.5-instruct", "qwen3", "mistral-7b-instruct-v0.3"]
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 CASES = [
@@ -63,6 +73,62 @@ CASES = [
     ("enable_thinking_false", [{"role": "user", "content": "Quick answer: 1+1?"}], True, {"enable_thinking": False}),
     ("enable_thinking_true", [{"role": "user", "content": "Quick answer: 1+1?"}], True, {"enable_thinking": True}),
     ("date_string", [{"role": "user", "content": "What day is it?"}], True, {"date_string": "01 Jan 2025"}),
+]
+
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_current_weather",
+    "description": "Get the current weather in a given location",
+    "parameters": {"type": "object",
+                   "properties": {"location": {"type": "string", "description": "City and country, e.g. Paris, France"},
+                                  "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                   "required": ["location"]}}}
+CLOCK = {"type": "function", "function": {
+    "name": "get_time", "description": "Current time in a time zone (IANA name, e.g. Europe/Zürich)",
+    "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]}}}
+TOOLS = [WEATHER, CLOCK]
+USER_WEATHER = {"role": "user", "content": "What's the weather like in Paris today?"}
+
+
+def call(call_id, name, arguments):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+CALL_PARIS = call("abc123DEF", "get_current_weather", {"location": "Paris, France", "unit": "celsius"})
+CALL_ZURICH = call("xyz789GHI", "get_time", {"zone": "Europe/Zürich"})
+ASSISTANT_CALL = {"role": "assistant", "content": "", "tool_calls": [CALL_PARIS]}
+TOOL_RESULT = {"role": "tool", "tool_call_id": "abc123DEF", "name": "get_current_weather",
+               "content": '{"temperature": 21, "condition": "sunny"}'}
+ANSWER = {"role": "assistant", "content": "It is sunny and 21 °C in Paris."}
+
+# (case, conversation, add_generation_prompt, kwargs, tools, documents)
+TOOL_CASES = [
+    ("tools_user", [USER_WEATHER], True, {}, TOOLS, None),
+    ("tools_system_user", [SYSTEM, USER_WEATHER], True, {}, TOOLS, None),
+    ("tools_empty_list", [SYSTEM, USER_WEATHER], True, {}, [], None),
+    ("tools_multi_turn", [SYSTEM, {"role": "user", "content": "Hi!"}, {"role": "assistant", "content": "Hello!"},
+                          USER_WEATHER], True, {}, TOOLS, None),
+    ("tool_call_pending", [USER_WEATHER, ASSISTANT_CALL], False, {}, TOOLS, None),
+    ("tool_result", [USER_WEATHER, ASSISTANT_CALL, TOOL_RESULT], True, {}, TOOLS, None),
+    ("tool_result_answered", [SYSTEM, USER_WEATHER, ASSISTANT_CALL, TOOL_RESULT, ANSWER], False, {}, TOOLS, None),
+    ("tool_history_without_tools", [USER_WEATHER, ASSISTANT_CALL, TOOL_RESULT, ANSWER,
+                                    {"role": "user", "content": "Thanks!"}], True, {}, None, None),
+    ("tool_call_with_content", [USER_WEATHER, {"role": "assistant", "content": "Let me check.",
+                                               "tool_calls": [CALL_PARIS]}, TOOL_RESULT], True, {}, TOOLS, None),
+    ("parallel_tool_calls", [{"role": "user", "content": "Weather in Paris and the time in Zürich?"},
+                             {"role": "assistant", "content": "", "tool_calls": [CALL_PARIS, CALL_ZURICH]},
+                             TOOL_RESULT,
+                             {"role": "tool", "tool_call_id": "xyz789GHI", "name": "get_time", "content": "09:30"}],
+     True, {}, TOOLS, None),
+    ("tool_call_id_not_nine", [USER_WEATHER, {"role": "assistant", "content": "",
+                                              "tool_calls": [call("call_1", "get_current_weather",
+                                                                  {"location": "Paris"})]}], False, {}, TOOLS, None),
+    ("tools_in_system_message", [SYSTEM, USER_WEATHER], True, {"tools_in_user_message": False}, TOOLS, None),
+    ("tools_nested_arguments", [USER_WEATHER, {"role": "assistant", "content": "", "tool_calls": [
+        call("nest12345", "get_current_weather",
+             {"location": "São Paulo", "options": {"days": [1, 2], "detail": None, "metric": True, "ratio": 0.5}})]}],
+     False, {}, TOOLS, None),
+    ("tools_enable_thinking_false", [USER_WEATHER], True, {"enable_thinking": False}, TOOLS, None),
 ]
 
 
@@ -101,10 +167,10 @@ def compiler():
 
 
 def apply_chat_template_renderer():
-    """render(source, conversation, add_generation_prompt, bos, eos, kwargs) through transformers' own
-    PreTrainedTokenizerFast.apply_chat_template (tokenize=False), or None without transformers. A word-level tokenizer
-    holding just the special tokens stands for the model's; the template is compiled once by transformers (its
-    compile is cached per source), with strftime_now pinned before the first render."""
+    """render(source, conversation, add_generation_prompt, bos, eos, kwargs, tools, documents) through transformers'
+    own PreTrainedTokenizerFast.apply_chat_template (tokenize=False), or None without transformers. A word-level
+    tokenizer holding just the special tokens stands for the model's; the template is compiled once by transformers
+    (its compile is cached per source), with strftime_now pinned before the first render."""
     try:
         import transformers
         from tokenizers import Tokenizer, models
@@ -113,7 +179,7 @@ def apply_chat_template_renderer():
     except ImportError:
         return None
 
-    def render(source, conversation, agp, bos, eos, kwargs):
+    def render(source, conversation, agp, bos, eos, kwargs, tools, documents):
         vocab = {"<unk>": 0}
         for t in (bos, eos):
             if t is not None:
@@ -123,8 +189,26 @@ def apply_chat_template_renderer():
                                                              if v is not None})
         tok.chat_template = source
         _compile_jinja_template(source).environment.globals["strftime_now"] = fixed_strftime_now
-        return tok.apply_chat_template(conversation, tokenize=False, add_generation_prompt=agp, **kwargs)
+        return tok.apply_chat_template(copy.deepcopy(conversation), tools=copy.deepcopy(tools),
+                                       documents=copy.deepcopy(documents), tokenize=False, add_generation_prompt=agp,
+                                       **kwargs)
     return render, "transformers %s apply_chat_template" % transformers.__version__
+
+
+def outcome(fn):
+    """(rendered, None) or (None, the message of the TemplateError the template raised)."""
+    import jinja2
+    try:
+        return fn(), None
+    except jinja2.exceptions.TemplateError as e:
+        return None, str(e)
+
+
+def cases_for(name):
+    out = [(case, conv, agp, kwargs, None, None) for case, conv, agp, kwargs in CASES]
+    if name in TOOL_TEMPLATES:
+        out += TOOL_CASES
+    return out
 
 
 def main():
@@ -140,24 +224,28 @@ def main():
         template = compile_template(source)
         special = {k: v for k, v in (("bos_token", bos), ("eos_token", eos)) if v is not None}
         fixtures = []
-        for case, conversation, agp, kwargs in CASES:
-            expected = template.render(messages=conversation, tools=None, documents=None,
-                                       add_generation_prompt=agp, **special, **kwargs)
+        for case, conversation, agp, kwargs, tools, documents in cases_for(name):
+            expected, error = outcome(lambda: template.render(
+                messages=copy.deepcopy(conversation), tools=copy.deepcopy(tools), documents=copy.deepcopy(documents),
+                add_generation_prompt=agp, **special, **kwargs))
             by = rendered_by
             if applied is not None:
                 render, by = applied
-                via_tokenizer = render(source, conversation, agp, bos, eos, kwargs)
-                if via_tokenizer != expected:
+                via_tokenizer = outcome(lambda: render(source, conversation, agp, bos, eos, kwargs, tools, documents))
+                if via_tokenizer != (expected, error):
                     print("%s/%s: apply_chat_template and the compiled template differ" % (name, case), file=sys.stderr)
                     return 1
             fixtures.append({"template": name, "case": case, "conversation": conversation,
-                             "add_generation_prompt": agp, "kwargs": kwargs, "bos_token": bos, "eos_token": eos,
-                             "now": NOW.isoformat(), "expected": expected, "rendered_by": by})
+                             "add_generation_prompt": agp, "kwargs": kwargs, "tools": tools, "documents": documents,
+                             "bos_token": bos, "eos_token": eos, "now": NOW.isoformat(), "expected": expected,
+                             "error": error, "rendered_by": by})
         path = os.path.join(args.out, name + ".json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(fixtures, f, ensure_ascii=False, indent=1)
             f.write("\n")
-        print("%s: %d cases -> %s (%s)" % (name, len(fixtures), os.path.relpath(path), fixtures[-1]["rendered_by"]))
+        raised = sum(1 for x in fixtures if x["error"] is not None)
+        print("%s: %d cases (%d raise) -> %s (%s)" % (name, len(fixtures), raised, os.path.relpath(path),
+                                                     fixtures[-1]["rendered_by"]))
     return 0
 
 

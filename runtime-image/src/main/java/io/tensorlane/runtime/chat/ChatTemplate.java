@@ -21,11 +21,13 @@ import jinjava.javax.el.CompositeELResolver;
  * {@code apply_chat_template(messages, tokenize=False, add_generation_prompt=...)} renders it, on Jinjava: an
  * environment with trim_blocks and lstrip_blocks, {@code raise_exception}, {@code strftime_now}, Python's
  * {@code tojson}, loop controls, {@code namespace()}, Python {@code str} methods on strings ({@link PyStr}) and
- * {@code dict.items()/get()}. Undefined variables render empty, as with Jinja's default Undefined.
+ * {@code dict.items()/get()}, loop filters ({@code for x in xs if cond}), the {@code items} filter and Python's
+ * {@code is iterable} ({@link JinjaCompat}). Undefined variables render empty, as with Jinja's default Undefined.
  *
- * <p>The context holds what transformers passes: {@code messages}, {@code tools} (None), {@code documents} (None),
- * {@code add_generation_prompt}, the tokenizer's {@code bos_token}/{@code eos_token}, and then the extra context
- * (a request's {@code chat_template_kwargs}, e.g. Qwen3's {@code enable_thinking}), which may override any of them.
+ * <p>The context holds what transformers passes: {@code messages}, {@code tools} (the function schemas, or None),
+ * {@code documents} (or None), {@code add_generation_prompt}, the tokenizer's {@code bos_token}/{@code eos_token}, and
+ * then the extra context (a request's {@code chat_template_kwargs}, e.g. Qwen3's {@code enable_thinking}), which may
+ * override any of them.
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -96,10 +98,29 @@ public final class ChatTemplate {
      */
     public String render(
             List<Map<String, Object>> messages, boolean addGenerationPrompt, Map<String, Object> extraContext) {
+        return render(messages, null, null, addGenerationPrompt, extraContext);
+    }
+
+    /**
+     * Renders the prompt with tools and documents, as {@code apply_chat_template(messages, tools=..., documents=...)}.
+     *
+     * @param messages the conversation; assistant messages may carry {@code tool_calls} (arguments as objects), tool
+     *     messages {@code tool_call_id}
+     * @param tools the function schemas ({@code {"type": "function", "function": {...}}}), or null for None
+     * @param documents the documents (objects), or null for None
+     * @param extraContext further template variables (chat_template_kwargs); may be null
+     * @throws ChatTemplateException when the template raises (raise_exception) or fails
+     */
+    public String render(
+            List<Map<String, Object>> messages,
+            List<Map<String, Object>> tools,
+            List<Map<String, Object>> documents,
+            boolean addGenerationPrompt,
+            Map<String, Object> extraContext) {
         Map<String, Object> ctx = new LinkedHashMap<>();
         ctx.put("messages", messages);
-        ctx.put("tools", null);
-        ctx.put("documents", null);
+        ctx.put("tools", tools);
+        ctx.put("documents", documents);
         ctx.put("add_generation_prompt", addGenerationPrompt);
         if (bosToken != null) ctx.put("bos_token", bosToken);
         if (eosToken != null) ctx.put("eos_token", eosToken);
@@ -138,6 +159,7 @@ public final class ChatTemplate {
 
     /** Rewrites {@code x[a:b:c]} to {@code __tl_slice(x, a, b, c)}, x being the primary expression before it. */
     static String rewriteStepSlices(String t) {
+        t = JinjaCompat.rewrite(t);
         t = NOT_IS.matcher(t).replaceAll("not ($1 is $2$3)");
         t = parenthesizeNamespaceArgs(t);
         Matcher m = STEP_SLICE.matcher(t);
@@ -234,6 +256,8 @@ public final class ChatTemplate {
                 .withTrimBlocks(true)
                 .withLstripBlocks(true)
                 .withElResolver(resolver)
+                // Jinja does not render the output of an expression again ({{ '{{"name": ...}}' }} in Qwen2.5's)
+                .withNestedInterpretationEnabled(false)
                 // Jinja's semantics where Jinjava kept its legacy ones: {{- -}} trimming, operator precedence (a filter
                 // binds tighter than +), iterating a dict yields its keys, dict literal keys are expressions, ...
                 .withLegacyOverrides(LegacyOverrides.newBuilder()
@@ -258,9 +282,14 @@ public final class ChatTemplate {
                             "__tl_slice",
                             TemplateFunctions.class.getMethod(
                                     "slice", Object.class, Object.class, Object.class, Object.class)));
+            j.getGlobalContext()
+                    .registerFunction(new ELFunctionDefinition(
+                            "", "__tl_push", TemplateFunctions.class.getMethod("push", Object.class, Object.class)));
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
+        j.getGlobalContext().registerExpTest(new JinjaCompat.IsIterable());
+        j.getGlobalContext().registerFilter(new JinjaCompat.Items());
         j.getGlobalContext().registerFilter(new TemplateFunctions.ToJson());
         j.getGlobalContext().registerFilter(new TemplateFunctions.Trim());
         return j;

@@ -107,6 +107,14 @@ public final class TemplateFunctions {
         return b.toString();
     }
 
+    /** The target of {@link JinjaCompat}'s loop-filter rewrite: appends to a list the rewritten template made. */
+    @SuppressWarnings("unchecked")
+    public static String push(Object list, Object item) {
+        if (!(list instanceof List)) throw new ChatTemplateException("__tl_push on " + list, false);
+        ((List<Object>) list).add(item);
+        return "";
+    }
+
     /** Python {@code seq[start:stop:step]} on a list or string. */
     public static Object slice(Object seq, Object start, Object stop, Object step) {
         List<Object> items = new ArrayList<>();

@@ -9,7 +9,11 @@ import java.util.regex.Pattern;
  * stay within one folder, {@code **} crosses folders). The default is what an engine needs.
  */
 public final class FileSelection {
-    /** The engine's files: config, generation config, tokenizer, the safetensors index and the safetensors shards. */
+    /**
+     * The engine's files: config, generation config, tokenizer, the chat templates (chat_template.jinja and the named
+     * ones under additional_chat_templates/, which transformers reads before tokenizer_config.json's chat_template),
+     * the safetensors index and the safetensors shards.
+     */
     public static final List<String> DEFAULT = List.of(
             "config.json",
             "generation_config.json",
@@ -17,6 +21,8 @@ public final class FileSelection {
             "tokenizer_config.json",
             "special_tokens_map.json",
             "tokenizer.model",
+            "chat_template.jinja",
+            "additional_chat_templates/*.jinja",
             "model.safetensors.index.json",
             "*.safetensors");
 

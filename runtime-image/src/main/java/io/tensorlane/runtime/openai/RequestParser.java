@@ -36,7 +36,9 @@ public final class RequestParser {
         JsonFields f = new JsonFields(OpenAiJson.readBody(body), "");
         String model = RequestValidator.checkModel(m, f.string("model"));
         List<ChatMessage> messages = messages(f);
-        checkTools(f);
+        ToolFields.refuseRequestTemplate(f);
+        List<Map<String, Object>> tools = ToolFields.tools(f);
+        List<Map<String, Object>> documents = ToolFields.documents(f);
         GenerationParams params = SamplingFields.read(f, m, true);
         boolean addGenerationPrompt = f.bool("add_generation_prompt", true);
         boolean continueFinal = f.bool("continue_final_message", false);
@@ -56,7 +58,15 @@ public final class RequestParser {
                 : Collections.unmodifiableMap(OpenAiJson.MAPPER.convertValue(
                         f.node("chat_template_kwargs"), new TypeReference<Map<String, Object>>() {}));
         return new ChatCompletionRequest(
-                model, messages, params, addGenerationPrompt, continueFinal, templateKwargs, f.string("user"));
+                model,
+                messages,
+                tools,
+                documents,
+                params,
+                addGenerationPrompt,
+                continueFinal,
+                templateKwargs,
+                f.string("user"));
     }
 
     static List<Prompt> prompts(JsonFields f, ModelInfo m) {
@@ -161,19 +171,33 @@ public final class RequestParser {
                     at + ".role",
                     "'" + at + ".role' must be one of system, user, assistant, " + "tool, got '" + role + "'");
         }
-        JsonNode toolCalls = m.node("tool_calls");
-        if (toolCalls != null && !(toolCalls.isArray() && toolCalls.isEmpty())) {
-            throw OpenAiException.notSupported(at + ".tool_calls", "Tool calling ('tool_calls')");
+        List<Map<String, Object>> toolCalls =
+                "assistant".equals(role) ? ToolFields.toolCalls(m, at) : refuseToolCalls(m, at);
+        String toolCallId = m.string("tool_call_id");
+        String name = m.string("name");
+        String text = content(m, at, role);
+        return new ChatMessage(role, text, toolCalls, toolCallId, name);
+    }
+
+    private static List<Map<String, Object>> refuseToolCalls(JsonFields m, String at) {
+        if (m.has("tool_calls")) {
+            throw OpenAiException.badRequest(
+                    at + ".tool_calls", "'" + at + ".tool_calls' is only allowed on assistant messages");
         }
+        return null;
+    }
+
+    /** The message's text: a string, or text parts joined with newlines; an assistant's absent content is "". */
+    private static String content(JsonFields m, String at, String role) {
         JsonNode content = m.node("content");
         if (content == null) {
             if ("assistant".equals(role)) {
-                return new ChatMessage(role, "");
+                return "";
             }
             throw OpenAiException.badRequest(at + ".content", "'" + at + ".content' is required");
         }
         if (content.isTextual()) {
-            return new ChatMessage(role, content.textValue());
+            return content.textValue();
         }
         if (!content.isArray()) {
             throw m.typeError("content", "a string or an array of content parts", content);
@@ -202,26 +226,6 @@ public final class RequestParser {
             }
             text.append(t);
         }
-        return new ChatMessage(role, text.toString());
-    }
-
-    private static void checkTools(JsonFields f) {
-        JsonNode choice = f.node("tool_choice");
-        boolean choiceNone = choice != null && choice.isTextual() && "none".equals(choice.textValue());
-        if (choice != null && !choiceNone && !(choice.isTextual() && "auto".equals(choice.textValue()))) {
-            throw OpenAiException.notSupported("tool_choice", "Tool calling ('tool_choice' other than \"none\")");
-        }
-        JsonNode tools = f.node("tools");
-        if (tools != null && !tools.isArray()) {
-            throw f.typeError("tools", "an array", tools);
-        }
-        if (tools != null && !tools.isEmpty() && !choiceNone) {
-            throw OpenAiException.notSupported("tools", "Tool calling ('tools' without \"tool_choice\": \"none\")");
-        }
-        for (String legacy : List.of("functions", "function_call")) {
-            if (f.has(legacy)) {
-                throw OpenAiException.notSupported(legacy, "Function calling ('" + legacy + "')");
-            }
-        }
+        return text.toString();
     }
 }

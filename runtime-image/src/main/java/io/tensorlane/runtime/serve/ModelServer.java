@@ -6,7 +6,8 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tensorlane.contract.Algorithm;
-import io.tensorlane.runtime.chat.ChatTemplate;
+import io.tensorlane.runtime.chat.ChatTemplateSources;
+import io.tensorlane.runtime.chat.ChatTemplates;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.openai.ModelInfo;
@@ -113,10 +114,9 @@ public final class ModelServer implements AutoCloseable {
             EngineMetrics metrics,
             ModelInfo info,
             PrintWriter log) {
-        ChatTemplate template = tok.chatTemplate() == null
-                ? null
-                : ChatTemplate.compile(tok.chatTemplate(), tok.bosToken(), tok.eosToken());
-        OpenAiService api = new OpenAiService(info, tok, template, scheduler);
+        ChatTemplates templates =
+                ChatTemplates.compile(ChatTemplateSources.read(tok.modelDir()), tok.bosToken(), tok.eosToken());
+        OpenAiService api = new OpenAiService(info, tok, templates, scheduler);
         AtomicReference<ModelServer> self = new AtomicReference<>();
         HttpFront.Routes routes = api.routes(new HttpFront.Routes())
                 .add(HttpMethod.GET, "/health", (req, body, r) -> health(self.get(), r, true))
@@ -133,7 +133,9 @@ public final class ModelServer implements AutoCloseable {
                 "serve: %s on port %d (/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics)%s%n",
                 info.id(),
                 http.port(),
-                template == null ? "; the model has no chat template: /v1/chat/completions answers 400" : "");
+                templates.isEmpty()
+                        ? "; the model has no chat template: /v1/chat/completions answers 400"
+                        : templates.names().size() > 1 ? "; chat templates " + templates.names() : "");
         log.flush();
         s.warmUp(tok, log);
         return s;

@@ -2,6 +2,7 @@ package io.tensorlane.runtime.serve;
 
 import io.tensorlane.runtime.chat.ChatTemplate;
 import io.tensorlane.runtime.chat.ChatTemplateException;
+import io.tensorlane.runtime.chat.ChatTemplates;
 import io.tensorlane.runtime.openai.ChatCompletionRequest;
 import io.tensorlane.runtime.openai.ChatMessage;
 import io.tensorlane.runtime.openai.CompletionRequest;
@@ -42,13 +43,14 @@ public final class OpenAiService {
 
     private final ModelInfo info;
     private final ModelTokenizer tok;
-    private final ChatTemplate template;
+    private final ChatTemplates templates;
     private final Scheduler scheduler;
 
-    public OpenAiService(ModelInfo info, ModelTokenizer tok, ChatTemplate template, Scheduler scheduler) {
+    /** @param templates the model's chat templates ({@link ChatTemplates#isEmpty()}: chat answers 400) */
+    public OpenAiService(ModelInfo info, ModelTokenizer tok, ChatTemplates templates, Scheduler scheduler) {
         this.info = info;
         this.tok = tok;
-        this.template = template;
+        this.templates = templates;
         this.scheduler = scheduler;
     }
 
@@ -118,26 +120,22 @@ public final class OpenAiService {
 
     private void chat(HttpServerRequest req, byte[] body, Responder out) {
         ChatCompletionRequest r = RequestParser.parseChat(body, info);
-        if (template == null) {
+        if (templates.isEmpty()) {
             throw OpenAiException.badRequest(
                     "messages",
-                    "this model has no chat template (tokenizer_config.json has no chat_template); "
-                            + "use /v1/completions");
+                    "this model has no chat template (no chat_template.jinja, no chat_template in "
+                            + "tokenizer_config.json); use /v1/completions");
         }
         if (r.continueFinalMessage()) {
             throw OpenAiException.notSupported("continue_final_message", "continue_final_message");
         }
-        List<Map<String, Object>> messages = new ArrayList<>();
-        for (ChatMessage m : r.messages()) {
-            Map<String, Object> msg = new LinkedHashMap<>();
-            msg.put("role", m.role());
-            msg.put("content", m.content());
-            messages.add(msg);
-        }
         String text;
         try {
+            ChatTemplate template = templates.forRequest(r.tools() != null);
             text = template.render(
-                    messages,
+                    templateMessages(r.messages()),
+                    r.tools(),
+                    r.documents(),
                     r.addGenerationPrompt(),
                     r.chatTemplateKwargs() == null ? Map.of() : r.chatTemplateKwargs());
         } catch (ChatTemplateException e) {
@@ -146,6 +144,21 @@ public final class OpenAiService {
         }
         // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
         submit(true, List.of(tok.encode(text, false)), r.params(), out);
+    }
+
+    /** The messages as the template gets them (vLLM's shape: the optional keys only where the message has them). */
+    static List<Map<String, Object>> templateMessages(List<ChatMessage> ms) {
+        List<Map<String, Object>> messages = new ArrayList<>();
+        for (ChatMessage m : ms) {
+            Map<String, Object> msg = new LinkedHashMap<>();
+            msg.put("role", m.role());
+            msg.put("content", m.content());
+            if (m.toolCalls() != null) msg.put("tool_calls", m.toolCalls());
+            if (m.toolCallId() != null) msg.put("tool_call_id", m.toolCallId());
+            if (m.name() != null) msg.put("name", m.name());
+            messages.add(msg);
+        }
+        return messages;
     }
 
     private void submit(boolean chat, List<int[]> prompts, GenerationParams p, Responder out) {

@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.chat;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,10 +19,18 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Every fixture of scripts/oracle/chat_fixtures.py renders byte-for-byte as transformers renders it. */
+/**
+ * Every fixture of scripts/oracle/chat_fixtures.py renders byte-for-byte as transformers renders it, with the same
+ * tools and documents; a case where transformers' rendering raises must raise here with the same message.
+ */
 class ChatTemplateFixturesTest {
-    static final List<String> TEMPLATES =
-            List.of("llama-3-instruct", "llama-3.1-instruct", "llama-3.2-instruct", "qwen2.5-instruct", "qwen3");
+    static final List<String> TEMPLATES = List.of(
+            "llama-3-instruct",
+            "llama-3.1-instruct",
+            "llama-3.2-instruct",
+            "qwen2.5-instruct",
+            "qwen3",
+            "mistral-7b-instruct-v0.3");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static String resource(String path) throws IOException {
@@ -53,9 +62,25 @@ class ChatTemplateFixturesTest {
                 .withClock(clock);
         List<Map<String, Object>> messages = JSON.convertValue(f.get("conversation"), List.class);
         Map<String, Object> kwargs = JSON.convertValue(f.get("kwargs"), Map.class);
-        String rendered = t.render(messages, f.get("add_generation_prompt").asBoolean(), kwargs);
-        assertThat(rendered)
+        List<Map<String, Object>> tools = listOrNone(f.path("tools"));
+        List<Map<String, Object>> documents = listOrNone(f.path("documents"));
+        boolean agp = f.get("add_generation_prompt").asBoolean();
+        JsonNode error = f.path("error");
+        if (error.isTextual()) {
+            assertThatThrownBy(() -> t.render(messages, tools, documents, agp, kwargs))
+                    .as(f.get("rendered_by").asText())
+                    .isInstanceOf(ChatTemplateException.class)
+                    .hasMessage(error.asText());
+            return;
+        }
+        assertThat(t.render(messages, tools, documents, agp, kwargs))
                 .as(f.get("rendered_by").asText())
                 .isEqualTo(f.get("expected").asText());
+    }
+
+    /** A fixture's list, or null (Python's None) where it is null or absent (fixtures without tool cases). */
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> listOrNone(JsonNode n) {
+        return n.isArray() ? JSON.convertValue(n, List.class) : null;
     }
 }

@@ -95,4 +95,61 @@ class ChatTemplateTest {
         assertThat(ChatTemplate.rewriteStepSlices("namespace(a=true, b=l|length - 1)"))
                 .isEqualTo("namespace(a=(true), b=(l|length - 1))");
     }
+
+    @Test
+    void loopFiltersCountOnlyKeptItems() {
+        Map<String, Object> tool = new LinkedHashMap<>();
+        tool.put("name", "f");
+        tool.put("parameters", Map.of());
+        tool.put("return", "x");
+        // jinja2 3.1.6 renders the same
+        assertThat(render(
+                        "{%- for key, val in tool.items() if key != \"return\" %}{{ key }}{% if not loop.last %},"
+                                + "{% else %}.{% endif %}{%- endfor %}|"
+                                + "{% for x in xs if x > 1 -%} {{ loop.index0 }}:{{ x }};{% endfor %}",
+                        Map.of("tool", tool, "xs", List.of(1, 2))))
+                .isEqualTo("name,parameters.|0:2;");
+    }
+
+    @Test
+    void notBindsLooserThanComparisons() {
+        // Jinja: not (x|length == 1); Jinjava prints booleans in lower case (as the test above)
+        assertThat(render(
+                        "{{ not xs|length == 1 }}|{{ not xs|length != 1 }}|{{ not n == 'a' }}",
+                        Map.of("xs", List.of(1, 2), "n", "a")))
+                .isEqualToIgnoringCase("True|False|False");
+    }
+
+    @Test
+    void stringsAreIterableAndItemsListsPairs() {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("a", 1);
+        d.put("b", "x");
+        assertThat(render(
+                        "{{ s is iterable }}|{{ d is iterable }}|{{ n is iterable }}|"
+                                + "{% for k, v in d | items %}{{ k }}={{ v }};{% endfor %}|{{ missing | items | list }}",
+                        Map.of("s", "text", "d", d, "n", 3)))
+                .isEqualToIgnoringCase("True|True|False|a=1;b=x;|[]");
+    }
+
+    @Test
+    void outputIsNotInterpretedAgain() {
+        assertThat(render("{{- '<tool_call>\\n{{\"name\": <function-name>}}\\n</tool_call>' }}", Map.of()))
+                .isEqualTo("<tool_call>\n{{\"name\": <function-name>}}\n</tool_call>");
+    }
+
+    @Test
+    void toolsAndDocumentsReachTheTemplate() {
+        String t = "{{ tools is none }}|{{ documents is none }}|{% for d in documents %}{{ d.title }}:{{ d.text }};"
+                + "{% endfor %}{% for t in tools %}{{ t.function.name }}{% endfor %}";
+        ChatTemplate c = ChatTemplate.compile(t);
+        assertThat(c.render(List.of(), false, null)).isEqualToIgnoringCase("True|True|");
+        assertThat(c.render(
+                        List.of(),
+                        List.of(Map.of("type", "function", "function", Map.of("name", "f"))),
+                        List.of(Map.of("title", "T", "text", "body")),
+                        false,
+                        null))
+                .isEqualToIgnoringCase("False|False|T:body;f");
+    }
 }

@@ -86,6 +86,12 @@ class HubSourceTest {
                 "tokenizer.json",
                 "tokenizer_config.json",
                 "tokenizer.model",
+                "chat_template.jinja",
+                "additional_chat_templates/tool_use.jinja",
+                "additional_chat_templates/rag.jinja",
+                "additional_chat_templates/nested/other.jinja",
+                "additional_chat_templates/notes.txt",
+                "chat_template.json",
                 "pytorch_model.bin",
                 "onnx/model.onnx");
         assertThat(FileSelection.defaults().select(repo))
@@ -98,6 +104,9 @@ class HubSourceTest {
                         "special_tokens_map.json",
                         "tokenizer.json",
                         "tokenizer_config.json",
-                        "tokenizer.model");
+                        "tokenizer.model",
+                        "chat_template.jinja",
+                        "additional_chat_templates/tool_use.jinja",
+                        "additional_chat_templates/rag.jinja");
     }
 }

@@ -154,6 +154,44 @@ class BadRequestTest {
                         "tools",
                         "Tool calling"),
                 chat("{" + C + ", \"tool_choice\": \"required\"}", 400, "tool_choice", "is not supported"),
+                chat(
+                        "{" + C + ", \"tool_choice\": \"none\", \"tools\": [{\"type\": \"retrieval\"}]}",
+                        400,
+                        "tools[0].type",
+                        "must be \"function\""),
+                chat(
+                        "{" + C + ", \"tool_choice\": \"none\", \"tools\": [{\"type\": \"function\"}]}",
+                        400,
+                        "tools[0].function",
+                        "must be an object"),
+                chat(
+                        "{\"messages\": [{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": \"a\", "
+                                + "\"function\": {\"name\": \"f\", \"arguments\": \"{not json\"}}]}]}",
+                        400,
+                        "messages[0].tool_calls[0].function.arguments",
+                        "is not valid JSON"),
+                chat(
+                        "{\"messages\": [{\"role\": \"user\", \"content\": \"x\", \"tool_calls\": [{\"id\": \"a\"}]}]}",
+                        400,
+                        "messages[0].tool_calls",
+                        "only allowed on assistant messages"),
+                chat(
+                        "{\"messages\": [{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"a\", "
+                                + "\"function\": {\"arguments\": \"{}\"}}]}]}",
+                        400,
+                        "messages[0].tool_calls[0].function.name",
+                        "is required"),
+                chat(
+                        "{" + C + ", \"chat_template\": \"{{ messages }}\"}",
+                        400,
+                        "chat_template",
+                        "Refused request with untrusted chat template."),
+                chat(
+                        "{" + C + ", \"chat_template_kwargs\": {\"chat_template\": \"x\"}}",
+                        400,
+                        "chat_template",
+                        "--trust-request-chat-template is not set"),
+                chat("{" + C + ", \"documents\": {\"a\": 1}}", 400, "documents", "must be an array of objects"),
                 chat("{" + C + ", \"functions\": [{\"name\": \"f\"}]}", 400, "functions", "is not supported"),
                 chat(
                         "{" + C + ", \"response_format\": {\"type\": \"json_object\"}}",

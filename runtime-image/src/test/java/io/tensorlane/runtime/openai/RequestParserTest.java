@@ -3,6 +3,7 @@ package io.tensorlane.runtime.openai;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -100,6 +101,54 @@ class RequestParserTest {
     }
 
     @Test
+    void toolCallHistoryReachesTheTemplateAsVllmHandsIt() {
+        ChatCompletionRequest r = chat("""
+        {"messages": [
+           {"role": "user", "content": "Weather in Paris?"},
+           {"role": "assistant", "content": null, "tool_calls": [
+              {"id": "abc123DEF", "type": "function",
+               "function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\", \\"days\\": [1, 2.5]}"}},
+              {"id": "b", "type": "function", "function": {"name": "noop", "arguments": ""}},
+              {"id": "c", "type": "function", "function": {"name": "obj", "arguments": {"k": true}}}]},
+           {"role": "tool", "tool_call_id": "abc123DEF", "content": "{\\"t\\": 21}"},
+           {"role": "assistant", "content": "Sunny.", "tool_calls": []}],
+         "documents": [{"title": "a", "text": "b"}]}""");
+        Map<String, Object> paris = new LinkedHashMap<>();
+        paris.put("city", "Paris");
+        paris.put("days", List.of(1, 2.5));
+        assertThat(r.messages().get(1).toolCalls())
+                .containsExactly(
+                        Map.of(
+                                "id",
+                                "abc123DEF",
+                                "type",
+                                "function",
+                                "function",
+                                Map.of("name", "get_weather", "arguments", paris)),
+                        Map.of(
+                                "id",
+                                "b",
+                                "type",
+                                "function",
+                                "function",
+                                Map.of("name", "noop", "arguments", Map.of())),
+                        Map.of(
+                                "id",
+                                "c",
+                                "type",
+                                "function",
+                                "function",
+                                Map.of("name", "obj", "arguments", Map.of("k", true))));
+        assertThat(r.messages().get(1).content()).isEmpty();
+        assertThat(r.messages().get(2)).isEqualTo(new ChatMessage("tool", "{\"t\": 21}", null, "abc123DEF", null));
+        assertThat(r.messages().get(3).toolCalls())
+                .as("an empty list is dropped")
+                .isNull();
+        assertThat(r.tools()).as("no tools: None").isNull();
+        assertThat(r.documents()).containsExactly(Map.of("title", "a", "text", "b"));
+    }
+
+    @Test
     void typicalChat() {
         ChatCompletionRequest r = chat("""
         {"model": "tiny", "messages": [
@@ -116,8 +165,10 @@ class RequestParserTest {
                         new ChatMessage("system", "Be brief."),
                         new ChatMessage("user", "Hello\nthere"),
                         new ChatMessage("assistant", ""),
-                        new ChatMessage("tool", "42"),
-                        new ChatMessage("user", "Again"));
+                        new ChatMessage("tool", "42", null, "c1", null),
+                        new ChatMessage("user", "Again", null, null, "bob"));
+        assertThat(r.tools()).containsExactly(Map.of("type", "function", "function", Map.of("name", "f")));
+        assertThat(r.documents()).isNull();
         assertThat(r.params().maxTokens()).isEqualTo(100);
         assertThat(r.params().temperature()).isEqualTo(0.7);
         assertThat(r.params().includeUsage()).isTrue();
