@@ -74,13 +74,13 @@ class InspectModelCommandTest {
         model(dir, "llama-3.2-1b.json");
         Files.writeString(
                 dir.resolve("config.json"),
-                Files.readString(dir.resolve("config.json")).replace("LlamaForCausalLM", "MixtralForCausalLM"));
+                Files.readString(dir.resolve("config.json")).replace("LlamaForCausalLM", "GPT2LMHeadModel"));
         Path log = dev.resolve("termination-log");
         Result r = run("inspect-model", "--dir", dir.toString(), "--termination-log", log.toString());
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(Files.readString(log))
                 .startsWith("UnsupportedArchitecture: ")
-                .contains("MixtralForCausalLM");
+                .contains("GPT2LMHeadModel");
         Files.delete(dir.resolve("config.json"));
         r = run("inspect-model", "--dir", dir.toString(), "--termination-log", log.toString());
         assertThat(Files.readString(log)).startsWith("InvalidModel: ").contains("config.json does not exist");
