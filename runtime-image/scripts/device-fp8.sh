@@ -7,7 +7,8 @@
 #   2. fp8      oracle/make_fp8.py --selfcheck, then <base>-fp8b / -fp8c / -fp8t, each with its <variant>-deq reference
 #               checkpoint (the same fp8 weights dequantized, fp32), and llama128-fp8b-badscale (the negative control);
 #               every tensor's FP8-vs-bf16 relative norm error goes to fp8-report.json
-#   3. ref      oracle/reference.py on the -deq directories (fp32 prefill logits, bf16 greedy; SKIP_REF=1 skips)
+#   3. ref      oracle/reference.py on the -deq directories (fp32 prefill logits, bf16 greedy; SKIP_REF=1 skips); with
+#               ACT_QUANT=1 (default) a second one with --act-quant (prefill activations e4m3 per token and 128 columns)
 #   4. tok      the engine's `tokenize` on each FP8 directory
 #   5. gen      the engine's `generate` on each FP8 directory, the flags of device-models.sh, per TP of FP8_RUNS:
 #               llama128-fp8b/-fp8c/-fp8t, qwen3-fp8c/-fp8t at TPS (1 2 4 8); qwen3-fp8b at TPS without 8 (its
@@ -45,6 +46,11 @@ TPS=${TPS:-1 2 4 8}
 BASES=${BASES:-llama128 llamaodd qwen3}
 VARIANTS=${VARIANTS:-fp8b fp8c fp8t}
 GEN_TIMEOUT=${GEN_TIMEOUT:-240}
+# 1 (default): the gating reference quantizes the decoder linears' inputs in prefill as the engine's FP8 tensor-core path
+# does (the checkpoints' dynamic activation scheme; $REFDIR-a8), the weights-only reference ($REFDIR) is compared too and
+# reported; 0: the weights-only reference gates (for TENSORLANE_FP8_GEMM=off runs, W8A16 throughout)
+ACT_QUANT=${ACT_QUANT:-1}
+GATE_REF=$REFDIR; [ "$ACT_QUANT" = 1 ] && GATE_REF=$REFDIR-a8
 GEN_ARGS=${GEN_ARGS:-}
 TOK_ARGS=${TOK_ARGS:-}
 csv() { local IFS=,; echo "$*"; }
@@ -120,6 +126,11 @@ if has_step ref; then
     step ref "$LOGS/ref.log" timeout "$(tmo 240 40)" $PY $ORACLE/reference.py --models "$MODELDIR" --out "$REFDIR" \
       --only "$DEQS" || prep_rc=2
     grep -E "^(REF|reference)" "$LOGS/ref.log" | tee -a "$LOG"
+    if [ "$ACT_QUANT" = 1 ]; then
+      step "ref (activations e4m3)" "$LOGS/ref-a8.log" timeout "$(tmo 240 40)" $PY $ORACLE/reference.py \
+        --models "$MODELDIR" --out "$REFDIR-a8" --only "$DEQS" --act-quant || prep_rc=2
+      grep -E "^(REF|reference|  .*linears)" "$LOGS/ref-a8.log" | tee -a "$LOG"
+    fi
   fi
 fi
 
@@ -200,13 +211,18 @@ fi
 compare_rc=0; control="not run"; control_detail=""
 if has_step compare; then
   t0=$(now)
-  $PY $ORACLE/compare.py --ref "$REFDIR" --runs "$RUNS" --out "$OUT/results.json" --ref-of "$REF_OF" \
+  $PY $ORACLE/compare.py --ref "$GATE_REF" --runs "$RUNS" --out "$OUT/results.json" --ref-of "$REF_OF" \
     > "$LOGS/compare.log" 2>&1
   compare_rc=$?
+  if [ "$ACT_QUANT" = 1 ]; then   # the distance to the weights-only reference: reported, not gating
+    $PY $ORACLE/compare.py --ref "$REFDIR" --runs "$RUNS" --out "$OUT/results-w8a16.json" --ref-of "$REF_OF" \
+      > "$LOGS/compare-w8a16.log" 2>&1
+    { echo "---- compare against the weights-only reference (not gating)"; cat "$LOGS/compare-w8a16.log"; } >> "$LOG"
+  fi
   say "== compare: exit $compare_rc, $(since "$t0") s"
   { echo "---- compare"; cat "$LOGS/compare.log"; } >> "$LOG"
   if [ -n "$CONTROL" ]; then
-    $PY $ORACLE/compare.py --ref "$REFDIR" --runs "$RUNS" --out "$OUT/control.json" \
+    $PY $ORACLE/compare.py --ref "$GATE_REF" --runs "$RUNS" --out "$OUT/control.json" \
       --ref-of "$CONTROL=$CONTROL_REF" > "$LOGS/control.log" 2>&1
     crc=$?
     { echo "---- compare (control, must FAIL)"; cat "$LOGS/control.log"; } >> "$LOG"
@@ -223,8 +239,14 @@ say "== total: $(( $(date +%s) - T_ALL )) s"
   echo "FP8 vs bf16: relative norm error ||dequant(fp8) - w_bf16|| / ||w_bf16|| over the quantized tensors"
   $PY $ORACLE/make_fp8.py --print-report "$MODELDIR" --only "$RUN_NAMES $CONTROL" 2>&1 | sed 's/^/  /'
   echo
-  echo "engine FP8 runs vs the references of the dequantized weights (compare.py --ref-of, default thresholds)"
+  echo "engine FP8 runs vs the references of the dequantized weights$([ "$ACT_QUANT" = 1 ] && echo ", prefill \
+activations quantized as the engine's tensor-core path does (reference.py --act-quant)") (compare.py --ref-of, default thresholds)"
   cat "$LOGS/compare.log" 2>/dev/null || echo "(no compare)"
+  if [ "$ACT_QUANT" = 1 ]; then
+    echo
+    echo "the same runs vs the weights-only references (activations not quantized; reported, not gating)"
+    grep -E "logits/ref|rows" "$LOGS/compare-w8a16.log" 2>/dev/null || echo "(no compare)"
+  fi
   echo
   [ -n "$CONTROL" ] && echo "${control_detail:-control $CONTROL: $control} (reference $CONTROL_REF)"
   [ -n "$REFUSE" ] && echo "refusal   ${REFUSE%%:*} tp${REFUSE#*:}: $refusal  ($refusal_detail)"

@@ -5,7 +5,8 @@
 # and jars take ~100 MiB unpacked and ~45 MiB as xz. The GPU scripts unpack it with scripts/device-unpack.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >> .git/info/exclude
+exclude="$(git rev-parse --git-common-dir)/info/exclude"   # a worktree's .git is a file
+grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >> "$exclude"
 rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
 mvn -B -o -q -pl crd,contract,kernels,hack/testkit,runtime-image install -DskipTests -Dtensorlane.skipImages
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT

@@ -11,7 +11,7 @@ For each model directory under --models (made by make_models.py), writes REFDIR/
   tok-expected.jsonl   {"ids", "ids_plain", "decoded", "decoded_skip"} from tokenizers.Tokenizer
   meta.json            versions, vocab sizes, timings
 
-usage: reference.py --models DIR --out REFDIR [--max-new 64] [--only "llama qwen3"] [--attn eager]
+usage: reference.py --models DIR --out REFDIR [--max-new 64] [--only "llama qwen3"] [--attn eager] [--act-quant]
 """
 import argparse
 import json
@@ -54,9 +54,39 @@ def make_prompts(tok, n_lengths):
     return rows, meta
 
 
-def fp32_logits(transformers, torch, path, prompts, out_dir, vocab, attn):
+def fake_quant_fp8(torch, x, group=128):
+    """x quantized as the engine quantizes a linear's input for the FP8 tensor-core GEMM (kernels tl_quant_fp8): per
+    token and `group` columns, scale = amax / 448 (1 for an all-zero group), e4m3 round to nearest even, back to x's
+    dtype times the scale."""
+    cols = x.shape[-1]
+    groups = (cols + group - 1) // group
+    pad = groups * group - cols
+    xf = torch.nn.functional.pad(x.float(), (0, pad)).reshape(*x.shape[:-1], groups, group)
+    amax = xf.abs().amax(dim=-1, keepdim=True)
+    s = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    q = (xf / s).to(torch.float8_e4m3fn).float() * s
+    return q.reshape(*x.shape[:-1], groups * group)[..., :cols].to(x.dtype)
+
+
+def add_act_quant(torch, model):
+    """Forward pre-hooks on the decoder's linears that the engine runs on FP8 tensor cores in prefill (every nn.Linear
+    but lm_head, both dims multiples of 16: CublasLt.fits): their inputs fake-quantized by fake_quant_fp8. Returns how
+    many linears got one."""
+    n = 0
+    for name, mod in model.named_modules():
+        if isinstance(mod, torch.nn.Linear) and not name.endswith("lm_head") \
+                and mod.in_features % 16 == 0 and mod.out_features % 16 == 0:
+            mod.register_forward_pre_hook(lambda m, args: (fake_quant_fp8(torch, args[0]),) + tuple(args[1:]))
+            n += 1
+    return n
+
+
+def fp32_logits(transformers, torch, path, prompts, out_dir, vocab, attn, act_quant=False):
     import numpy as np
     model = load_model(transformers, torch, path, torch.float32, attn)
+    if act_quant:
+        log("  %s: %d linears with their inputs quantized per token and 128 columns (e4m3)" % (
+            os.path.basename(path), add_act_quant(torch, model)))
     dev = next(model.parameters()).device
     stats = []
     with torch.inference_mode():
@@ -148,6 +178,10 @@ def main():
     ap.add_argument("--max-new", type=int, default=64)
     ap.add_argument("--only", default=os.environ.get("MODELS", ""), help="subset, e.g. 'llama qwen3'")
     ap.add_argument("--attn", default="eager", help="attn_implementation (eager, sdpa; '' for the default)")
+    ap.add_argument("--act-quant", action="store_true",
+                    help="prefill logits with the decoder linears' inputs quantized to e4m3 per token and 128 columns "
+                         "(the FP8 checkpoints' dynamic activation scheme, as the engine's tensor-core path runs it); "
+                         "the greedy reference stays unquantized (the engine's one-token steps take the W8A16 GEMV)")
     args = ap.parse_args()
 
     import torch
@@ -185,7 +219,7 @@ def main():
         common.write_jsonl(os.path.join(out_dir, "prompts-meta.jsonl"), meta)
 
         t1 = time.time()
-        maxp = fp32_logits(transformers, torch, path, prompts, out_dir, vocab, args.attn)
+        maxp = fp32_logits(transformers, torch, path, prompts, out_dir, vocab, args.attn, args.act_quant)
         t_fp32 = time.time() - t1
 
         t1 = time.time()
@@ -203,7 +237,7 @@ def main():
                     prompts=len(prompts), prompt_lengths=[len(p["ids"]) for p in prompts],
                     mean_max_prob_fp32=round(sum(maxp) / len(maxp), 4), greedy_new_tokens=args.max_new,
                     greedy_eos_emitted=n_eos, greedy_kv_fallbacks=fallbacks, tokenizer_cases=len(inputs),
-                    attn=args.attn, torch=torch.__version__, transformers=transformers.__version__,
+                    attn=args.attn, act_quant=args.act_quant, torch=torch.__version__, transformers=transformers.__version__,
                     tokenizers=tokenizers.__version__, seconds_fp32=round(t_fp32, 1),
                     seconds_greedy=round(t_greedy, 1))
         with open(os.path.join(out_dir, "meta.json"), "w") as f:

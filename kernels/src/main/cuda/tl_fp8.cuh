@@ -152,29 +152,35 @@ __device__ __forceinline__ void dequant_fp8(const uint8_t* w, const float* scale
 }
 
 // ---- activation quantization for the FP8 tensor-core GEMM (cuBLASLt) --------------------------------------------
-// x [n, in] T -> q [n, in] e4m3 and fp32 scales, one per (token, group of `group` columns): scale[g * n + t] =
+// x [n, in] T -> q [rows, in] e4m3 and fp32 scales, one per (token, group of `group` columns): scale[g * rows + t] =
 // amax / 448 over x[t, g*group .. min((g+1)*group, in)), q = e4m3(x / scale) (round to nearest even, saturated);
-// an all-zero group gets scale 1. group 128: the 1x128 layout cuBLASLt's VEC128_32F reads (token-contiguous per
-// column group); group = in: one scale per token (g = 0), its OUTER_VEC_32F vector. One warp per (token, group).
+// an all-zero group gets scale 1. Rows n <= t < rows (padding: cuBLASLt wants the token count a multiple of 4) get
+// q = 0 and scale 1, x is not read there. group 128: the 1x128 layout cuBLASLt's VEC128_32F reads (token-contiguous
+// per column group). One warp per (token, group).
 template <typename T>
-__device__ __forceinline__ void quant_fp8(const T* x, uint8_t* q, float* scale, int n, int in, int group) {
+__device__ __forceinline__ void quant_fp8(const T* x, uint8_t* q, float* scale, int n, int rows, int in, int group) {
   const int lane = threadIdx.x & 31;
   const int groups = (in + group - 1) / group;
   const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (gw >= (long long)n * groups) return;
+  if (gw >= (long long)rows * groups) return;
   const int t = (int)(gw / groups), g = (int)(gw % groups);
   const int c0 = g * group, c1 = min(c0 + group, in);
+  uint8_t* qr = q + (long long)t * in;
+  if (t >= n) {
+    for (int c = c0 + lane; c < c1; c += 32) qr[c] = 0;
+    if (lane == 0) scale[(long long)g * rows + t] = 1.0f;
+    return;
+  }
   const T* xr = x + (long long)t * in;
   float amax = 0.0f;
   for (int c = c0 + lane; c < c1; c += 32) amax = fmaxf(amax, fabsf(Cv<T>::f(xr[c])));
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
   const float s = amax > 0.0f ? amax / 448.0f : 1.0f;
-  uint8_t* qr = q + (long long)t * in;
   for (int c = c0 + lane; c < c1; c += 32) {
     qr[c] = (uint8_t)__nv_cvt_float_to_fp8(Cv<T>::f(xr[c]) / s, __NV_SATFINITE, __NV_E4M3);
   }
-  if (lane == 0) scale[(long long)g * n + t] = s;
+  if (lane == 0) scale[(long long)g * rows + t] = s;
 }
 
 }  // namespace tlfp8
@@ -206,6 +212,6 @@ __device__ __forceinline__ void quant_fp8(const T* x, uint8_t* q, float* scale, 
     tlfp8::dequant_fp8<T, false>(w, scale, out, rows, cols, row_block);                                            \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_quant_fp8_##SUF(const T* x, uint8_t* q, float* scale, int n, \
-                                                                        int in, int group) {                       \
-    tlfp8::quant_fp8<T>(x, q, scale, n, in, group);                                                                \
+                                                                        int rows, int in, int group) {             \
+    tlfp8::quant_fp8<T>(x, q, scale, n, rows, in, group);                                                          \
   }

@@ -28,14 +28,13 @@ import jcuda.driver.CUstream;
 /**
  * {@code kernelcheck}'s cases of the FP8 tensor-core path: the activation quantization (tl_quant_fp8: codes and scales
  * exactly as {@link Fp8#encode} of x / (amax / 448) on the host) and the cuBLASLt FP8 GEMM with block (128x128 weight,
- * 1x128 activation) and per-row/per-token scales, against the quantized operands dequantized in double. With a
- * workspace (a rank on its own GPU) and without (virtual ranks); a shape cuBLASLt has no algorithm for is a FAIL on a
- * GPU where the engine means to use it (sm_90).
+ * 1x128 activation) and per-channel weight scales (1x128), against the quantized operands dequantized in double, with
+ * the token rows padded as the engine pads them (the padding's outputs must be zero). With a workspace (a rank on its
+ * own GPU) and without (virtual ranks); a shape cuBLASLt has no algorithm for is a FAIL on a GPU where the engine
+ * means to use it (sm_90).
  */
 final class KernelCheckFp8Gemm {
     private static final long WORKSPACE = 32L << 20;
-    /** Steps of fewer tokens may lack a cuBLASLt algorithm (block scales at 2 tokens did, H200 2026-12-02). */
-    private static final int SMALL_STEP = 8;
 
     private final ModelKernels k;
     private final CUstream stream;
@@ -64,14 +63,16 @@ final class KernelCheckFp8Gemm {
 
     void all(DType t, KernelCheckFp8.Guard guard) {
         // groups of 128 (the GEMM's), a partial last group (200, 448), one group per token, 1..17 tokens
-        int[][] quant = {{4096, 5, 128}, {200, 3, 128}, {448, 17, 128}, {4096, 4, 4096}, {200, 9, 200}};
+        // {in, n, group, rows}: rows past n are the GEMM's padding (zero codes, scale 1)
+        int[][] quant = {{4096, 5, 128, 8}, {200, 3, 128, 4}, {448, 17, 128, 17}, {4096, 4, 4096, 4}, {200, 9, 200, 12}
+        };
         for (int[] q : quant) {
-            String nm = "in=" + q[0] + ",n=" + q[1] + ",group=" + q[2];
-            guard.run("quant_fp8", t, nm, () -> quantCase(t, q[1], q[0], q[2], nm));
+            String nm = "in=" + q[0] + ",n=" + q[1] + ",rows=" + q[3] + ",group=" + q[2];
+            guard.run("quant_fp8", t, nm, () -> quantCase(t, q[1], q[3], q[0], q[2], nm));
         }
         // {in, out, n}: whole blocks; 3.5 column blocks (448) and rows that end inside a row block (1200); a scale
-        // grid whose rows need padding to 4 (1792 = 14 blocks: down_proj of 8B at TP 8); 1..300 tokens (below
-        // SMALL_STEP a shape cuBLASLt has no algorithm for is said, not failed: the engine takes the GEMV there)
+        // grid whose rows need padding to 4 (1792 = 14 blocks: down_proj of 8B at TP 8); 1..300 tokens, run as the
+        // engine runs them (rows rounded up to CublasLt.TOKEN_MULTIPLE)
         int[][] gemm = {
             {4096, 768, 16},
             {448, 1200, 32},
@@ -110,45 +111,46 @@ final class KernelCheckFp8Gemm {
         return f;
     }
 
-    /** The host's quantization of x [n, in] in T: codes [n, in] and scales [g * n + t]. */
-    private static float[] hostScales(double[] xd, int n, int in, int group) {
+    /** The host's scales of x [n, in] in T, [g * rows + t]; padding rows (t >= n) get 1. */
+    private static float[] hostScales(double[] xd, int n, int rows, int in, int group) {
         int groups = (in + group - 1) / group;
-        float[] s = new float[groups * n];
+        float[] s = new float[groups * rows];
+        Arrays.fill(s, 1f);
         for (int t = 0; t < n; t++) {
             for (int g = 0; g < groups; g++) {
                 float amax = 0;
                 for (int c = g * group; c < Math.min((g + 1) * group, in); c++) {
                     amax = Math.max(amax, Math.abs((float) xd[t * in + c]));
                 }
-                s[g * n + t] = amax > 0 ? amax / Fp8.MAX : 1f;
+                s[g * rows + t] = amax > 0 ? amax / Fp8.MAX : 1f;
             }
         }
         return s;
     }
 
-    void quantCase(DType t, int n, int in, int group, String name) {
+    void quantCase(DType t, int n, int rows, int in, int group, String name) {
         byte[] x = encode(t, randomX(n * in));
         double[] xd = HostTensors.decode(x, t);
         int groups = (in + group - 1) / group;
-        float[] refS = hostScales(xd, n, in, group);
+        float[] refS = hostScales(xd, n, rows, in, group);
         try (KernelCheckArena a = new KernelCheckArena()) {
             long dX = a.upload(x);
-            long dQ = a.poisoned((long) n * in + 64);
-            long dS = a.poisoned(4L * groups * n + 64);
-            k.quantFp8(t, dX, dQ, dS, n, in, group, stream);
+            long dQ = a.poisoned((long) rows * in + 64);
+            long dS = a.poisoned(4L * groups * rows + 64);
+            k.quantFp8(t, dX, dQ, dS, n, rows, in, group, stream);
             sync.run();
-            byte[] rawQ = a.download(dQ, n * in + 64);
-            byte[] rawS = a.download(dS, 4 * groups * n + 64);
-            float[] s = toFloats(Arrays.copyOf(rawS, 4 * groups * n));
-            long bad = poisonBroken(rawQ, (long) n * in, 64) + poisonBroken(rawS, 4L * groups * n, 64);
+            byte[] rawQ = a.download(dQ, rows * in + 64);
+            byte[] rawS = a.download(dS, 4 * groups * rows + 64);
+            float[] s = toFloats(Arrays.copyOf(rawS, 4 * groups * rows));
+            long bad = poisonBroken(rawQ, (long) rows * in, 64) + poisonBroken(rawS, 4L * groups * rows, 64);
             double maxAbs = 0;
             for (int i = 0; i < s.length; i++) {
                 bad += Float.compare(s[i], refS[i]) != 0 ? 1 : 0;
                 maxAbs = Math.max(maxAbs, Math.abs(s[i] - refS[i]));
             }
-            for (int tok = 0; tok < n; tok++) {
+            for (int tok = 0; tok < rows; tok++) {
                 for (int c = 0; c < in; c++) {
-                    byte want = Fp8.encode((float) xd[tok * in + c] / refS[(c / group) * n + tok]);
+                    byte want = tok < n ? Fp8.encode((float) xd[tok * in + c] / refS[(c / group) * rows + tok]) : 0;
                     bad += rawQ[tok * in + c] != want ? 1 : 0;
                 }
             }
@@ -163,6 +165,7 @@ final class KernelCheckFp8Gemm {
         float[] s = weights.scales(type, rows, in);
         int group = Fp8Scaling.GROUP;
         int groups = ScaleGrid.groups(in, group);
+        int m = CublasLt.tokenRows(n, n + CublasLt.TOKEN_MULTIPLE); // the GEMM's token rows (padded)
         float[] gemmS = type == WeightType.FP8_BLOCK
                 ? ScaleGrid.padRows(s, (int) type.scaleCols(in), CublasLt.BLOCK_SCALE_ROW_MULTIPLE)
                 : ScaleGrid.rowsPerGroup(s, groups);
@@ -172,29 +175,28 @@ final class KernelCheckFp8Gemm {
             long dX = a.upload(x);
             long dW = a.upload(w);
             long dS = a.upload(floats(gemmS));
-            long dQ = a.alloc((long) n * in);
-            long dXs = a.alloc(4L * groups * n);
-            long dY = a.poisoned((long) outBytes + guardBytes);
+            long dQ = a.alloc((long) m * in);
+            long dXs = a.alloc(4L * groups * m);
+            int padBytes = (m - n) * rows * t.bytes(); // the padded rows' outputs (zeros), then the guard
+            long dY = a.poisoned((long) outBytes + padBytes + guardBytes);
             long dWs = workspace > 0 ? a.alloc(workspace) : 0;
             try (CublasLt lt = CublasLt.create(stream, dWs, workspace, 0)) {
-                if (!lt.supports(sc, t, n, in, rows, rows, dS, dXs)) {
-                    out.println("  gemm_fp8 " + t + " " + name + ": cuBLASLt has no algorithm for this shape");
-                    if (n >= SMALL_STEP) {
-                        results.accept(new Result("gemm_fp8", t.name(), name, Double.NaN, Double.NaN, false));
-                    }
+                if (!lt.supports(sc, t, m, in, rows, rows, dS, dXs)) {
+                    out.println("  gemm_fp8 " + t + " " + name + ": cuBLASLt has no algorithm for " + m + " rows");
+                    results.accept(new Result("gemm_fp8", t.name(), name, Double.NaN, Double.NaN, false));
                     return;
                 }
-                k.quantFp8(t, dX, dQ, dXs, n, in, group, stream);
-                lt.fp8Linear(sc, t, dW, dS, dQ, dXs, dY, n, in, rows, rows);
+                k.quantFp8(t, dX, dQ, dXs, n, m, in, group, stream);
+                lt.fp8Linear(sc, t, dW, dS, dQ, dXs, dY, m, in, rows, rows);
                 sync.run();
             }
             // the reference: the operands as the GEMM got them (codes times scales), in double
             byte[] q = a.download(dQ, n * in);
-            float[] xs = toFloats(a.download(dXs, 4 * groups * n));
+            float[] xs = toFloats(a.download(dXs, 4 * groups * m));
             double[] xq = new double[n * in];
             for (int tok = 0; tok < n; tok++) {
                 for (int c = 0; c < in; c++) {
-                    xq[tok * in + c] = (double) Fp8.decode(q[tok * in + c]) * xs[(c / group) * n + tok];
+                    xq[tok * in + c] = (double) Fp8.decode(q[tok * in + c]) * xs[(c / group) * m + tok];
                 }
             }
             double[] wd = Fp8.dequantize(w, s, type, rows, in);
@@ -205,16 +207,22 @@ final class KernelCheckFp8Gemm {
                     n,
                     in,
                     rows);
-            byte[] raw = a.download(dY, outBytes + guardBytes);
+            byte[] raw = a.download(dY, outBytes + padBytes + guardBytes);
             double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
+            long nonZeroPad = 0;
+            for (double v : HostTensors.decode(Arrays.copyOfRange(raw, outBytes, outBytes + padBytes), t)) {
+                nonZeroPad += v != 0 ? 1 : 0;
+            }
             // Hopper's FP8 MMA keeps ~14 bits while it accumulates a 128-deep chunk (fp32 between chunks): allow 2^-10
             // of the products' absolute sum; a wrong scale, block or byte is off by far more
             Stat st = compare(got, ref, HostTensors.unitRoundoff(t), 0x1p-10, maxAbs(abs));
-            long touched = poisonBroken(raw, outBytes, guardBytes);
-            if (touched > 0) {
-                out.println("  gemm_fp8 " + t + " " + name + ": " + touched + " bytes written past the output");
+            long touched = poisonBroken(raw, outBytes + padBytes, guardBytes);
+            if (touched > 0 || nonZeroPad > 0) {
+                out.println("  gemm_fp8 " + t + " " + name + ": " + touched + " bytes written past the output, "
+                        + nonZeroPad + " padding outputs not zero");
             }
-            results.accept(Result.of("gemm_fp8", t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+            results.accept(Result.of(
+                    "gemm_fp8", t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched + nonZeroPad)));
         }
     }
 }

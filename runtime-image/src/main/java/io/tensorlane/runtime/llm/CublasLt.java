@@ -186,6 +186,22 @@ public final class CublasLt implements AutoCloseable {
         return lib().cublasLtGetVersion();
     }
 
+    /**
+     * Tokens per step cuBLASLt's FP8 matmul with 1x128 activation scales takes come in multiples of this: on an H200
+     * (cuBLAS 13, 2026-12-02) it had no algorithm for 1, 2, 3, 5 or 765 tokens and one for 4, 8, 16, 32, 128, 300
+     * (the scale rows of {@code n} floats start 16-byte aligned only then).
+     */
+    public static final int TOKEN_MULTIPLE = 4;
+
+    /**
+     * The token rows a step of {@code n} tokens runs the GEMM with: n rounded up to {@link #TOKEN_MULTIPLE} where the
+     * buffers hold {@code maxRows} rows, else n.
+     */
+    public static int tokenRows(int n, int maxRows) {
+        int padded = (n + TOKEN_MULTIPLE - 1) / TOKEN_MULTIPLE * TOKEN_MULTIPLE;
+        return padded <= maxRows ? padded : n;
+    }
+
     /** Whether cuBLASLt's FP8 matmul takes these dimensions: 16-byte rows of e4m3 and of the output. */
     static boolean fits(int in, int out, int ldy, DType outType) {
         return in % 16 == 0 && out % 16 == 0 && (long) ldy * outType.bytes() % 16 == 0;

@@ -88,14 +88,17 @@ final class Fp8Kernels {
     }
 
     /**
-     * q[n, in] e4m3 and fp32 scales of x[n, in] for the tensor-core GEMM: one scale per token and {@code group} columns,
-     * amax / 448, at {@code scales[g * n + t]} (group == in: one per token).
+     * q[rows, in] e4m3 and fp32 scales of x[n, in] for the tensor-core GEMM: one scale per token and {@code group}
+     * columns, amax / 448, at {@code scales[g * rows + t]}; rows n..rows-1 (padding) get zero codes and scale 1.
      */
-    void quantize(DType t, long x, long q, long scales, int n, int in, int group, CUstream s) {
+    void quantize(DType t, long x, long q, long scales, int n, int rows, int in, int group, CUstream s) {
         ModelKernels.positive("n", n);
         ModelKernels.positive("in", in);
         ModelKernels.positive("group", group);
-        long warps = (long) n * ((in + group - 1) / group);
+        if (rows < n) {
+            throw new IllegalArgumentException("quantize: rows " + rows + " < tokens " + n);
+        }
+        long warps = (long) rows * ((in + group - 1) / group);
         int perBlock = ModelKernels.ELEMENTWISE_THREADS / 32;
         String name = "tl_quant_fp8";
         k.launch(
@@ -109,6 +112,7 @@ final class Fp8Kernels {
                 p(q),
                 p(scales),
                 i(n),
+                i(rows),
                 i(in),
                 i(group));
     }

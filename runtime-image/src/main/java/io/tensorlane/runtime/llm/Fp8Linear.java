@@ -28,6 +28,8 @@ final class Fp8Linear implements AutoCloseable {
     /** e4m3 activations [maxTokens, maxIn] and their scales [ceil(maxIn / 128), maxTokens]. */
     private final long xq;
 
+    private final int maxTokens;
+
     private final long xs;
 
     /**
@@ -51,6 +53,7 @@ final class Fp8Linear implements AutoCloseable {
         this.dt = dt;
         this.gemv = choices.gemv();
         this.tensorMinTokens = choices.fp8TensorMinTokens();
+        this.maxTokens = maxTokens;
         this.scratch = Cuda.address(
                 mem.alloc(RankModel.ACTIVATIONS, "fp8 dequantized weight", dt.bytes() * scratchElements, false));
         CublasLt handle = null;
@@ -74,15 +77,19 @@ final class Fp8Linear implements AutoCloseable {
         }
     }
 
-    /** y[n, out] = x[n, in] · w[out, in]ᵀ for an FP8 weight {@code w} (x and y in the model's dtype). */
+    /**
+     * y[n, out] = x[n, in] · w[out, in]ᵀ for an FP8 weight {@code w} (x and y in the model's dtype). On tensor cores
+     * the step runs {@link CublasLt#tokenRows} rows: y's rows past n are written (products of zero codes), not read.
+     */
     void linear(GemvPolicy.Linear l, long x, RankWeights.Weight w, long y, int n, int in, int out, CUstream s) {
         CublasLt.Fp8Scaling scaling = w.gemmScaling();
+        int rows = CublasLt.tokenRows(n, maxTokens);
         if (lt != null
                 && scaling != null
                 && n >= tensorMinTokens
-                && lt.supports(scaling, dt, n, in, out, out, w.gemmScales(), xs)) {
-            kernels.quantFp8(dt, x, xq, xs, n, in, CublasLt.Fp8Scaling.GROUP, s);
-            lt.fp8Linear(scaling, dt, w.address(), w.gemmScales(), xq, xs, y, n, in, out, out);
+                && lt.supports(scaling, dt, rows, in, out, out, w.gemmScales(), xs)) {
+            kernels.quantFp8(dt, x, xq, xs, n, rows, in, CublasLt.Fp8Scaling.GROUP, s);
+            lt.fp8Linear(scaling, dt, w.address(), w.gemmScales(), xq, xs, y, rows, in, out, out);
         } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
             kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
         } else {

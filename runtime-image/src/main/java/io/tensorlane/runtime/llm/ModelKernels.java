@@ -292,9 +292,12 @@ public final class ModelKernels implements AutoCloseable {
         fp8.dequant(t, type, w, scales, out, rows, cols, s);
     }
 
-    /** e4m3 q[n, in] and fp32 scales[g * n + t] of x[n, in] (T), one per token and {@code group} columns. */
-    public void quantFp8(DType t, long x, long q, long scales, int n, int in, int group, CUstream s) {
-        fp8.quantize(t, x, q, scales, n, in, group, s);
+    /**
+     * e4m3 q[rows, in] and fp32 scales[g * rows + t] of x[n, in] (T), one per token and {@code group} columns; rows
+     * past n are padding (zero codes, scale 1).
+     */
+    public void quantFp8(DType t, long x, long q, long scales, int n, int rows, int in, int group, CUstream s) {
+        fp8.quantize(t, x, q, scales, n, rows, in, group, s);
     }
 
     /** out[i,:] = in[rows[i],:]. */

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.contract.DType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class CublasTest {
     @Test
@@ -39,6 +41,22 @@ class CublasTest {
         assertThat(CublasLt.fits(4104, 1024, 1024, DType.bf16)).isFalse(); // e4m3 rows of 16 bytes
         assertThat(CublasLt.fits(4096, 1000, 1000, DType.bf16)).isFalse();
         assertThat(CublasLt.fits(4096, 1024, 1028, DType.fp16)).isFalse(); // output rows of 16 bytes
+    }
+
+    @ParameterizedTest(name = "{0} tokens, buffers of {1} rows -> {2}")
+    @CsvSource({
+        "1, 64, 4",
+        "2, 64, 4",
+        "4, 64, 4",
+        "5, 64, 8",
+        "765, 2048, 768",
+        "300, 300, 300",
+        "2047, 2048, 2048",
+        "2046, 2047, 2046",
+        "3, 3, 3"
+    })
+    void tokenRowsAreRoundedUpToFourWhereTheBuffersHoldThem(int n, int max, int rows) {
+        assertThat(CublasLt.tokenRows(n, max)).isEqualTo(rows);
     }
 
     @Test
