@@ -55,6 +55,17 @@ public interface EngineProfile {
     String livePath();
 
     /**
+     * Seconds the readiness and liveness probes wait for an answer: longer than the engine's health endpoint may take
+     * on a healthy server (SGLang's {@code /health} generates a token under its own 20 s timeout).
+     */
+    int probeTimeoutSeconds();
+
+    /** HTTP path of the Prometheus metrics on the serving port (the pod's {@code prometheus.io/path}). */
+    default String metricsPath() {
+        return "/metrics";
+    }
+
+    /**
      * Lower-case substrings of a line in this engine's log (the termination message under FallbackToLogsOnError) that
      * mean CUDA out of memory. The runtime's JSON termination message is recognised for every engine (the model
      * download step runs the runtime image in every pod), so an engine that writes it needs no markers.

@@ -1,6 +1,7 @@
 package io.tensorlane.operator.engine;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import java.util.List;
 
@@ -8,10 +9,28 @@ import java.util.List;
  * What the PyTorch-based servers (SGLang, vLLM) share: {@code /health} for readiness and liveness, PyTorch's CUDA OOM
  * lines, no preflight (they run their own kernels), an image the spec must name, and no
  * {@link Action#ShrinkAllreduceBuffer} step (they size their own allreduce buffers and are not given
- * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod). Subclasses give the command line and
- * the meaning of the memory fraction.
+ * {@code allreduce.maxMessageBytes}, so that step would re-apply the same pod). Subclasses give the command line, the
+ * meaning of the memory fraction and the probe timeout. Every flag and variable they render is in the engine's
+ * fixture of upstream names ({@code operator/src/test/resources/engine-flags/}).
  */
 abstract class PythonServerProfile implements EngineProfile {
+    /**
+     * The {@code --dtype} value (the same choices in SGLang and vLLM: auto, half, float16, bfloat16, float, float32) of
+     * the model's dtype; null for fp8, whose checkpoint's quantization config sets the activation dtype (the engine's
+     * auto).
+     */
+    static String torchDtype(DType dtype) {
+        if (dtype == null) {
+            return null;
+        }
+        return switch (dtype) {
+            case bf16 -> "bfloat16";
+            case fp16 -> "float16";
+            case fp32 -> "float32";
+            case fp8 -> null;
+        };
+    }
+
     @Override
     public final String readyPath() {
         return "/health";

@@ -12,13 +12,25 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * SGLang ({@code python3 -m sglang.launch_server}): the static fraction as {@code --mem-fraction-static}, an FP8 KV
+ * SGLang ({@code python3 -m sglang.launch_server}): {@code --tp-size} (not the prefix {@code --tp}), the model's dtype as
+ * {@code --dtype}, {@code --enable-metrics} (SGLang serves {@code /metrics} only with it), a batch token budget above
+ * SGLang's default {@code max_prefill_tokens} ({@value #DEFAULT_MAX_PREFILL_TOKENS}) also as
+ * {@code --max-prefill-tokens}, the static fraction as {@code --mem-fraction-static}, an FP8 KV
  * cache as {@code --kv-cache-dtype fp8_e4m3} (its choices: auto, fp8_e4m3, fp8_e5m2, bf16/bfloat16; any other plan
  * keeps its default auto, the model's activation dtype, which is what the plan sized), its own custom allreduce
  * switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels), an image is
  * required.
  */
 public final class SglangProfile extends PythonServerProfile {
+    /** SGLang's default {@code max_prefill_tokens}: a prefill batch holds no more tokens than this unless told. */
+    static final int DEFAULT_MAX_PREFILL_TOKENS = 16_384;
+
+    /**
+     * {@code SGLANG_HEALTH_CHECK_TIMEOUT}'s default: SGLang's {@code /health} waits this long for a generated token
+     * before it answers 503.
+     */
+    static final int HEALTH_CHECK_TIMEOUT_SECONDS = 20;
+
     @Override
     public EngineType type() {
         return EngineType.SGLang;
@@ -36,14 +48,22 @@ public final class SglangProfile extends PythonServerProfile {
                 "0.0.0.0",
                 "--port",
                 Integer.toString(spec.serving.port),
-                "--tp",
+                "--tp-size",
                 Integer.toString(tp),
                 "--mem-fraction-static",
                 Units.fraction(memoryFraction(plan.memory())),
                 "--context-length",
                 Integer.toString(spec.serving.maxModelLength),
                 "--chunked-prefill-size",
-                Integer.toString(spec.serving.maxBatchTokens)));
+                Integer.toString(spec.serving.maxBatchTokens),
+                "--enable-metrics"));
+        if (spec.serving.maxBatchTokens > DEFAULT_MAX_PREFILL_TOKENS) {
+            args.addAll(List.of("--max-prefill-tokens", Integer.toString(spec.serving.maxBatchTokens)));
+        }
+        String dtype = torchDtype(spec.model.dtype);
+        if (dtype != null) {
+            args.addAll(List.of("--dtype", dtype));
+        }
         if (plan.memory().kvCacheDtype() == DType.fp8) {
             args.addAll(List.of("--kv-cache-dtype", "fp8_e4m3"));
         }
@@ -51,6 +71,12 @@ public final class SglangProfile extends PythonServerProfile {
             args.add("--disable-custom-all-reduce");
         }
         return new Launch(List.of("python3", "-m", "sglang.launch_server"), args, List.of(env("HOME", "/tmp")));
+    }
+
+    /** Its health timeout and 5 s for the answer to arrive. */
+    @Override
+    public int probeTimeoutSeconds() {
+        return HEALTH_CHECK_TIMEOUT_SECONDS + 5;
     }
 
     /** {@code mem_fraction_static}: weights + KV cache over total memory. */

@@ -86,6 +86,12 @@ public final class TensorlaneProfile implements EngineProfile {
         return "/health/live";
     }
 
+    /** The runtime's health server answers from its state ({@code HealthServer}). */
+    @Override
+    public int probeTimeoutSeconds() {
+        return 5;
+    }
+
     /** None: every CUDA OOM the runtime meets ends in its JSON termination message. */
     @Override
     public List<String> oomLogMarkers() {

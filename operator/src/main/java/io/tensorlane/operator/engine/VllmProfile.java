@@ -12,7 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * vLLM ({@code vllm serve}): the model directory as the first argument, {@code --gpu-memory-utilization} (which
+ * vLLM ({@code vllm serve}): the model directory as the first argument, the model's dtype as {@code --dtype}, its
+ * {@code /metrics} (served by default), {@code /health} (answers from the engine's state without generating, so the
+ * usual 5 s probe timeout fits), {@code --gpu-memory-utilization} (which
  * covers everything vLLM allocates, not only weights + KV cache), an FP8 KV cache as {@code --kv-cache-dtype fp8}
  * (vLLM's CacheDType: fp8 = fp8_e4m3; any other plan keeps its default auto, the model's activation dtype, which is
  * what the plan sized), its own custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no
@@ -43,6 +45,10 @@ public final class VllmProfile extends PythonServerProfile {
                 Integer.toString(spec.serving.maxModelLength),
                 "--max-num-batched-tokens",
                 Integer.toString(spec.serving.maxBatchTokens)));
+        String dtype = torchDtype(spec.model.dtype);
+        if (dtype != null) {
+            args.addAll(List.of("--dtype", dtype));
+        }
         if (plan.memory().kvCacheDtype() == DType.fp8) {
             args.addAll(List.of("--kv-cache-dtype", "fp8"));
         }
@@ -50,6 +56,11 @@ public final class VllmProfile extends PythonServerProfile {
             args.add("--disable-custom-all-reduce");
         }
         return new Launch(List.of("vllm", "serve"), args, List.of(env("HOME", "/tmp")));
+    }
+
+    @Override
+    public int probeTimeoutSeconds() {
+        return 5;
     }
 
     /** {@code gpu_memory_utilization}: static + non-static − the user's reserve, over total memory. */

@@ -150,7 +150,8 @@ public final class AllreduceChooser {
      * <ul>
      *   <li>{@code NCCL_P2P_LEVEL=<worst path>} when P2P works between every pair but some pairs cross the CPU (PHB,
      *       NODE or SYS): NCCL's default stops using P2P at PXB on most CPUs and would stage those transfers through
-     *       host memory although the probe found direct P2P working.</li>
+     *       host memory although the probe found direct P2P working. The level is NCCL's name for the path ({@link
+     *       NcclP2pLevel}: nvidia-smi's NODE is NCCL's PHB; NCCL ignores a name it does not know).</li>
      *   <li>{@code NCCL_PROTO=^LL128} when traffic crosses the CPU: LL128 relies on 128-byte stores arriving whole and
      *       in order, which a path through the CPU root complex does not guarantee; excluding it rules out silent
      *       corruption or hangs on platforms that misreport the path.</li>
@@ -177,7 +178,7 @@ public final class AllreduceChooser {
         if (crossesCpu && s.p2p == P2p.Full) {
             env.add(new AllreduceChoice.NcclEnv(
                     "NCCL_P2P_LEVEL",
-                    worst.name(),
+                    NcclP2pLevel.of(worst),
                     "P2P works between every pair but some cross the CPU (" + worst
                             + "); NCCL's default stops P2P at PXB"));
         }

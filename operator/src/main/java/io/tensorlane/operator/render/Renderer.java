@@ -21,6 +21,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.engine.EngineProfile;
 import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.SpecValidator;
@@ -45,6 +46,11 @@ public final class Renderer {
     public static final String CONTAINER = "engine";
     public static final String PORT_NAME = "http";
     public static final String GPU_RESOURCE = "nvidia.com/gpu";
+    /** The conventional scrape annotations (Prometheus' kubernetes_sd examples, many agents) on every serving pod. */
+    public static final String ANNOTATION_SCRAPE = "prometheus.io/scrape";
+
+    public static final String ANNOTATION_PORT = "prometheus.io/port";
+    public static final String ANNOTATION_PATH = "prometheus.io/path";
     private static final int STARTUP_PERIOD_SECONDS = 10;
     private static final long LOAD_BASE_SECONDS = 300;
     private static final long LOAD_BYTES_PER_SECOND = 100_000_000L;
@@ -161,6 +167,8 @@ public final class Renderer {
             String name, InferenceDeploymentSpec spec, Plan plan, TensorlaneConfig settings, ModelStatus model) {
         ModelVolumes.Mount mount = ModelVolumes.of(spec, model, settings);
         EngineCommands.Engine engine = EngineCommands.render(spec, plan, mount);
+        EngineProfile profile = EngineProfiles.of(spec);
+        int timeout = profile.probeTimeoutSeconds();
         String image = EngineProfiles.image(spec, settings.runtimeImage());
         long uid = settings.pod().runAsUser();
         Quantity gpus = new Quantity(Integer.toString(spec.parallelism.tensor));
@@ -186,9 +194,11 @@ public final class Renderer {
                 // model loading takes minutes: the startup probe allows the progress deadline or the load-time budget
                 // of the
                 // weights, whichever is longer; liveness and readiness start only after it, so loading is never killed
-                .withStartupProbe(probe(engine.readyPath(), STARTUP_PERIOD_SECONDS, startupFailures, 5))
-                .withReadinessProbe(probe(engine.readyPath(), 10, 3, 5))
-                .withLivenessProbe(probe(engine.livePath(), 20, 3, 10))
+                // the timeouts fit the engine's health endpoint (SGLang's generates a token); a period is never
+                // shorter than its timeout
+                .withStartupProbe(probe(engine.readyPath(), STARTUP_PERIOD_SECONDS, startupFailures, timeout))
+                .withReadinessProbe(probe(engine.readyPath(), Math.max(10, timeout), 3, timeout))
+                .withLivenessProbe(probe(engine.livePath(), Math.max(20, timeout), 3, Math.max(10, timeout)))
                 .withTerminationMessagePolicy("FallbackToLogsOnError")
                 .withNewSecurityContext()
                 .withAllowPrivilegeEscalation(false)
@@ -214,6 +224,7 @@ public final class Renderer {
         return new PodTemplateSpecBuilder()
                 .withNewMetadata()
                 .withLabels(labels)
+                .withAnnotations(metricsAnnotations(port, profile.metricsPath()))
                 .endMetadata()
                 .withNewSpec()
                 // service links would put FOO_PORT variables into the engine's environment (vLLM reads VLLM_PORT)
@@ -254,6 +265,15 @@ public final class Renderer {
                 .endAffinity()
                 .endSpec()
                 .build();
+    }
+
+    /** Where to scrape a serving pod: its serving port and the engine's metrics path. */
+    static Map<String, String> metricsAnnotations(int port, String path) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(ANNOTATION_SCRAPE, "true");
+        m.put(ANNOTATION_PORT, Integer.toString(port));
+        m.put(ANNOTATION_PATH, path);
+        return m;
     }
 
     /**

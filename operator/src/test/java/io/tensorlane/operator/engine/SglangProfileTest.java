@@ -34,14 +34,17 @@ class SglangProfileTest {
                 "0.0.0.0",
                 "--port",
                 "8000",
-                "--tp",
+                "--tp-size",
                 Integer.toString(tp),
                 "--mem-fraction-static",
                 "0.87",
                 "--context-length",
                 "8192",
                 "--chunked-prefill-size",
-                "8192"));
+                "8192",
+                "--enable-metrics",
+                "--dtype",
+                "bfloat16"));
         a.addAll(List.of(more));
         return a;
     }
@@ -97,6 +100,58 @@ class SglangProfileTest {
     @MethodSource("oomLines")
     void recognisesItsOom(String name, String message, boolean oom) {
         assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
+    }
+
+    /** The model's dtype as --dtype (fp8 checkpoints: SGLang's auto, their quantization config decides). */
+    static Stream<Arguments> modelDtypes() {
+        return Stream.of(
+                Arguments.of(DType.bf16, "bfloat16"),
+                Arguments.of(DType.fp16, "float16"),
+                Arguments.of(DType.fp32, "float32"),
+                Arguments.of(DType.fp8, null));
+    }
+
+    @ParameterizedTest(name = "{0} → {1}")
+    @MethodSource("modelDtypes")
+    void passesTheModelDtype(DType model, String flag) {
+        var spec = ProfileFixtures.spec(EngineType.SGLang, 1);
+        spec.model.dtype = model;
+        List<String> a = P.launch(spec, ProfileFixtures.plan(Ar.NONE), MODEL).args();
+        if (flag == null) {
+            assertThat(a).doesNotContain("--dtype");
+        } else {
+            assertThat(a).containsSubsequence("--dtype", flag);
+            assertThat(a.get(a.indexOf("--dtype") + 1)).isEqualTo(flag);
+        }
+    }
+
+    /** SGLang's max_prefill_tokens defaults to 16384: a larger batch budget needs it raised too. */
+    static Stream<Arguments> batchTokens() {
+        return Stream.of(
+                Arguments.of(8192, null),
+                Arguments.of(16_384, null),
+                Arguments.of(16_385, "16385"),
+                Arguments.of(65_536, "65536"));
+    }
+
+    @ParameterizedTest(name = "{0} → {1}")
+    @MethodSource("batchTokens")
+    void raisesMaxPrefillTokensAboveItsDefault(int batch, String prefill) {
+        var spec = ProfileFixtures.spec(EngineType.SGLang, 1);
+        spec.serving.maxBatchTokens = batch;
+        List<String> a = P.launch(spec, ProfileFixtures.plan(Ar.NONE), MODEL).args();
+        assertThat(a.get(a.indexOf("--chunked-prefill-size") + 1)).isEqualTo(Integer.toString(batch));
+        if (prefill == null) {
+            assertThat(a).doesNotContain("--max-prefill-tokens");
+        } else {
+            assertThat(a.get(a.indexOf("--max-prefill-tokens") + 1)).isEqualTo(prefill);
+        }
+    }
+
+    @Test
+    void probesWaitLongerThanItsGeneratingHealthCheck() {
+        assertThat(P.probeTimeoutSeconds()).isGreaterThan(SglangProfile.HEALTH_CHECK_TIMEOUT_SECONDS);
+        assertThat(P.metricsPath()).isEqualTo("/metrics");
     }
 
     @Test

@@ -40,7 +40,9 @@ class VllmProfileTest {
                 "--max-model-len",
                 "8192",
                 "--max-num-batched-tokens",
-                "8192"));
+                "8192",
+                "--dtype",
+                "bfloat16"));
         a.addAll(List.of(more));
         return a;
     }
@@ -91,6 +93,36 @@ class VllmProfileTest {
     @MethodSource("oomLines")
     void recognisesItsOom(String name, String message, boolean oom) {
         assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
+    }
+
+    static Stream<Arguments> modelDtypes() {
+        return Stream.of(
+                Arguments.of(DType.bf16, "bfloat16"),
+                Arguments.of(DType.fp16, "float16"),
+                Arguments.of(DType.fp32, "float32"),
+                Arguments.of(DType.fp8, null));
+    }
+
+    @ParameterizedTest(name = "{0} → {1}")
+    @MethodSource("modelDtypes")
+    void passesTheModelDtype(DType model, String flag) {
+        var spec = ProfileFixtures.spec(EngineType.VLLM, 1);
+        spec.model.dtype = model;
+        List<String> a = P.launch(spec, ProfileFixtures.plan(Ar.NONE), MODEL).args();
+        if (flag == null) {
+            assertThat(a).doesNotContain("--dtype");
+        } else {
+            assertThat(a.get(a.indexOf("--dtype") + 1)).isEqualTo(flag);
+        }
+    }
+
+    @Test
+    void probesKeepTheShortTimeoutAndMetricsAreServedByDefault() {
+        assertThat(P.probeTimeoutSeconds()).isEqualTo(5);
+        assertThat(P.metricsPath()).isEqualTo("/metrics");
+        assertThat(P.launch(ProfileFixtures.spec(EngineType.VLLM, 2), ProfileFixtures.plan(Ar.CUSTOM), MODEL)
+                        .args())
+                .noneMatch(a -> a.contains("metrics"));
     }
 
     @Test

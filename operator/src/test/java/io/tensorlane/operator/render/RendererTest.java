@@ -104,6 +104,11 @@ class RendererTest {
         assertThat(c.getTerminationMessagePolicy()).isEqualTo("FallbackToLogsOnError");
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health/ready");
         assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health/live");
+        assertThat(c.getReadinessProbe().getTimeoutSeconds()).isEqualTo(5);
+        assertThat(d.getSpec().getTemplate().getMetadata().getAnnotations())
+                .containsEntry(Renderer.ANNOTATION_SCRAPE, "true")
+                .containsEntry(Renderer.ANNOTATION_PORT, "8000")
+                .containsEntry(Renderer.ANNOTATION_PATH, "/metrics");
         // 141 GB of weights: 300 s + 141.1 GB at 100 MB/s = 1711 s, longer than the 900 s progress deadline
         assertThat(c.getStartupProbe().getFailureThreshold()
                         * c.getStartupProbe().getPeriodSeconds())
@@ -186,8 +191,9 @@ class RendererTest {
                         List.of(
                                 "--model-path /models/meta-llama--Llama-3.3-70B-Instruct--main",
                                 "--served-model-name meta-llama/Llama-3.3-70B-Instruct",
-                                "--tp 8",
+                                "--tp-size 8",
                                 "--mem-fraction-static 0.95",
+                                "--enable-metrics",
                                 "--port 8000"),
                         false,
                         "/health"),
@@ -198,7 +204,7 @@ class RendererTest {
                                 s -> s.allreduce.mode = AllreduceSpec.AllreduceMode.NCCL),
                         PRO,
                         List.of("python3", "-m", "sglang.launch_server"),
-                        List.of("--tp 8"),
+                        List.of("--tp-size 8"),
                         true,
                         "/health"),
                 new EngineCase(
@@ -230,6 +236,18 @@ class RendererTest {
         assertThat(ct.getArgs().contains("--disable-custom-all-reduce")).isEqualTo(c.disableCustom());
         assertThat(ct.getReadinessProbe().getHttpGet().getPath()).isEqualTo(c.healthPath());
         assertThat(ct.getImage()).isEqualTo(c.spec().engine.image);
+        // every serving pod says where to scrape; probe timeouts fit the engine's health endpoint
+        assertThat(r.deployment().getSpec().getTemplate().getMetadata().getAnnotations())
+                .containsExactlyInAnyOrderEntriesOf(java.util.Map.of(
+                        Renderer.ANNOTATION_SCRAPE, "true",
+                        Renderer.ANNOTATION_PORT, "8000",
+                        Renderer.ANNOTATION_PATH, "/metrics"));
+        int timeout = c.spec().engine.type == EngineType.SGLang ? 25 : 5;
+        assertThat(ct.getReadinessProbe().getTimeoutSeconds()).isEqualTo(timeout);
+        assertThat(ct.getStartupProbe().getTimeoutSeconds()).isEqualTo(timeout);
+        assertThat(ct.getLivenessProbe().getTimeoutSeconds()).isEqualTo(Math.max(10, timeout));
+        assertThat(ct.getReadinessProbe().getPeriodSeconds()).isGreaterThanOrEqualTo(timeout);
+        assertThat(ct.getLivenessProbe().getPeriodSeconds()).isGreaterThanOrEqualTo(timeout);
     }
 
     @Test
