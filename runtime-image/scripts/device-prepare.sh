@@ -8,7 +8,9 @@ cd "$(dirname "$0")/../.."
 exclude="$(git rev-parse --git-common-dir)/info/exclude"   # a worktree's .git is a file
 grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >> "$exclude"
 rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
-mvn -B -o -q -pl crd,contract,kernels,hack/testkit,runtime-image install -DskipTests -Dtensorlane.skipImages
+# offline first (fast, no registry round trips); on a fresh machine (nothing downloaded yet) the same build online
+build=(-pl crd,contract,kernels,hack/testkit,runtime-image install -DskipTests -Dtensorlane.skipImages)
+mvn -B -o -q "${build[@]}" || { echo "device-prepare: offline build failed; building online" >&2; mvn -B -q "${build[@]}"; }
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/app/lib"
 # The production image's module list (hack/images.sh, one source of truth) and its exclusion of java.desktop's natives.
