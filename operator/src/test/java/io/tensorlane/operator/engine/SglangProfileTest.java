@@ -102,29 +102,6 @@ class SglangProfileTest {
         assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
     }
 
-    /** The model's dtype as --dtype (fp8 checkpoints: SGLang's auto, their quantization config decides). */
-    static Stream<Arguments> modelDtypes() {
-        return Stream.of(
-                Arguments.of(DType.bf16, "bfloat16"),
-                Arguments.of(DType.fp16, "float16"),
-                Arguments.of(DType.fp32, "float32"),
-                Arguments.of(DType.fp8, null));
-    }
-
-    @ParameterizedTest(name = "{0} → {1}")
-    @MethodSource("modelDtypes")
-    void passesTheModelDtype(DType model, String flag) {
-        var spec = ProfileFixtures.spec(EngineType.SGLang, 1);
-        spec.model.dtype = model;
-        List<String> a = P.launch(spec, ProfileFixtures.plan(Ar.NONE), MODEL).args();
-        if (flag == null) {
-            assertThat(a).doesNotContain("--dtype");
-        } else {
-            assertThat(a).containsSubsequence("--dtype", flag);
-            assertThat(a.get(a.indexOf("--dtype") + 1)).isEqualTo(flag);
-        }
-    }
-
     /** SGLang's max_prefill_tokens defaults to 16384: a larger batch budget needs it raised too. */
     static Stream<Arguments> batchTokens() {
         return Stream.of(

@@ -95,27 +95,6 @@ class VllmProfileTest {
         assertThat(ProfileFixtures.cudaOom(P, message)).isEqualTo(oom);
     }
 
-    static Stream<Arguments> modelDtypes() {
-        return Stream.of(
-                Arguments.of(DType.bf16, "bfloat16"),
-                Arguments.of(DType.fp16, "float16"),
-                Arguments.of(DType.fp32, "float32"),
-                Arguments.of(DType.fp8, null));
-    }
-
-    @ParameterizedTest(name = "{0} → {1}")
-    @MethodSource("modelDtypes")
-    void passesTheModelDtype(DType model, String flag) {
-        var spec = ProfileFixtures.spec(EngineType.VLLM, 1);
-        spec.model.dtype = model;
-        List<String> a = P.launch(spec, ProfileFixtures.plan(Ar.NONE), MODEL).args();
-        if (flag == null) {
-            assertThat(a).doesNotContain("--dtype");
-        } else {
-            assertThat(a.get(a.indexOf("--dtype") + 1)).isEqualTo(flag);
-        }
-    }
-
     @Test
     void probesKeepTheShortTimeoutAndMetricsAreServedByDefault() {
         assertThat(P.probeTimeoutSeconds()).isEqualTo(5);

@@ -188,22 +188,12 @@ public final class ChatTemplate {
         for (int at = t.indexOf("namespace(", from); at >= 0; at = t.indexOf("namespace(", from)) {
             int open = at + "namespace(".length();
             out.append(t, from, open);
-            int depth = 1;
+            Brackets b = new Brackets(1);
             int i = open;
             int argStart = open;
-            char quote = 0;
-            for (; i < t.length() && depth > 0; i++) {
+            for (; i < t.length() && b.depth() > 0; i++) {
                 char c = t.charAt(i);
-                if (quote != 0) {
-                    if (c == quote) quote = 0;
-                } else if (c == '\'' || c == '"') {
-                    quote = c;
-                } else if (c == '(' || c == '[' || c == '{') {
-                    depth++;
-                } else if (c == ')' || c == ']' || c == '}') {
-                    depth--;
-                }
-                if (quote == 0 && ((depth == 1 && c == ',') || depth == 0)) {
+                if (b.next(c) && ((b.depth() == 1 && c == ',') || b.depth() == 0)) {
                     out.append(namedArg(t.substring(argStart, i))).append(c);
                     argStart = i + 1;
                 }

@@ -69,19 +69,9 @@ final class JinjaCompat {
 
     /** The index of a {@code " if "} outside quotes and brackets, or -1. */
     private static int topLevelIf(String s) {
-        int depth = 0;
-        char quote = 0;
+        Brackets b = new Brackets(0);
         for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (quote != 0) {
-                if (c == quote) quote = 0;
-            } else if (c == '\'' || c == '"') {
-                quote = c;
-            } else if (c == '(' || c == '[' || c == '{') {
-                depth++;
-            } else if (c == ')' || c == ']' || c == '}') {
-                depth--;
-            } else if (depth == 0 && s.startsWith(" if ", i)) {
+            if (b.next(s.charAt(i)) && b.depth() == 0 && s.startsWith(" if ", i)) {
                 return i;
             }
         }

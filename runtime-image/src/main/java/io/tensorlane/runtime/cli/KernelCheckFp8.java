@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.cli;
 
 import static io.tensorlane.runtime.cli.KernelCheckMath.compare;
+import static io.tensorlane.runtime.cli.KernelCheckMath.compareLinear;
 import static io.tensorlane.runtime.cli.KernelCheckMath.encode;
 import static io.tensorlane.runtime.cli.KernelCheckMath.floats;
 import static io.tensorlane.runtime.cli.KernelCheckMath.maxAbs;
@@ -11,7 +12,6 @@ import io.tensorlane.runtime.cli.KernelCheckCommand.Result;
 import io.tensorlane.runtime.cli.KernelCheckMath.Stat;
 import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.ModelKernels;
-import io.tensorlane.runtime.llm.ModelReference;
 import io.tensorlane.runtime.model.Fp8;
 import io.tensorlane.runtime.model.WeightType;
 import java.io.PrintWriter;
@@ -123,16 +123,9 @@ final class KernelCheckFp8 {
             sync.run();
             double[] xd = HostTensors.decode(x, t);
             double[] wd = Fp8.dequantize(w, s, type, rows, in);
-            double[] ref = ModelReference.linear(xd, wd, n, in, rows);
-            double[] abs = ModelReference.linear(
-                    Arrays.stream(xd).map(Math::abs).toArray(),
-                    Arrays.stream(wd).map(Math::abs).toArray(),
-                    n,
-                    in,
-                    rows);
             byte[] raw = a.download(dY, outBytes + guardBytes);
             double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
-            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), in * 0x1p-24, maxAbs(abs));
+            Stat st = compareLinear(got, xd, wd, n, in, rows, HostTensors.unitRoundoff(t), in * 0x1p-24);
             long touched = poisonBroken(raw, outBytes, guardBytes);
             if (touched > 0) {
                 out.println("  gemv_fp8 " + t + " " + name + ": " + touched + " bytes written past the output");

@@ -1,9 +1,8 @@
 package io.tensorlane.runtime.cli;
 
-import static io.tensorlane.runtime.cli.KernelCheckMath.compare;
+import static io.tensorlane.runtime.cli.KernelCheckMath.compareLinear;
 import static io.tensorlane.runtime.cli.KernelCheckMath.encode;
 import static io.tensorlane.runtime.cli.KernelCheckMath.floats;
-import static io.tensorlane.runtime.cli.KernelCheckMath.maxAbs;
 import static io.tensorlane.runtime.cli.KernelCheckMath.poisonBroken;
 
 import io.tensorlane.contract.DType;
@@ -13,7 +12,6 @@ import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.CublasLt;
 import io.tensorlane.runtime.llm.CublasLt.Fp8Scaling;
 import io.tensorlane.runtime.llm.ModelKernels;
-import io.tensorlane.runtime.llm.ModelReference;
 import io.tensorlane.runtime.model.Fp8;
 import io.tensorlane.runtime.model.ScaleGrid;
 import io.tensorlane.runtime.model.WeightType;
@@ -113,7 +111,7 @@ final class KernelCheckFp8Gemm {
 
     /** The host's scales of x [n, in] in T, [g * rows + t]; padding rows (t >= n) get 1. */
     private static float[] hostScales(double[] xd, int n, int rows, int in, int group) {
-        int groups = (in + group - 1) / group;
+        int groups = ScaleGrid.groups(in, group);
         float[] s = new float[groups * rows];
         Arrays.fill(s, 1f);
         for (int t = 0; t < n; t++) {
@@ -131,7 +129,7 @@ final class KernelCheckFp8Gemm {
     void quantCase(DType t, int n, int rows, int in, int group, String name) {
         byte[] x = encode(t, randomX(n * in));
         double[] xd = HostTensors.decode(x, t);
-        int groups = (in + group - 1) / group;
+        int groups = ScaleGrid.groups(in, group);
         float[] refS = hostScales(xd, n, rows, in, group);
         try (KernelCheckArena a = new KernelCheckArena()) {
             long dX = a.upload(x);
@@ -181,13 +179,14 @@ final class KernelCheckFp8Gemm {
             long dY = a.poisoned((long) outBytes + padBytes + guardBytes);
             long dWs = workspace > 0 ? a.alloc(workspace) : 0;
             try (CublasLt lt = CublasLt.create(stream, dWs, workspace, 0)) {
-                if (!lt.supports(sc, t, m, in, rows, rows, dS, dXs)) {
+                CublasLt.Plan plan = lt.gemm(sc, t, m, in, rows, rows, dS, dXs);
+                if (plan == null) {
                     out.println("  gemm_fp8 " + t + " " + name + ": cuBLASLt has no algorithm for " + m + " rows");
                     results.accept(new Result("gemm_fp8", t.name(), name, Double.NaN, Double.NaN, false));
                     return;
                 }
                 k.quantFp8(t, dX, dQ, dXs, n, m, in, group, stream);
-                lt.fp8Linear(sc, t, dW, dS, dQ, dXs, dY, m, in, rows, rows);
+                lt.run(plan, dW, dS, dQ, dXs, dY);
                 sync.run();
             }
             // the reference: the operands as the GEMM got them (codes times scales), in double
@@ -200,13 +199,6 @@ final class KernelCheckFp8Gemm {
                 }
             }
             double[] wd = Fp8.dequantize(w, s, type, rows, in);
-            double[] ref = ModelReference.linear(xq, wd, n, in, rows);
-            double[] abs = ModelReference.linear(
-                    Arrays.stream(xq).map(Math::abs).toArray(),
-                    Arrays.stream(wd).map(Math::abs).toArray(),
-                    n,
-                    in,
-                    rows);
             byte[] raw = a.download(dY, outBytes + padBytes + guardBytes);
             double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
             long nonZeroPad = 0;
@@ -215,7 +207,7 @@ final class KernelCheckFp8Gemm {
             }
             // Hopper's FP8 MMA keeps ~14 bits while it accumulates a 128-deep chunk (fp32 between chunks): allow 2^-10
             // of the products' absolute sum; a wrong scale, block or byte is off by far more
-            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), 0x1p-10, maxAbs(abs));
+            Stat st = compareLinear(got, xq, wd, n, in, rows, HostTensors.unitRoundoff(t), 0x1p-10);
             long touched = poisonBroken(raw, outBytes + padBytes, guardBytes);
             if (touched > 0 || nonZeroPad > 0) {
                 out.println("  gemm_fp8 " + t + " " + name + ": " + touched + " bytes written past the output, "

@@ -2,6 +2,7 @@ package io.tensorlane.runtime.cli;
 
 import static io.tensorlane.runtime.cli.KernelCheckCommand.KAPPA;
 import static io.tensorlane.runtime.cli.KernelCheckMath.compare;
+import static io.tensorlane.runtime.cli.KernelCheckMath.compareLinear;
 import static io.tensorlane.runtime.cli.KernelCheckMath.encode;
 import static io.tensorlane.runtime.cli.KernelCheckMath.floats;
 import static io.tensorlane.runtime.cli.KernelCheckMath.ints;
@@ -239,16 +240,9 @@ final class KernelCheckLayers {
             sync();
             double[] xd = HostTensors.decode(x, t);
             double[] wd = HostTensors.decode(w, t);
-            double[] ref = ModelReference.linear(xd, wd, 1, in, rows);
-            double[] abs = ModelReference.linear(
-                    Arrays.stream(xd).map(Math::abs).toArray(),
-                    Arrays.stream(wd).map(Math::abs).toArray(),
-                    1,
-                    in,
-                    rows);
             byte[] raw = a.download(dY, rows * t.bytes() + guard);
             double[] got = HostTensors.decode(Arrays.copyOf(raw, rows * t.bytes()), t);
-            Stat st = compare(got, ref, HostTensors.unitRoundoff(t), in * 0x1p-24, maxAbs(abs));
+            Stat st = compareLinear(got, xd, wd, 1, in, rows, HostTensors.unitRoundoff(t), in * 0x1p-24);
             long touched = poisonBroken(raw, (long) rows * t.bytes(), guard);
             if (touched > 0) {
                 out.println("  gemv " + t + " in=" + in + ": " + touched + " bytes written past the output");

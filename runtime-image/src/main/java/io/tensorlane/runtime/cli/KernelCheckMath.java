@@ -2,8 +2,10 @@ package io.tensorlane.runtime.cli;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.llm.ModelReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 
 /** {@code kernelcheck}'s host side: the comparison rule and host-data conversions (pure, unit-tested on a CPU). */
@@ -41,6 +43,21 @@ final class KernelCheckMath {
             }
         }
         return new Stat(maxAbs, maxRel, bad);
+    }
+
+    /**
+     * {@link #compare} of a linear's output {@code got[n, out]} with {@code x[n, in] · w[out, in]ᵀ} in double, the
+     * magnitude being the largest {@code |x| · |w|ᵀ} (the products' absolute sum a rounding error scales with).
+     */
+    static Stat compareLinear(double[] got, double[] x, double[] w, int n, int in, int out, double u, double kappa) {
+        double[] ref = ModelReference.linear(x, w, n, in, out);
+        double[] abs = ModelReference.linear(
+                Arrays.stream(x).map(Math::abs).toArray(),
+                Arrays.stream(w).map(Math::abs).toArray(),
+                n,
+                in,
+                out);
+        return compare(got, ref, u, kappa, maxAbs(abs));
     }
 
     static double maxAbs(double[] x) {

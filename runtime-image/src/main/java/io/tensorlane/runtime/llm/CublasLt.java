@@ -123,10 +123,29 @@ public final class CublasLt implements AutoCloseable {
 
     private record Key(Fp8Scaling scaling, DType out, int n, int in, int outCols, int ldy) {}
 
-    /** A shape's descriptors and chosen algorithm. */
-    private record Plan(Pointer desc, Pointer a, Pointer b, Pointer d, Memory algo) {}
+    /**
+     * One shape's descriptors and chosen algorithm ({@link #gemm}), run by {@link #run}; its key says what it was made
+     * for.
+     */
+    public static final class Plan {
+        private final Key key;
+        private final Pointer desc;
+        private final Pointer a;
+        private final Pointer b;
+        private final Pointer d;
+        private final Memory algo;
 
-    private static final Plan UNSUPPORTED = new Plan(null, null, null, null, null);
+        private Plan(Key key, Pointer desc, Pointer a, Pointer b, Pointer d, Memory algo) {
+            this.key = key;
+            this.desc = desc;
+            this.a = a;
+            this.b = b;
+            this.d = d;
+            this.algo = algo;
+        }
+    }
+
+    private static final Plan UNSUPPORTED = new Plan(null, null, null, null, null, null);
 
     private final Pointer handle;
     private final Pointer stream;
@@ -208,56 +227,41 @@ public final class CublasLt implements AutoCloseable {
     }
 
     /**
-     * Whether cuBLASLt has an FP8 algorithm for this shape (found once per shape; the scale pointers only tell it
-     * their alignment).
+     * The plan of {@code y[n, out]} (type {@code outType}, row stride {@code ldy}) = (xq[n, in] e4m3) · (w[out, in]
+     * e4m3)ᵀ with scales in the layouts of {@code scaling}, made once per shape (the scale pointers only tell cuBLASLt
+     * their alignment); null when cuBLASLt has no algorithm for it.
      */
-    public boolean supports(Fp8Scaling scaling, DType outType, int n, int in, int out, int ldy, long ws, long xs) {
-        return fits(in, out, ldy, outType) && plan(new Key(scaling, outType, n, in, out, ldy), ws, xs) != UNSUPPORTED;
+    public Plan gemm(Fp8Scaling scaling, DType outType, int n, int in, int out, int ldy, long ws, long xs) {
+        if (!fits(in, out, ldy, outType)) {
+            return null;
+        }
+        Plan p = plan(new Key(scaling, outType, n, in, out, ldy), ws, xs);
+        return p == UNSUPPORTED ? null : p;
     }
 
-    /**
-     * Enqueues {@code y[n, out]} (type {@code outType}, row stride {@code ldy}) = (xq[n, in] e4m3 with scales
-     * {@code xs}) · (w[out, in] e4m3 with scales {@code ws})ᵀ in the layouts of {@code scaling}; a shape
-     * {@link #supports} refused is an error.
-     */
-    public void fp8Linear(
-            Fp8Scaling scaling,
-            DType outType,
-            long w,
-            long ws,
-            long xq,
-            long xs,
-            long y,
-            int n,
-            int in,
-            int out,
-            int ldy) {
-        Key key = new Key(scaling, outType, n, in, out, ldy);
-        Plan p = fits(in, out, ldy, outType) ? plan(key, ws, xs) : UNSUPPORTED;
-        if (p == UNSUPPORTED) {
-            throw new IllegalStateException("cuBLASLt has no FP8 algorithm for " + key);
-        }
-        setPointer(p.desc(), DESC_A_SCALE_POINTER, ws);
-        setPointer(p.desc(), DESC_B_SCALE_POINTER, xs);
+    /** Enqueues plan {@code p} on these operands: weights {@code w} with scales {@code ws}, xq with scales xs, out y. */
+    public void run(Plan p, long w, long ws, long xq, long xs, long y) {
+        setPointer(p.desc, DESC_A_SCALE_POINTER, ws);
+        setPointer(p.desc, DESC_B_SCALE_POINTER, xs);
         Cublas.check(
                 lib().cublasLtMatmul(
                                 handle,
-                                p.desc(),
+                                p.desc,
                                 ONE,
                                 new Pointer(w),
-                                p.a(),
+                                p.a,
                                 new Pointer(xq),
-                                p.b(),
+                                p.b,
                                 ZERO,
                                 new Pointer(y),
-                                p.d(),
+                                p.d,
                                 new Pointer(y),
-                                p.d(),
-                                p.algo(),
+                                p.d,
+                                p.algo,
                                 workspaceBytes > 0 ? new Pointer(workspace) : null,
                                 workspaceBytes,
                                 stream),
-                "cublasLtMatmul(fp8 " + scaling + " " + n + "x" + in + " -> " + out + ")");
+                "cublasLtMatmul(fp8 " + p.key + ")");
     }
 
     private Plan plan(Key k, long ws, long xs) {
@@ -312,7 +316,7 @@ public final class CublasLt implements AutoCloseable {
         }
         Memory algo = new Memory(64);
         algo.write(0, results.getByteArray(0, 64), 0, 64);
-        return new Plan(desc, a, b, d, algo);
+        return new Plan(k, desc, a, b, d, algo);
     }
 
     private Pointer layout(int type, long rows, long cols, long ld) {
@@ -339,10 +343,10 @@ public final class CublasLt implements AutoCloseable {
         Lib l = lib();
         for (Plan p : plans.values()) {
             if (p != UNSUPPORTED) {
-                l.cublasLtMatrixLayoutDestroy(p.a());
-                l.cublasLtMatrixLayoutDestroy(p.b());
-                l.cublasLtMatrixLayoutDestroy(p.d());
-                l.cublasLtMatmulDescDestroy(p.desc());
+                l.cublasLtMatrixLayoutDestroy(p.a);
+                l.cublasLtMatrixLayoutDestroy(p.b);
+                l.cublasLtMatrixLayoutDestroy(p.d);
+                l.cublasLtMatmulDescDestroy(p.desc);
             }
         }
         plans.clear();

@@ -2,6 +2,7 @@ package io.tensorlane.runtime.llm;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.model.ScaleGrid;
 import jcuda.driver.CUstream;
 
 /**
@@ -67,7 +68,7 @@ final class Fp8Linear implements AutoCloseable {
         }
         this.lt = handle;
         if (lt != null) {
-            int groups = (maxIn + CublasLt.Fp8Scaling.GROUP - 1) / CublasLt.Fp8Scaling.GROUP;
+            int groups = ScaleGrid.groups(maxIn, CublasLt.Fp8Scaling.GROUP);
             xq = Cuda.address(mem.alloc(RankModel.ACTIVATIONS, "fp8 activations", (long) maxTokens * maxIn, false));
             xs = Cuda.address(
                     mem.alloc(RankModel.ACTIVATIONS, "fp8 activation scales", 4L * maxTokens * groups, false));
@@ -84,12 +85,12 @@ final class Fp8Linear implements AutoCloseable {
     void linear(GemvPolicy.Linear l, long x, RankWeights.Weight w, long y, int n, int in, int out, CUstream s) {
         CublasLt.Fp8Scaling scaling = w.gemmScaling();
         int rows = CublasLt.tokenRows(n, maxTokens);
-        if (lt != null
-                && scaling != null
-                && n >= tensorMinTokens
-                && lt.supports(scaling, dt, rows, in, out, out, w.gemmScales(), xs)) {
+        CublasLt.Plan plan = lt != null && scaling != null && n >= tensorMinTokens
+                ? lt.gemm(scaling, dt, rows, in, out, out, w.gemmScales(), xs)
+                : null;
+        if (plan != null) {
             kernels.quantFp8(dt, x, xq, xs, n, rows, in, CublasLt.Fp8Scaling.GROUP, s);
-            lt.fp8Linear(scaling, dt, w.address(), w.gemmScales(), xq, xs, y, rows, in, out, out);
+            lt.run(plan, w.address(), w.gemmScales(), xq, xs, y);
         } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
             kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
         } else {

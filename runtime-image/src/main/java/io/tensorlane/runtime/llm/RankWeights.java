@@ -25,8 +25,9 @@ import jcuda.driver.CUdeviceptr;
 final class RankWeights {
     /**
      * A loaded weight: its device address and type; for FP8 its scale grid's address and the grid in the layout of the
-     * tensor-core GEMM ({@link CublasLt.Fp8Scaling}: block grids with rows padded to 4 scales, per-row scales repeated
-     * for each 128 columns; 0 where that GEMM cannot read the type).
+     * tensor-core GEMM ({@link CublasLt.Fp8Scaling}: block grids with rows padded to 4 scales; per-row scales repeated
+     * for each 128 columns, one grid for both, as its first {@code rows} floats are the per-row vector; 0 where that
+     * GEMM cannot read the type).
      */
     record Weight(long address, WeightType type, long scales, long gemmScales) {
         /** The tensor-core GEMM's scale layout for this weight (null: none, the GEMV or dequantization path). */
@@ -65,19 +66,20 @@ final class RankWeights {
             long gemmScales = 0;
             if (t.type().fp8()) {
                 float[] grid = ScaleGrid.build(ck, t);
-                scales = upload(grid, t.key() + " scales");
-                gemmScales = switch (t.type()) {
-                    case FP8_ROW ->
-                        upload(
-                                ScaleGrid.rowsPerGroup(grid, ScaleGrid.groups(t.cols(), CublasLt.Fp8Scaling.GROUP)),
-                                t.key() + " scales (GEMM groups)");
-                    case FP8_BLOCK -> {
+                if (t.type() == WeightType.FP8_ROW) {
+                    // one upload: the 1x128 grid's first group row is the per-row vector the GEMV reads
+                    scales = upload(
+                            ScaleGrid.rowsPerGroup(grid, ScaleGrid.groups(t.cols(), CublasLt.Fp8Scaling.GROUP)),
+                            t.key() + " scales (per row, repeated per 128 columns)");
+                    gemmScales = scales;
+                } else {
+                    scales = upload(grid, t.key() + " scales");
+                    if (t.type() == WeightType.FP8_BLOCK) {
                         int cols = (int) t.type().scaleCols(t.cols());
                         float[] padded = ScaleGrid.padRows(grid, cols, CublasLt.BLOCK_SCALE_ROW_MULTIPLE);
-                        yield padded == grid ? scales : upload(padded, t.key() + " scales (GEMM rows)");
+                        gemmScales = padded == grid ? scales : upload(padded, t.key() + " scales (GEMM rows)");
                     }
-                    default -> 0;
-                };
+                }
             }
             byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales, gemmScales));
             total += t.bytes(cfg.dtype());
