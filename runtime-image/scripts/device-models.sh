@@ -10,7 +10,8 @@
 #   4. gen      the engine's `generate` per model and TP in ${TPS:-1 2 4 8} (virtual ranks on GPU 0); REAL_TP=2 also
 #               runs tp 2 on two GPUs (no --virtual-ranks, directory tp2-real) when two GPUs are visible
 #   5. compare  oracle/compare.py: logits vs fp32, greedy vs bf16 (vLLM-style top-5 check), TP=N vs TP=1, tokenizer
-# Environment: MODELS="llama qwen3" restricts the models; STEPS="train ref tok gen compare" picks steps (e.g. a first
+# Environment: MODELS="llama qwen3" restricts the models (the MoE ones: MODELS="qwen3moe mixtral" TPS_mixtral="1 2",
+# a model's own TP list in TPS_<model>); STEPS="train ref tok gen compare" picks steps (e.g. a first
 # call STEPS="train ref", a second STEPS="tok gen compare": /tmp stays while the machine is warm); TRAIN_STEPS (300);
 # GEN_TIMEOUT (240 s a run); BUDGET (570 s for the whole script: later steps get what is left, a generate run is skipped
 # under 45 s left); GEN_ARGS / TOK_ARGS: extra engine arguments; MODELDIR/REFDIR/RUNS (/tmp/tl-models, -ref, -runs).
@@ -100,7 +101,8 @@ for m in $MODELS; do
   if has_step gen; then
     rm -rf "$RUNS/$m"/tp*   # no stale run directory reaches compare
     runs=""
-    for tp in $TPS; do runs="$runs tp$tp:$tp:virtual"; done
+    tps_var="TPS_$m"; model_tps=${!tps_var:-$TPS}   # TPS_mixtral="1 2": a model's own TP list
+    for tp in $model_tps; do runs="$runs tp$tp:$tp:virtual"; done
     if [ -n "${REAL_TP:-}" ]; then
       if [ "${NGPU:-0}" -ge "$REAL_TP" ]; then runs="$runs tp${REAL_TP}-real:$REAL_TP:real"
       else say "== REAL_TP=$REAL_TP asked, $NGPU GPU(s) visible: real tp run skipped"; fi

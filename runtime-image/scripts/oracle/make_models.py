@@ -78,6 +78,23 @@ SPECS = {
                 rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
                                  "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                  "original_max_position_embeddings": 256})),
+    # Mixtures of Experts (the engine's MoE layers): 16 experts, top-2, renormalised, each expert's intermediate 256
+    # (a multiple of 8 at every TP 1/2/4/8: 32 per rank at 8); layer 0 keeps a dense MLP of 1024 (mlp_only_layers)
+    "qwen3moe": dict(
+        cls="Qwen3MoeForCausalLM", cfg="Qwen3MoeConfig", vocab=4096,
+        kw=dict(hidden_size=512, intermediate_size=1024, moe_intermediate_size=256, num_experts=16,
+                num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[0],
+                num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4, head_dim=64,
+                max_position_embeddings=MAX_POS, tie_word_embeddings=False, rms_norm_eps=1e-6,
+                use_sliding_window=False, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
+    # 8 experts, top-2, every layer MoE, an expert intermediate of 702 = 2 x 351 (TP 1 and 2 only; 351 columns a rank
+    # at TP 2, no multiple of 8: the kernels' scalar rows)
+    "mixtral": dict(
+        cls="MixtralForCausalLM", cfg="MixtralConfig", vocab=4096,
+        kw=dict(hidden_size=512, intermediate_size=702, num_local_experts=8, num_experts_per_tok=2,
+                num_hidden_layers=3, num_attention_heads=8, num_key_value_heads=2, head_dim=64,
+                max_position_embeddings=MAX_POS, tie_word_embeddings=False, rms_norm_eps=1e-5, sliding_window=None,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
 }
 
 

@@ -1,4 +1,5 @@
-// Tensorlane forward-pass kernels of a Llama / Mistral / Qwen2 / Qwen3 decoder layer (FP8 weights: tl_fp8.cuh).
+// Tensorlane forward-pass kernels of a Llama / Mistral / Qwen2 / Qwen3 decoder layer (FP8 weights: tl_fp8.cuh;
+// Mixture-of-Experts layers of Qwen3-MoE / Mixtral: tl_moe.cuh).
 //
 // Built into its own fatbin (io/tensorlane/kernels/tl_model.fatbin) by build-fatbin.sh; launched by the Java class
 // io.tensorlane.runtime.llm.ModelKernels, which chooses the grids and blocks documented on each kernel and checks
@@ -579,6 +580,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 }
 
 #include "tl_fp8.cuh"
+#include "tl_moe.cuh"
 
 // ---- instantiations -------------------------------------------------------------------------------------------
 #define TL_MODEL_ENTRIES(SUF, T)                                                                                   \
@@ -695,5 +697,7 @@ TL_MODEL_ENTRIES(bf16, __nv_bfloat16)
 TL_MODEL_ENTRIES(fp16, __half)
 TL_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_FP8_ENTRIES(fp16, __half)
+TL_MOE_ENTRIES(bf16, __nv_bfloat16)
+TL_MOE_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"

@@ -62,6 +62,7 @@ class FatbinTest {
                     .contains(Kernels.modelKernel(base, DType.fp16));
         }
         assertThat(text).contains(Kernels.SAMPLE_KERNEL);
+        assertThat(text).contains(Kernels.MOE_ROUTE_KERNEL);
     }
 
     @Test

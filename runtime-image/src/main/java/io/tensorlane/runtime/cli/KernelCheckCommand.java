@@ -90,6 +90,9 @@ public final class KernelCheckCommand implements Callable<Integer> {
     }
 
     private final List<Result> results = new ArrayList<>();
+    /** Whether the routing cases ran (once, not per element type). */
+    private boolean routed;
+
     private PrintWriter out;
     private ModelKernels k;
     private CUstream stream;
@@ -213,6 +216,29 @@ public final class KernelCheckCommand implements Callable<Integer> {
             guard("gemv", t, "in=" + sh[0] + ",out=" + sh[1], () -> lc.gemvCase(t, sh[0], sh[1]));
         }
         new KernelCheckFp8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
+        moeCases(t);
+    }
+
+    /** Routing once (fp32 logits, with the bf16 pass); the expert linears per element type. */
+    private void moeCases(DType t) {
+        KernelCheckMoe mc = new KernelCheckMoe(k, stream, rnd, this::sync, out, this::add);
+        if (!routed) {
+            routed = true;
+            int[][] routes = {{37, 8, 2}, {37, 16, 2}, {20, 128, 8}, {9, 160, 8}, {5, 512, 32}, {3, 4, 4}};
+            for (int[] r : routes) {
+                for (boolean norm : new boolean[] {false, true}) {
+                    String nm = "n=" + r[0] + ",E=" + r[1] + ",k=" + r[2] + ",norm=" + norm;
+                    guard("moe_route", DType.fp32, nm, () -> mc.routeCase(r[0], r[1], r[2], norm, false));
+                }
+            }
+            guard("moe_route", DType.fp32, "nan-row", () -> mc.routeCase(6, 16, 4, true, true));
+        }
+        // vector rows (512, 768 / 2 per rank...), a per-rank width that is no multiple of 8 (702 / 2 = 351), one token
+        int[][] shapes = {{5, 8, 2, 512, 256}, {1, 16, 8, 512, 96}, {3, 8, 2, 448, 351}, {33, 4, 2, 256, 64}};
+        for (int[] sh : shapes) {
+            String nm = "n=" + sh[0] + ",E=" + sh[1] + ",k=" + sh[2] + ",hidden=" + sh[3] + ",inter=" + sh[4];
+            guard("moe_experts", t, nm, () -> mc.expertCase(t, sh[0], sh[1], sh[2], sh[3], sh[4]));
+        }
     }
 
     interface Case {

@@ -63,7 +63,6 @@ final class RankModel implements AutoCloseable {
     private final int hk;
     private final int hd;
     private final int hidden;
-    private final int inter;
     private final int vr;
     /** The step's int32 inputs (ids, positions, slots, ...) and the sampled ids, with their pinned host copy. */
     private final StepInputs inputs;
@@ -89,11 +88,18 @@ final class RankModel implements AutoCloseable {
     private final long qkv;
     private final long q;
     private final long attn;
-    private final long gateUp;
-    private final long act;
     private final long xl;
     /** The linears of FP8 weights (null: the model has none). */
     private final Fp8Linear fp8;
+    /** Every linear of the decoder, by weight key. */
+    private Linears lin;
+    /** Each layer's MLP block (dense or MoE), built once the weights are on the GPU. */
+    private final MlpBlock[] mlp;
+    /** The MLP blocks' scratch: dense gate/up and act (0: no dense layer), the MoE layers' ({@code null}: none). */
+    private final long gateUp;
+
+    private final long act;
+    private final MoeMlp.Buffers moeBuffers;
 
     final RankLogits logits;
     private long kvBase;
@@ -113,7 +119,6 @@ final class RankModel implements AutoCloseable {
         this.hk = tpl.kvHeadsPerRank();
         this.hd = cfg.headDim();
         this.hidden = cfg.hiddenSize();
-        this.inter = tpl.intermediatePerRank();
         this.vr = tpl.vocabPerRank();
         this.mem = new DeviceMemory(rank.device(), rank.index());
         try {
@@ -133,15 +138,21 @@ final class RankModel implements AutoCloseable {
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
             long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
             attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
-            gateUp = addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true));
-            act = addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true));
+            int inter = tpl.intermediatePerRank();
+            boolean dense = cfg.denseLayers() > 0;
+            gateUp = dense ? addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true)) : 0;
+            act = dense ? addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true)) : 0;
+            moeBuffers = cfg.moe() != null
+                    ? MoeMlp.Buffers.allocate(mem, ACTIVATIONS, dt, t, cfg.moe(), tpl.expertIntermediatePerRank())
+                    : null;
+            mlp = new MlpBlock[cfg.numLayers()];
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
             logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
             long ws = share.workspaceBytes() > 0
                     ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false))
                     : 0;
             this.blas = Cublas.create(rank.stream(), ws, share.workspaceBytes(), share.smCountTarget());
-            int maxIn = Math.max(hidden, Math.max(hq * hd, inter));
+            int maxIn = Math.max(hidden, Math.max(hq * hd, Math.max(inter, tpl.expertIntermediatePerRank())));
             this.fp8 = dims.fp8Scratch() > 0
                     ? new Fp8Linear(
                             mem, kernels, blas, dt, choices, dims.fp8Scratch(), t, maxIn, rank.stream(), ws, share)
@@ -156,9 +167,30 @@ final class RankModel implements AutoCloseable {
         return Cuda.address(p);
     }
 
-    /** Uploads this rank's shards ({@code plan}) from the checkpoint; {@code progress} gets bytes as they land. */
+    /**
+     * Uploads this rank's shards ({@code plan}) from the checkpoint, then composes each layer's MLP block over them;
+     * {@code progress} gets bytes as they land.
+     */
     long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
-        return weights.load(ck, plan, dims.maxPositions(), progress);
+        long bytes = weights.load(ck, plan, dims.maxPositions(), progress);
+        lin = new Linears(weights, kernels, blas, fp8, gemv, dt);
+        for (int l = 0; l < cfg.numLayers(); l++) {
+            String p = "layers." + l + ".";
+            mlp[l] = cfg.isMoe(l)
+                    ? new MoeMlp(
+                            kernels,
+                            blas,
+                            dt,
+                            cfg.moe(),
+                            hidden,
+                            tpl.expertIntermediatePerRank(),
+                            w(p + "router"),
+                            w(p + "experts_gate_up"),
+                            w(p + "experts_down"),
+                            moeBuffers)
+                    : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
+        }
+        return bytes;
     }
 
     /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
@@ -196,24 +228,6 @@ final class RankModel implements AutoCloseable {
 
     int[] sampledIds(int m) {
         return inputs.read(StepInputs.Buf.OUT_IDS, m);
-    }
-
-    /**
-     * A decoder linear y[n, out] = x[n, in] · w[out, in]ᵀ. Dense weights: the GEMV kernel where {@link GemvPolicy} takes
-     * the step, else cuBLAS. FP8 weights: {@link Fp8Linear}.
-     */
-    private void linear(GemvPolicy.Linear l, long x, String key, long y, int n, int in, int out) {
-        RankWeights.Weight w = weights.weight(key);
-        var s = rank.stream();
-        if (!w.type().fp8()) {
-            if (gemv.use(l, n, in)) {
-                kernels.gemv(dt, x, w.address(), y, in, out, s);
-            } else {
-                blas.linear(dt, x, w.address(), y, dt, n, in, out, out);
-            }
-        } else {
-            fp8.linear(l, x, w, y, n, in, out, s);
-        }
     }
 
     private long w(String key) {
@@ -300,7 +314,7 @@ final class RankModel implements AutoCloseable {
         float scale = (float) (1.0 / Math.sqrt(hd));
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
-            linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols);
+            lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
             mark("gemm qkv");
             long kc = kvBase + 2L * l * kvLayerBytes;
             long vc = kc + kvLayerBytes;
@@ -347,15 +361,10 @@ final class RankModel implements AutoCloseable {
                     scale,
                     s);
             mark("attention");
-            linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden);
+            lin.linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden, s);
             mark("gemm o");
             reduceAndNorm(n, p + "post_norm", 1, eps);
-            linear(GemvPolicy.Linear.GATE_UP, xn, p + "gate_up", gateUp, n, hidden, 2 * inter);
-            mark("gemm gate_up");
-            kernels.siluMul(dt, gateUp, act, n, inter, s);
-            mark("silu*up");
-            linear(GemvPolicy.Linear.DOWN, act, p + "down", addr(part), n, inter, hidden);
-            mark("gemm down");
+            mlp[l].forward(n, xn, addr(part), s, this::mark);
             // the next layer's input norm, or the final norm
             reduceAndNorm(n, l + 1 < cfg.numLayers() ? "layers." + (l + 1) + ".input_norm" : "final_norm", 1, eps);
         }

@@ -5,6 +5,7 @@ import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.modelfacts.ConfigFacts;
 import io.tensorlane.modelfacts.ConfigJson;
 import io.tensorlane.modelfacts.ModelFactsException;
+import io.tensorlane.modelfacts.MoeConfig;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -41,17 +42,26 @@ final class ConfigParser {
         Architecture arch = Architecture.fromHf(c.architecture());
         ConfigFacts facts = ConfigFacts.of(c);
         ModelGeometry g = facts.geometry();
-        boolean qkvBias = arch == Architecture.QWEN2 || c.optBool("attention_bias", false);
-        boolean qkNorm = arch == Architecture.QWEN3;
-        Integer slidingWindow = null;
-        if (arch == Architecture.MISTRAL) {
-            slidingWindow = c.optInt("sliding_window");
-        } else if ((arch == Architecture.QWEN2 || arch == Architecture.QWEN3)
-                && c.optBool("use_sliding_window", false)) {
-            slidingWindow = c.optInt("sliding_window");
-            if (slidingWindow == null) {
-                throw new ModelException("use_sliding_window is true but sliding_window is missing");
+        boolean qkvBias = arch.attention() == Architecture.Attention.QKV_BIAS || c.optBool("attention_bias", false);
+        boolean qkNorm = arch.attention() == Architecture.Attention.QK_NORM;
+        Integer slidingWindow = switch (arch.window()) {
+            case NONE -> null;
+            case ALWAYS -> c.optInt("sliding_window");
+            case OPT_IN -> {
+                if (!c.optBool("use_sliding_window", false)) {
+                    yield null;
+                }
+                Integer w = c.optInt("sliding_window");
+                if (w == null) {
+                    throw new ModelException("use_sliding_window is true but sliding_window is missing");
+                }
+                yield w;
             }
+        };
+        MoeSpec moe = null;
+        if (arch.experts() != null) {
+            String norm = arch.experts().normTopKField();
+            moe = new MoeSpec(MoeConfig.read(c, arch.hfName(), g.layers), norm == null || c.optBool(norm, false));
         }
         RopeSpec rope = rope();
         return new ModelConfig(
@@ -74,7 +84,8 @@ final class ConfigParser {
                 slidingWindow,
                 c.optInt("bos_token_id"),
                 eos(),
-                QuantizationParser.parse(c.field("quantization_config")));
+                QuantizationParser.parse(c.field("quantization_config")),
+                moe);
     }
 
     private List<Integer> eos() {

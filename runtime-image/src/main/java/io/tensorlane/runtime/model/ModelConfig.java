@@ -15,6 +15,7 @@ import java.util.List;
  * @param bosTokenId null when the config has none
  * @param eosTokenIds empty when the config has none
  * @param quantization how the linear layers are stored ({@link Quantization#NONE}: in {@code dtype})
+ * @param moe the Mixture-of-Experts layers; null for a dense model (every layer's MLP of {@code intermediateSize})
  */
 public record ModelConfig(
         Architecture architecture,
@@ -36,7 +37,8 @@ public record ModelConfig(
         Integer slidingWindow,
         Integer bosTokenId,
         List<Integer> eosTokenIds,
-        Quantization quantization) {
+        Quantization quantization,
+        MoeSpec moe) {
 
     public static final String CONFIG_FILE = "config.json";
 
@@ -58,6 +60,9 @@ public record ModelConfig(
         if (numHeads % numKvHeads != 0) {
             throw new ModelException(
                     "num_attention_heads " + numHeads + " is not a multiple of num_key_value_heads " + numKvHeads);
+        }
+        if (moe != null && moe.moeLayers().stream().anyMatch(l -> l < 0 || l >= numLayers)) {
+            throw new ModelException("MoE layers " + moe.moeLayers() + " outside num_hidden_layers " + numLayers);
         }
         if (headDim % 2 != 0) {
             throw new ModelException("head_dim " + headDim + " must be even (rotary embedding pairs)");
@@ -124,15 +129,29 @@ public record ModelConfig(
         return numKvHeads * headDim;
     }
 
-    /** Weights in elements (embedding, lm_head unless tied, all layers, final norm). */
+    /** Whether layer {@code layer}'s MLP is a Mixture-of-Experts block (else dense, of {@code intermediateSize}). */
+    public boolean isMoe(int layer) {
+        return moe != null && moe.isMoe(layer);
+    }
+
+    /** Layers with a dense MLP. */
+    public int denseLayers() {
+        return moe == null ? numLayers : numLayers - moe.moeLayers().size();
+    }
+
+    /** Weights in elements (embedding, lm_head unless tied, all layers with every expert and router, final norm). */
     public long parameterCount() {
         long h = hiddenSize;
         long attn = h * (qSize() + 2L * kvSize())
                 + (long) qSize() * h
                 + (qkvBias ? qSize() + 2L * kvSize() : 0)
                 + (qkNorm ? 2L * headDim : 0);
-        long mlp = 3L * h * intermediateSize;
-        long layer = attn + mlp + 2 * h;
-        return (long) vocabSize * h * (tieWordEmbeddings ? 1 : 2) + numLayers * layer + h;
+        long dense = 3L * h * intermediateSize;
+        long layers = numLayers * (attn + 2 * h) + denseLayers() * dense;
+        if (moe != null) {
+            long experts = (long) moe.experts() * 3L * h * moe.expertIntermediateSize() + (long) moe.experts() * h;
+            layers += moe.moeLayers().size() * experts;
+        }
+        return (long) vocabSize * h * (tieWordEmbeddings ? 1 : 2) + layers + h;
     }
 }

@@ -46,7 +46,6 @@ public final class ShardPlan {
         long hd = c.headDim();
         long hq = l.headsPerRank();
         long hk = l.kvHeadsPerRank();
-        long inter = l.intermediatePerRank();
         long qRow = rank * hq * hd;
         long kvRow = l.kvHeadStart(rank) * hd;
         Map<String, long[]> shapes = expectedShapes(c);
@@ -89,28 +88,66 @@ public final class ShardPlan {
                     List.of(new Piece(layer(i, "self_attn.o_proj.weight"), 0, qRow, hidden, hq * hd, 0)),
                     shapes));
             out.add(norm(p + "post_norm", layer(i, "post_attention_layernorm.weight"), hidden));
-            out.add(Fp8Shards.linear(
-                    l,
-                    rank,
-                    p + "gate_up",
-                    2 * inter,
-                    hidden,
-                    List.of(
-                            new Piece(layer(i, "mlp.gate_proj.weight"), rank * inter, 0, inter, hidden, 0),
-                            new Piece(layer(i, "mlp.up_proj.weight"), rank * inter, 0, inter, hidden, inter)),
-                    shapes));
-            out.add(Fp8Shards.linear(
-                    l,
-                    rank,
-                    p + "down",
-                    hidden,
-                    inter,
-                    List.of(new Piece(layer(i, "mlp.down_proj.weight"), 0, rank * inter, hidden, inter, 0)),
-                    shapes));
+            if (c.isMoe(i)) {
+                experts(out, l, rank, i, shapes);
+            } else {
+                dense(out, l, rank, i, shapes);
+            }
         }
         out.add(norm("final_norm", NORM, hidden));
         out.add(vocab("lm_head", lmHeadSource(c), l, rank));
         return out;
+    }
+
+    /** A dense MLP: gate/up fused [2 x inter, hidden] by output rows, down [hidden, inter] by input columns. */
+    private static void dense(List<DeviceTensor> out, TpLayout l, int rank, int i, Map<String, long[]> shapes) {
+        long hidden = l.config().hiddenSize();
+        long inter = l.intermediatePerRank();
+        String p = "layers." + i + ".";
+        out.add(Fp8Shards.linear(
+                l,
+                rank,
+                p + "gate_up",
+                2 * inter,
+                hidden,
+                List.of(
+                        new Piece(layer(i, "mlp.gate_proj.weight"), rank * inter, 0, inter, hidden, 0),
+                        new Piece(layer(i, "mlp.up_proj.weight"), rank * inter, 0, inter, hidden, inter)),
+                shapes));
+        out.add(Fp8Shards.linear(
+                l,
+                rank,
+                p + "down",
+                hidden,
+                inter,
+                List.of(new Piece(layer(i, "mlp.down_proj.weight"), 0, rank * inter, hidden, inter, 0)),
+                shapes));
+    }
+
+    /**
+     * A Mixture-of-Experts MLP: the router [experts, hidden] replicated; every expert split as a dense MLP is, its
+     * shards stacked expert-major: {@code experts_gate_up} [experts x 2 x inter, hidden] (expert e's gate rows then its
+     * up rows) and {@code experts_down} [experts x hidden, inter].
+     */
+    private static void experts(List<DeviceTensor> out, TpLayout l, int rank, int i, Map<String, long[]> shapes) {
+        ModelConfig c = l.config();
+        ExpertNames names = c.architecture().experts();
+        long hidden = c.hiddenSize();
+        long inter = l.expertIntermediatePerRank();
+        int experts = c.moe().experts();
+        String p = "layers." + i + ".";
+        out.add(new DeviceTensor(
+                p + "router", experts, hidden, List.of(new Piece(names.router(i), 0, 0, experts, hidden, 0))));
+        List<Piece> gateUp = new ArrayList<>();
+        List<Piece> down = new ArrayList<>();
+        for (int e = 0; e < experts; e++) {
+            long row = e * 2 * inter;
+            gateUp.add(new Piece(names.expert(i, e, names.gate()), rank * inter, 0, inter, hidden, row));
+            gateUp.add(new Piece(names.expert(i, e, names.up()), rank * inter, 0, inter, hidden, row + inter));
+            down.add(new Piece(names.expert(i, e, names.down()), 0, rank * inter, hidden, inter, e * hidden));
+        }
+        out.add(Fp8Shards.linear(l, rank, p + "experts_gate_up", experts * 2 * inter, hidden, gateUp, shapes));
+        out.add(Fp8Shards.linear(l, rank, p + "experts_down", experts * hidden, inter, down, shapes));
     }
 
     private static DeviceTensor norm(String key, String source, long n) {
@@ -155,9 +192,20 @@ public final class ShardPlan {
             }
             m.put(layer(i, "self_attn.o_proj.weight"), new long[] {h, q});
             m.put(layer(i, "post_attention_layernorm.weight"), new long[] {h});
-            m.put(layer(i, "mlp.gate_proj.weight"), new long[] {inter, h});
-            m.put(layer(i, "mlp.up_proj.weight"), new long[] {inter, h});
-            m.put(layer(i, "mlp.down_proj.weight"), new long[] {h, inter});
+            if (c.isMoe(i)) {
+                ExpertNames names = c.architecture().experts();
+                long ei = c.moe().expertIntermediateSize();
+                m.put(names.router(i), new long[] {c.moe().experts(), h});
+                for (int e = 0; e < c.moe().experts(); e++) {
+                    m.put(names.expert(i, e, names.gate()), new long[] {ei, h});
+                    m.put(names.expert(i, e, names.up()), new long[] {ei, h});
+                    m.put(names.expert(i, e, names.down()), new long[] {h, ei});
+                }
+            } else {
+                m.put(layer(i, "mlp.gate_proj.weight"), new long[] {inter, h});
+                m.put(layer(i, "mlp.up_proj.weight"), new long[] {inter, h});
+                m.put(layer(i, "mlp.down_proj.weight"), new long[] {h, inter});
+            }
         }
         m.put(NORM, new long[] {h});
         if (!c.tieWordEmbeddings()) {

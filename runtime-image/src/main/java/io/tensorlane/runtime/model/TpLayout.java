@@ -3,7 +3,7 @@ package io.tensorlane.runtime.model;
 import java.util.Objects;
 
 /**
- * Megatron tensor parallelism over {@code tp} ranks: attention heads and MLP columns split evenly, KV heads split when
+ * Megatron tensor parallelism over {@code tp} ranks: attention heads and MLP columns (every expert's too) split evenly, KV heads split when
  * there are at least {@code tp} of them and replicated (each rank holds one) when there are fewer, vocabulary split in
  * {@code ceil(vocab / tp)} rows per rank (the last ranks padded).
  */
@@ -25,9 +25,15 @@ public record TpLayout(ModelConfig config, int tp) {
             throw new ModelException("num_key_value_heads " + kv + " and tensor parallel size " + tp
                     + " do not divide one another (KV heads are split or replicated evenly)");
         }
-        if (config.intermediateSize() % tp != 0) {
+        if (config.denseLayers() > 0 && config.intermediateSize() % tp != 0) {
             throw new ModelException("intermediate_size " + config.intermediateSize()
                     + " is not divisible by tensor parallel size " + tp);
+        }
+        MoeSpec moe = config.moe();
+        if (moe != null && moe.expertIntermediateSize() % tp != 0) {
+            throw new ModelException("the experts' intermediate size " + moe.expertIntermediateSize()
+                    + " is not divisible by tensor parallel size " + tp
+                    + " (each expert is split over the ranks by its intermediate columns)");
         }
     }
 
@@ -62,8 +68,14 @@ public record TpLayout(ModelConfig config, int tp) {
         return rank * headsPerRank();
     }
 
+    /** Columns of a dense MLP's intermediate on each rank. */
     public int intermediatePerRank() {
         return config.intermediateSize() / tp;
+    }
+
+    /** Columns of each expert's intermediate on each rank (0 for a dense model). */
+    public int expertIntermediatePerRank() {
+        return config.moe() == null ? 0 : config.moe().expertIntermediateSize() / tp;
     }
 
     /** Vocabulary rows per rank: ceil(vocab / tp). */

@@ -59,7 +59,8 @@ class ModelConfigTest {
                         null,
                         128000,
                         List.of(128001),
-                        Quantization.NONE));
+                        Quantization.NONE,
+                        null));
         assertThat(c.groupSize()).isEqualTo(4);
         assertThat(c.parameterCount()).isEqualTo(1_235_814_400L); // Llama-3.2-1B: 1.24B
     }
@@ -199,7 +200,7 @@ class ModelConfigTest {
                 bad(
                         "unknown architecture",
                         o -> o.putArray("architectures").add("GPT2LMHeadModel"),
-                        "architecture GPT2LMHeadModel is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)"),
+                        "architecture GPT2LMHeadModel is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM)"),
                 bad(
                         "no architecture",
                         o -> o.remove(List.of("architectures", "model_type")),

@@ -57,7 +57,7 @@ class ModelFactsAgreementTest {
 
     @Test
     void bothSupportTheSameArchitectures() {
-        assertThat(ConfigFacts.SUPPORTED)
+        assertThat(ConfigFacts.READ)
                 .containsExactlyInAnyOrderElementsOf(Arrays.stream(Architecture.values())
                         .map(Architecture::hfName)
                         .toList());

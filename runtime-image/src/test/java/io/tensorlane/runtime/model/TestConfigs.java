@@ -36,6 +36,7 @@ final class TestConfigs {
                 null,
                 null,
                 List.of(),
+                null,
                 null);
     }
 
@@ -64,6 +65,7 @@ final class TestConfigs {
                 null,
                 null,
                 List.of(),
+                null,
                 null);
     }
 
@@ -89,6 +91,7 @@ final class TestConfigs {
                 c.slidingWindow(),
                 c.bosTokenId(),
                 c.eosTokenIds(),
-                q);
+                q,
+                c.moe());
     }
 }
