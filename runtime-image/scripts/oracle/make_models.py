@@ -170,6 +170,14 @@ def encode_corpus(tok, texts, ids):
     return flat
 
 
+def eager_experts(model):
+    """MoE models: transformers' loop over experts (the reference's, and its default grouped_mm needs 16-byte strides:
+    an expert intermediate of 702 bf16 is not)."""
+    if hasattr(model.config, "num_experts_per_tok") and hasattr(model, "set_experts_implementation"):
+        model.set_experts_implementation("eager")
+        log("  experts implementation: %s" % getattr(model.config, "_experts_implementation", "?"))
+
+
 def train_model(name, spec, tok_ids, data, args, transformers, torch):
     cfg_cls = getattr(transformers, spec["cfg"])
     model_cls = getattr(transformers, spec["cls"])
@@ -178,7 +186,14 @@ def train_model(name, spec, tok_ids, data, args, transformers, torch):
                   pad_token_id=tok_ids[PAD], **kw)
     torch.manual_seed(args.seed)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if hasattr(cfg, "num_experts_per_tok"):
+        # the loop over experts (transformers' default grouped_mm needs 16-byte strides: 702 x 2 bytes are not)
+        try:
+            cfg._experts_implementation = "eager"
+        except Exception as e:  # noqa: BLE001
+            log("  experts_implementation not set: %s" % e)
     model = model_cls(cfg).to(dev, dtype=torch.float32)
+    eager_experts(model)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
 
@@ -307,6 +322,7 @@ def main():
         # sanity: the saved checkpoint reloads and gives the same bf16 logits
         try:
             re = getattr(transformers, spec["cls"]).from_pretrained(out_dir, dtype=torch.bfloat16).to(dev)
+            eager_experts(re)
             x = torch.from_numpy(hdata[:64]).to(dev)[None, :]
             with torch.no_grad():
                 d = (re(input_ids=x).logits.float() - model(input_ids=x).logits.float()).abs().max().item()
@@ -327,6 +343,10 @@ def main():
             c.get("architectures"), c.get("dtype", c.get("torch_dtype")), c.get("vocab_size"), c.get("hidden_size"), c.get("num_attention_heads"), c.get("num_key_value_heads"),
             c.get("head_dim"), c.get("tie_word_embeddings"),
             c.get("rope_parameters", {"rope_theta": c.get("rope_theta"), "rope_scaling": c.get("rope_scaling")})))
+        moe_keys = {k: v for k, v in c.items() if "expert" in k or k in ("moe_intermediate_size", "norm_topk_prob",
+                                                                         "decoder_sparse_step", "mlp_only_layers")}
+        if moe_keys:
+            log("  config (MoE): %s" % json.dumps(moe_keys, sort_keys=True))
         del model
         torch.cuda.empty_cache()
     with open(os.path.join(args.out, "models.json"), "w") as f:

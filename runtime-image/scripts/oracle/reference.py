@@ -34,6 +34,8 @@ def load_model(transformers, torch, path, dtype, attn):
         log("  from_pretrained(%s) failed (%s); retrying without attn_implementation" % (kw, e))
         model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     model = model.to("cuda" if torch.cuda.is_available() else "cpu")
+    if hasattr(model.config, "num_experts_per_tok") and hasattr(model, "set_experts_implementation"):
+        model.set_experts_implementation("eager")   # the plain loop over experts, in the reference's dtype
     model.eval()
     got = next(model.parameters()).dtype
     if got != dtype:

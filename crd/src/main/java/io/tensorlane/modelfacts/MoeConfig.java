@@ -55,7 +55,9 @@ public record MoeConfig(int experts, int expertsPerToken, int expertIntermediate
     }
 
     private static MoeConfig qwen3(ConfigJson c, int layers) {
-        int experts = orDefault(c.optPositive("num_experts"), QWEN3_EXPERTS);
+        // the Hub's Qwen3-MoE configs say num_experts; transformers 5 writes the standardised num_local_experts
+        Integer named = c.optPositive("num_experts");
+        int experts = orDefault(named != null ? named : c.optPositive("num_local_experts"), QWEN3_EXPERTS);
         int topK = topK(c, orDefault(c.optPositive("num_experts_per_tok"), QWEN3_TOP_K), experts, "num_experts");
         int inter = orDefault(c.optPositive("moe_intermediate_size"), QWEN3_EXPERT_INTERMEDIATE);
         int step = orDefault(c.optPositive("decoder_sparse_step"), 1);

@@ -201,6 +201,17 @@ class ConfigFactsTest {
                         .experts)
                 .as("MixtralConfig's default num_local_experts")
                 .isEqualTo(8);
+        String qwen3Moe = "{\"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 32, \"num_experts_per_tok\": 2, ";
+        assertThat(ConfigFacts.parse(qwen3Moe + "\"num_experts\": 16, " + geometry + "}", "q")
+                        .geometry()
+                        .experts)
+                .as("the Hub's spelling")
+                .isEqualTo(16);
+        assertThat(ConfigFacts.parse(qwen3Moe + "\"num_local_experts\": 12, " + geometry + "}", "q5")
+                        .geometry()
+                        .experts)
+                .as("what transformers 5 writes")
+                .isEqualTo(12);
     }
 
     @Test
