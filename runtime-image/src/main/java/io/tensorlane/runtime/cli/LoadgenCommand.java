@@ -7,6 +7,7 @@ import io.tensorlane.runtime.loadgen.LoadRunner;
 import io.tensorlane.runtime.loadgen.LoadgenConfig;
 import io.tensorlane.runtime.loadgen.LoadgenReport;
 import io.tensorlane.runtime.loadgen.OpenAiClient;
+import io.tensorlane.runtime.loadgen.PrefixWorkload;
 import io.tensorlane.runtime.loadgen.RequestRecord;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -158,6 +159,31 @@ public final class LoadgenCommand implements Callable<Integer> {
     int warmup;
 
     @Option(
+            names = "--workload",
+            defaultValue = "random",
+            paramLabel = "random|shared-prompt|multi-turn",
+            description = "random: vLLM's random prompts; shared-prompt: one long system prompt (--system-prompt-len "
+                    + "words) before every request's own question (--input-len words); multi-turn: --num-requests "
+                    + "conversations of --turns turns, --concurrency at a time, each turn resending the system prompt "
+                    + "and the history with the server's answers. Default: ${DEFAULT-VALUE}.")
+    String workload;
+
+    @Option(
+            names = "--system-prompt-len",
+            defaultValue = "2000",
+            paramLabel = "WORDS",
+            description = "Shared system prompt of the shared-prompt and multi-turn workloads, in words (about one "
+                    + "token each). Default: ${DEFAULT-VALUE}.")
+    int systemPromptLen;
+
+    @Option(
+            names = "--turns",
+            defaultValue = "4",
+            paramLabel = "N",
+            description = "Turns per conversation (multi-turn). Default: ${DEFAULT-VALUE}.")
+    int turns;
+
+    @Option(
             names = "--out-dir",
             defaultValue = "loadgen-out",
             paramLabel = "DIR",
@@ -178,8 +204,14 @@ public final class LoadgenCommand implements Callable<Integer> {
         List<Double> rates = List.of();
         Duration d = null;
         Duration t = null;
+        PrefixWorkload.Mode mode = PrefixWorkload.Mode.RANDOM;
         try {
             ep = Endpoint.parse(endpoint);
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
+        try {
+            mode = PrefixWorkload.Mode.parse(workload);
         } catch (IllegalArgumentException e) {
             problems.add(e.getMessage());
         }
@@ -222,7 +254,8 @@ public final class LoadgenCommand implements Callable<Integer> {
                         seed,
                         t,
                         warmup,
-                        outDir)
+                        outDir,
+                        new PrefixWorkload(mode, systemPromptLen, turns))
                 .validated();
     }
 
@@ -264,11 +297,21 @@ public final class LoadgenCommand implements Callable<Integer> {
         LoadRunner runner = new LoadRunner(c, client);
         out.printf(
                 Locale.ROOT,
-                "loadgen: %s, model %s, %s, %s%n",
+                "loadgen: %s, model %s, %s, %s, workload %s%n",
                 client.uri(),
                 c.model(),
                 c.openLoop() ? "open loop" : "closed loop",
-                c.numRequests() > 0 ? c.numRequests() + " requests per level" : "for " + duration + " per level");
+                c.numRequests() > 0
+                        ? c.numRequests()
+                                + (mode(c) == PrefixWorkload.Mode.MULTI_TURN
+                                        ? " conversations of " + c.prefix().turns() + " turns"
+                                        : " requests")
+                                + " per level"
+                        : "for " + duration + " per level",
+                c.prefix().mode().label()
+                        + (mode(c) == PrefixWorkload.Mode.RANDOM
+                                ? ""
+                                : " (system prompt of " + c.prefix().systemPromptLen() + " words)"));
         out.flush();
         RequestRecord failedWarmup = runner.warmup(c.warmup());
         if (failedWarmup != null) {
@@ -308,6 +351,10 @@ public final class LoadgenCommand implements Callable<Integer> {
         out.println("wrote loadgen.csv, loadgen-requests.csv, loadgen.json, loadgen.svg to " + c.outDir());
         out.flush();
         return summaries.stream().anyMatch(s -> s.completed() == 0) ? ExitCodes.CHECK_FAILED : ExitCodes.OK;
+    }
+
+    private static PrefixWorkload.Mode mode(LoadgenConfig c) {
+        return c.prefix().mode();
     }
 
     private static void write(Path p, String text) throws IOException {

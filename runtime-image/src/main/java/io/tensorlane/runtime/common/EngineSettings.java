@@ -9,8 +9,29 @@ import java.util.Map;
 public final class EngineSettings {
     /** Tokens per KV block. */
     public static final int BLOCK_SIZE = 16;
+    /**
+     * {@code serve}'s automatic prefix caching: {@code true} (the default) or {@code false} ({@code --no-prefix-caching}
+     * wins). Not part of the operator's plan: set it through the deployment's extra environment.
+     */
+    public static final String PREFIX_CACHING = "TENSORLANE_PREFIX_CACHING";
 
     private EngineSettings() {}
+
+    /** {@code true} or {@code false} (any case) from {@code env}, or {@code dflt} when unset; else names the variable. */
+    public static boolean envBoolean(Map<String, String> env, String name, boolean dflt) {
+        String v = env.get(name);
+        if (v == null || v.isBlank()) {
+            return dflt;
+        }
+        switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException(name + " must be true or false, got '" + v + "'");
+        }
+    }
 
     /** A whole number from {@code env}, or {@code dflt} when unset; a bad value names the variable. */
     public static long envLong(Map<String, String> env, String name, long dflt) {

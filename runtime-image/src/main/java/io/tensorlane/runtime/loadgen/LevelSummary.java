@@ -5,7 +5,9 @@ import java.util.List;
 /**
  * The results of one level (pure aggregation of its records, as vLLM's benchmark computes them): throughputs count
  * successful requests only and divide by the level's wall-clock {@code durationS}; TTFT, TPOT and E2E have one sample
- * per successful request, ITL one per gap between content chunks of all successful requests.
+ * per successful request, ITL one per gap between content chunks of all successful requests. The prefix-cache hit
+ * rate is the cached prompt tokens over the prompt tokens of the successful requests that reported cached tokens
+ * ({@code usage.prompt_tokens_details.cached_tokens}); NaN when none did.
  */
 public record LevelSummary(
         String label,
@@ -23,7 +25,9 @@ public record LevelSummary(
         Stats.Dist tpot,
         Stats.Dist itl,
         Stats.Dist e2e,
-        String firstError) {
+        String firstError,
+        long cachedTokens,
+        double cacheHitRate) {
 
     public static LevelSummary of(LoadgenConfig.Level level, List<RequestRecord> records, double durationS) {
         List<RequestRecord> ok = records.stream().filter(RequestRecord::success).toList();
@@ -33,6 +37,10 @@ public record LevelSummary(
         double[] itl = ok.stream()
                 .flatMapToDouble(r -> java.util.Arrays.stream(r.itlMs()))
                 .toArray();
+        List<RequestRecord> reported =
+                ok.stream().filter(r -> r.cachedTokens() >= 0).toList();
+        long reportedIn =
+                reported.stream().mapToLong(RequestRecord::inputTokens).sum();
         String firstError = records.stream()
                 .filter(r -> !r.success())
                 .map(RequestRecord::error)
@@ -54,6 +62,13 @@ public record LevelSummary(
                 Stats.of(ok.stream().mapToDouble(RequestRecord::tpotMs).toArray()),
                 Stats.of(itl),
                 Stats.of(ok.stream().mapToDouble(RequestRecord::e2eMs).toArray()),
-                firstError);
+                firstError,
+                reported.stream().mapToLong(RequestRecord::cachedTokens).sum(),
+                reportedIn > 0
+                        ? reported.stream()
+                                        .mapToLong(RequestRecord::cachedTokens)
+                                        .sum()
+                                / (double) reportedIn
+                        : Double.NaN);
     }
 }

@@ -17,7 +17,8 @@ import java.util.function.Consumer;
  * when its previous one finished. Open loop: arrivals at exponential intervals of mean 1/rate (a Poisson process;
  * rate ∞: all at once), each sent when it arrives, or once a slot is free under {@code max-concurrency}. A level sends
  * {@code num-requests} requests or, with {@code duration}, stops sending new ones after that long (in-flight ones
- * finish); every request is bounded by the timeout, so a level always ends.
+ * finish); every request is bounded by the timeout, so a level always ends. The multi-turn workload runs
+ * {@code concurrency} conversations at a time instead ({@link ConversationRunner}).
  */
 public final class LoadRunner {
     /** Sends one request and measures it (never throws for request failures). */
@@ -67,7 +68,9 @@ public final class LoadRunner {
                 ? Long.MAX_VALUE
                 : start + config.duration().toNanos();
         ExecutorService pool;
-        if (!level.open()) {
+        if (config.prefix().mode() == PrefixWorkload.Mode.MULTI_TURN) {
+            pool = new ConversationRunner(config, workload, sender).start(level, start, stopAt, sink);
+        } else if (!level.open()) {
             pool = Executors.newFixedThreadPool(level.concurrency(), daemons("loadgen-client"));
             AtomicInteger next = new AtomicInteger();
             for (int c = 0; c < level.concurrency(); c++) {
@@ -127,7 +130,7 @@ public final class LoadRunner {
         return new LevelResult(level, records, duration);
     }
 
-    private static ThreadFactory daemons(String name) {
+    static ThreadFactory daemons(String name) {
         AtomicInteger n = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, name + "-" + n.incrementAndGet());

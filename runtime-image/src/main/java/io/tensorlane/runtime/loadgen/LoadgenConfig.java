@@ -22,6 +22,8 @@ import java.util.Locale;
  * @param tokenIds send the prompt as a list of token ids (completions only) so that its length is exact
  * @param vocabSize token ids are drawn from [min(1000, vocab/2), vocab)
  * @param warmup requests sent (and not recorded) before the first level; a failed warmup stops the run
+ * @param prefix the shared-prefix workload ({@link PrefixWorkload#NONE}: random prompts); with multi-turn,
+ *     {@code numRequests} counts conversations
  */
 public record LoadgenConfig(
         URI baseUrl,
@@ -42,13 +44,59 @@ public record LoadgenConfig(
         long seed,
         Duration timeout,
         int warmup,
-        Path outDir) {
+        Path outDir,
+        PrefixWorkload prefix) {
 
     public static final int MAX_CLIENTS = 4096;
 
     public LoadgenConfig {
         concurrencies = List.copyOf(concurrencies);
         requestRates = List.copyOf(requestRates);
+        prefix = prefix == null ? PrefixWorkload.NONE : prefix;
+    }
+
+    /** A run of random prompts ({@link PrefixWorkload#NONE}). */
+    public LoadgenConfig(
+            URI baseUrl,
+            String model,
+            Endpoint endpoint,
+            List<Integer> concurrencies,
+            List<Double> requestRates,
+            int maxConcurrency,
+            int numRequests,
+            Duration duration,
+            int inputLen,
+            double inputLenRange,
+            int outputLen,
+            double outputLenRange,
+            boolean tokenIds,
+            int vocabSize,
+            boolean ignoreEos,
+            long seed,
+            Duration timeout,
+            int warmup,
+            Path outDir) {
+        this(
+                baseUrl,
+                model,
+                endpoint,
+                concurrencies,
+                requestRates,
+                maxConcurrency,
+                numRequests,
+                duration,
+                inputLen,
+                inputLenRange,
+                outputLen,
+                outputLenRange,
+                tokenIds,
+                vocabSize,
+                ignoreEos,
+                seed,
+                timeout,
+                warmup,
+                outDir,
+                PrefixWorkload.NONE);
     }
 
     public boolean openLoop() {
@@ -120,6 +168,7 @@ public record LoadgenConfig(
         if (warmup < 0) {
             p.add("--warmup must be >= 0, not " + warmup);
         }
+        p.addAll(prefix.problems(this));
         return p;
     }
 

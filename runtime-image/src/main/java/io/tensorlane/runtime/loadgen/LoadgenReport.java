@@ -52,6 +52,8 @@ public final class LoadgenReport {
                 c.add(m + "_" + s + "_ms");
             }
         }
+        c.add("cached_tokens");
+        c.add("prefix_cache_hit_rate");
         return c;
     }
 
@@ -75,6 +77,8 @@ public final class LoadgenReport {
                     v.add(num(stat(dist(s, m), st)));
                 }
             }
+            v.add(Long.toString(s.cachedTokens()));
+            v.add(num(s.cacheHitRate()));
             b.append(String.join(",", v)).append('\n');
         }
         return b.toString();
@@ -147,6 +151,16 @@ public final class LoadgenReport {
                     quad(s.e2e())));
         }
         for (LevelSummary s : levels) {
+            if (!Double.isNaN(s.cacheHitRate())) {
+                b.append(String.format(
+                        Locale.ROOT,
+                        "%s: prefix cache hit rate %.1f%% (%d cached prompt tokens)%n",
+                        s.label(),
+                        100 * s.cacheHitRate(),
+                        s.cachedTokens()));
+            }
+        }
+        for (LevelSummary s : levels) {
             if (s.firstError() != null) {
                 b.append(String.format(
                         Locale.ROOT, "%s: %d failed, first: %s%n", s.label(), s.failed(), s.firstError()));
@@ -173,6 +187,9 @@ public final class LoadgenReport {
         cfg.put("ignore_eos", c.ignoreEos());
         cfg.put("seed", c.seed());
         cfg.put("timeout_s", c.timeout().toMillis() / 1000.0);
+        cfg.put("workload", c.prefix().mode().label());
+        cfg.put("system_prompt_len", c.prefix().systemPromptLen());
+        cfg.put("turns", c.prefix().turns());
         root.put("config", cfg);
         List<Map<String, Object>> ls = new ArrayList<>();
         for (LevelSummary s : levels) {
@@ -196,6 +213,8 @@ public final class LoadgenReport {
                 d.put("samples", dist(s, metric).count());
                 m.put(metric + "_ms", d);
             }
+            m.put("cached_tokens", s.cachedTokens());
+            m.put("prefix_cache_hit_rate", jsonNum(s.cacheHitRate()));
             m.put("first_error", s.firstError());
             ls.add(m);
         }

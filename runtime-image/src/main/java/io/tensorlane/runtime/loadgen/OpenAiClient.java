@@ -53,7 +53,17 @@ public final class OpenAiClient implements LoadRunner.Sender {
         b.put("model", config.model());
         if (config.endpoint() == Endpoint.CHAT) {
             ArrayNode messages = b.putArray("messages");
+            if (p.system() != null) {
+                messages.addObject().put("role", "system").put("content", p.system());
+            }
+            for (int i = 0; i < p.history().size(); i++) {
+                messages.addObject()
+                        .put("role", i % 2 == 0 ? "user" : "assistant")
+                        .put("content", p.history().get(i));
+            }
             messages.addObject().put("role", "user").put("content", p.text());
+        } else if (p.system() != null || !p.history().isEmpty()) {
+            b.put("prompt", conversationText(p));
         } else if (p.tokenIds() != null) {
             ArrayNode ids = b.putArray("prompt");
             for (int id : p.tokenIds()) {
@@ -70,6 +80,20 @@ public final class OpenAiClient implements LoadRunner.Sender {
             b.put("ignore_eos", true);
         }
         return b.toString();
+    }
+
+    /** A conversation as one completions prompt: the system prompt, then {@code User:} / {@code Assistant:} turns. */
+    static String conversationText(Workload.Prompt p) {
+        StringBuilder t = new StringBuilder();
+        if (p.system() != null) {
+            t.append(p.system()).append("\n\n");
+        }
+        for (int i = 0; i < p.history().size(); i++) {
+            t.append(i % 2 == 0 ? "User: " : "Assistant: ")
+                    .append(p.history().get(i))
+                    .append('\n');
+        }
+        return t.append("User: ").append(p.text()).append("\nAssistant:").toString();
     }
 
     @Override

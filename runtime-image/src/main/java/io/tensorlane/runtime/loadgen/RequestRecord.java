@@ -9,6 +9,8 @@ package io.tensorlane.runtime.loadgen;
  * @param status HTTP status (0: no response)
  * @param error why it failed (null on success)
  * @param itlMs inter-token latencies: the gaps between consecutive content chunks
+ * @param cachedTokens the server's {@code usage.prompt_tokens_details.cached_tokens} (-1: not reported)
+ * @param text the generated text (what a multi-turn conversation sends back as the assistant's turn; null on failure)
  */
 public record RequestRecord(
         String level,
@@ -23,7 +25,42 @@ public record RequestRecord(
         double ttftMs,
         double e2eMs,
         double[] itlMs,
-        int contentChunks) {
+        int contentChunks,
+        int cachedTokens,
+        String text) {
+
+    /** A record without cache information or text. */
+    public RequestRecord(
+            String level,
+            int index,
+            double startMs,
+            int inputTokens,
+            int maxTokens,
+            int outputTokens,
+            boolean success,
+            int status,
+            String error,
+            double ttftMs,
+            double e2eMs,
+            double[] itlMs,
+            int contentChunks) {
+        this(
+                level,
+                index,
+                startMs,
+                inputTokens,
+                maxTokens,
+                outputTokens,
+                success,
+                status,
+                error,
+                ttftMs,
+                e2eMs,
+                itlMs,
+                contentChunks,
+                -1,
+                null);
+    }
 
     /** Time per output token after the first: (e2e − TTFT) / (output tokens − 1); NaN below two tokens or on failure. */
     public double tpotMs() {

@@ -8,7 +8,8 @@ import java.util.Arrays;
  * Folds one streamed response into a {@link RequestRecord}: feed it the SSE events' data with their arrival time
  * ({@link System#nanoTime()}), then {@link #finish}. A content chunk is one whose {@code choices[0]} carries
  * non-empty {@code text} (completions) or {@code delta.content} (chat); the first one sets TTFT, each later one adds an
- * inter-token latency. The usage chunk ({@code choices: []}, {@code usage: {...}}) gives the token counts. An
+ * inter-token latency; their text is kept. The usage chunk ({@code choices: []}, {@code usage: {...}}) gives the token
+ * counts (and the cached prompt tokens, {@code prompt_tokens_details.cached_tokens}, where the server reports them). An
  * {@code error} object in the stream, a non-2xx status, a stream without {@code [DONE]} or without any content fail
  * the request. Not thread-safe (the HTTP client delivers one response's lines in order).
  */
@@ -26,6 +27,8 @@ public final class StreamAccumulator {
     private int chunks;
     private int promptTokens = -1;
     private int completionTokens = -1;
+    private int cachedTokens = -1;
+    private final StringBuilder text = new StringBuilder();
     private String error;
     private final StringBuilder errorBody = new StringBuilder();
 
@@ -89,12 +92,17 @@ public final class StreamAccumulator {
             if (usage.hasNonNull("completion_tokens")) {
                 completionTokens = usage.get("completion_tokens").asInt();
             }
+            JsonNode cached = usage.path("prompt_tokens_details").get("cached_tokens");
+            if (cached != null && cached.isNumber()) {
+                cachedTokens = cached.asInt();
+            }
         }
         JsonNode choices = node.get("choices");
         if (choices != null && choices.isArray() && choices.size() > 0) {
             JsonNode c = choices.get(0);
             JsonNode text = c.has("delta") ? c.path("delta").get("content") : c.get("text");
             if (text != null && text.isTextual() && !text.asText().isEmpty()) {
+                this.text.append(text.asText());
                 content(nanos);
             }
         }
@@ -152,7 +160,9 @@ public final class StreamAccumulator {
                 ttft,
                 e2e,
                 Arrays.copyOf(itl, itlCount),
-                chunks);
+                chunks,
+                cachedTokens,
+                text.toString());
     }
 
     static String abbreviate(String s) {

@@ -11,8 +11,21 @@ import java.util.SplittableRandom;
  * endpoint only). Deterministic for a seed: request i of a level is the same whatever the concurrency.
  */
 public final class Workload {
-    /** One request to send: the prompt is {@code text} or, when non-null, {@code tokenIds}. */
-    public record Prompt(int index, String text, int[] tokenIds, int inputLen, int maxTokens) {}
+    /**
+     * One request to send: the prompt is {@code text} or, when non-null, {@code tokenIds}; before it, when non-null, a
+     * {@code system} prompt and the {@code history} of a conversation (user and assistant contents, alternating, user
+     * first). {@code inputLen} counts the words of all of them.
+     */
+    public record Prompt(
+            int index, String text, int[] tokenIds, int inputLen, int maxTokens, String system, List<String> history) {
+        public Prompt(int index, String text, int[] tokenIds, int inputLen, int maxTokens) {
+            this(index, text, tokenIds, inputLen, maxTokens, null, List.of());
+        }
+
+        public Prompt {
+            history = history == null ? List.of() : List.copyOf(history);
+        }
+    }
 
     /** Short common English words: most are a single token in Llama/Mistral/Qwen vocabularies (with the leading space). */
     static final String[] WORDS =
@@ -31,9 +44,45 @@ public final class Workload {
                     .split(" ");
 
     private final LoadgenConfig config;
+    private final String system;
 
     public Workload(LoadgenConfig config) {
         this.config = config;
+        PrefixWorkload pw = config.prefix();
+        this.system = pw.mode() == PrefixWorkload.Mode.RANDOM || pw.systemPromptLen() == 0
+                ? null
+                : words(new SplittableRandom(config.seed() ^ 0x5EEDL), pw.systemPromptLen());
+    }
+
+    /** The system prompt every request of a shared-prefix workload starts with (null for random prompts). */
+    public String systemPrompt() {
+        return system;
+    }
+
+    private static String words(SplittableRandom rng, int n) {
+        StringBuilder b = new StringBuilder(n * 6);
+        for (int i = 0; i < n; i++) {
+            if (i > 0) {
+                b.append(' ');
+            }
+            b.append(WORDS[rng.nextInt(WORDS.length)]);
+        }
+        return b.toString();
+    }
+
+    /**
+     * Turn {@code turn} of conversation {@code conversation} (multi-turn): a new question after the system prompt and
+     * {@code history} (every earlier question and the server's answer to it). Its index is {@code conversation ×
+     * turns + turn}.
+     */
+    public Prompt turn(int conversation, int turn, List<String> history) {
+        int turns = config.prefix().turns();
+        Prompt q = prompt(conversation * turns + turn);
+        int words = q.inputLen() + (system == null ? 0 : config.prefix().systemPromptLen());
+        for (String h : history) {
+            words += h.isEmpty() ? 0 : h.split(" ").length;
+        }
+        return new Prompt(q.index(), q.text(), null, words, q.maxTokens(), system, history);
     }
 
     /** Uniform integer in [floor(len·(1−r)), floor(len·(1+r))], at least 1. */
@@ -57,14 +106,11 @@ public final class Workload {
             }
             return new Prompt(index, null, ids, in, out);
         }
-        StringBuilder b = new StringBuilder(in * 6);
-        for (int i = 0; i < in; i++) {
-            if (i > 0) {
-                b.append(' ');
-            }
-            b.append(WORDS[rng.nextInt(WORDS.length)]);
+        String text = words(rng, in);
+        if (system != null) {
+            return new Prompt(index, text, null, in + config.prefix().systemPromptLen(), out, system, List.of());
         }
-        return new Prompt(index, b.toString(), null, in, out);
+        return new Prompt(index, text, null, in, out);
     }
 
     /** The first {@code n} prompts. */

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 
@@ -15,20 +16,22 @@ import java.util.Set;
  *   <li>every running sequence that is decoding gets its one token (oldest admitted first);
  *   <li>running sequences part-way through their prompt get chunks from what is left of the token budget;
  *   <li>waiting sequences (new, or preempted and to be recomputed) are admitted from the front of the queue while the
- *       budget, {@code maxSeqs} and free KV blocks allow; a prompt longer than the budget is chunked.
+ *       budget, {@code maxSeqs} and free KV blocks allow; a prompt longer than the budget is chunked. A sequence first
+ *       takes the longest cached prefix of its tokens from the {@link PrefixCache} and is fed only the rest; one whose
+ *       next uncached block a running sequence is computing is passed over until that block is cached.
  * </ol>
  *
  * <p>KV blocks are taken as sequences grow. When a running sequence cannot get a block, the most recently admitted
- * running sequence not yet in this step is preempted (blocks freed, back to the front of the waiting queue, recomputed
- * later); if that is the sequence itself, it is the one preempted. No waiting sequence is admitted in a step that
+ * running sequence not yet in this step is preempted (its references dropped, back to the front of the waiting queue,
+ * recomputed later from what is still cached); if that is the sequence itself, it is the one preempted. No waiting sequence is admitted in a step that
  * preempted (as vLLM).
  */
 final class BatchPlanner {
     /** One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples. */
     record Entry(Sequence seq, int n, int logitRow) {}
 
-    /** A planned step. */
-    record Plan(StepBatch batch, List<Entry> entries, boolean wantLogits, int preempted) {
+    /** A planned step; {@code admitted} are the sequences admitted for the first time. */
+    record Plan(StepBatch batch, List<Entry> entries, boolean wantLogits, int preempted, List<Sequence> admitted) {
         boolean isEmpty() {
             return entries.isEmpty();
         }
@@ -39,11 +42,13 @@ final class BatchPlanner {
     }
 
     private final BlockAllocator blocks;
+    private final PrefixCache prefix;
     private final SchedulerConfig config;
     private final PreemptionListener onPreempt;
 
-    BatchPlanner(BlockAllocator blocks, SchedulerConfig config, PreemptionListener onPreempt) {
+    BatchPlanner(BlockAllocator blocks, PrefixCache prefix, SchedulerConfig config, PreemptionListener onPreempt) {
         this.blocks = blocks;
+        this.prefix = prefix;
         this.config = config;
         this.onPreempt = onPreempt;
     }
@@ -85,22 +90,32 @@ final class BatchPlanner {
                 budget -= n;
             }
         }
-        // 3. admissions.
-        while (preempted == 0 && budget > 0 && !waiting.isEmpty() && running.size() < config.maxSeqs()) {
-            Sequence s = waiting.peekFirst();
+        // 3. admissions, oldest first; a sequence waiting for a running one to compute its prefix is passed over.
+        List<Sequence> admitted = new ArrayList<>();
+        for (Iterator<Sequence> it = waiting.iterator();
+                preempted == 0 && budget > 0 && running.size() < config.maxSeqs() && it.hasNext(); ) {
+            Sequence s = it.next();
+            int cached = prefix.cachedBlocks(s);
+            if (prefix.shouldWait(s, cached, running)) {
+                continue;
+            }
+            prefix.take(s, cached);
             int n = grow(s, Math.min(s.need(), budget));
             if (n == 0) {
+                prefix.release(s);
                 break;
             }
-            waiting.pollFirst();
+            it.remove();
             running.add(s);
             if (s.admittedNanos < 0) {
                 s.admittedNanos = now;
+                s.cachedTokens = cached * blocks.blockSize();
+                admitted.add(s);
             }
             entries.add(new Entry(s, n, -1));
             budget -= n;
         }
-        return build(entries, preempted);
+        return build(entries, preempted, admitted);
     }
 
     /** Takes blocks for up to {@code want} more tokens of {@code s}; returns how many tokens the table now covers. */
@@ -118,14 +133,13 @@ final class BatchPlanner {
 
     private void preempt(Sequence victim, List<Sequence> running, Deque<Sequence> waiting) {
         running.remove(running.size() - 1);
-        blocks.release(victim.table);
-        victim.computed = 0;
+        prefix.release(victim);
         victim.preemptions++;
         waiting.addFirst(victim);
         onPreempt.preempted(victim);
     }
 
-    private Plan build(List<Entry> planned, int preempted) {
+    private Plan build(List<Entry> planned, int preempted, List<Sequence> admitted) {
         StepBatch.Builder b = new StepBatch.Builder(blocks.blockSize(), config.maxBlocksPerSeq());
         List<Entry> entries = new ArrayList<>(planned.size());
         int row = 0;
@@ -141,6 +155,6 @@ final class BatchPlanner {
             entries.add(new Entry(s, e.n(), samples ? row++ : -1));
             wantLogits |= samples && s.req.needsLogits();
         }
-        return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted);
+        return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted, admitted);
     }
 }

@@ -2,18 +2,43 @@ package io.tensorlane.runtime.sched;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The paged KV cache's block bookkeeping on the host (one for all ranks: every rank holds the same blocks of its own
- * heads). Blocks are handed out lowest-index first and returned when a sequence finishes. Not thread-safe: the
- * scheduler thread owns it.
+ * heads), content-addressed for the prefix cache. Not thread-safe: the scheduler thread owns it.
+ *
+ * <p>Every block has a reference count: the block tables that hold it. A block at count 0 is free. A full block whose
+ * KV has been computed can be {@link #register registered} under its content hash ({@link BlockHashes}); it keeps
+ * that hash after its last reference goes, as an evictable block, so that a later sequence with the same prefix can
+ * {@link #take} it instead of recomputing it. {@link #allocate} hands out never-registered free blocks first, then
+ * evicts the least recently released cached block (its hash is forgotten). Evictable blocks count as free in
+ * {@link #freeBlocks} and {@link #usage}, as vLLM counts them. Without registrations this is a plain free list.
+ *
+ * <p>{@link #release} drops a table's references last block first, so that a sequence's evictable blocks are evicted
+ * tail first: a chain's later blocks are useless once an earlier one is gone, its head is what other prompts share.
  */
 public final class BlockAllocator {
     private final int blocks;
     private final int blockSize;
+    private final int[] refs;
+    private final boolean[] hashed;
+    private final long[] hashOf;
+    private final long[] parentOf;
+    private final int[] tokensOf;
+    /** Free blocks that hold no registered content. */
     private final Deque<Integer> free = new ArrayDeque<>();
+    /** Free blocks that are still registered, least recently released first. */
+    private final LinkedHashSet<Integer> evictable = new LinkedHashSet<>();
+
+    private final Map<Long, Integer> cached = new HashMap<>();
+    private long evictions;
 
     public BlockAllocator(int blocks, int blockSize) {
         if (blocks < 1 || blockSize < 1) {
@@ -21,6 +46,11 @@ public final class BlockAllocator {
         }
         this.blocks = blocks;
         this.blockSize = blockSize;
+        this.refs = new int[blocks];
+        this.hashed = new boolean[blocks];
+        this.hashOf = new long[blocks];
+        this.parentOf = new long[blocks];
+        this.tokensOf = new int[Math.multiplyExact(blocks, blockSize)];
         for (int i = 0; i < blocks; i++) {
             free.addLast(i);
         }
@@ -34,13 +64,30 @@ public final class BlockAllocator {
         return blockSize;
     }
 
+    /** Blocks no table holds: never registered, or cached and evictable. */
     public int freeBlocks() {
-        return free.size();
+        return free.size() + evictable.size();
     }
 
-    /** Fraction of blocks in use, 0..1. */
+    /** Blocks registered under a content hash (held by tables or evictable). */
+    public int cachedBlocks() {
+        return cached.size();
+    }
+
+    /** Cached blocks evicted so far to make room. */
+    public long evictions() {
+        return evictions;
+    }
+
+    /** How many block tables hold {@code block}. */
+    public int refCount(int block) {
+        check(block);
+        return refs[block];
+    }
+
+    /** Fraction of blocks held by tables, 0..1 (evictable cached blocks count as free). */
     public double usage() {
-        return (blocks - free.size()) / (double) blocks;
+        return (blocks - freeBlocks()) / (double) blocks;
     }
 
     /** Blocks needed to hold {@code tokens} tokens. */
@@ -50,20 +97,35 @@ public final class BlockAllocator {
 
     /** Whether {@code n} more blocks can be taken. */
     public boolean canAllocate(int n) {
-        return n <= free.size();
+        return n <= freeBlocks();
     }
 
-    /** Takes {@code n} blocks, or throws when fewer are free (callers check {@link #canAllocate} first). */
+    /**
+     * Takes {@code n} blocks (one reference each), evicting cached ones when the uncached are gone, or throws when fewer
+     * are free (callers check {@link #canAllocate} first).
+     */
     public List<Integer> allocate(int n) {
-        if (n < 0 || n > free.size()) {
+        if (n < 0 || n > freeBlocks()) {
             throw new IllegalStateException(
-                    "cannot allocate " + n + " KV blocks: " + free.size() + " of " + blocks + " free");
+                    "cannot allocate " + n + " KV blocks: " + freeBlocks() + " of " + blocks + " free");
         }
         List<Integer> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(free.pollFirst());
+            int b = free.isEmpty() ? evictOldest() : free.pollFirst();
+            refs[b] = 1;
+            out.add(b);
         }
         return out;
+    }
+
+    private int evictOldest() {
+        Iterator<Integer> it = evictable.iterator();
+        int b = it.next();
+        it.remove();
+        cached.remove(hashOf[b]);
+        hashed[b] = false;
+        evictions++;
+        return b;
     }
 
     /** Grows {@code table} so it holds {@code tokens} tokens; false (and unchanged) when not enough blocks are free. */
@@ -79,15 +141,81 @@ public final class BlockAllocator {
         return true;
     }
 
-    /** Returns blocks to the free list. */
+    /**
+     * Drops the table's references, last block first, and clears it. A block nobody holds any more becomes free; a
+     * registered one stays cached (evictable, most recently released).
+     */
     public void release(List<Integer> table) {
-        for (int b : table) {
-            if (b < 0 || b >= blocks) {
-                throw new IllegalArgumentException(
-                        "block " + b + " is not a block of this cache (0.." + (blocks - 1) + ")");
+        for (int i = table.size() - 1; i >= 0; i--) {
+            int b = table.get(i);
+            check(b);
+            if (refs[b] == 0) {
+                throw new IllegalStateException("KV block " + b + " released more often than taken");
             }
-            free.addFirst(b);
+            if (--refs[b] == 0) {
+                if (hashed[b]) {
+                    evictable.add(b);
+                } else {
+                    free.addFirst(b);
+                }
+            }
         }
         table.clear();
+    }
+
+    /**
+     * The cached block registered under {@code hash} whose parent hash and {@code blockSize} token ids from {@code from}
+     * are these, or -1. Changes nothing.
+     */
+    public int lookup(long hash, long parent, int[] tokens, int from) {
+        Integer b = cached.get(hash);
+        if (b == null || parentOf[b] != parent) {
+            return -1;
+        }
+        return Arrays.equals(tokensOf, b * blockSize, (b + 1) * blockSize, tokens, from, from + blockSize) ? b : -1;
+    }
+
+    /** One more reference to a cached block (from {@link #lookup}): it is no longer evictable. */
+    public void take(int block) {
+        check(block);
+        if (!hashed[block]) {
+            throw new IllegalStateException("KV block " + block + " is not cached");
+        }
+        if (refs[block]++ == 0) {
+            evictable.remove(block);
+        }
+    }
+
+    /**
+     * Registers a held, full block whose KV is computed under its content hash; false when another block already holds
+     * that content (it stays the cached one; this block stays plain and is freed as usual) or this one is registered.
+     */
+    public boolean register(int block, long hash, long parent, int[] tokens, int from) {
+        check(block);
+        if (refs[block] == 0) {
+            throw new IllegalStateException("KV block " + block + " registered while free");
+        }
+        if (hashed[block] || cached.containsKey(hash)) {
+            return false;
+        }
+        hashed[block] = true;
+        hashOf[block] = hash;
+        parentOf[block] = parent;
+        System.arraycopy(tokens, from, tokensOf, block * blockSize, blockSize);
+        cached.put(hash, block);
+        return true;
+    }
+
+    /** Whether {@code block} is registered (held or evictable). */
+    public boolean isCached(int block) {
+        check(block);
+        return hashed[block];
+    }
+
+    private void check(int b) {
+        if (b < 0 || b >= blocks) {
+            throw new IllegalArgumentException(
+                    "block " + b + " is not a block of this cache (0.." + (blocks - 1) + ")");
+        }
     }
 }

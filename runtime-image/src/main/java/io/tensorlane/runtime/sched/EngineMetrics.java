@@ -51,6 +51,8 @@ public final class EngineMetrics {
     private final LongAdder promptTokens = new LongAdder();
     private final LongAdder generationTokens = new LongAdder();
     private final LongAdder preemptions = new LongAdder();
+    private final LongAdder prefixQueries = new LongAdder();
+    private final LongAdder prefixHits = new LongAdder();
     private final Map<FinishReason, LongAdder> finished = new EnumMap<>(FinishReason.class);
     private final Histogram ttft = new Histogram(TTFT_BUCKETS);
     private final Histogram itl = new Histogram(TPOT_BUCKETS);
@@ -109,6 +111,15 @@ public final class EngineMetrics {
         ttft.observe(ttftSeconds);
     }
 
+    /**
+     * A request's first lookup in the prefix cache (at its first admission, as vLLM counts: a preempted request's
+     * lookup again is not counted): {@code queried} prompt tokens, {@code hits} of them found cached.
+     */
+    void prefixCache(int queried, int hits) {
+        prefixQueries.add(queried);
+        prefixHits.add(hits);
+    }
+
     void interToken(double seconds) {
         itl.observe(seconds);
     }
@@ -152,6 +163,13 @@ public final class EngineMetrics {
                 .sample(p + "cache_config_info", info, 1);
         t.family(p + "num_preemptions_total", "counter", "Cumulative number of preemption from the engine.")
                 .sample(p + "num_preemptions_total", labels, preemptions.sum());
+        t.family(
+                        p + "prefix_cache_queries_total",
+                        "counter",
+                        "Prefix cache queries, in terms of number of queried tokens.")
+                .sample(p + "prefix_cache_queries_total", labels, prefixQueries.sum());
+        t.family(p + "prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.")
+                .sample(p + "prefix_cache_hits_total", labels, prefixHits.sum());
         t.family(p + "prompt_tokens_total", "counter", "Number of prefill tokens processed.")
                 .sample(p + "prompt_tokens_total", labels, promptTokens.sum());
         t.family(p + "generation_tokens_total", "counter", "Number of generation tokens processed.")

@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The serving loop: one thread runs steps of a {@link StepExecutor} back to back while there is work, and sleeps on a
  * condition when there is none. Continuous batching with chunked prefill and preemption by recompute ({@link
- * BatchPlanner}); the executor draws every token (on the GPU); logits reach the host only for logprobs.
+ * BatchPlanner}), automatic prefix caching when {@link SchedulerConfig#prefixCaching()} ({@link PrefixCache}); the
+ * executor draws every token (on the GPU); logits reach the host only for logprobs.
  *
  * <p>Threads: {@link #submit}, {@link Handle#cancel}, {@link #drain}, {@link #awaitIdle}, {@link #stats} and {@link
  * #close} may be called from any thread. Listeners run on the scheduler thread (see {@link SequenceListener}). The
@@ -49,6 +50,7 @@ public final class Scheduler implements AutoCloseable {
     private final Set<Integer> eos;
     private final EngineMetrics metrics;
     private final BatchPlanner planner;
+    private final PrefixCache prefix;
     private final int vocab;
     private final Thread thread;
     private final SchedulerInbox inbox;
@@ -82,7 +84,8 @@ public final class Scheduler implements AutoCloseable {
         this.metrics = metrics;
         this.vocab = executor.vocabSize();
         this.inbox = new SchedulerInbox(config);
-        this.planner = new BatchPlanner(blocks, config, s -> {
+        this.prefix = new PrefixCache(blocks, config.prefixCaching());
+        this.planner = new BatchPlanner(blocks, prefix, config, s -> {
             preemptions++;
             if (metrics != null) {
                 metrics.preempted();
@@ -106,7 +109,8 @@ public final class Scheduler implements AutoCloseable {
     public Handle submit(SeqRequest req, SequenceListener listener) {
         Objects.requireNonNull(listener, "listener");
         config.check(req, blocks, vocab);
-        return inbox.submit(this::failure, () -> new Sequence(req, listener, this, System.nanoTime()));
+        return inbox.submit(
+                this::failure, () -> new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt()));
     }
 
     /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */
@@ -212,13 +216,29 @@ public final class Scheduler implements AutoCloseable {
             }
             return;
         }
+        for (Sequence s : plan.admitted()) {
+            admitted(s);
+        }
         long now = System.nanoTime();
         for (BatchPlanner.Entry en : plan.entries()) {
             Sequence s = en.seq();
             s.computed += en.n();
+            prefix.registerComputed(s); // before accept: a sequence that ends there leaves its blocks cached
             if (en.logitRow() >= 0) {
                 accept(s, res, en.logitRow(), now);
             }
+        }
+    }
+
+    /** A sequence's first admission ran: the prefix-cache counters and the listener learn its cached prompt tokens. */
+    private void admitted(Sequence s) {
+        if (metrics != null && prefix.enabled()) {
+            metrics.prefixCache(s.req.promptIds().length, s.cachedTokens);
+        }
+        try {
+            s.listener.onAdmitted(s.cachedTokens);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "onAdmitted of " + s.req.id() + " threw", e);
         }
     }
 

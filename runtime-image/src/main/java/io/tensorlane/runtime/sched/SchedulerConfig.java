@@ -8,8 +8,34 @@ package io.tensorlane.runtime.sched;
  * @param maxWaiting      the most requests waiting for admission before submit throws {@link QueueFullException}
  * @param maxModelLen     the longest sequence, prompt + max tokens
  * @param maxBlocksPerSeq width of the block tables the engine was built for
+ * @param prefixCaching   reuse the KV of cached full blocks across sequences ({@link PrefixCache})
+ * @param prefixCacheSalt mixed into every block hash: stands for what the KV depends on besides the tokens (the model,
+ *                        its weights' and the KV cache's dtypes), see {@link #salt}
  */
-public record SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, int maxModelLen, int maxBlocksPerSeq) {
+public record SchedulerConfig(
+        int maxSeqs,
+        int maxBatchTokens,
+        int maxWaiting,
+        int maxModelLen,
+        int maxBlocksPerSeq,
+        boolean prefixCaching,
+        long prefixCacheSalt) {
+    /** Limits with prefix caching on (salt 0). */
+    public SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, int maxModelLen, int maxBlocksPerSeq) {
+        this(maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, true, 0);
+    }
+
+    /** The same limits with prefix caching on or off and the salt from {@code kvIdentity} (see {@link #salt}). */
+    public SchedulerConfig withPrefixCaching(boolean on, String kvIdentity) {
+        return new SchedulerConfig(
+                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, on, salt(kvIdentity));
+    }
+
+    /** A prefix-cache salt from text naming what the KV depends on besides the tokens. */
+    public static long salt(String kvIdentity) {
+        return BlockHashes.salt(kvIdentity);
+    }
+
     public SchedulerConfig {
         if (maxSeqs < 1 || maxBatchTokens < maxSeqs) {
             throw new IllegalArgumentException(

@@ -8,15 +8,22 @@ import java.util.List;
  * One sequence's state. Everything but {@link #cancelled} and {@link #timings} belongs to the scheduler thread.
  * {@code tokens[0, length)} are the prompt and the generated tokens; the KV cache holds {@code computed} of them. The
  * next step feeds {@code tokens[computed, ...)}; when a chunk reaches {@code length} its last logits row yields the
- * next token. A preempted sequence goes back to {@code computed = 0} and is recomputed from prompt + generated tokens.
+ * next token. A preempted sequence goes back to {@code computed = 0} and is recomputed from prompt + generated tokens
+ * (taking back from the prefix cache what is still there). The first {@code registered} blocks of {@code table} are in
+ * the prefix cache (taken from it at admission, or registered once computed).
  */
 final class Sequence implements Scheduler.Handle {
     final SeqRequest req;
     final SequenceListener listener;
     final List<Integer> table = new ArrayList<>();
     final int[] tokens;
+    final BlockHashes hashes;
     int length;
     int computed;
+    int registered;
+    /** Prompt tokens found in the prefix cache at the first admission; -1 before it. */
+    int cachedTokens = -1;
+
     int generated;
     int preemptions;
     final long arrivalNanos;
@@ -28,8 +35,9 @@ final class Sequence implements Scheduler.Handle {
     volatile boolean cancelled;
     volatile RequestTimings timings;
 
-    Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now) {
+    Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now, long cacheSalt) {
         this.req = req;
+        this.hashes = new BlockHashes(cacheSalt);
         this.listener = listener;
         this.owner = owner;
         this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());

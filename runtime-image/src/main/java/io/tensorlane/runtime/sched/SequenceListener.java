@@ -16,6 +16,12 @@ public interface SequenceListener {
      */
     boolean onToken(int token, TopLogprobs logprobs);
 
+    /**
+     * The sequence's first admission to a step: {@code cachedTokens} of its prompt tokens were taken from the prefix
+     * cache (0 with the cache off or on a miss). Called once, before the first {@link #onToken}.
+     */
+    default void onAdmitted(int cachedTokens) {}
+
     /** Called exactly once, last. Token counts: the prompt's, and the tokens given to {@link #onToken}. */
     void onFinish(FinishReason reason, int promptTokens, int completionTokens);
 }

@@ -36,6 +36,7 @@ final class GenerationJob {
     private final List<Scheduler.Handle> handles = new ArrayList<>();
     private final List<String> pending = new ArrayList<>();
     private int promptTokens;
+    private int cachedTokens;
     private int open;
     private boolean failed;
     private boolean begun;
@@ -53,7 +54,7 @@ final class GenerationJob {
 
     /** A new choice for a prompt; its listener goes to the scheduler. */
     SequenceListener choice(int index, int[] promptIds, boolean countPrompt) {
-        Choice c = new Choice(index, promptIds);
+        Choice c = new Choice(index, promptIds, countPrompt);
         synchronized (this) {
             choices.add(c);
             open++;
@@ -126,6 +127,7 @@ final class GenerationJob {
 
     private final class Choice implements SequenceListener {
         final int index;
+        final boolean countPrompt;
         final IncrementalDecoder decoder;
         final StopMatcher stops;
         final StringBuilder text = new StringBuilder();
@@ -134,10 +136,20 @@ final class GenerationJob {
         String finish;
         Object stopReason;
 
-        Choice(int index, int[] promptIds) {
+        Choice(int index, int[] promptIds, boolean countPrompt) {
             this.index = index;
+            this.countPrompt = countPrompt;
             this.decoder = tok.newDecoder(promptIds, params.skipSpecialTokens());
             this.stops = new StopMatcher(params.stop(), params.includeStopStrInOutput());
+        }
+
+        @Override
+        public void onAdmitted(int cached) {
+            if (countPrompt) { // the choice whose prompt tokens usage counts reports its cached ones
+                synchronized (GenerationJob.this) {
+                    cachedTokens += cached;
+                }
+            }
         }
 
         @Override
@@ -237,7 +249,10 @@ final class GenerationJob {
         if (!last || out.finished()) {
             return;
         }
-        Usage usage = new Usage(promptTokens, completionTokens);
+        Usage usage;
+        synchronized (this) {
+            usage = new Usage(promptTokens, completionTokens, cachedTokens);
+        }
         if (params.stream()) {
             if (params.includeUsage()) {
                 sse(OpenAiJson.write(Responses.usageChunk(

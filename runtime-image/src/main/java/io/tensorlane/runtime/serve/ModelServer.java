@@ -40,9 +40,21 @@ import java.util.concurrent.atomic.AtomicReference;
  * within the grace period, then closes the HTTP server.
  */
 public final class ModelServer implements AutoCloseable {
-    /** How the server is built. */
+    /** How the server is built; {@code prefixCaching}: automatic prefix caching (on unless switched off). */
     public record Options(
-            String servedName, String host, int port, int maxWaiting, long maxBodyBytes, Duration drainTimeout) {}
+            String servedName,
+            String host,
+            int port,
+            int maxWaiting,
+            long maxBodyBytes,
+            Duration drainTimeout,
+            boolean prefixCaching) {
+        /** Options with prefix caching on. */
+        public Options(
+                String servedName, String host, int port, int maxWaiting, long maxBodyBytes, Duration drainTimeout) {
+            this(servedName, host, port, maxWaiting, maxBodyBytes, drainTimeout, true);
+        }
+    }
 
     private final Scheduler scheduler;
     private final HttpFront http;
@@ -98,7 +110,7 @@ public final class ModelServer implements AutoCloseable {
         Scheduler scheduler = new Scheduler(
                 engine,
                 engine.blocks(),
-                schedulerConfig(engine, o.maxWaiting()),
+                schedulerConfig(engine, o.maxWaiting()).withPrefixCaching(o.prefixCaching(), kvIdentity(engine)),
                 new HashSet<>(tok.eosTokenIds()),
                 metrics);
         ModelInfo info = new ModelInfo(
@@ -149,6 +161,16 @@ public final class ModelServer implements AutoCloseable {
                 maxWaiting,
                 engine.maxModelLen(),
                 engine.maxBlocksPerSeq());
+    }
+
+    /**
+     * What the KV depends on besides the tokens, the prefix cache's salt: the model directory and the weights' dtype.
+     * One process serves one model, so today it keeps nothing apart; it is where a LoRA adapter or a per-request salt
+     * would go.
+     */
+    static String kvIdentity(LlmEngine engine) {
+        return engine.options().modelDir().toAbsolutePath().normalize() + "|"
+                + engine.config().dtype();
     }
 
     private static void health(ModelServer s, io.tensorlane.runtime.serve.http.Responder r, boolean readiness) {

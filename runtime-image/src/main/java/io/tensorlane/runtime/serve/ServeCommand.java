@@ -78,6 +78,12 @@ public final class ServeCommand implements Callable<Integer> {
     Long kvCacheTokens;
 
     @Option(
+            names = "--no-prefix-caching",
+            description = "Turn automatic prefix caching off (default: on, or " + EngineSettings.PREFIX_CACHING
+                    + "=false): every prompt is computed from its first token.")
+    boolean noPrefixCaching;
+
+    @Option(
             names = "--max-body-bytes",
             defaultValue = "16777216",
             description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
@@ -212,6 +218,7 @@ public final class ServeCommand implements Callable<Integer> {
                 ? maxBatchTokens
                 : Math.toIntExact(EngineSettings.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
         long kv = kvCacheTokens != null ? kvCacheTokens : EngineSettings.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
+        boolean prefixCaching = !noPrefixCaching && EngineSettings.envBoolean(env, EngineSettings.PREFIX_CACHING, true);
         String name = servedModelName != null
                 ? servedModelName
                 : env.getOrDefault(
@@ -234,20 +241,27 @@ public final class ServeCommand implements Callable<Integer> {
                 .withAllreducePlan(
                         config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
         out.printf(
-                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n",
+                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d, prefix caching %s%n",
                 name,
                 dir,
                 config.worldSize(),
                 virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
                 config.allreduce(),
                 config.memoryFraction(),
-                config.port());
+                config.port(),
+                prefixCaching ? "on" : "off");
         out.flush();
         try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
                 io.tensorlane.runtime.llm.LlmEngine engine = io.tensorlane.runtime.llm.LlmEngine.load(opts, out)) {
             ModelServer server = ModelServer.start(
                     new ModelServer.Options(
-                            name, "0.0.0.0", config.port(), maxWaiting, maxBodyBytes, Duration.ofSeconds(drainSeconds)),
+                            name,
+                            "0.0.0.0",
+                            config.port(),
+                            maxWaiting,
+                            maxBodyBytes,
+                            Duration.ofSeconds(drainSeconds),
+                            prefixCaching),
                     tok,
                     engine,
                     out);

@@ -88,7 +88,9 @@ class LoadgenReportTest {
                         "ttft_p90_ms",
                         "ttft_p99_ms",
                         "tpot_mean_ms");
-        assertThat(header).endsWith("e2e_p99_ms").hasSize(11 + 16);
+        assertThat(header)
+                .endsWith("e2e_p99_ms", "cached_tokens", "prefix_cache_hit_rate")
+                .hasSize(11 + 16 + 2);
         for (int i = 1; i < lines.length; i++) {
             assertThat(splitCsv(lines[i])).hasSameSizeAs(header);
         }

@@ -66,7 +66,12 @@ class ResponsesTest {
         assertThat(c1.get("logprobs").isNull()).isTrue();
         assertThat(c1.get("stop_reason").asText()).isEqualTo("\n");
         assertThat(r.get("usage").toString())
-                .isEqualTo("{\"prompt_tokens\":3,\"total_tokens\":7,\"completion_tokens\":4}");
+                .isEqualTo("{\"prompt_tokens\":3,\"total_tokens\":7,\"completion_tokens\":4,"
+                        + "\"prompt_tokens_details\":{\"cached_tokens\":0}}");
+        assertThat(new Usage(30, 4, 16).toJsonNode().toString())
+                .as("cached prompt tokens as OpenAI reports them")
+                .isEqualTo("{\"prompt_tokens\":30,\"total_tokens\":34,\"completion_tokens\":4,"
+                        + "\"prompt_tokens_details\":{\"cached_tokens\":16}}");
     }
 
     @Test

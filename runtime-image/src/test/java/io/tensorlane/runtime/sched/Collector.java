@@ -14,6 +14,8 @@ final class Collector implements SequenceListener {
     volatile int promptTokens = -1;
     volatile int completionTokens = -1;
     volatile int finishCalls;
+    volatile int cachedTokens = -1;
+    volatile int admittedCalls;
     private final int stopAfter;
 
     Collector() {
@@ -22,6 +24,12 @@ final class Collector implements SequenceListener {
 
     Collector(int stopAfter) {
         this.stopAfter = stopAfter;
+    }
+
+    @Override
+    public void onAdmitted(int cached) {
+        admittedCalls++;
+        cachedTokens = cached;
     }
 
     @Override

@@ -19,12 +19,24 @@ abstract class SchedulerFixture {
     BlockAllocator blocks;
 
     Scheduler start(int maxSeqs, int maxBatchTokens, int maxWaiting, int kvBlocks, EngineMetrics metrics) {
+        return start(maxSeqs, maxBatchTokens, maxWaiting, kvBlocks, metrics, true);
+    }
+
+    /** A scheduler with prefix caching on or off; {@link #wrap} may put a checking executor around the fake. */
+    Scheduler start(
+            int maxSeqs, int maxBatchTokens, int maxWaiting, int kvBlocks, EngineMetrics metrics, boolean caching) {
         exec = new FakeExecutor(VOCAB, kvBlocks, BS);
         blocks = new BlockAllocator(kvBlocks, BS);
-        Scheduler s = new Scheduler(
-                exec, blocks, new SchedulerConfig(maxSeqs, maxBatchTokens, maxWaiting, 256, 64), Set.of(EOS), metrics);
+        SchedulerConfig config =
+                new SchedulerConfig(maxSeqs, maxBatchTokens, maxWaiting, 256, 64).withPrefixCaching(caching, "fixture");
+        Scheduler s = new Scheduler(wrap(exec), blocks, config, Set.of(EOS), metrics);
         open.add(s);
         return s;
+    }
+
+    /** The executor the scheduler drives: the fake itself unless a test checks every step. */
+    StepExecutor wrap(FakeExecutor fake) {
+        return fake;
     }
 
     Scheduler start(int maxSeqs, int maxBatchTokens, int kvBlocks) {

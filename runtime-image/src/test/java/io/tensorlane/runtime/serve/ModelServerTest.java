@@ -159,6 +159,24 @@ class ModelServerTest {
     }
 
     @Test
+    void aResentPromptReportsItsCachedTokensInUsageAndMetrics() throws Exception {
+        String text = "the same long prompt, sent twice";
+        int prompt = tok.encode(text, true).length;
+        assertThat(prompt).isGreaterThan(16);
+        String body = "{\"model\":\"tiny\",\"prompt\":\"" + text + "\",\"max_tokens\":2,\"temperature\":0}";
+        JsonNode first = JSON.readTree(post("/v1/completions", body).body()).get("usage");
+        JsonNode second = JSON.readTree(post("/v1/completions", body).body()).get("usage");
+        assertThat(first.get("prompt_tokens_details").get("cached_tokens").asInt())
+                .isZero();
+        int cached = (prompt - 1) / 16 * 16;
+        assertThat(second.get("prompt_tokens_details").get("cached_tokens").asInt())
+                .isEqualTo(cached);
+        assertThat(second.get("prompt_tokens").asInt()).isEqualTo(prompt);
+        assertThat(get("/metrics").body())
+                .contains("tensorlane:prefix_cache_hits_total{model_name=\"tiny\",engine=\"0\"} " + cached + ".0");
+    }
+
+    @Test
     void stopStringsCutTheText() throws Exception {
         int prompt = tok.encode("hello", true).length;
         String all = expected(prompt, 10);
