@@ -13,7 +13,11 @@ vocabulary entries; measured on the build machine, 2026-12-01). A file OUT/.comp
 
 Runs on the GPU machine (torch, transformers 5.x, tokenizers; no internet). Prints bytes written and seconds.
 
-usage: bench_make_8b.py --out DIR [--layers 32] [--force]
+With --geometry qwen3-30b-a3b: Qwen3-30B-A3B's geometry instead (Qwen3MoeForCausalLM: hidden 2048, 48 layers, 32 query /
+4 KV heads of 128, 128 experts of 768, top-8 renormalised, vocab 151936, rope theta 1e6), for the MoE benchmark; at 48
+layers that is ~61 GB, so pass --layers (per-layer times are what the benchmark compares).
+
+usage: bench_make_8b.py --out DIR [--layers 32] [--geometry llama-3.1-8b|qwen3-30b-a3b] [--force]
 """
 import argparse
 import json
@@ -41,7 +45,24 @@ ROPE = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_
         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
 
 
-def make_config(transformers, layers):
+def qwen3_moe_config(transformers, layers):
+    cfg = transformers.Qwen3MoeConfig(
+        hidden_size=2048, intermediate_size=6144, moe_intermediate_size=768, num_experts=128, num_experts_per_tok=8,
+        norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[], num_hidden_layers=layers,
+        num_attention_heads=32, num_key_value_heads=4, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, pad_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+    for name in ("dtype", "torch_dtype"):
+        try:
+            setattr(cfg, name, "bfloat16")
+        except Exception:  # noqa: BLE001 - either name may be a read-only alias
+            pass
+    return cfg
+
+
+def make_config(transformers, layers, geometry="llama-3.1-8b"):
+    if geometry == "qwen3-30b-a3b":
+        return qwen3_moe_config(transformers, layers)
     kw = config_kwargs(layers)
     try:   # transformers 5: rope_parameters
         cfg = transformers.LlamaConfig(rope_parameters=dict(ROPE), **kw)
@@ -104,6 +125,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--layers", type=int, default=32, help="fewer layers for a quick trial (default 32)")
     ap.add_argument("--force", action="store_true", help="rewrite even when OUT/.complete exists")
+    ap.add_argument("--geometry", default="llama-3.1-8b", choices=["llama-3.1-8b", "qwen3-30b-a3b"])
     args = ap.parse_args()
     if os.path.exists(os.path.join(args.out, ".complete")) and not args.force:
         log("bench_make_8b: %s is complete (%.3f GB); nothing to do (--force rewrites)" % (args.out, dir_bytes(args.out) / 1e9))
@@ -118,13 +140,13 @@ def main():
         if f.endswith(".safetensors") or f.endswith(".json") or f == ".complete":
             os.remove(os.path.join(args.out, f))
     log("bench_make_8b: torch %s, transformers %s, %s" % (torch.__version__, transformers.__version__, torch.cuda.get_device_name(0)))
-    cfg = make_config(transformers, args.layers)
+    cfg = make_config(transformers, args.layers, args.geometry)
     t0 = time.time()
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.bfloat16)
     try:
         with torch.device("cuda"):
-            model = transformers.LlamaForCausalLM(cfg)
+            model = transformers.AutoModelForCausalLM.from_config(cfg)
     finally:
         torch.set_default_dtype(old)
     model.eval()

@@ -1,5 +1,7 @@
 package io.tensorlane.runtime.llm;
 
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
@@ -13,6 +15,7 @@ import io.tensorlane.runtime.sched.SamplingRows;
 import io.tensorlane.runtime.sched.StepBatch;
 import java.util.List;
 import java.util.function.LongConsumer;
+import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -187,7 +190,8 @@ final class RankModel implements AutoCloseable {
                             w(p + "router"),
                             w(p + "experts_gate_up"),
                             w(p + "experts_down"),
-                            moeBuffers)
+                            moeBuffers,
+                            cfg.moe().moeLayers().indexOf(l))
                     : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
         }
         return bytes;
@@ -398,6 +402,19 @@ final class RankModel implements AutoCloseable {
 
     private void mark(String label) {
         timer.mark(label, rank.stream());
+    }
+
+    /** The last step's experts of its {@code n} tokens ([MoE layers][n][top-k]; after the stream finished). */
+    int[] routing(int n) {
+        int layers = cfg.moe().moeLayers().size();
+        int k = cfg.moe().topK();
+        int[] all = new int[layers * n * k];
+        for (int l = 0; l < layers; l++) {
+            int[] part = new int[n * k];
+            Cuda.check(cuMemcpyDtoH(Pointer.to(part), moeBuffers.ids(l), 4L * n * k), "cuMemcpyDtoH(expert ids)");
+            System.arraycopy(part, 0, all, l * n * k, n * k);
+        }
+        return all;
     }
 
     /** Copies {@code m} rows of final logits ({@code vocab} floats each) to the host (after the stream finished). */

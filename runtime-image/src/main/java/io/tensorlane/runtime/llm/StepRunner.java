@@ -50,6 +50,8 @@ final class StepRunner {
     private AllreduceTimer allreduceTimer;
     /** Start/end events on rank 0's stream for {@link LlmEngine#timedStep} (created by rank 0's thread on first use). */
     private final EventPool timing = new EventPool("step timing");
+    /** The routing of every step, when {@link RoutingDump#ENV} asks for it (MoE models). */
+    private final RoutingDump routing;
 
     private OpTimer opTimer; // rank 0's, for profileStep
 
@@ -62,6 +64,7 @@ final class StepRunner {
             Communicator comm,
             List<RankModel> ranks,
             AllreduceCounts allreduces) {
+        this.routing = config.moe() != null ? RoutingDump.fromEnv(System.getenv()) : null;
         this.options = options;
         this.config = config;
         this.layout = layout;
@@ -134,6 +137,9 @@ final class StepRunner {
             mark(marks, 4);
             r.checkWatchdog(wait);
             mark(marks, 5);
+            if (zero && routing != null) {
+                routing.write(b, config.moe().moeLayers().size(), config.moe().topK(), model.routing(b.tokens()));
+            }
             if (pass != null) {
                 recordAllreduceTimes(pass); // before a capture re-enqueues the same events as graph nodes
             }
