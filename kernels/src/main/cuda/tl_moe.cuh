@@ -1,16 +1,25 @@
 // Mixture-of-Experts kernels (Qwen3-MoE, Mixtral), included by tl_model.cu after the GEMV (uses its dot helpers).
 //
 // A MoE layer on one tensor-parallel rank: the router (x · router^T into fp32 logits, a cuBLAS GEMM launched by the
-// engine), tl_moe_route (softmax + top-k + renormalise on the GPU), tl_moe_gate_up (each (token, slot) pair's gate/up
-// projection through its expert's weight shard), tl_silu_mul over the pairs, tl_moe_down (each token's down
-// projections of its k experts, weighted and summed into one row). Expert selection stays on the device, so a decode
-// step with MoE layers is captured in a CUDA graph like a dense one, and a step reads only the routed experts' rows.
+// engine), tl_moe_route (softmax + top-k + renormalise on the GPU), then for steps of few tokens (decode, captured in
+// CUDA graphs: no host round trip) tl_moe_gate_up (each (token, slot) pair's gate/up through its expert's rows),
+// tl_silu_mul over the pairs, tl_moe_down (each pair's down projection, fp32) and tl_moe_combine_f32 (each token's k
+// rows weighted and summed): a step reads only the routed experts' rows. Long steps (prefill) group the pairs by
+// expert instead (tl_moe_sort), run one cuBLAS GEMM per expert on the gathered rows, and tl_moe_combine un-permutes.
 //
 // Layouts (every expert's shard stacked, expert-major, as nn.Linear weights):
 //   w_gate_up [E, 2*inter, hidden]: expert e's gate rows then its up rows (this rank's columns of the intermediate);
 //   w_down    [E, hidden, inter]:   expert e's down_proj columns of this rank;
 //   ids [n*k] int32 and weights [n*k] fp32: token t's slots t*k .. t*k+k-1, in descending router probability.
 // Pair p = t*k + s is the token's slot s; gate_up [n*k, 2*inter] and act [n*k, inter] hold one row per pair.
+
+namespace tlnorm {
+template <>
+struct Cv<float> {  // fp32 rows (the pairs' down projections) through the same load/store helpers
+  __device__ __forceinline__ static float f(float v) { return v; }
+  __device__ __forceinline__ static float t(float v) { return v; }
+};
+}  // namespace tlnorm
 
 // ---- routing ---------------------------------------------------------------------------------------------------
 // logits [n, E] fp32. Per token: p = softmax(logits) in fp32; the k largest p (ties: the lower expert index; NaN is
@@ -121,47 +130,94 @@ __device__ __forceinline__ float tl_moe_row_dot(const T* w, const T* x, int in) 
   return warp_sum(acc);
 }
 
-// x [n, in] T (token rows); w [E, out, in] T; y [n*k, out] T: y[p, o] = T(w[ids[p], o, :] · x[p / k, :]).
-// Launch: grid (n*k, ceil(out / kGemvWarps)), block kGemvWarps * 32 (one warp per output row of one pair).
-template <typename T>
-__device__ __forceinline__ void tl_moe_gate_up(const T* x, const T* w, T* y, const int* ids, int k, int in,
-                                               int out) {
+// The pairs' expert linears: y[p, o] = Y(w[ids[p], o, :] . x[p / xdiv, :]), fp32 accumulation; x [*, in] T, w [E, out,
+// in] T. gate/up: x the tokens' rows (xdiv = k), Y = T; down: x the pairs' act rows (xdiv = 1), Y = fp32 (tl_moe_combine
+// sums them). Launch: grid (pairs, ceil(out / kGemvWarps)), block kGemvWarps * 32 (one warp per output row of one pair).
+template <typename T, typename Y>
+__device__ __forceinline__ void tl_moe_pairs(const T* x, const T* w, Y* y, const int* ids, int xdiv, int in, int out) {
   const long long p = blockIdx.x;
   const int row = blockIdx.y * kGemvWarps + (threadIdx.x >> 5);
   if (row >= out) return;
   const long long e = ids[p];
-  const float acc = tl_moe_row_dot<T>(w + (e * out + row) * in, x + (p / k) * in, in);
-  if ((threadIdx.x & 31) == 0) y[p * out + row] = Cv<T>::t(acc);
+  const float acc = tl_moe_row_dot<T>(w + (e * out + row) * in, x + (p / xdiv) * in, in);
+  if ((threadIdx.x & 31) == 0) y[p * out + row] = Cv<Y>::t(acc);
 }
 
-// act [n*k, in] T (pair rows); w [E, out, in] T; weights [n*k] fp32; y [n, out] T:
-// y[t, o] = T(sum over s < k of weights[t*k+s] * (w[ids[t*k+s], o, :] · act[t*k+s, :])), fp32 throughout, slots in
-// order. Launch: grid (n, ceil(out / kGemvWarps)), block kGemvWarps * 32.
-template <typename T>
-__device__ __forceinline__ void tl_moe_down(const T* act, const T* w, T* y, const int* ids, const float* weights,
-                                            int k, int in, int out) {
-  const long long t = blockIdx.x;
-  const int row = blockIdx.y * kGemvWarps + (threadIdx.x >> 5);
-  if (row >= out) return;
-  float acc = 0.0f;
-  for (int s = 0; s < k; ++s) {
-    const long long p = t * k + s;
-    const long long e = ids[p];
-    acc = fmaf(weights[p], tl_moe_row_dot<T>(w + (e * out + row) * in, act + p * in, in), acc);
+// y[t, o] = T(sum over s < k, in slot order, of weights[t*k+s] * ys[r(t*k+s), o]) with r(p) = inv[p], or p when inv is
+// null; ys [*, out] in Y (fp32 from tl_moe_pairs, or T from the grouped GEMMs). Launch: grid-stride over n*out
+// elements, block 256.
+template <typename T, typename Y>
+__device__ __forceinline__ void tl_moe_combine(const Y* ys, const int* inv, const float* weights, T* y, int n, int k,
+                                               int out) {
+  const long long total = (long long)n * out;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += stride) {
+    const long long t = idx / out, o = idx - t * out;
+    float acc = 0.0f;
+    for (int s = 0; s < k; ++s) {
+      const long long p = t * k + s;
+      const long long r = inv ? inv[p] : p;
+      acc = fmaf(weights[p], ld(ys, r * out + o), acc);
+    }
+    y[idx] = Cv<T>::t(acc);
   }
-  if ((threadIdx.x & 31) == 0) y[t * out + row] = Cv<T>::t(acc);
+}
+
+// Groups the pairs by expert for the grouped GEMMs of long steps: counts[e] (E), offsets[e] = sum of counts below e
+// (E + 1 entries), sorted_tok[j] = the token of the j-th pair in expert order (pairs of one expert in pair order: stable,
+// so the result never depends on scheduling), inv[p] = where pair p went. Launch: one block of kMoeSortThreads; E <= 512.
+constexpr int kMoeSortThreads = 512;
+__device__ __forceinline__ void tl_moe_sort(const int* ids, int pairs, int E, int k, int* counts, int* offsets,
+                                            int* sorted_tok, int* inv) {
+  __shared__ int off[kMoeSortThreads + 1];
+  const int e = threadIdx.x;
+  int c = 0;
+  if (e < E) {
+    for (int p = 0; p < pairs; ++p) c += ids[p] == e;
+    counts[e] = c;
+  }
+  off[e + 1] = e < E ? c : 0;
+  __syncthreads();
+  if (e == 0) {
+    off[0] = 0;
+    for (int i = 1; i <= E; ++i) off[i] += off[i - 1];
+    for (int i = 0; i <= E; ++i) offsets[i] = off[i];
+  }
+  __syncthreads();
+  if (e < E) {
+    int j = off[e];
+    for (int p = 0; p < pairs; ++p) {
+      if (ids[p] == e) {
+        sorted_tok[j] = p / k;
+        inv[p] = j;
+        ++j;
+      }
+    }
+  }
 }
 
 #define TL_MOE_ENTRIES(SUF, T)                                                                                     \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
       tl_moe_gate_up_##SUF(const T* x, const T* w, T* y, const int* ids, int k, int in, int out) {                \
-    tl_moe_gate_up<T>(x, w, y, ids, k, in, out);                                                                   \
+    tl_moe_pairs<T, T>(x, w, y, ids, k, in, out);                                                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
-      tl_moe_down_##SUF(const T* act, const T* w, T* y, const int* ids, const float* weights, int k, int in,      \
-                        int out) {                                                                                 \
-    tl_moe_down<T>(act, w, y, ids, weights, k, in, out);                                                           \
+      tl_moe_down_##SUF(const T* act, const T* w, float* y, const int* ids, int in, int out) {                    \
+    tl_moe_pairs<T, float>(act, w, y, ids, 1, in, out);                                                            \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      tl_moe_combine_f32_##SUF(const float* ys, const int* inv, const float* weights, T* y, int n, int k, int out) { \
+    tl_moe_combine<T, float>(ys, inv, weights, y, n, k, out);                                                      \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      tl_moe_combine_##SUF(const T* ys, const int* inv, const float* weights, T* y, int n, int k, int out) {      \
+    tl_moe_combine<T, T>(ys, inv, weights, y, n, k, out);                                                          \
   }
+
+extern "C" __global__ void __launch_bounds__(kMoeSortThreads)
+    tl_moe_sort_i32(const int* ids, int pairs, int E, int k, int* counts, int* offsets, int* sorted_tok, int* inv) {
+  tl_moe_sort(ids, pairs, E, k, counts, offsets, sorted_tok, inv);
+}
 
 extern "C" __global__ void __launch_bounds__(kMoeRouteWarps * 32)
     tl_moe_route_f32(const float* logits, int n, int E, int k, int norm, int* ids, float* weights) {

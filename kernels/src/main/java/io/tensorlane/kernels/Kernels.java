@@ -40,12 +40,17 @@ public final class Kernels {
             "tl_dequant_fp8_row",
             "tl_quant_fp8",
             "tl_moe_gate_up",
-            "tl_moe_down");
+            "tl_moe_down",
+            "tl_moe_combine_f32",
+            "tl_moe_combine");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
 
     /** The MoE router's softmax + top-k (tl_moe.cuh), fp32 logits in. */
     public static final String MOE_ROUTE_KERNEL = "tl_moe_route_f32";
+
+    /** Groups the MoE pairs by expert for the grouped GEMMs (tl_moe.cuh). */
+    public static final String MOE_SORT_KERNEL = "tl_moe_sort_i32";
 
     /** Real architectures (SASS) the fatbins carry. */
     public static final int[] SASS_ARCHES = {80, 86, 89, 90, 100, 120};

@@ -63,6 +63,7 @@ class FatbinTest {
         }
         assertThat(text).contains(Kernels.SAMPLE_KERNEL);
         assertThat(text).contains(Kernels.MOE_ROUTE_KERNEL);
+        assertThat(text).contains(Kernels.MOE_SORT_KERNEL);
     }
 
     @Test

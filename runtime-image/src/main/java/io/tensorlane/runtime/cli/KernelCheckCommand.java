@@ -239,6 +239,11 @@ public final class KernelCheckCommand implements Callable<Integer> {
             String nm = "n=" + sh[0] + ",E=" + sh[1] + ",k=" + sh[2] + ",hidden=" + sh[3] + ",inter=" + sh[4];
             guard("moe_experts", t, nm, () -> mc.expertCase(t, sh[0], sh[1], sh[2], sh[3], sh[4]));
         }
+        int[][] grouped = {{40, 16, 2, 512}, {300, 128, 8, 96}, {7, 512, 4, 64}};
+        for (int[] g : grouped) {
+            String nm = "n=" + g[0] + ",E=" + g[1] + ",k=" + g[2] + ",out=" + g[3];
+            guard("moe_grouped", t, nm, () -> mc.groupedCase(t, g[0], g[1], g[2], g[3]));
+        }
     }
 
     interface Case {

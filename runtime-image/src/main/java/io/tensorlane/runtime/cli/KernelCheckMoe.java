@@ -68,7 +68,7 @@ final class KernelCheckMoe {
             int pairs = n * topK;
             long dIds = a.poisoned(4L * pairs + 64);
             long dW = a.poisoned(4L * pairs + 64);
-            k.moeRoute(dL, n, experts, topK, norm, dIds, dW, stream);
+            k.moe().route(dL, n, experts, topK, norm, dIds, dW, stream);
             sync.run();
             byte[] rawIds = a.download(dIds, 4 * pairs + 64);
             byte[] rawW = a.download(dW, 4 * pairs + 64);
@@ -139,15 +139,18 @@ final class KernelCheckMoe {
             int guBytes = pairs * 2 * inter * t.bytes();
             int downBytes = n * hidden * t.bytes();
             long dGu = a.poisoned(guBytes + guard);
+            long dPairs = a.poisoned(4L * pairs * hidden + guard);
             long dY = a.poisoned(downBytes + guard);
-            k.moeGateUp(t, dX, dWgu, dGu, dIds, n, topK, hidden, 2 * inter, experts, stream);
-            k.moeDown(t, dAct, dWd, dY, dIds, dWts, n, topK, inter, hidden, experts, stream);
+            k.moe().gateUp(t, dX, dWgu, dGu, dIds, n, topK, hidden, 2 * inter, stream);
+            k.moe().down(t, dAct, dWd, dPairs, dIds, pairs, inter, hidden, stream);
+            k.moe().combine(t, dPairs, 0, dWts, dY, n, topK, hidden, stream);
             sync.run();
             double[] xd = HostTensors.decode(x, t);
             double[] wgud = HostTensors.decode(wgu, t);
             double[] actd = HostTensors.decode(act, t);
             double[] wdd = HostTensors.decode(wd, t);
             byte[] rawGu = a.download(dGu, guBytes + guard);
+            byte[] rawPairs = a.download(dPairs, 4 * pairs * hidden + guard);
             byte[] rawY = a.download(dY, downBytes + guard);
             double[] refGu = MoeReference.gateUp(xd, wgud, ids, n, topK, hidden, 2 * inter);
             double[] magGu = MoeReference.gateUp(abs(xd), abs(wgud), ids, n, topK, hidden, 2 * inter);
@@ -162,10 +165,98 @@ final class KernelCheckMoe {
                     (inter + topK) * 0x1p-24,
                     maxAbs(magY));
             long tg = poisonBroken(rawGu, guBytes, guard);
-            long td = poisonBroken(rawY, downBytes, guard);
+            long td = poisonBroken(rawY, downBytes, guard) + poisonBroken(rawPairs, 4L * pairs * hidden, guard);
             results.accept(Result.of("moe_gate_up", t, name, new Stat(sg.maxAbs(), sg.maxRel(), sg.bad() + tg)));
             results.accept(Result.of("moe_down", t, name, new Stat(sd.maxAbs(), sd.maxRel(), sd.bad() + td)));
         }
+    }
+
+    /**
+     * The grouping of long steps: tl_moe_sort's counts, offsets, token order (stable: each expert's pairs in pair order)
+     * and inverse exactly as the host computes them; then tl_moe_combine un-permuting T rows placed in that order,
+     * against double (one rounding of each row, then the weighted sum).
+     */
+    void groupedCase(DType t, int n, int experts, int topK, int cols) {
+        int pairs = n * topK;
+        int[] ids = new int[pairs];
+        for (int p = 0; p < pairs; p++) {
+            ids[p] = rnd.nextInt(Math.max(1, experts / 2)) * 2; // half the experts get nothing
+        }
+        int[] counts = new int[experts];
+        for (int id : ids) {
+            counts[id]++;
+        }
+        int[] offsets = new int[experts + 1];
+        for (int e = 0; e < experts; e++) {
+            offsets[e + 1] = offsets[e] + counts[e];
+        }
+        int[] sortedTok = new int[pairs];
+        int[] inv = new int[pairs];
+        int[] cursor = Arrays.copyOf(offsets, experts);
+        for (int p = 0; p < pairs; p++) {
+            int j = cursor[ids[p]]++;
+            sortedTok[j] = p / topK;
+            inv[p] = j;
+        }
+        String name = "n=" + n + ",E=" + experts + ",k=" + topK + ",cols=" + cols;
+        byte[] ys = encode(t, uniform(pairs * cols));
+        float[] wf = new float[pairs];
+        double[] w = new double[pairs];
+        for (int p = 0; p < pairs; p++) {
+            wf[p] = (float) rnd.nextDouble();
+            w[p] = wf[p];
+        }
+        try (KernelCheckArena a = new KernelCheckArena()) {
+            long dIds = a.upload(ints(ids));
+            long dCounts = a.poisoned(4L * experts);
+            long dOffsets = a.poisoned(4L * (experts + 1));
+            long dTok = a.poisoned(4L * pairs);
+            long dInv = a.poisoned(4L * pairs);
+            k.moe().sort(dIds, pairs, experts, topK, dCounts, dOffsets, dTok, dInv, stream);
+            long dYs = a.upload(ys);
+            long dW = a.upload(floats(wf));
+            long dInvHost = a.upload(ints(inv));
+            long dY = a.poisoned((long) n * cols * t.bytes());
+            k.moe().combine(t, dYs, dInvHost, dW, dY, n, topK, cols, stream);
+            sync.run();
+            long bad = mismatches(toInts(a.download(dCounts, 4 * experts)), counts)
+                    + mismatches(toInts(a.download(dOffsets, 4 * (experts + 1))), offsets)
+                    + mismatches(toInts(a.download(dTok, 4 * pairs)), sortedTok)
+                    + mismatches(toInts(a.download(dInv, 4 * pairs)), inv);
+            if (bad > 0) {
+                out.println("  moe_sort " + name + ": " + bad + " entries differ from the host's stable grouping");
+            }
+            results.accept(Result.of("moe_sort", DType.fp32, name, new Stat(bad, bad, bad)));
+            double[] yd = HostTensors.decode(ys, t);
+            double[] ref = new double[n * cols];
+            double[] mag = new double[n * cols];
+            for (int tok = 0; tok < n; tok++) {
+                for (int s = 0; s < topK; s++) {
+                    int p = tok * topK + s;
+                    for (int o = 0; o < cols; o++) {
+                        ref[tok * cols + o] += w[p] * yd[inv[p] * cols + o];
+                        mag[tok * cols + o] += Math.abs(w[p] * yd[inv[p] * cols + o]);
+                    }
+                }
+            }
+            Stat sc = compare(
+                    HostTensors.decode(a.download(dY, n * cols * t.bytes()), t),
+                    ref,
+                    HostTensors.unitRoundoff(t),
+                    topK * 0x1p-24,
+                    maxAbs(mag));
+            results.accept(Result.of("moe_combine", t, name, sc));
+        }
+    }
+
+    private static long mismatches(int[] got, int[] want) {
+        long bad = 0;
+        for (int i = 0; i < want.length; i++) {
+            if (got[i] != want[i]) {
+                bad++;
+            }
+        }
+        return bad;
     }
 
     private double[] uniform(int count) {

@@ -43,7 +43,6 @@ public final class ModelKernels implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
     private final CUfunction sample = new CUfunction();
-    private final CUfunction moeRoute = new CUfunction();
     private boolean closed;
     private final AttentionKernels attention = new AttentionKernels(this);
     private final GemvKernels gemv = new GemvKernels(this);
@@ -69,9 +68,7 @@ public final class ModelKernels implements AutoCloseable {
             Cuda.check(
                     cuModuleGetFunction(sample, module, Kernels.SAMPLE_KERNEL),
                     "cuModuleGetFunction(" + Kernels.SAMPLE_KERNEL + ")");
-            Cuda.check(
-                    cuModuleGetFunction(moeRoute, module, Kernels.MOE_ROUTE_KERNEL),
-                    "cuModuleGetFunction(" + Kernels.MOE_ROUTE_KERNEL + ")");
+            moe.resolve(module);
         } catch (RuntimeException e) {
             cuModuleUnload(module);
             throw e;
@@ -305,43 +302,12 @@ public final class ModelKernels implements AutoCloseable {
         fp8.quantize(t, x, q, scales, n, rows, in, group, s);
     }
 
-    /**
-     * ids[n*k] / weights[n*k]: each token's k experts of highest softmax(logits[n, experts]) (fp32; ties: lower index),
-     * in descending order, weighted by their probability ({@code norm}: divided by the k probabilities' sum).
-     */
-    public void moeRoute(long logits, int n, int experts, int topK, boolean norm, long ids, long weights, CUstream s) {
+    /** The Mixture-of-Experts kernels (tl_moe.cuh). */
+    public MoeKernels moe() {
         if (closed) {
             throw new IllegalStateException("ModelKernels is closed");
         }
-        moe.route(moeRoute, logits, n, experts, topK, norm, ids, weights, s);
-    }
-
-    /**
-     * y[n*k, out] in T: row t*k+s = expert ids[t*k+s]'s rows of w [experts, out, in] · x[t, :], fp32 accumulation
-     * ({@code experts} bounds the ids the caller produced; checked on the host only as a shape).
-     */
-    public void moeGateUp(
-            DType t, long x, long w, long y, long ids, int n, int topK, int in, int out, int experts, CUstream s) {
-        ModelKernels.positive("experts", experts);
-        moe.gateUp(t, x, w, y, ids, n, topK, in, out, s);
-    }
-
-    /** y[n, out] in T = sum over s < k of weights[t*k+s] x (expert ids[t*k+s]'s rows of w [experts, out, in] · act row). */
-    public void moeDown(
-            DType t,
-            long act,
-            long w,
-            long y,
-            long ids,
-            long weights,
-            int n,
-            int topK,
-            int in,
-            int out,
-            int experts,
-            CUstream s) {
-        ModelKernels.positive("experts", experts);
-        moe.down(t, act, w, y, ids, weights, n, topK, in, out, s);
+        return moe;
     }
 
     /** out[i,:] = in[rows[i],:]. */

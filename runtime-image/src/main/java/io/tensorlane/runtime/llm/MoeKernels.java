@@ -2,31 +2,51 @@ package io.tensorlane.runtime.llm;
 
 import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.MoeSpec;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
 
 /**
- * The Mixture-of-Experts kernels of {@link ModelKernels} (tl_moe.cuh): routing, and the expert linears that read only
- * the routed experts' rows. Launch shapes and preconditions as documented there; launches go through the owning
- * {@link ModelKernels}.
+ * The Mixture-of-Experts kernels of {@link ModelKernels} (tl_moe.cuh): routing; the pairs' expert linears that read only
+ * the routed experts' rows (steps of few tokens); grouping the pairs by expert and un-permuting (long steps, around
+ * cuBLAS GEMMs per expert). Launch shapes and preconditions as documented there; launches go through the owning
+ * {@link ModelKernels}, on the thread that owns its context.
  */
-final class MoeKernels {
+public final class MoeKernels {
     static final int ROUTE_WARPS = 4;
-    /** Output rows per block of the expert linears (one warp each): tl_model.cu's kGemvWarps. */
+    /** Output rows per block of the pair linears (one warp each): tl_model.cu's kGemvWarps. */
     static final int WARPS = GemvKernels.WARPS;
 
+    static final int SORT_THREADS = 512;
+
     private final ModelKernels k;
+    private final CUfunction route = new CUfunction();
+    private final CUfunction sort = new CUfunction();
 
     MoeKernels(ModelKernels k) {
         this.k = k;
     }
 
-    void route(
-            CUfunction f, long logits, int n, int experts, int topK, boolean norm, long ids, long weights, CUstream s) {
+    void resolve(CUmodule module) {
+        Cuda.check(
+                cuModuleGetFunction(route, module, Kernels.MOE_ROUTE_KERNEL),
+                "cuModuleGetFunction(" + Kernels.MOE_ROUTE_KERNEL + ")");
+        Cuda.check(
+                cuModuleGetFunction(sort, module, Kernels.MOE_SORT_KERNEL),
+                "cuModuleGetFunction(" + Kernels.MOE_SORT_KERNEL + ")");
+    }
+
+    /**
+     * ids[n*k] / weights[n*k]: each token's k experts of highest softmax(logits[n, experts]) (fp32; ties: lower index),
+     * in descending order, weighted by their probability ({@code norm}: divided by the k probabilities' sum).
+     */
+    public void route(long logits, int n, int experts, int topK, boolean norm, long ids, long weights, CUstream s) {
         ModelKernels.positive("experts", experts);
         if (experts > MoeSpec.MAX_EXPERTS || topK < 1 || topK > Math.min(experts, MoeSpec.MAX_TOP_K)) {
             throw new IllegalArgumentException("moe route: " + experts + " experts (at most " + MoeSpec.MAX_EXPERTS
@@ -36,7 +56,7 @@ final class MoeKernels {
             return;
         }
         k.launch(
-                f,
+                route,
                 (n + ROUTE_WARPS - 1) / ROUTE_WARPS,
                 1,
                 ROUTE_WARPS * 32,
@@ -51,58 +71,98 @@ final class MoeKernels {
                 p(weights));
     }
 
-    /** y[n*k, out] = the pairs' expert rows of w [experts, out, in] · their token's x [n, in]. */
-    void gateUp(DType t, long x, long w, long y, long ids, int n, int topK, int in, int out, CUstream s) {
-        shape("moe gate_up", x, w, in, out);
-        if (n <= 0) {
-            return;
-        }
-        k.launch(
-                k.fn(t, "tl_moe_gate_up"),
-                Math.multiplyExact(n, topK),
-                (out + WARPS - 1) / WARPS,
-                WARPS * 32,
-                s,
-                "tl_moe_gate_up",
-                p(x),
-                p(w),
-                p(y),
-                p(ids),
-                i(topK),
-                i(in),
-                i(out));
+    /** y[n*k, out] in T: row p = expert ids[p]'s rows of w [experts, out, in] · x[p / k, :]. */
+    public void gateUp(DType t, long x, long w, long y, long ids, int n, int topK, int in, int out, CUstream s) {
+        pairs(t, "tl_moe_gate_up", x, w, y, ids, n, topK, in, out, s);
     }
 
-    /** y[n, out] = sum over each token's k slots of weight x (its expert's rows of w [experts, out, in] · act row). */
-    void down(DType t, long act, long w, long y, long ids, long weights, int n, int topK, int in, int out, CUstream s) {
-        shape("moe down", act, w, in, out);
-        if (n <= 0) {
-            return;
-        }
-        k.launch(
-                k.fn(t, "tl_moe_down"),
-                n,
-                (out + WARPS - 1) / WARPS,
-                WARPS * 32,
-                s,
-                "tl_moe_down",
-                p(act),
-                p(w),
-                p(y),
-                p(ids),
-                p(weights),
-                i(topK),
-                i(in),
-                i(out));
+    /** y[pairs, out] in fp32: row p = expert ids[p]'s rows of w [experts, out, in] · act[p, :]. */
+    public void down(DType t, long act, long w, long yF32, long ids, int pairs, int in, int out, CUstream s) {
+        pairs(t, "tl_moe_down", act, w, yF32, ids, pairs, 0, in, out, s);
     }
 
-    /** Rows of whole 16-byte chunks take vector loads, which need 16-byte aligned bases. */
-    private static void shape(String what, long x, long w, int in, int out) {
+    private void pairs(
+            DType t, String name, long x, long w, long y, long ids, int rows, int topK, int in, int out, CUstream s) {
         ModelKernels.positive("in", in);
         ModelKernels.positive("out", out);
         if (in % 8 == 0 && ((x & 15) != 0 || (w & 15) != 0)) {
-            throw new IllegalArgumentException(what + ": rows of in % 8 == 0 need 16-byte aligned x and w (x=0x"
+            throw new IllegalArgumentException(name + ": rows of in % 8 == 0 need 16-byte aligned x and w (x=0x"
                     + Long.toHexString(x) + ", w=0x" + Long.toHexString(w) + ")");
         }
+        if (rows <= 0) {
+            return;
+        }
+        int pairs = topK > 0 ? Math.multiplyExact(rows, topK) : rows;
+        var args = topK > 0
+                ? new jcuda.Pointer[] {p(x), p(w), p(y), p(ids), i(topK), i(in), i(out)}
+                : new jcuda.Pointer[] {p(x), p(w), p(y), p(ids), i(in), i(out)};
+        k.launch(k.fn(t, name), pairs, (out + WARPS - 1) / WARPS, WARPS * 32, s, name, args);
+    }
+
+    /**
+     * y[n, out] in T = sum over each token's k slots (in order) of weights x its row of ys: ys[inv[p]] ({@code inv}
+     * non-zero: the grouped GEMMs' rows, ys in T) or ys[p] ({@code inv} 0: the pairs' fp32 rows of {@link #down}).
+     */
+    public void combine(DType t, long ys, long inv, long weights, long y, int n, int topK, int out, CUstream s) {
+        ModelKernels.positive("out", out);
+        if (n <= 0) {
+            return;
+        }
+        String name = inv == 0 ? "tl_moe_combine_f32" : "tl_moe_combine";
+        long total = (long) n * out;
+        int blocks = (int) Math.min(
+                (total + ModelKernels.ELEMENTWISE_THREADS - 1) / ModelKernels.ELEMENTWISE_THREADS,
+                ModelKernels.MAX_ELEMENTWISE_BLOCKS);
+        k.launch(
+                k.fn(t, name),
+                blocks,
+                1,
+                ModelKernels.ELEMENTWISE_THREADS,
+                s,
+                name,
+                p(ys),
+                p(inv),
+                p(weights),
+                p(y),
+                i(n),
+                i(topK),
+                i(out));
+    }
+
+    /**
+     * Groups the pairs by expert, stably: counts[experts], offsets[experts + 1] (exclusive sums), sortedTok[pairs] (the
+     * token of each pair in expert order), inv[pairs] (each pair's place in that order).
+     */
+    public void sort(
+            long ids,
+            int pairs,
+            int experts,
+            int topK,
+            long counts,
+            long offsets,
+            long sortedTok,
+            long inv,
+            CUstream s) {
+        if (experts < 1 || experts > Math.min(SORT_THREADS, MoeSpec.MAX_EXPERTS)) {
+            throw new IllegalArgumentException("moe sort: " + experts + " experts (1.." + SORT_THREADS + ")");
+        }
+        if (pairs <= 0) {
+            return;
+        }
+        k.launch(
+                sort,
+                1,
+                1,
+                SORT_THREADS,
+                s,
+                Kernels.MOE_SORT_KERNEL,
+                p(ids),
+                i(pairs),
+                i(experts),
+                i(topK),
+                p(counts),
+                p(offsets),
+                p(sortedTok),
+                p(inv));
     }
 }

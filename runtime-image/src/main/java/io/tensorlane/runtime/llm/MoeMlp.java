@@ -1,35 +1,72 @@
 package io.tensorlane.runtime.llm;
 
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.MoeSpec;
+import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 
 /**
  * A Mixture-of-Experts MLP on one rank, every expert tensor-parallel inside (gate/up by intermediate rows, down by
  * intermediate columns, the router replicated), so the layer ends in the same allreduce as a dense one. The router's
- * logits come from cuBLAS (fp32 out); softmax, top-k and the renormalisation run on the GPU ({@code tl_moe_route});
- * each (token, slot) pair's gate/up reads only its expert's rows ({@code tl_moe_gate_up}), SwiGLU runs over the pairs,
- * and {@code tl_moe_down} sums each token's k down projections with their router weights. No host round trip: decode
- * steps replay in CUDA graphs as dense ones do.
+ * logits come from cuBLAS (fp32 out); softmax, top-k and the renormalisation run on the GPU ({@code tl_moe_route}).
+ *
+ * <p>Steps of at most {@link Buffers#pairTokens} tokens (every decode step) stay on the device: each (token, slot)
+ * pair's gate/up and down read only its expert's rows, and each token's k rows are weighted and summed; no host round
+ * trip, so they replay in CUDA graphs as dense steps do. Longer steps (prefill) group the pairs by expert on the GPU,
+ * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
+ * per expert and projection on the gathered rows (tensor cores), then un-permute.
  */
 final class MoeMlp implements MlpBlock {
     /**
      * Scratch shared by every MoE layer of a rank, for up to {@code tokens} tokens; the expert ids have one slice per MoE
      * layer ({@link #ids(int)}: the step's routing stays readable after it, {@link RoutingDump}).
      */
-    record Buffers(long logits, CUdeviceptr ids, long idsPerLayerBytes, long weights, long gateUp, long act) {
-        static Buffers allocate(DeviceMemory mem, String phase, DType dt, int tokens, MoeSpec moe, int interPerRank) {
+    record Buffers(
+            long logits,
+            CUdeviceptr ids,
+            long idsPerLayerBytes,
+            long weights,
+            long gateUp,
+            long act,
+            int pairTokens,
+            long pairDown,
+            long counts,
+            CUdeviceptr offsets,
+            long sortedTok,
+            long inv,
+            long rows) {
+        /** {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows). */
+        static Buffers allocate(
+                DeviceMemory mem,
+                String phase,
+                DType dt,
+                int tokens,
+                int pairTokens,
+                MoeSpec moe,
+                int hidden,
+                int inter) {
             long pairs = (long) tokens * moe.topK();
             long e = dt.bytes();
+            int small = Math.min(tokens, pairTokens);
             return new Buffers(
                     addr(mem, phase, "router logits", 4L * tokens * moe.experts()),
                     mem.alloc(phase, "expert ids", 4L * pairs * moe.moeLayers().size(), true),
                     4L * pairs,
                     addr(mem, phase, "expert weights", 4L * pairs),
-                    addr(mem, phase, "expert gate/up", e * pairs * 2 * interPerRank),
-                    addr(mem, phase, "expert act", e * pairs * interPerRank));
+                    addr(mem, phase, "expert gate/up", e * pairs * 2 * inter),
+                    addr(mem, phase, "expert act", e * pairs * inter),
+                    small,
+                    addr(mem, phase, "expert down (fp32)", 4L * small * moe.topK() * hidden),
+                    addr(mem, phase, "expert counts", 4L * moe.experts()),
+                    mem.alloc(phase, "expert offsets", 4L * (moe.experts() + 1), true),
+                    addr(mem, phase, "sorted tokens", 4L * pairs),
+                    addr(mem, phase, "pair order", 4L * pairs),
+                    tokens > small ? addr(mem, phase, "expert rows", e * pairs * hidden) : 0);
         }
 
         /** The ids of the {@code slot}-th MoE layer. */
@@ -42,7 +79,8 @@ final class MoeMlp implements MlpBlock {
         }
     }
 
-    private final ModelKernels kernels;
+    private final MoeKernels kernels;
+    private final ModelKernels model;
     private final Cublas blas;
     private final DType dt;
     private final MoeSpec moe;
@@ -53,6 +91,7 @@ final class MoeMlp implements MlpBlock {
     private final long downW;
     private final Buffers buf;
     private final long ids;
+    private final int[] offsets;
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -72,7 +111,8 @@ final class MoeMlp implements MlpBlock {
             long downW,
             Buffers buf,
             int slot) {
-        this.kernels = kernels;
+        this.model = kernels;
+        this.kernels = kernels.moe();
         this.blas = blas;
         this.dt = dt;
         this.moe = moe;
@@ -83,6 +123,7 @@ final class MoeMlp implements MlpBlock {
         this.downW = downW;
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
+        this.offsets = new int[moe.experts() + 1];
     }
 
     @Override
@@ -91,13 +132,70 @@ final class MoeMlp implements MlpBlock {
         int k = moe.topK();
         blas.linear(dt, xn, router, buf.logits(), DType.fp32, n, hidden, experts, experts);
         mark.mark("gemm router");
-        kernels.moeRoute(buf.logits(), n, experts, k, moe.normTopK(), ids, buf.weights(), s);
+        kernels.route(buf.logits(), n, experts, k, moe.normTopK(), ids, buf.weights(), s);
         mark.mark("moe route");
-        kernels.moeGateUp(dt, xn, gateUpW, buf.gateUp(), ids, n, k, hidden, 2 * inter, experts, s);
-        mark.mark("moe gate_up");
-        kernels.siluMul(dt, buf.gateUp(), buf.act(), n * k, inter, s);
+        if (n <= buf.pairTokens()) {
+            kernels.gateUp(dt, xn, gateUpW, buf.gateUp(), ids, n, k, hidden, 2 * inter, s);
+            mark.mark("moe gate_up");
+            model.siluMul(dt, buf.gateUp(), buf.act(), n * k, inter, s);
+            mark.mark("silu*up");
+            kernels.down(dt, buf.act(), downW, buf.pairDown(), ids, n * k, inter, hidden, s);
+            mark.mark("moe down");
+            kernels.combine(dt, buf.pairDown(), 0, buf.weights(), out, n, k, hidden, s);
+            mark.mark("moe combine");
+        } else {
+            grouped(n, xn, out, s, mark);
+        }
+    }
+
+    /** The pairs grouped by expert, a cuBLAS GEMM per expert and projection, un-permuted into {@code out}. */
+    private void grouped(int n, long xn, long out, CUstream s, OpMarks mark) {
+        int experts = moe.experts();
+        int k = moe.topK();
+        int pairs = n * k;
+        long e = dt.bytes();
+        kernels.sort(ids, pairs, experts, k, buf.counts(), Cuda.address(buf.offsets()), buf.sortedTok(), buf.inv(), s);
+        Cuda.check(
+                cuMemcpyDtoHAsync(Pointer.to(offsets), buf.offsets(), 4L * (experts + 1), s),
+                "cuMemcpyDtoHAsync(expert offsets)");
+        Cuda.check(cuStreamSynchronize(s), "cuStreamSynchronize(expert offsets)");
+        mark.mark("moe sort");
+        model.gatherRows(dt, xn, buf.sortedTok(), buf.rows(), pairs, hidden, s);
+        for (int x = 0; x < experts; x++) {
+            int rows = offsets[x + 1] - offsets[x];
+            if (rows > 0) {
+                blas.linear(
+                        dt,
+                        buf.rows() + (long) offsets[x] * hidden * e,
+                        gateUpW + x * 2L * inter * hidden * e,
+                        buf.gateUp() + (long) offsets[x] * 2L * inter * e,
+                        dt,
+                        rows,
+                        hidden,
+                        2 * inter,
+                        2 * inter);
+            }
+        }
+        mark.mark("moe gate_up (grouped)");
+        model.siluMul(dt, buf.gateUp(), buf.act(), pairs, inter, s);
         mark.mark("silu*up");
-        kernels.moeDown(dt, buf.act(), downW, out, ids, buf.weights(), n, k, inter, hidden, experts, s);
-        mark.mark("moe down");
+        for (int x = 0; x < experts; x++) {
+            int rows = offsets[x + 1] - offsets[x];
+            if (rows > 0) {
+                blas.linear(
+                        dt,
+                        buf.act() + (long) offsets[x] * inter * e,
+                        downW + (long) x * hidden * inter * e,
+                        buf.rows() + (long) offsets[x] * hidden * e,
+                        dt,
+                        rows,
+                        inter,
+                        hidden,
+                        hidden);
+            }
+        }
+        mark.mark("moe down (grouped)");
+        kernels.combine(dt, buf.rows(), buf.inv(), buf.weights(), out, n, k, hidden, s);
+        mark.mark("moe combine");
     }
 }

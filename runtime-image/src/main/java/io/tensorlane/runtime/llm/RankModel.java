@@ -146,7 +146,8 @@ final class RankModel implements AutoCloseable {
             gateUp = dense ? addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true)) : 0;
             act = dense ? addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true)) : 0;
             moeBuffers = cfg.moe() != null
-                    ? MoeMlp.Buffers.allocate(mem, ACTIVATIONS, dt, t, cfg.moe(), tpl.expertIntermediatePerRank())
+                    ? MoeMlp.Buffers.allocate(
+                            mem, ACTIVATIONS, dt, t, dims.maxRows(), cfg.moe(), hidden, tpl.expertIntermediatePerRank())
                     : null;
             mlp = new MlpBlock[cfg.numLayers()];
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
