@@ -37,7 +37,7 @@ def main():
     c = json.load(open(os.path.join(a.model, "config.json")))
     ours = json.load(open(a.ours))
     tf = json.load(open(a.tf))
-    bw = tf.get("bw", {}).get("read_gbps")
+    bw = tf.get("device_bw", {}).get("read_gbps")
     act = active_bytes(c)
     rows, ok = [], True
     tf_dec = {r["batch"]: r for r in tf.get("eager_sdpa", {}).get("decode", [])}
