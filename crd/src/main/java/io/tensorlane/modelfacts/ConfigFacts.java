@@ -26,17 +26,21 @@ public record ConfigFacts(
         int maxPositionEmbeddings,
         String dtype,
         ModelQuantization quantization) {
-    /** The decoder-only architectures Tensorlane's runtime serves. */
-    public static final List<String> SUPPORTED =
+    /** The dense decoder-only architectures: every engine serves them, Tensorlane's runtime in bf16/fp16 and FP8. */
+    public static final List<String> DENSE =
             List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM");
     /**
-     * The Mixture-of-Experts architectures the operator plans ({@link MoeConfig}); served by SGLang and vLLM, not yet by
-     * Tensorlane's runtime (whose own architecture list is {@link #SUPPORTED}).
+     * The Mixture-of-Experts architectures ({@link MoeConfig}): every engine serves their bf16/fp16 checkpoints,
+     * Tensorlane's runtime included (tensor parallel inside every expert); FP8 experts only SGLang and vLLM (the
+     * operator refuses them for engine Tensorlane, whose runtime refuses them at load).
      */
     public static final List<String> MOE = List.of("Qwen3MoeForCausalLM", "MixtralForCausalLM");
-    /** Every architecture whose facts are read: {@link #SUPPORTED}, then {@link #MOE}. */
+    /**
+     * Every architecture whose facts are read, which is every architecture Tensorlane's runtime serves: {@link #DENSE},
+     * then {@link #MOE}.
+     */
     public static final List<String> READ =
-            java.util.stream.Stream.concat(SUPPORTED.stream(), MOE.stream()).toList();
+            java.util.stream.Stream.concat(DENSE.stream(), MOE.stream()).toList();
     /** The class of each {@code model_type} read (when a config has no {@code architectures}). */
     public static final Map<String, String> MODEL_TYPES = modelTypes();
 
@@ -81,9 +85,9 @@ public record ConfigFacts(
         if (!READ.contains(arch)) {
             throw new UnsupportedArchitectureException(
                     config.source() + ": architecture " + arch
-                            + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", SUPPORTED)
-                            + "; Mixture of Experts, planned for engines SGLang and VLLM: " + String.join(", ", MOE)
-                            + ")",
+                            + " is not supported by the Tensorlane runtime (supported: " + String.join(", ", DENSE)
+                            + "; Mixture of Experts: " + String.join(", ", MOE)
+                            + ", bf16/fp16 on every engine, FP8 on engines SGLang and VLLM)",
                     arch);
         }
         int hidden = config.requirePositive("hidden_size");

@@ -220,7 +220,25 @@ class ConfigFactsTest {
                 .isInstanceOfSatisfying(
                         UnsupportedArchitectureException.class,
                         e -> assertThat(e.architecture()).isEqualTo("GPT2LMHeadModel"))
-                .hasMessageContaining("Mixture of Experts, planned for engines SGLang and VLLM: Qwen3MoeForCausalLM, "
-                        + "MixtralForCausalLM");
+                .hasMessage("c.json: architecture GPT2LMHeadModel is not supported by the Tensorlane runtime "
+                        + "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; "
+                        + "Mixture of Experts: Qwen3MoeForCausalLM, MixtralForCausalLM, bf16/fp16 on every engine, "
+                        + "FP8 on engines SGLang and VLLM)");
+    }
+
+    /** What the runtime serves is what is read: the dense architectures, then the Mixture-of-Experts ones. */
+    @Test
+    void theArchitecturesReadAreTheDenseThenTheMoeOnes() {
+        assertThat(ConfigFacts.DENSE)
+                .containsExactly("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM");
+        assertThat(ConfigFacts.MOE).containsExactly("Qwen3MoeForCausalLM", "MixtralForCausalLM");
+        assertThat(ConfigFacts.READ)
+                .containsExactly(
+                        "LlamaForCausalLM",
+                        "MistralForCausalLM",
+                        "Qwen2ForCausalLM",
+                        "Qwen3ForCausalLM",
+                        "Qwen3MoeForCausalLM",
+                        "MixtralForCausalLM");
     }
 }

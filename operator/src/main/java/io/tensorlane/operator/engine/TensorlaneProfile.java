@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.contract.EngineEnv;
@@ -21,7 +22,8 @@ import java.util.List;
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
  * custom allreduce's algorithm table and buffer size and the KV cache's dtype and tokens; reports CUDA OOM as the
  * contract's JSON termination message; measured by the preflight; image defaults to the operator's runtime image; no
- * FP8 KV cache and no Mixture of Experts yet.
+ * FP8 KV cache yet. A Mixture of Experts (Qwen3-MoE, Mixtral) is served in bf16/fp16 and rendered as a dense model is
+ * (the runtime reads its experts from config.json); FP8 experts are not served yet.
  */
 public final class TensorlaneProfile implements EngineProfile {
     /** The InvalidSpec message of {@code serving.kvCacheDtype: fp8} with this engine. */
@@ -29,12 +31,13 @@ public final class TensorlaneProfile implements EngineProfile {
             + "FP8 KV cache is not available yet; use kvCacheDtype auto, or engine SGLang/VLLM";
 
     /**
-     * The InvalidSpec message of a Mixture-of-Experts model with this engine: the runtime's architectures are {@code
-     * ConfigFacts.SUPPORTED}, without the MoE ones ({@code ConfigFacts.MOE}) until its MoE layer exists.
+     * The InvalidSpec message of an FP8 Mixture-of-Experts model with this engine: the runtime serves the MoE
+     * architectures ({@code ConfigFacts.MOE}) in bf16/fp16 and FP8 checkpoints of the dense ones, but refuses FP8
+     * experts before it takes GPU memory ({@code LlmEngine.load}), so the pod would never serve.
      */
-    public static String moeNotAvailable(int experts) {
-        return "spec.model.geometry.experts " + experts + ": the Tensorlane engine does not run Mixture-of-Experts "
-                + "models yet; use engine SGLang or VLLM";
+    public static String fp8MoeNotAvailable(int experts) {
+        return "spec.model.geometry.experts " + experts + " with spec.model.dtype fp8: FP8 experts are not served by "
+                + "the Tensorlane engine yet (bf16/fp16 Mixture-of-Experts models are); use engine SGLang or VLLM";
     }
 
     @Override
@@ -118,8 +121,13 @@ public final class TensorlaneProfile implements EngineProfile {
         if (spec.serving != null && spec.serving.kvCacheDtype == KvCacheDtype.fp8) {
             return FP8_KV_CACHE_NOT_AVAILABLE;
         }
-        if (spec.model != null && spec.model.geometry != null && spec.model.geometry.moe()) {
-            return moeNotAvailable(spec.model.geometry.experts);
+        // FP8 experts: spec.model.dtype fp8, as ModelResolution fills it from status.model.quantization (the runtime
+        // would refuse the checkpoint at load); bf16/fp16 experts are planned and rendered as a dense model is
+        if (spec.model != null
+                && spec.model.geometry != null
+                && spec.model.geometry.moe()
+                && spec.model.dtype == DType.fp8) {
+            return fp8MoeNotAvailable(spec.model.geometry.experts);
         }
         return null;
     }

@@ -4,11 +4,14 @@ import static io.tensorlane.operator.e2e.ModelInspectionE2ETest.condition;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.Phase;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.engine.TensorlaneProfile;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
@@ -24,15 +27,17 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * Mixture-of-Experts checkpoints on the local control plane, read from a loopback Hub: the API server keeps
- * status.model's experts, top-k and active parameters (the CRD's schema has them), SGLang rolls the model out, the
- * Tensorlane engine and a TP that cannot split the experts end in InvalidSpec, and a DeepSeek-style config in
- * ModelUnavailable naming its variants.
+ * status.model's experts, top-k and active parameters (the CRD's schema has them), SGLang and the Tensorlane engine
+ * roll the bf16 model out (the Tensorlane pod with the environment of a dense model), FP8 experts on the Tensorlane
+ * engine and a TP that cannot split the experts end in InvalidSpec, and a DeepSeek-style config in ModelUnavailable
+ * naming its variants.
  */
 @WithLocalCluster
 class MoeModelE2ETest {
@@ -57,7 +62,12 @@ class MoeModelE2ETest {
         hub.put(
                 "org/odd-moe",
                 new LocalHub.Repo(SHA, MoeCheckpoints.checkpoint(ODD, Checkpoints.Weights.BF16, 1), null, false));
+        hub.put(
+                "org/tiny-moe-fp8",
+                new LocalHub.Repo(SHA, MoeCheckpoints.checkpoint(TINY, Checkpoints.Weights.FP8_BLOCK, 1), null, false));
         hub.put("org/deepseek-like", new LocalHub.Repo(SHA, deepseekLike(), null, false));
+        // one node for the SGLang rollout, one for the Tensorlane one
+        sim.addNode(TopologyFixtures.L40S_2);
         sim.addNode(TopologyFixtures.L40S_2);
         operator = OperatorHarness.start(
                 client, ns.name(), OperatorHarness.testSettings("tensorlane.model.hub-endpoint", hub.endpoint()));
@@ -124,20 +134,55 @@ class MoeModelE2ETest {
     }
 
     @Test
-    void theTensorlaneEngineAndAnUnsplittableExpertAreInvalidSpec(KubernetesClient client, TestNamespace ns) {
+    void aBf16MoeCheckpointRollsOutOnTheTensorlaneEngineWithTheEnvironmentOfADenseModel(
+            KubernetesClient client, TestNamespace ns) {
         client.resource(ModelInspectionE2ETest.userWrites(ns.name(), "moe-tl", "org/tiny-moe", 2, 1))
+                .create();
+        InferenceDeployment d = Samples.await(client, ns.name(), "moe-tl", TIMEOUT, Samples.phase(Phase.Ready));
+
+        assertThat(d.getSpec().engine.type).isEqualTo(EngineSpec.EngineType.Tensorlane);
+        assertThat(d.getStatus().model.geometry.experts).isEqualTo(8);
+        assertThat(d.getStatus().memoryPlan.weightsBytes)
+                .as("every expert, split by TP 2")
+                .isEqualTo(d.getStatus().model.weightBytes / 2);
+        Container engine = ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-tl")
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
+        assertThat(engine.getArgs()).containsExactly("serve");
+        Map<String, String> env = engine.getEnv().stream()
+                .filter(e -> e.getValue() != null)
+                .collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
+        assertThat(env)
+                .containsEntry(EngineEnv.MODEL, "org/tiny-moe")
+                .containsEntry(EngineEnv.DTYPE, "bf16")
+                .containsEntry(EngineEnv.WORLD_SIZE, "2")
+                .containsEntry(EngineEnv.KV_CACHE_DTYPE, "bf16")
+                .containsEntry(EngineEnv.KV_CACHE_TOKENS, Long.toString(d.getStatus().memoryPlan.kvCacheTokens));
+        assertThat(env.keySet())
+                .as("the runtime reads the experts from config.json")
+                .noneMatch(k -> k.contains("EXPERT") || k.contains("MOE"));
+    }
+
+    @Test
+    void fp8ExpertsOnTheTensorlaneEngineAndAnUnsplittableExpertAreInvalidSpec(
+            KubernetesClient client, TestNamespace ns) {
+        client.resource(ModelInspectionE2ETest.userWrites(ns.name(), "moe-fp8", "org/tiny-moe-fp8", 2, 1))
                 .create();
         client.resource(sglang(ns.name(), "moe-odd", "org/odd-moe")).create();
 
-        InferenceDeployment tl = Samples.await(
-                client, ns.name(), "moe-tl", TIMEOUT, condition(StatusAggregator.INVALID_SPEC, "InvalidSpec"));
-        assertThat(message(tl, StatusAggregator.INVALID_SPEC)).contains(TensorlaneProfile.moeNotAvailable(8));
+        InferenceDeployment fp8 = Samples.await(
+                client, ns.name(), "moe-fp8", TIMEOUT, condition(StatusAggregator.INVALID_SPEC, "InvalidSpec"));
+        assertThat(message(fp8, StatusAggregator.INVALID_SPEC)).contains(TensorlaneProfile.fp8MoeNotAvailable(8));
+        assertThat(fp8.getStatus().model.quantization.fp8()).isTrue();
         InferenceDeployment odd = Samples.await(
                 client, ns.name(), "moe-odd", TIMEOUT, condition(StatusAggregator.INVALID_SPEC, "InvalidSpec"));
         assertThat(message(odd, StatusAggregator.INVALID_SPEC))
                 .contains("spec.parallelism.tensor 2 must divide spec.model.geometry.expertIntermediateSize 65");
         assertThat(odd.getStatus().model.geometry.expertIntermediateSize).isEqualTo(65);
-        assertThat(ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-tl"))
+        assertThat(ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-fp8"))
                 .isNull();
         assertThat(ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-odd"))
                 .isNull();

@@ -164,8 +164,8 @@ class ModelInspectorTest {
         assertThat(gpt2.message())
                 .isEqualTo("hf://org/gpt2@" + SHA + "/config.json: architecture GPT2LMHeadModel is not "
                         + "supported by the Tensorlane runtime (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                        + "Qwen3ForCausalLM; Mixture of Experts, planned for engines SGLang and VLLM: "
-                        + "Qwen3MoeForCausalLM, MixtralForCausalLM)");
+                        + "Qwen3ForCausalLM; Mixture of Experts: Qwen3MoeForCausalLM, MixtralForCausalLM, bf16/fp16 "
+                        + "on every engine, FP8 on engines SGLang and VLLM)");
         Inspection.Failed broken = (Inspection.Failed) inspector.inspect(ModelSource.parse("hf://org/broken"), null);
         assertThat(broken.reason()).isEqualTo("InvalidModel");
         assertThat(broken.message())

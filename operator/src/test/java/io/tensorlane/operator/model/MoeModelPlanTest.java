@@ -4,21 +4,30 @@ import static io.tensorlane.operator.plan.Fixtures.SETTINGS;
 import static io.tensorlane.operator.plan.Fixtures.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec;
+import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.ParallelismSpec;
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MemoryBudget;
 import io.tensorlane.modelfacts.ModelDirectory;
+import io.tensorlane.operator.TestConfig;
 import io.tensorlane.operator.engine.TensorlaneProfile;
 import io.tensorlane.operator.plan.MemoryPlanner;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
+import io.tensorlane.operator.render.Rendered;
+import io.tensorlane.operator.render.Renderer;
 import io.tensorlane.testkit.hub.Checkpoints;
 import io.tensorlane.testkit.hub.MoeCheckpoints;
 import io.tensorlane.testkit.hub.MoeCheckpoints.Moe;
@@ -28,6 +37,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -126,14 +136,9 @@ class MoeModelPlanTest {
                 .as("all the experts, not the active ones")
                 .isEqualTo((s.weightBytes + 7) / 8);
         // 8 experts × 768 per token, split by TP 8: the same as a dense MLP of 6144
-        ModelGeometry asDense = io.fabric8.kubernetes.client.utils.Serialization.clone(s.geometry);
-        asDense.experts = null;
-        asDense.expertsPerToken = null;
-        asDense.expertIntermediateSize = null;
-        asDense.moeLayers = null;
-        asDense.intermediateSize = 8 * 768;
         InferenceDeploymentSpec dense = ModelResolution.fill(whatAUserWrites(8), s);
-        dense.model.geometry = asDense;
+        dense.model.geometry = asDense(s.geometry);
+        assertThat(dense.model.geometry.intermediateSize).isEqualTo(8 * 768);
         assertThat(p.memory().activationBytes())
                 .isEqualTo(MemoryPlanner.activationBytes(
                         io.tensorlane.operator.plan.SpecValidator.withDefaults(dense), 8));
@@ -174,18 +179,107 @@ class MoeModelPlanTest {
                 .isEqualTo(512);
     }
 
-    @Test
-    void theTensorlaneEngineRefusesAMoeModelUntilItsRuntimeRunsOne(@TempDir Path dir) throws IOException {
-        ModelStatus s = read(dir, MoeCheckpoints.MIXTRAL_8X7B, Checkpoints.Weights.BF16);
-        InferenceDeploymentSpec spec = whatAUserWrites(8);
-        spec.engine = null;
-        Plan p = Planner.plan(ModelResolution.fill(spec, s), NODES, SETTINGS);
-
-        assertThat(p.outcome()).isEqualTo(Outcome.INVALID_SPEC);
-        assertThat(p.message()).isEqualTo(TensorlaneProfile.moeNotAvailable(8));
+    /** The same geometry with its MoE layers as one dense MLP of top-k × the expert size (what a token computes). */
+    static ModelGeometry asDense(ModelGeometry moe) {
+        ModelGeometry g = io.fabric8.kubernetes.client.utils.Serialization.clone(moe);
+        g.intermediateSize = moe.expertsPerToken * moe.expertIntermediateSize;
+        g.experts = null;
+        g.expertsPerToken = null;
+        g.expertIntermediateSize = null;
+        g.moeLayers = null;
+        return g;
     }
 
-    /** SGLang (the Tensorlane engine does not run MoE models yet). */
+    static InferenceDeployment owner(InferenceDeploymentSpec spec) {
+        InferenceDeployment o = new InferenceDeployment();
+        o.setMetadata(new ObjectMetaBuilder()
+                .withName("moe")
+                .withNamespace("ml")
+                .withUid("uid-1")
+                .withGeneration(1L)
+                .build());
+        o.setSpec(spec);
+        return o;
+    }
+
+    static Map<String, String> env(Rendered r) {
+        return r.deployment().getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+                .collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
+    }
+
+    static Stream<Moe> bf16Moe() {
+        return Stream.of(MoeCheckpoints.QWEN3_30B_A3B, MoeCheckpoints.MIXTRAL_8X7B);
+    }
+
+    /**
+     * bf16 experts on the Tensorlane engine: planned with every expert in memory and rendered as a dense model with the
+     * same bytes and activation width is (the runtime reads the experts from config.json, not from the environment).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("bf16Moe")
+    void theTensorlaneEngineRunsBf16ExpertsAsItRunsADenseModel(Moe g, @TempDir Path dir) throws IOException {
+        ModelStatus s = read(dir, g, Checkpoints.Weights.BF16);
+        InferenceDeploymentSpec spec = ModelResolution.fill(tensorlane(whatAUserWrites(8)), s);
+        assertThat(spec.model.dtype).isEqualTo(DType.bf16);
+        Plan p = Planner.plan(spec, NODES, SETTINGS);
+
+        assertThat(p.ok()).as(p.message()).isTrue();
+        assertThat(p.memory().weightsBytes())
+                .as("all the experts, not the active ones")
+                .isEqualTo((s.weightBytes + 7) / 8);
+        Rendered r = Renderer.render(owner(spec), spec, p, TestConfig.defaults(), s);
+        Container c =
+                r.deployment().getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertThat(c.getArgs()).containsExactly("serve");
+        assertThat(env(r))
+                .containsEntry(EngineEnv.MODEL, "Qwen/Qwen3-30B-A3B")
+                .containsEntry(EngineEnv.DTYPE, "bf16")
+                .containsEntry(EngineEnv.WORLD_SIZE, "8")
+                .containsEntry(EngineEnv.KV_CACHE_DTYPE, "bf16")
+                .containsEntry(
+                        EngineEnv.KV_CACHE_TOKENS, Long.toString(p.memory().kvCacheTokens()));
+
+        InferenceDeploymentSpec dense = Serialization.clone(spec);
+        dense.model.geometry = asDense(s.geometry);
+        Plan dp = Planner.plan(dense, NODES, SETTINGS);
+        assertThat(dp.ok()).as(dp.message()).isTrue();
+        assertThat(p.memory()).isEqualTo(dp.memory());
+        Rendered dr = Renderer.render(owner(dense), dense, dp, TestConfig.defaults(), s);
+        assertThat(env(r)).isEqualTo(env(dr));
+        assertThat(c.getArgs())
+                .isEqualTo(dr.deployment()
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getArgs());
+    }
+
+    /** FP8 experts: InvalidSpec on the Tensorlane engine (its runtime refuses them at load), planned on SGLang/vLLM. */
+    @Test
+    void fp8ExpertsAreInvalidSpecOnTheTensorlaneEngineAndPlannedOnSglangAndVllm(@TempDir Path dir) throws IOException {
+        ModelStatus s = read(dir, MoeCheckpoints.QWEN3_30B_A3B, Checkpoints.Weights.FP8_BLOCK);
+        assertThat(s.quantization.fp8()).isTrue();
+        Plan p = Planner.plan(ModelResolution.fill(tensorlane(whatAUserWrites(8)), s), NODES, SETTINGS);
+
+        assertThat(p.outcome()).isEqualTo(Outcome.INVALID_SPEC);
+        assertThat(p.message()).isEqualTo(TensorlaneProfile.fp8MoeNotAvailable(128));
+        for (EngineSpec.EngineType python : List.of(EngineSpec.EngineType.SGLang, EngineSpec.EngineType.VLLM)) {
+            InferenceDeploymentSpec other = whatAUserWrites(8);
+            other.engine.type = python;
+            Plan q = Planner.plan(ModelResolution.fill(other, s), NODES, SETTINGS);
+            assertThat(q.ok()).as(python + ": " + q.message()).isTrue();
+        }
+    }
+
+    /** The Tensorlane engine with its default image instead. */
+    static InferenceDeploymentSpec tensorlane(InferenceDeploymentSpec spec) {
+        spec.engine = new EngineSpec();
+        return spec;
+    }
+
+    /** SGLang. */
     static InferenceDeploymentSpec whatAUserWrites(int tp) {
         InferenceDeploymentSpec s = new InferenceDeploymentSpec();
         s.model = new ModelSpec();

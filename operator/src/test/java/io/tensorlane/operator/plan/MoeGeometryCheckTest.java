@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.engine.TensorlaneProfile;
 import java.util.List;
@@ -195,14 +196,47 @@ class MoeGeometryCheckTest {
         assertThat(message).isEqualTo(c.expected().isEmpty() ? null : String.join("; ", c.expected()));
     }
 
+    /** The Tensorlane engine: the same problems as SGLang for bf16/fp16 experts, and FP8 experts refused. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void theTensorlaneEngineTakesBf16AndFp16ExpertsAndRefusesFp8Ones(Case c) {
+        var spec = Fixtures.llama8b(c.tp());
+        assertThat(spec.engine.type).as("the default engine").isEqualTo(EngineSpec.EngineType.Tensorlane);
+        spec.model.geometry = c.geometry();
+        String geometry = c.expected().isEmpty() ? null : String.join("; ", c.expected());
+        for (DType dtype : List.of(DType.bf16, DType.fp16)) {
+            spec.model.dtype = dtype;
+            assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
+                    .as(dtype.name())
+                    .isEqualTo(geometry);
+        }
+        spec.model.dtype = DType.fp8;
+        assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
+                .as("a geometry problem first, then the engine's")
+                .isEqualTo(geometry != null ? geometry : TensorlaneProfile.fp8MoeNotAvailable(c.experts()));
+    }
+
     @Test
-    void theTensorlaneEngineSaysItDoesNotRunMoeYet() {
+    void fp8ExpertsAreForSglangAndVllmFp8DenseModelsForEveryEngine() {
         var spec = Fixtures.llama8b(8);
+        spec.model.dtype = DType.fp8;
+        assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
+                .as("a dense FP8 model on the Tensorlane engine")
+                .isNull();
         spec.model.geometry = cases().findFirst().orElseThrow().geometry();
         assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
-                .isEqualTo(TensorlaneProfile.moeNotAvailable(128))
-                .isEqualTo("spec.model.geometry.experts 128: the Tensorlane engine does not run Mixture-of-Experts "
-                        + "models yet; use engine SGLang or VLLM");
+                .isEqualTo(TensorlaneProfile.fp8MoeNotAvailable(128))
+                .isEqualTo("spec.model.geometry.experts 128 with spec.model.dtype fp8: FP8 experts are not served by "
+                        + "the Tensorlane engine yet (bf16/fp16 Mixture-of-Experts models are); use engine SGLang or "
+                        + "VLLM");
+        for (EngineSpec.EngineType python : List.of(EngineSpec.EngineType.SGLang, EngineSpec.EngineType.VLLM)) {
+            spec.engine = new EngineSpec();
+            spec.engine.type = python;
+            spec.engine.image = "engine:test";
+            assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
+                    .as(python.name())
+                    .isNull();
+        }
     }
 
     @Test
