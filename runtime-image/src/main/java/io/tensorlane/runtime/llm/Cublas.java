@@ -65,6 +65,29 @@ public final class Cublas implements AutoCloseable {
                 int ldc,
                 int computeType,
                 int algo);
+
+        /** cuBLAS 12.5+: problems of different sizes in one call; per-group arrays on the host, A/B/C pointers on the GPU. */
+        int cublasGemmGroupedBatchedEx(
+                Pointer handle,
+                int[] transa,
+                int[] transb,
+                int[] m,
+                int[] n,
+                int[] k,
+                float[] alpha,
+                Pointer aarray,
+                int atype,
+                int[] lda,
+                Pointer barray,
+                int btype,
+                int[] ldb,
+                float[] beta,
+                Pointer carray,
+                int ctype,
+                int[] ldc,
+                int groupCount,
+                int[] groupSize,
+                int computeType);
     }
 
     private static volatile Lib lib;
@@ -210,6 +233,63 @@ public final class Cublas implements AutoCloseable {
                                 COMPUTE_32F,
                                 GEMM_DEFAULT),
                 "cublasGemmEx(linear " + tokens + "x" + in + " -> " + out + ")");
+    }
+
+    /**
+     * {@code groups} linears in one call, problem i being {@link #linear}'s {@code y_i[tokens[i], out] = x_i[tokens[i],
+     * in] · w_iᵀ} in type {@code t} (output too); {@code pointers} is a device array of 3 x groups addresses: the w_i,
+     * then the x_i, then the y_i. Returns false, having enqueued nothing, when the library has no grouped GEMM (cuBLAS
+     * before 12.5).
+     */
+    public boolean groupedLinear(DType t, int groups, int[] tokens, int in, int out, long pointers) {
+        if (groups == 0) {
+            return true;
+        }
+        int[] opT = new int[groups];
+        int[] opN = new int[groups];
+        int[] ms = new int[groups];
+        int[] ks = new int[groups];
+        int[] ldo = new int[groups];
+        int[] one = new int[groups];
+        float[] alpha = new float[groups];
+        float[] beta = new float[groups];
+        java.util.Arrays.fill(opT, OP_T);
+        java.util.Arrays.fill(opN, OP_N);
+        java.util.Arrays.fill(ms, out);
+        java.util.Arrays.fill(ks, in);
+        java.util.Arrays.fill(ldo, out);
+        java.util.Arrays.fill(one, 1);
+        java.util.Arrays.fill(alpha, 1f);
+        int[] ldi = ks;
+        int type = cudaType(t);
+        int status;
+        try {
+            status = lib().cublasGemmGroupedBatchedEx(
+                            handle,
+                            opT,
+                            opN,
+                            ms,
+                            java.util.Arrays.copyOf(tokens, groups),
+                            ks,
+                            alpha,
+                            new Pointer(pointers),
+                            type,
+                            ldi,
+                            new Pointer(pointers + 8L * groups),
+                            type,
+                            ldi,
+                            beta,
+                            new Pointer(pointers + 16L * groups),
+                            type,
+                            ldo,
+                            groups,
+                            one,
+                            COMPUTE_32F);
+        } catch (UnsatisfiedLinkError e) {
+            return false;
+        }
+        check(status, "cublasGemmGroupedBatchedEx(" + groups + " linears " + in + " -> " + out + ")");
+        return true;
     }
 
     static void check(int status, String what) {

@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.llm;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.tensorlane.contract.DType;
@@ -39,7 +40,8 @@ final class MoeMlp implements MlpBlock {
             CUdeviceptr offsets,
             long sortedTok,
             long inv,
-            long rows) {
+            long rows,
+            CUdeviceptr pointers) {
         /** {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows). */
         static Buffers allocate(
                 DeviceMemory mem,
@@ -66,7 +68,8 @@ final class MoeMlp implements MlpBlock {
                     mem.alloc(phase, "expert offsets", 4L * (moe.experts() + 1), true),
                     addr(mem, phase, "sorted tokens", 4L * pairs),
                     addr(mem, phase, "pair order", 4L * pairs),
-                    tokens > small ? addr(mem, phase, "expert rows", e * pairs * hidden) : 0);
+                    tokens > small ? addr(mem, phase, "expert rows", e * pairs * hidden) : 0,
+                    mem.alloc(phase, "grouped GEMM pointers", 8L * 3 * moe.experts(), true));
         }
 
         /** The ids of the {@code slot}-th MoE layer. */
@@ -92,6 +95,12 @@ final class MoeMlp implements MlpBlock {
     private final Buffers buf;
     private final long ids;
     private final int[] offsets;
+    /** Per active expert of a grouped step: its rows, and the w / x / y addresses (three blocks of experts entries). */
+    private final int[] tokens;
+
+    private final long[] ptrs;
+    /** Whether cuBLAS's grouped GEMM is used (cleared when the library has none). */
+    private boolean groupedGemm = true;
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -124,6 +133,8 @@ final class MoeMlp implements MlpBlock {
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
         this.offsets = new int[moe.experts() + 1];
+        this.tokens = new int[moe.experts()];
+        this.ptrs = new long[3 * moe.experts()];
     }
 
     @Override
@@ -148,12 +159,47 @@ final class MoeMlp implements MlpBlock {
         }
     }
 
+    /**
+     * y rows [offsets[e], offsets[e+1]) = x rows of the same range · expert e's weight (at {@code w + e * wElems}
+     * elements, [out, in]) for every expert with rows: one grouped cuBLAS call (the pointers uploaded first, on the
+     * stream), or a GEMM per expert where cuBLAS has no grouped GEMM.
+     */
+    private void perExpert(long w, long wElems, long x, int in, long y, int out, CUstream s) {
+        long e = dt.bytes();
+        int groups = 0;
+        for (int x0 = 0; x0 < moe.experts(); x0++) {
+            int rows = offsets[x0 + 1] - offsets[x0];
+            if (rows > 0) {
+                tokens[groups] = rows;
+                ptrs[groups] = w + x0 * wElems * e;
+                ptrs[moe.experts() + groups] = x + (long) offsets[x0] * in * e;
+                ptrs[2 * moe.experts() + groups] = y + (long) offsets[x0] * out * e;
+                groups++;
+            }
+        }
+        if (groupedGemm) {
+            long[] packed = new long[3 * groups];
+            for (int i = 0; i < 3; i++) {
+                System.arraycopy(ptrs, i * moe.experts(), packed, i * groups, groups);
+            }
+            Cuda.check(
+                    cuMemcpyHtoDAsync(buf.pointers(), Pointer.to(packed), 8L * packed.length, s),
+                    "cuMemcpyHtoDAsync(grouped GEMM pointers)");
+            if (blas.groupedLinear(dt, groups, tokens, in, out, Cuda.address(buf.pointers()))) {
+                return;
+            }
+            groupedGemm = false; // this cuBLAS has no grouped GEMM: one per expert from now on
+        }
+        for (int i = 0; i < groups; i++) {
+            blas.linear(dt, ptrs[moe.experts() + i], ptrs[i], ptrs[2 * moe.experts() + i], dt, tokens[i], in, out, out);
+        }
+    }
+
     /** The pairs grouped by expert, a cuBLAS GEMM per expert and projection, un-permuted into {@code out}. */
     private void grouped(int n, long xn, long out, CUstream s, OpMarks mark) {
         int experts = moe.experts();
         int k = moe.topK();
         int pairs = n * k;
-        long e = dt.bytes();
         kernels.sort(ids, pairs, experts, k, buf.counts(), Cuda.address(buf.offsets()), buf.sortedTok(), buf.inv(), s);
         Cuda.check(
                 cuMemcpyDtoHAsync(Pointer.to(offsets), buf.offsets(), 4L * (experts + 1), s),
@@ -161,39 +207,11 @@ final class MoeMlp implements MlpBlock {
         Cuda.check(cuStreamSynchronize(s), "cuStreamSynchronize(expert offsets)");
         mark.mark("moe sort");
         model.gatherRows(dt, xn, buf.sortedTok(), buf.rows(), pairs, hidden, s);
-        for (int x = 0; x < experts; x++) {
-            int rows = offsets[x + 1] - offsets[x];
-            if (rows > 0) {
-                blas.linear(
-                        dt,
-                        buf.rows() + (long) offsets[x] * hidden * e,
-                        gateUpW + x * 2L * inter * hidden * e,
-                        buf.gateUp() + (long) offsets[x] * 2L * inter * e,
-                        dt,
-                        rows,
-                        hidden,
-                        2 * inter,
-                        2 * inter);
-            }
-        }
+        perExpert(gateUpW, 2L * inter * hidden, buf.rows(), hidden, buf.gateUp(), 2 * inter, s);
         mark.mark("moe gate_up (grouped)");
         model.siluMul(dt, buf.gateUp(), buf.act(), pairs, inter, s);
         mark.mark("silu*up");
-        for (int x = 0; x < experts; x++) {
-            int rows = offsets[x + 1] - offsets[x];
-            if (rows > 0) {
-                blas.linear(
-                        dt,
-                        buf.act() + (long) offsets[x] * inter * e,
-                        downW + (long) x * hidden * inter * e,
-                        buf.rows() + (long) offsets[x] * hidden * e,
-                        dt,
-                        rows,
-                        inter,
-                        hidden,
-                        hidden);
-            }
-        }
+        perExpert(downW, (long) hidden * inter, buf.act(), inter, buf.rows(), hidden, s);
         mark.mark("moe down (grouped)");
         kernels.combine(dt, buf.rows(), buf.inv(), buf.weights(), out, n, k, hidden, s);
         mark.mark("moe combine");
