@@ -28,7 +28,7 @@ left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 rc=0
 if has models; then
-  MODELS="qwen3moe mixtral" TPS_mixtral="${TPS_mixtral:-1 2}" BUDGET=$(( $(left) > 300 ? 200 : $(left) - 60 )) \
+  STEPS="train ref tok gen compare" MODELS="qwen3moe mixtral" TPS_mixtral="${TPS_mixtral:-1 2}" BUDGET=$(( $(left) > 300 ? 200 : $(left) - 60 )) \
     OUT="$OUT" bash runtime-image/scripts/device-models.sh > "$OUT/models-stdout.txt" 2>&1 || rc=1
   tail -30 "$OUT/models-stdout.txt" | cut -c1-220
 fi
