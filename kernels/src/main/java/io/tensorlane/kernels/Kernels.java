@@ -38,7 +38,20 @@ public final class Kernels {
             "tl_gemv1_fp8_row",
             "tl_dequant_fp8_block",
             "tl_dequant_fp8_row",
-            "tl_quant_fp8");
+            "tl_quant_fp8",
+            // the FP8 KV cache's (e4m3 codes + the layer's {k_scale, v_scale}: tl_kvcache.cuh)
+            "tl_qkv_rope_kv8",
+            "tl_attention_kv8",
+            "tl_attn_split_g1_v1_kv8",
+            "tl_attn_split_g1_v2_kv8",
+            "tl_attn_split_g1_v4_kv8",
+            "tl_attn_split_g2_v1_kv8",
+            "tl_attn_split_g2_v2_kv8",
+            "tl_attn_split_g2_v4_kv8",
+            "tl_attn_split_g4_v1_kv8",
+            "tl_attn_split_g4_v2_kv8",
+            "tl_attn_prefill_v1_kv8",
+            "tl_attn_prefill_v2_kv8");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
     /** Real architectures (SASS) the fatbins carry. */

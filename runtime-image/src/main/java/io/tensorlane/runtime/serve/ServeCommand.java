@@ -78,6 +78,13 @@ public final class ServeCommand implements Callable<Integer> {
     Long kvCacheTokens;
 
     @Option(
+            names = io.tensorlane.runtime.llm.KvCacheDtype.OPTION,
+            paramLabel = "DTYPE",
+            description = "KV cache elements: " + io.tensorlane.runtime.llm.KvCacheDtype.CHOICES + " (default: "
+                    + EngineEnv.KV_CACHE_DTYPE + ", else auto = the activations' dtype).")
+    String kvCacheDtype;
+
+    @Option(
             names = "--max-body-bytes",
             defaultValue = "16777216",
             description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
@@ -232,15 +239,17 @@ public final class ServeCommand implements Callable<Integer> {
                         ncclLib,
                         EngineSettings.BLOCK_SIZE)
                 .withAllreducePlan(
-                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
+                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes())
+                .withKvCacheDtype(io.tensorlane.runtime.llm.KvCacheDtype.of(kvCacheDtype, env));
         out.printf(
-                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d%n",
+                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, KV cache %s, port %d%n",
                 name,
                 dir,
                 config.worldSize(),
                 virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
                 config.allreduce(),
                 config.memoryFraction(),
+                opts.kvCacheDtype(),
                 config.port());
         out.flush();
         try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
