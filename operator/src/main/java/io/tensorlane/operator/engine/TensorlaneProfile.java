@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
-import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
@@ -19,15 +18,12 @@ import java.util.List;
 
 /**
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
- * custom allreduce's algorithm table and buffer size and the KV cache's dtype and tokens; reports CUDA OOM as the
- * contract's JSON termination message; measured by the preflight; image defaults to the operator's runtime image; no
- * FP8 KV cache and no Mixture of Experts yet.
+ * custom allreduce's algorithm table and buffer size and the KV cache's dtype (bf16, fp16, or fp8: e4m3 with
+ * per-layer scales, 1 byte an element, as the plan sized it) and tokens; reports CUDA OOM as the contract's JSON
+ * termination message; measured by the preflight; image defaults to the operator's runtime image; no Mixture of Experts
+ * yet.
  */
 public final class TensorlaneProfile implements EngineProfile {
-    /** The InvalidSpec message of {@code serving.kvCacheDtype: fp8} with this engine. */
-    public static final String FP8_KV_CACHE_NOT_AVAILABLE = "spec.serving.kvCacheDtype fp8: the Tensorlane engine's "
-            + "FP8 KV cache is not available yet; use kvCacheDtype auto, or engine SGLang/VLLM";
-
     /**
      * The InvalidSpec message of a Mixture-of-Experts model with this engine: the runtime's architectures are {@code
      * ConfigFacts.SUPPORTED}, without the MoE ones ({@code ConfigFacts.MOE}) until its MoE layer exists.
@@ -109,15 +105,9 @@ public final class TensorlaneProfile implements EngineProfile {
         return runtimeImage;
     }
 
-    /**
-     * The image defaults to the runtime's; an FP8 KV cache is refused: the runtime cannot keep one yet, and a plan sized
-     * for it would promise twice the tokens the engine holds.
-     */
+    /** The image defaults to the runtime's; every KV cache dtype is the runtime's; a Mixture of Experts is refused. */
     @Override
     public String validate(InferenceDeploymentSpec spec) {
-        if (spec.serving != null && spec.serving.kvCacheDtype == KvCacheDtype.fp8) {
-            return FP8_KV_CACHE_NOT_AVAILABLE;
-        }
         if (spec.model != null && spec.model.geometry != null && spec.model.geometry.moe()) {
             return moeNotAvailable(spec.model.geometry.experts);
         }

@@ -43,6 +43,18 @@ final class KvCache {
         return (int) Math.min(Integer.MAX_VALUE, Math.max(0, budget / perBlock));
     }
 
+    /**
+     * The engine's line about a KV cache of {@code dtype} for a model computing in {@code act} (null: nothing to say,
+     * the activations' dtype as asked): an FP8 cache and where its scales come from, or {@link KvCacheDtype#note}.
+     */
+    static String describe(KvCacheDtype dtype, DType act, boolean checkpointScales) {
+        if (dtype.fp8()) {
+            return "FP8 KV cache (e4m3, 1 byte an element): per-layer k/v scales "
+                    + (checkpointScales ? "from the checkpoint" : "1.0 (the checkpoint has none)");
+        }
+        return dtype.note(act);
+    }
+
     long bytesPerBlock() {
         return bytesPerBlock(layers, blockSize, kvHeads, headDim, elementBytes);
     }

@@ -9,8 +9,9 @@ import java.util.Map;
  * The KV cache's element type as asked for ({@code --kv-cache-dtype}, {@link EngineEnv#KV_CACHE_DTYPE}; the names are
  * those of the operator's {@code spec.serving.kvCacheDtype}): {@code auto} keeps K and V in the activations' dtype
  * (bf16 or fp16, 2 bytes an element), {@code fp8} as e4m3 codes (1 byte) with a per-layer k and v scale (the
- * checkpoint's, {@link io.tensorlane.runtime.model.KvScales}, else 1.0). {@code bf16} and {@code fp16} name the 16-bit
- * cache explicitly and must be the activations' dtype.
+ * checkpoint's, {@link io.tensorlane.runtime.model.KvScales}, else 1.0). {@code bf16} and {@code fp16} name a 16-bit
+ * cache: the kernels keep a 16-bit cache in the activations' dtype, so one that names the other 16-bit type gets the
+ * activations' (the same bytes, so the operator's plan of tokens holds) and the engine says so ({@link #note}).
  */
 public enum KvCacheDtype {
     AUTO,
@@ -50,17 +51,21 @@ public enum KvCacheDtype {
         return this == FP8;
     }
 
-    /**
-     * Bytes of one cached element for a model computing in {@code activation}: 1 for fp8, else 2; a 16-bit dtype other
-     * than the activations' is refused (the kernels keep a 16-bit cache in the activations' type).
-     */
+    /** Bytes of one cached element for a model computing in {@code activation}: 1 for fp8, else the activations'. */
     public int elementBytes(DType activation) {
-        if ((this == BF16 && activation != DType.bf16) || (this == FP16 && activation != DType.fp16)) {
-            throw new IllegalArgumentException("KV cache dtype " + name().toLowerCase(Locale.ROOT)
-                    + " differs from the model's activation dtype " + activation + ": a 16-bit KV cache is kept in "
-                    + "the activation dtype; use " + OPTION + " auto (or " + activation + ") or fp8");
-        }
         return this == FP8 ? 1 : activation.bytes();
+    }
+
+    /**
+     * What the engine says about this choice for a model computing in {@code activation}: null when the cache is what was
+     * asked for, else why it is not (a 16-bit dtype other than the activations').
+     */
+    public String note(DType activation) {
+        if ((this == BF16 && activation != DType.bf16) || (this == FP16 && activation != DType.fp16)) {
+            return "KV cache dtype " + this + " asked, the model computes in " + activation + ": the 16-bit KV cache "
+                    + "is kept in " + activation + " (the same bytes a token)";
+        }
+        return null;
     }
 
     /** The name as the options spell it. */

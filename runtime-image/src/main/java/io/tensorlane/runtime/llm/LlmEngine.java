@@ -107,7 +107,6 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         // a bad value ends here, before any GPU memory is taken
         KernelChoices choices = options.baselineKernels() ? KernelChoices.BASELINE : KernelChoices.fromEnv();
         LlmEngine e = new LlmEngine(options, config, layout, maxLen);
-        options.kvCacheDtype().elementBytes(e.dtype); // a 16-bit KV dtype other than the activations' ends here
         try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
             ShardPlan.validate(ck, config);
             // every rank's shard plan: a TP split an FP8 checkpoint's scale blocks refuse ends here too
@@ -227,11 +226,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             }
         }));
         loadSeconds = (System.nanoTime() - t0) / 1e9;
-        if (options.kvCacheDtype().fp8()) {
-            log.println("engine: FP8 KV cache (e4m3): per-layer k/v scales "
-                    + (KvScales.present(ck, config.numLayers())
-                            ? "from the checkpoint"
-                            : "1.0 (the checkpoint has none)"));
+        String kv = KvCache.describe(options.kvCacheDtype(), dtype, KvScales.present(ck, config.numLayers()));
+        if (kv != null) {
+            log.println("engine: " + kv);
         }
         weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
         log.printf(

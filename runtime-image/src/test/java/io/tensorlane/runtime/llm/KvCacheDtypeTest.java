@@ -39,16 +39,26 @@ class KvCacheDtypeTest {
     }
 
     @Test
-    void fp8IsOneByteAndSixteenBitsMustMatchTheActivations() {
+    void fp8IsOneByteAndSixteenBitsAreTheActivations() {
         assertThat(KvCacheDtype.FP8.elementBytes(DType.bf16)).isEqualTo(1);
         assertThat(KvCacheDtype.FP8.elementBytes(DType.fp16)).isEqualTo(1);
         assertThat(KvCacheDtype.AUTO.elementBytes(DType.bf16)).isEqualTo(2);
         assertThat(KvCacheDtype.AUTO.elementBytes(DType.fp16)).isEqualTo(2);
         assertThat(KvCacheDtype.BF16.elementBytes(DType.bf16)).isEqualTo(2);
         assertThat(KvCacheDtype.FP16.elementBytes(DType.fp16)).isEqualTo(2);
-        assertThatThrownBy(() -> KvCacheDtype.BF16.elementBytes(DType.fp16))
-                .hasMessageContaining("KV cache dtype bf16 differs from the model's activation dtype fp16");
-        assertThatThrownBy(() -> KvCacheDtype.FP16.elementBytes(DType.bf16))
-                .hasMessageContaining("fp16 differs from the model's activation dtype bf16");
+        assertThat(KvCacheDtype.BF16.elementBytes(DType.fp16)).isEqualTo(2);
+    }
+
+    /** A 16-bit cache stays in the activations' dtype (the same bytes, so the plan's tokens hold); the engine says so. */
+    @Test
+    void aSixteenBitDtypeOtherThanTheActivationsIsNoted() {
+        assertThat(KvCacheDtype.BF16.note(DType.fp16))
+                .isEqualTo("KV cache dtype bf16 asked, the model computes in fp16: the 16-bit KV cache is kept in fp16 "
+                        + "(the same bytes a token)");
+        assertThat(KvCacheDtype.FP16.note(DType.bf16)).contains("kept in bf16");
+        assertThat(KvCacheDtype.BF16.note(DType.bf16)).isNull();
+        assertThat(KvCacheDtype.FP16.note(DType.fp16)).isNull();
+        assertThat(KvCacheDtype.AUTO.note(DType.fp16)).isNull();
+        assertThat(KvCacheDtype.FP8.note(DType.bf16)).isNull();
     }
 }

@@ -36,4 +36,16 @@ class KvCacheTest {
         assertThat(KvCache.blocksThatFit(-5, 1024)).isZero();
         assertThat(KvCache.blocksThatFit(Long.MAX_VALUE, 1)).isEqualTo(Integer.MAX_VALUE);
     }
+
+    @Test
+    void theEngineSaysWhereTheScalesCameFrom() {
+        assertThat(KvCache.describe(KvCacheDtype.FP8, io.tensorlane.contract.DType.bf16, true))
+                .isEqualTo("FP8 KV cache (e4m3, 1 byte an element): per-layer k/v scales from the checkpoint");
+        assertThat(KvCache.describe(KvCacheDtype.FP8, io.tensorlane.contract.DType.fp16, false))
+                .endsWith("1.0 (the checkpoint has none)");
+        assertThat(KvCache.describe(KvCacheDtype.AUTO, io.tensorlane.contract.DType.bf16, true))
+                .isNull();
+        assertThat(KvCache.describe(KvCacheDtype.FP16, io.tensorlane.contract.DType.bf16, false))
+                .contains("kept in bf16");
+    }
 }
