@@ -17,6 +17,8 @@
 
 #include <cuda_fp8.h>
 
+#include "tl_e4m3.cuh"
+
 namespace tlfp8 {
 
 constexpr int kFp8Block = 128;
@@ -24,24 +26,8 @@ constexpr int kFp8Warps = 8;      // output rows per block (one warp each)
 constexpr int kFp8MaxTokens = 8;  // tokens per launch of the GEMV (x rows), each weight chunk read once for all
 constexpr int kFp8Unroll = 4;     // 16-byte weight loads in flight per lane (2 measured 3.84 ms GPU at batch 1, 8B)
 
-// Two e4m3 values (the low and high byte of v) -> two floats, exactly.
-__device__ __forceinline__ float2 e4m3x2(uint32_t v) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3);
-  return __half22float2(*reinterpret_cast<const __half2*>(&h));
-}
-
-// 16 e4m3 weights (one 16-byte chunk) -> 16 floats.
-__device__ __forceinline__ void unpack16(const uint4 v, float* f) {
-  const uint32_t u[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 lo = e4m3x2(u[i]), hi = e4m3x2(u[i] >> 16);
-    f[4 * i] = lo.x;
-    f[4 * i + 1] = lo.y;
-    f[4 * i + 2] = hi.x;
-    f[4 * i + 3] = hi.y;
-  }
-}
+using tle4m3::e4m3x2;    // two e4m3 values -> two floats, exactly
+using tle4m3::unpack16;  // 16 e4m3 weights (one 16-byte chunk) -> 16 floats
 
 // sum_j wf[j] * x[j] over 16 elements of T given as two 16-byte chunks.
 template <typename T>
@@ -178,7 +164,7 @@ __device__ __forceinline__ void quant_fp8(const T* x, uint8_t* q, float* scale, 
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
   const float s = amax > 0.0f ? amax / 448.0f : 1.0f;
   for (int c = c0 + lane; c < c1; c += 32) {
-    qr[c] = (uint8_t)__nv_cvt_float_to_fp8(Cv<T>::f(xr[c]) / s, __NV_SATFINITE, __NV_E4M3);
+    qr[c] = tle4m3::encode(Cv<T>::f(xr[c]) / s);
   }
   if (lane == 0) scale[(long long)g * rows + t] = s;
 }

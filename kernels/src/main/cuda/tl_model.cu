@@ -17,6 +17,7 @@
 #include <climits>
 
 #include "tl_norm.cuh"
+#include "tl_kvcache.cuh"
 
 namespace {
 
@@ -79,18 +80,20 @@ __device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, 
 // q_norm, k_norm (nullable, Qwen3) [hd]: per-head RMSNorm weights applied to every q / k head after the bias;
 // cos, sin [max_positions, hd/2] fp32: cos[p*(hd/2) + i] = cos(p * inv_freq[i]);
 // positions [n] int32; slots [n] int32 (cache slot of the token, < 0: do not write its k/v);
-// q_out [n, hq, hd]; k_cache, v_cache [num_slots, hk, hd].
+// q_out [n, hq, hd]; k_cache, v_cache [num_slots, hk, hd] of C: T, or e4m3 codes (C = uint8_t) written as
+// tlkv::encode<T>(value, kv_scale[0] for k, kv_scale[1] for v) (tl_kvcache.cuh; kv_scale unused with C = T).
 // RoPE (Hugging Face rotate_half) on q and k, for i < hd/2:
 //   y[i] = x[i]*c - x[i+hd/2]*s,  y[i+hd/2] = x[i+hd/2]*c + x[i]*s   (c, s at row positions[t], column i).
 // v gets the bias only. Requires hd % 32 == 0 and hd <= 256.
 // Launch: one warp per (token, head), head over hq + hk + hk; block 128 (4 warps), grid ceil(n*(hq+2hk)/4).
 // Shared: 4 x 256 floats (each warp stages its head to read the rotation partner).
 constexpr int kRopeWarps = 4;
-template <typename T>
+template <typename T, typename C = T>
 __device__ __forceinline__ void tl_qkv_rope(const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps,
                                             const float* cos, const float* sin, const int* positions,
-                                            const int* slots, T* q_out, T* k_cache, T* v_cache, int n, int hq, int hk,
-                                            int hd) {
+                                            const int* slots, T* q_out, C* k_cache, C* v_cache, int n, int hq, int hk,
+                                            int hd, const float* kv_scale = nullptr) {
+  constexpr bool K8 = tlkv::kKv8<T, C>;
   __shared__ float stage[kRopeWarps][256];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int heads = hq + 2 * hk;
@@ -130,24 +133,51 @@ __device__ __forceinline__ void tl_qkv_rope(const T* qkv, const T* bias, const T
     __syncwarp();
     const int half = hd >> 1;
     const long long pos = positions[t];
-    T* dst = isQ ? q_out + ((long long)t * hq + h) * hd : k_cache + ((long long)slot * hk + (h - hq)) * hd;
+    if constexpr (!K8) {
+      T* dst = isQ ? q_out + ((long long)t * hq + h) * hd : k_cache + ((long long)slot * hk + (h - hq)) * hd;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      if (k < per) {
-        const int e = lane + 32 * k;
-        const int i = e < half ? e : e - half;
-        const float c = cos[pos * half + i], s = sin[pos * half + i];
-        const float y = e < half ? x[k] * c - stage[warp][e + half] * s : x[k] * c + stage[warp][e - half] * s;
-        dst[e] = Cv<T>::t(y);
+      for (int k = 0; k < 8; ++k) {
+        if (k < per) {
+          const int e = lane + 32 * k;
+          const int i = e < half ? e : e - half;
+          const float c = cos[pos * half + i], s = sin[pos * half + i];
+          const float y = e < half ? x[k] * c - stage[warp][e + half] * s : x[k] * c + stage[warp][e - half] * s;
+          dst[e] = Cv<T>::t(y);
+        }
+      }
+    } else {
+      T* qd = q_out + ((long long)t * hq + h) * hd;
+      C* kd = k_cache + (isK ? ((long long)slot * hk + (h - hq)) * hd : 0);
+      const float ks = isK ? kv_scale[0] : 1.0f;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        if (k < per) {
+          const int e = lane + 32 * k;
+          const int i = e < half ? e : e - half;
+          const float c = cos[pos * half + i], s = sin[pos * half + i];
+          const float y = e < half ? x[k] * c - stage[warp][e + half] * s : x[k] * c + stage[warp][e - half] * s;
+          if (isQ) {
+            qd[e] = Cv<T>::t(y);
+          } else {
+            kd[e] = tlkv::encode<T>(y, ks);
+          }
+        }
       }
     }
   } else {
     const int slot = slots[t];
     if (slot < 0) return;
-    T* dst = v_cache + ((long long)slot * hk + (h - hq - hk)) * hd;
+    C* dst = v_cache + ((long long)slot * hk + (h - hq - hk)) * hd;
+    if constexpr (!K8) {
 #pragma unroll
-    for (int k = 0; k < 8; ++k)
-      if (k < per) dst[lane + 32 * k] = Cv<T>::t(x[k]);
+      for (int k = 0; k < 8; ++k)
+        if (k < per) dst[lane + 32 * k] = Cv<T>::t(x[k]);
+    } else {
+      const float vs = kv_scale[1];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < per) dst[lane + 32 * k] = tlkv::encode<T>(x[k], vs);
+    }
   }
 }
 
@@ -166,11 +196,14 @@ __device__ __forceinline__ void tl_qkv_rope(const T* qkv, const T* bias, const T
 // with lane l owning output elements l + 32k (coalesced v reads). At the end the 4 warps' states are merged
 // through shared memory. Online softmax in fp32, exp2 with log2(e) folded into the scale.
 // Shared: q (256 floats) + per-warp acc (4 x 256 floats) + per-warp max/sum = ~5.1 KiB static.
+// C = uint8_t: the cache holds e4m3 codes (tl_kvcache.cuh); k_scale multiplies the query's scale, v_scale the output.
 constexpr int kAttnWarps = 4;
-template <typename T>
-__device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const T* v_cache, const int* block_tables,
+template <typename T, typename C = T>
+__device__ __forceinline__ void tl_attention(const T* q, const C* k_cache, const C* v_cache, const int* block_tables,
                                              const int* token_seq, const int* token_pos, int max_blocks_per_seq,
-                                             int block_size, T* out, int n, int hq, int hk, int hd, float scale) {
+                                             int block_size, T* out, int n, int hq, int hk, int hd, float scale,
+                                             const float* kv_scale = nullptr) {
+  constexpr bool K8 = tlkv::kKv8<T, C>;
   __shared__ float sq[256];
   __shared__ float sacc[kAttnWarps][256];
   __shared__ float sm[kAttnWarps], sl[kAttnWarps];
@@ -181,7 +214,8 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
   const int kvh = h / (hq / hk);
   const int s = token_seq[t], p = token_pos[t];
   const int* bt = block_tables + (long long)s * max_blocks_per_seq;
-  const float sc = scale * kLog2e;  // scores in log2 units
+  float sc = scale * kLog2e;  // scores in log2 units
+  if constexpr (K8) sc *= kv_scale[0];
   for (int e = threadIdx.x; e < hd; e += blockDim.x) sq[e] = ld(q, ((long long)t * hq + h) * hd + e) * sc;
   __syncthreads();
 
@@ -189,7 +223,7 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
   const long long kvOff = (long long)kvh * hd;
   const int nkeys = p + 1;
   const int ntiles = (nkeys + 31) >> 5;
-  constexpr int V = 16 / sizeof(T);  // elements per 16-byte load
+  constexpr int V = 16 / sizeof(C);  // elements per 16-byte load
 
   float m = -INFINITY, l = 0.0f;
   float acc[8];
@@ -206,13 +240,20 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
       const uint4* kr = reinterpret_cast<const uint4*>(k_cache + slot * headStride + kvOff);
       float dot = 0.0f;
       for (int c = 0; c < hd / V; ++c) {
-        union {
-          uint4 raw;
-          T e[V];
-        } u;
-        u.raw = __ldg(kr + c);
+        if constexpr (!K8) {
+          union {
+            uint4 raw;
+            T e[V];
+          } u;
+          u.raw = __ldg(kr + c);
 #pragma unroll
-        for (int v = 0; v < V; ++v) dot = fmaf(Cv<T>::f(u.e[v]), sq[c * V + v], dot);
+          for (int v = 0; v < V; ++v) dot = fmaf(Cv<T>::f(u.e[v]), sq[c * V + v], dot);
+        } else {
+          float f[V];
+          tle4m3::unpack16(__ldg(kr + c), f);
+#pragma unroll
+          for (int v = 0; v < V; ++v) dot = fmaf(f[v], sq[c * V + v], dot);
+        }
       }
       score = dot;
     }
@@ -228,10 +269,15 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
     for (int jj = 0; jj < cnt; ++jj) {
       const float pj = __shfl_sync(0xffffffffu, pl, jj);
       const long long sj = __shfl_sync(0xffffffffu, slot, jj);
-      const T* vr = v_cache + sj * headStride + kvOff;
+      const C* vr = v_cache + sj * headStride + kvOff;
 #pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < per) acc[k] = fmaf(pj, ld(vr, lane + 32 * k), acc[k]);
+      for (int k = 0; k < 8; ++k) {
+        if constexpr (!K8) {
+          if (k < per) acc[k] = fmaf(pj, ld(vr, lane + 32 * k), acc[k]);
+        } else {
+          if (k < per) acc[k] = fmaf(pj, tlkv::decode(vr[lane + 32 * k]), acc[k]);
+        }
+      }
     }
   }
 #pragma unroll
@@ -252,7 +298,12 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
     f[w] = exp2f(sm[w] - M);  // warps that saw no key: m = -inf, factor 0
     L += sl[w] * f[w];
   }
-  const float invL = 1.0f / L;
+  float invL;
+  if constexpr (K8) {
+    invL = kv_scale[1] / L;
+  } else {
+    invL = 1.0f / L;
+  }
   T* o = out + ((long long)t * hq + h) * hd;
   for (int e = threadIdx.x; e < hd; e += blockDim.x) {
     float v = 0.0f;
@@ -273,17 +324,32 @@ __device__ __forceinline__ void tl_attention(const T* q, const T* k_cache, const
 // token i. S == 1: the block writes out. S > 1: it writes (max, sum, acc[hd]) to ws[((i * hq + h) * S + z) * (hd + 2)]
 // and tl_attn_combine merges the slices. S depends only on the launch (the host picks it from n and the heads), so a
 // captured graph stays valid for any context length.
+// C = uint8_t: the cache holds e4m3 codes (tl_kvcache.cuh): a lane's 8 * NV codes of a row are one 8-, 16- or
+// 32-byte load; k_scale multiplies the query's scale, v_scale the block's output (or its slice's accumulators).
 // Launch: grid (n, hk * (hq / hk / GH), S), block 128.
 constexpr int kSplitWarps = 4;
-template <typename T, int GH, int NV>
-__device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, const T* v_cache, const int* block_tables,
+// E (8, 16 or 32) e4m3 codes held in ceil(E / 16) 16-byte registers (E = 8: the low 8 bytes) -> E floats, exactly.
+template <int E>
+__device__ __forceinline__ void kv8_row(const uint4* raw, float* f) {
+  if constexpr (E < 16) {
+    const float2 a = tle4m3::e4m3x2(raw[0].x), b = tle4m3::e4m3x2(raw[0].x >> 16);
+    const float2 c = tle4m3::e4m3x2(raw[0].y), d = tle4m3::e4m3x2(raw[0].y >> 16);
+    f[0] = a.x, f[1] = a.y, f[2] = b.x, f[3] = b.y, f[4] = c.x, f[5] = c.y, f[6] = d.x, f[7] = d.y;
+  } else {
+#pragma unroll
+    for (int c = 0; c < E / 16; ++c) tle4m3::unpack16(raw[c], f + 16 * c);
+  }
+}
+template <typename T, int GH, int NV, typename C = T>
+__device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, const C* v_cache, const int* block_tables,
                                               const int* token_seq, const int* token_pos, int max_blocks_per_seq,
                                               int block_size, T* out, float* ws, const int* token_list, int n, int hq,
-                                              int hk, float scale) {
+                                              int hk, float scale, const float* kv_scale = nullptr) {
+  constexpr bool K8 = tlkv::kKv8<T, C>;
   constexpr int HD = 64 * NV;  // head dim
   constexpr int E = 8 * NV;    // elements per lane
-  constexpr int V = 16 / sizeof(T);
-  constexpr int NVEC = E / V;  // 16-byte loads per lane per row
+  constexpr int V = 16 / sizeof(C);
+  constexpr int NVEC = (E + V - 1) / V;  // 16-byte loads per lane per row (K8, NV = 1: one 8-byte load)
   __shared__ __align__(16) float sq[GH * HD];
   __shared__ float sacc[kSplitWarps][GH * HD];
   __shared__ float sml[kSplitWarps][GH][2];
@@ -303,7 +369,8 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
   const int nkeys = p + 1;
   const int chunk = (nkeys + S - 1) / S;
   const int k0 = z * chunk, k1 = min(nkeys, k0 + chunk);
-  const float sc = scale * kLog2e;
+  float sc = scale * kLog2e;
+  if constexpr (K8) sc *= kv_scale[0];
   const long long qBase = ((long long)t * hq + h0) * HD;
   // sq[h][e][r] = q[h][r * E + e]: lane r of a group reads word r of a row, no bank conflicts
   for (int idx = threadIdx.x; idx < GH * HD; idx += blockDim.x) {
@@ -331,12 +398,19 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
       if (u == 0 || two) {
         const int jj = j + u * STEP;
         const long long slot = (long long)bt[jj / block_size] * block_size + (jj % block_size);
-        const uint4* kr = reinterpret_cast<const uint4*>(k_cache + slot * headStride + kvOff);
-        const uint4* vr = reinterpret_cast<const uint4*>(v_cache + slot * headStride + kvOff);
+        if constexpr (K8 && E < V) {
+          const uint2 kh = __ldg(reinterpret_cast<const uint2*>(k_cache + slot * headStride + kvOff));
+          const uint2 vh = __ldg(reinterpret_cast<const uint2*>(v_cache + slot * headStride + kvOff));
+          kraw[u][0] = make_uint4(kh.x, kh.y, 0u, 0u);
+          vraw[u][0] = make_uint4(vh.x, vh.y, 0u, 0u);
+        } else {
+          const uint4* kr = reinterpret_cast<const uint4*>(k_cache + slot * headStride + kvOff);
+          const uint4* vr = reinterpret_cast<const uint4*>(v_cache + slot * headStride + kvOff);
 #pragma unroll
-        for (int c = 0; c < NVEC; ++c) {
-          kraw[u][c] = __ldg(kr + c);
-          vraw[u][c] = __ldg(vr + c);
+          for (int c = 0; c < NVEC; ++c) {
+            kraw[u][c] = __ldg(kr + c);
+            vraw[u][c] = __ldg(vr + c);
+          }
         }
       }
     }
@@ -346,18 +420,28 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
       float d[GH];
 #pragma unroll
       for (int h = 0; h < GH; ++h) d[h] = 0.0f;
+      if constexpr (!K8) {
 #pragma unroll
-      for (int c = 0; c < NVEC; ++c) {
-        union {
-          uint4 raw;
-          T e[V];
-        } kk;
-        kk.raw = kraw[u][c];
+        for (int c = 0; c < NVEC; ++c) {
+          union {
+            uint4 raw;
+            T e[V];
+          } kk;
+          kk.raw = kraw[u][c];
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const float kf = Cv<T>::f(kk.e[v]);
+          for (int v = 0; v < V; ++v) {
+            const float kf = Cv<T>::f(kk.e[v]);
 #pragma unroll
-          for (int h = 0; h < GH; ++h) d[h] = fmaf(kf, sq[h * HD + (c * V + v) * 8 + r], d[h]);
+            for (int h = 0; h < GH; ++h) d[h] = fmaf(kf, sq[h * HD + (c * V + v) * 8 + r], d[h]);
+          }
+        }
+      } else {
+        float kf[E];
+        kv8_row<E>(kraw[u], kf);
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+#pragma unroll
+          for (int h = 0; h < GH; ++h) d[h] = fmaf(kf[e], sq[h * HD + e * 8 + r], d[h]);
         }
       }
 #pragma unroll
@@ -367,15 +451,19 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
         d[h] += __shfl_xor_sync(gmask, d[h], 4);
       }
       float vf[E];
+      if constexpr (!K8) {
 #pragma unroll
-      for (int c = 0; c < NVEC; ++c) {
-        union {
-          uint4 raw;
-          T e[V];
-        } vv;
-        vv.raw = vraw[u][c];
+        for (int c = 0; c < NVEC; ++c) {
+          union {
+            uint4 raw;
+            T e[V];
+          } vv;
+          vv.raw = vraw[u][c];
 #pragma unroll
-        for (int v = 0; v < V; ++v) vf[c * V + v] = Cv<T>::f(vv.e[v]);
+          for (int v = 0; v < V; ++v) vf[c * V + v] = Cv<T>::f(vv.e[v]);
+        }
+      } else {
+        kv8_row<E>(vraw[u], vf);
       }
 #pragma unroll
       for (int h = 0; h < GH; ++h) {
@@ -430,6 +518,7 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const T* k_cache, cons
         v += sacc[w][idx] * f;
       }
     }
+    if constexpr (K8) v *= kv_scale[1];
     if (S == 1) {
       out[qBase + idx] = Cv<T>::t(v / L);
     } else {
@@ -693,8 +782,98 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
     tl_gemv<T, kGemvUnroll>(x, w, y, in, out);                                                                     \
   }
 
+// The FP8 KV cache's entries (tl_kvcache.cuh): the same kernels over e4m3 codes, one more argument kv_scale (the
+// layer's {k_scale, v_scale}, fp32 on the device).
+#define TL_KV8_ENTRIES(SUF, T)                                                                                     \
+  extern "C" __global__ void __launch_bounds__(kRopeWarps * 32) tl_qkv_rope_kv8_##SUF(                             \
+      const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps, const float* cos, const float* sin, \
+      const int* positions, const int* slots, T* q_out, uint8_t* k_cache, uint8_t* v_cache, int n, int hq, int hk, \
+      int hd, const float* kv_scale) {                                                                             \
+    tl_qkv_rope<T, uint8_t>(qkv, bias, q_norm, k_norm, eps, cos, sin, positions, slots, q_out, k_cache, v_cache, n, \
+                            hq, hk, hd, kv_scale);                                                                 \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kAttnWarps * 32) tl_attention_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, int n, int hq, int hk, int hd,        \
+      float scale, const float* kv_scale) {                                                                        \
+    tl_attention<T, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,          \
+                             block_size, out, n, hq, hk, hd, scale, kv_scale);                                     \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v1_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 1, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v2_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 1, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v4_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 1, 4, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v1_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 2, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v2_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 2, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v4_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 2, 4, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v1_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 4, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v2_kv8_##SUF(                            \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tl_attn_split<T, 4, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kPrefillWarps * 32) tl_attn_prefill_v1_kv8_##SUF(                   \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
+      int hq, int hk, float scale, const float* kv_scale) {                                                       \
+    tl_attn_prefill<T, 64, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,  \
+                                    block_size, out, tiles, num_tiles, hq, hk, scale, kv_scale);                  \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kPrefillWarps * 32) tl_attn_prefill_v2_kv8_##SUF(                   \
+      const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
+      int hq, int hk, float scale, const float* kv_scale) {                                                       \
+    tl_attn_prefill<T, 128, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
+                                     block_size, out, tiles, num_tiles, hq, hk, scale, kv_scale);                 \
+  }
+
 TL_MODEL_ENTRIES(bf16, __nv_bfloat16)
 TL_MODEL_ENTRIES(fp16, __half)
+TL_KV8_ENTRIES(bf16, __nv_bfloat16)
+TL_KV8_ENTRIES(fp16, __half)
 TL_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_FP8_ENTRIES(fp16, __half)
 TL_MOE_ENTRIES(bf16, __nv_bfloat16)

@@ -81,13 +81,35 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
 // probabilities split in two T terms (hi + lo) so that P keeps ~16 significant bits (the output is checked against an
 // fp64 reference at fp32 accuracy). A warp skips key tiles past its last row's position.
 // Shared: 2 x 64 x (HD + 8) T = 34 KiB at HD = 128 (row padding makes fragment reads conflict-free).
+// C = uint8_t: the cache holds e4m3 codes (tl_kvcache.cuh). Each thread then loads 16 codes of a K or V row (plain
+// 16-byte loads instead of cp.async), converts them exactly to T and stores them in the same shared tiles (zeros past
+// the last key), so the tensor-core arithmetic is that of a T cache holding the codes' values; k_scale multiplies the
+// score scale and v_scale the final normalization.
 constexpr int kPrefillKeys = 64;
 constexpr int kPrefillWarps = 4;
-template <typename T, int HD>
-__device__ __forceinline__ void tl_attn_prefill(const T* q, const T* k_cache, const T* v_cache, const int* block_tables,
+
+// 16 e4m3 codes (byte i = column i) -> 16 T values, exactly (every e4m3 value is a bf16 and a half), stored as two
+// 16-byte words at d (16-byte aligned; shared memory).
+template <typename T>
+__device__ __forceinline__ void kv8_to_t(const uint4 codes, uint4* d) {
+  const uint32_t u[4] = {codes.x, codes.y, codes.z, codes.w};
+  uint32_t p[8];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 lo = tle4m3::e4m3x2(u[i]), hi = tle4m3::e4m3x2(u[i] >> 16);
+    p[2 * i] = pack2<T>(lo.x, lo.y);
+    p[2 * i + 1] = pack2<T>(hi.x, hi.y);
+  }
+  d[0] = make_uint4(p[0], p[1], p[2], p[3]);
+  d[1] = make_uint4(p[4], p[5], p[6], p[7]);
+}
+
+template <typename T, int HD, typename C = T>
+__device__ __forceinline__ void tl_attn_prefill(const T* q, const C* k_cache, const C* v_cache, const int* block_tables,
                                                 const int* token_seq, const int* token_pos, int max_blocks_per_seq,
                                                 int block_size, T* out, const int* tiles, int num_tiles, int hq,
-                                                int hk, float scale) {
+                                                int hk, float scale, const float* kv_scale = nullptr) {
+  constexpr bool K8 = tlkv::kKv8<T, C>;
   constexpr int LD = HD + 8;            // shared row stride in elements (16-byte multiple)
   constexpr int KS = HD / 16;           // k-steps of q.k
   constexpr int NT = kPrefillKeys / 8;  // score tiles of 8 keys
@@ -108,7 +130,8 @@ __device__ __forceinline__ void tl_attn_prefill(const T* q, const T* k_cache, co
   const int pos0 = token_pos[t0 + c0], pos1 = token_pos[t0 + c1];
   const int wlast = token_pos[t0 + min(warp * 16 + 15, rows - 1)];
   const bool active = warp * 16 < rows;  // warp-uniform
-  const float sc = scale * kLog2e;
+  float sc = scale * kLog2e;
+  if constexpr (K8) sc *= kv_scale[0];
 
   uint32_t qa[KS][4];
   {
@@ -133,16 +156,34 @@ __device__ __forceinline__ void tl_attn_prefill(const T* q, const T* k_cache, co
   const int ntiles = (kend + kPrefillKeys - 1) / kPrefillKeys;
   for (int kt = 0; kt < ntiles; ++kt) {
     const int kbase = kt * kPrefillKeys;
-    for (int c = threadIdx.x; c < kPrefillKeys * CH; c += blockDim.x) {
-      const int row = c / CH, ch = c - row * CH;
-      const int j = kbase + row;
-      const bool ok = j < kend;
-      const long long slot = ok ? (long long)bt[j / block_size] * block_size + (j % block_size) : 0;
-      const uint32_t off = (uint32_t)((row * LD + ch * 8) * sizeof(T));
-      cp_async16(ks_s + off, k_cache + slot * headStride + kvOff + ch * 8, ok ? 16 : 0);
-      cp_async16(vs_s + off, v_cache + slot * headStride + kvOff + ch * 8, ok ? 16 : 0);
+    if constexpr (!K8) {
+      for (int c = threadIdx.x; c < kPrefillKeys * CH; c += blockDim.x) {
+        const int row = c / CH, ch = c - row * CH;
+        const int j = kbase + row;
+        const bool ok = j < kend;
+        const long long slot = ok ? (long long)bt[j / block_size] * block_size + (j % block_size) : 0;
+        const uint32_t off = (uint32_t)((row * LD + ch * 8) * sizeof(T));
+        cp_async16(ks_s + off, k_cache + slot * headStride + kvOff + ch * 8, ok ? 16 : 0);
+        cp_async16(vs_s + off, v_cache + slot * headStride + kvOff + ch * 8, ok ? 16 : 0);
+      }
+      cp_async_wait_all();
+    } else {
+      constexpr int CH16 = HD / 16;  // 16-code chunks per row
+      for (int c = threadIdx.x; c < kPrefillKeys * CH16; c += blockDim.x) {
+        const int row = c / CH16, ch = c - row * CH16;
+        const int j = kbase + row;
+        uint4 kr = make_uint4(0u, 0u, 0u, 0u), vr = kr;  // zero codes: value 0 past the last key
+        if (j < kend) {
+          const long long slot = (long long)bt[j / block_size] * block_size + (j % block_size);
+          kr = __ldg(reinterpret_cast<const uint4*>(k_cache + slot * headStride + kvOff + ch * 16));
+          vr = __ldg(reinterpret_cast<const uint4*>(v_cache + slot * headStride + kvOff + ch * 16));
+        }
+        uint4* kd = reinterpret_cast<uint4*>(ks + row * LD + ch * 16);
+        uint4* vd = reinterpret_cast<uint4*>(vs + row * LD + ch * 16);
+        kv8_to_t<T>(kr, kd);
+        kv8_to_t<T>(vr, vd);
+      }
     }
-    cp_async_wait_all();
     __syncthreads();
     if (active && kbase <= wlast) {
       float s[NT][4];
@@ -221,7 +262,14 @@ __device__ __forceinline__ void tl_attn_prefill(const T* q, const T* k_cache, co
   l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  const float i0 = 1.0f / l0, i1 = 1.0f / l1;
+  float i0, i1;
+  if constexpr (K8) {
+    i0 = kv_scale[1] / l0;
+    i1 = kv_scale[1] / l1;
+  } else {
+    i0 = 1.0f / l0;
+    i1 = 1.0f / l1;
+  }
   if (r0 < rows) {
     uint32_t* d0 = reinterpret_cast<uint32_t*>(out + ((long long)(t0 + r0) * hq + h) * HD);
 #pragma unroll

@@ -42,7 +42,20 @@ public final class Kernels {
             "tl_moe_gate_up",
             "tl_moe_down",
             "tl_moe_combine_f32",
-            "tl_moe_combine");
+            "tl_moe_combine",
+            // the FP8 KV cache's (e4m3 codes + the layer's {k_scale, v_scale}: tl_kvcache.cuh)
+            "tl_qkv_rope_kv8",
+            "tl_attention_kv8",
+            "tl_attn_split_g1_v1_kv8",
+            "tl_attn_split_g1_v2_kv8",
+            "tl_attn_split_g1_v4_kv8",
+            "tl_attn_split_g2_v1_kv8",
+            "tl_attn_split_g2_v2_kv8",
+            "tl_attn_split_g2_v4_kv8",
+            "tl_attn_split_g4_v1_kv8",
+            "tl_attn_split_g4_v2_kv8",
+            "tl_attn_prefill_v1_kv8",
+            "tl_attn_prefill_v2_kv8");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
 

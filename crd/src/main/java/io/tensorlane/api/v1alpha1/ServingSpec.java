@@ -29,8 +29,8 @@ public class ServingSpec {
     @JsonPropertyDescription(
             "Element type of the KV cache: auto (the model's activation dtype: bf16 for an FP8 checkpoint unless its "
                     + "config.json says float16, else the model's dtype), bf16, fp16 or fp8 (e4m3, 1 byte per element: "
-                    + "twice the tokens of bf16 in the same memory; SGLang and vLLM only for now). Sizes the KV cache in "
-                    + "the memory plan. Default auto.")
+                    + "twice the tokens of bf16 in the same memory, with per-layer k/v scales from the checkpoint or 1.0; "
+                    + "SGLang fp8_e4m3, vLLM fp8). Sizes the KV cache in the memory plan. Default auto.")
     public KvCacheDtype kvCacheDtype = KvCacheDtype.auto;
 
     /** Element type of the KV cache ({@code auto}: the model's activation dtype). */

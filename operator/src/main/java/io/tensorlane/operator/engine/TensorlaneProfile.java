@@ -8,7 +8,6 @@ import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
-import io.tensorlane.api.v1alpha1.ServingSpec.KvCacheDtype;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
@@ -20,16 +19,13 @@ import java.util.List;
 
 /**
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
- * custom allreduce's algorithm table and buffer size and the KV cache's dtype and tokens; reports CUDA OOM as the
- * contract's JSON termination message; measured by the preflight; image defaults to the operator's runtime image; no
- * FP8 KV cache yet. A Mixture of Experts (Qwen3-MoE, Mixtral) is served in bf16/fp16 and rendered as a dense model is
- * (the runtime reads its experts from config.json); FP8 experts are not served yet.
+ * custom allreduce's algorithm table and buffer size and the KV cache's dtype (bf16, fp16, or fp8: e4m3 with
+ * per-layer scales, 1 byte an element, as the plan sized it) and tokens; reports CUDA OOM as the contract's JSON
+ * termination message; measured by the preflight; image defaults to the operator's runtime image. A Mixture of Experts
+ * (Qwen3-MoE, Mixtral) is served in bf16/fp16 and rendered as a dense model is (the runtime reads its experts from
+ * config.json); FP8 experts are not served yet.
  */
 public final class TensorlaneProfile implements EngineProfile {
-    /** The InvalidSpec message of {@code serving.kvCacheDtype: fp8} with this engine. */
-    public static final String FP8_KV_CACHE_NOT_AVAILABLE = "spec.serving.kvCacheDtype fp8: the Tensorlane engine's "
-            + "FP8 KV cache is not available yet; use kvCacheDtype auto, or engine SGLang/VLLM";
-
     /**
      * The InvalidSpec message of an FP8 Mixture-of-Experts model with this engine: the runtime serves the MoE
      * architectures ({@code ConfigFacts.MOE}) in bf16/fp16 and FP8 checkpoints of the dense ones, but refuses FP8
@@ -112,15 +108,9 @@ public final class TensorlaneProfile implements EngineProfile {
         return runtimeImage;
     }
 
-    /**
-     * The image defaults to the runtime's; an FP8 KV cache is refused: the runtime cannot keep one yet, and a plan sized
-     * for it would promise twice the tokens the engine holds.
-     */
+    /** The image defaults to the runtime's; every KV cache dtype is the runtime's; FP8 experts are refused. */
     @Override
     public String validate(InferenceDeploymentSpec spec) {
-        if (spec.serving != null && spec.serving.kvCacheDtype == KvCacheDtype.fp8) {
-            return FP8_KV_CACHE_NOT_AVAILABLE;
-        }
         // FP8 experts: spec.model.dtype fp8, as ModelResolution fills it from status.model.quantization (the runtime
         // would refuse the checkpoint at load); bf16/fp16 experts are planned and rendered as a dense model is
         if (spec.model != null

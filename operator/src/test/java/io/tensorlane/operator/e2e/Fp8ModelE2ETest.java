@@ -7,12 +7,10 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.ModelQuantization;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.contract.EngineEnv;
-import io.tensorlane.operator.engine.TensorlaneProfile;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.testkit.TestNamespace;
@@ -31,7 +29,8 @@ import org.junit.jupiter.api.Test;
 /**
  * An FP8 checkpoint on the local control plane: the operator reads its quantization_config and headers from a loopback
  * Hub, the API server keeps status.model.quantization and status.memoryPlan.kvCacheDtype, the Tensorlane engine gets
- * the planned KV dtype, and an FP8 KV cache for it ends in InvalidSpec while the running revision stays.
+ * the planned KV dtype, and an FP8 KV cache for it is planned at 1 byte an element (twice the tokens in the same
+ * bytes) and rendered as TENSORLANE_KV_CACHE_DTYPE=fp8.
  */
 @WithLocalCluster
 class Fp8ModelE2ETest {
@@ -69,7 +68,7 @@ class Fp8ModelE2ETest {
     }
 
     @Test
-    void anFp8CheckpointIsPlannedWithABf16KvCacheAndAnFp8KvCacheIsRefusedForTensorlane(
+    void anFp8CheckpointIsPlannedWithABf16KvCacheAndAnFp8KvCacheHoldsTwiceTheTokens(
             KubernetesClient client, TestNamespace ns) {
         client.resource(ModelInspectionE2ETest.userWrites(ns.name(), "fp8", "org/tiny-fp8", 2, 1))
                 .create();
@@ -91,32 +90,46 @@ class Fp8ModelE2ETest {
                 .containsEntry(EngineEnv.DTYPE, "fp8")
                 .containsEntry(EngineEnv.KV_CACHE_DTYPE, "bf16")
                 .containsEntry(EngineEnv.KV_CACHE_TOKENS, Long.toString(d.getStatus().memoryPlan.kvCacheTokens));
-        String template = Serialization.asJson(running.getSpec().getTemplate());
+        long bf16Tokens = d.getStatus().memoryPlan.kvCacheTokens;
 
         client.resources(InferenceDeployment.class)
                 .inNamespace(ns.name())
                 .withName("fp8")
                 .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"serving\":{\"kvCacheDtype\":\"fp8\"}}}");
-        InferenceDeployment invalid = Samples.await(
+        InferenceDeployment fp8 = Samples.await(
                 client,
                 ns.name(),
                 "fp8",
                 TIMEOUT,
                 x -> x.getMetadata().getGeneration().equals(x.getStatus().observedGeneration)
-                        && Conditions.isTrue(x.getStatus().conditions, StatusAggregator.INVALID_SPEC));
-        assertThat(Conditions.find(invalid.getStatus().conditions, StatusAggregator.INVALID_SPEC)
-                        .orElseThrow()
-                        .getMessage())
-                .contains(TensorlaneProfile.FP8_KV_CACHE_NOT_AVAILABLE);
-        assertThat(invalid.getStatus().revision).isEqualTo(d.getStatus().revision);
-        assertThat(Serialization.asJson(client.apps()
-                        .deployments()
-                        .inNamespace(ns.name())
-                        .withName("fp8")
-                        .get()
-                        .getSpec()
-                        .getTemplate()))
-                .as("the running revision stays")
-                .isEqualTo(template);
+                        && x.getStatus().memoryPlan != null
+                        && "fp8".equals(x.getStatus().memoryPlan.kvCacheDtype));
+        assertThat(Conditions.isTrue(fp8.getStatus().conditions, StatusAggregator.INVALID_SPEC))
+                .as("an FP8 KV cache is the engine's own")
+                .isFalse();
+        // the same KV bytes at 1 byte an element instead of 2
+        assertThat(fp8.getStatus().memoryPlan.kvCacheBytes).isEqualTo(d.getStatus().memoryPlan.kvCacheBytes);
+        assertThat(fp8.getStatus().memoryPlan.kvCacheTokens).isBetween(2 * bf16Tokens, 2 * bf16Tokens + 1);
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        Map<String, String> env = Map.of();
+        while (System.nanoTime() < deadline) {
+            env = engineEnv(client.apps()
+                    .deployments()
+                    .inNamespace(ns.name())
+                    .withName("fp8")
+                    .get());
+            if ("fp8".equals(env.get(EngineEnv.KV_CACHE_DTYPE))) {
+                break;
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        assertThat(env)
+                .containsEntry(EngineEnv.KV_CACHE_DTYPE, "fp8")
+                .containsEntry(EngineEnv.KV_CACHE_TOKENS, Long.toString(fp8.getStatus().memoryPlan.kvCacheTokens));
     }
 }

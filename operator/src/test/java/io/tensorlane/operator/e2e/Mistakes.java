@@ -112,11 +112,6 @@ record Mistakes(String name, String patch, String condition, String names) {
                     "spec.model.geometry.intermediateSize 14337"),
             condition("SGLang without an image", "{\"engine\":{\"type\":\"SGLang\"}}", INVALID, "spec.engine.image"),
             condition(
-                    "an FP8 KV cache on the Tensorlane engine (not built yet)",
-                    "{\"serving\":{\"kvCacheDtype\":\"fp8\"}}",
-                    INVALID,
-                    "the Tensorlane engine's FP8 KV cache is not available yet"),
-            condition(
                     "node selector key with a space",
                     "{\"placement\":{\"nodeSelector\":{\"gpu type\":\"a\"}}}",
                     INVALID,

@@ -129,7 +129,7 @@ class TensorlaneProfileTest {
     @ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(
             value = DType.class,
-            names = {"bf16", "fp16", "fp32"})
+            names = {"bf16", "fp16", "fp32", "fp8"})
     void rendersTheKvCacheDtypeOfThePlan(DType kv) {
         EngineProfile.Launch l =
                 P.launch(ProfileFixtures.spec(EngineType.Tensorlane, 2), ProfileFixtures.plan(Ar.CUSTOM, kv), MODEL);
@@ -139,23 +139,31 @@ class TensorlaneProfileTest {
         assertThat(l.args()).containsExactly("serve");
     }
 
-    /** The runtime has no FP8 KV cache yet: the spec is InvalidSpec, not a plan that promises twice the tokens. */
+    /**
+     * The runtime keeps an FP8 KV cache (e4m3, 1 byte an element): every kvCacheDtype is taken, and the plan of fp8 holds
+     * twice the tokens of bf16 in the same KV bytes, rendered as TENSORLANE_KV_CACHE_DTYPE=fp8 with those tokens.
+     */
     @Test
-    void refusesAnFp8KvCacheAndTakesTheOthers() {
+    void takesEveryKvCacheDtypeAndAnFp8PlanHoldsTwiceTheTokens() {
         var spec = ProfileFixtures.spec(EngineType.Tensorlane, 2);
-        for (KvCacheDtype kv : List.of(KvCacheDtype.auto, KvCacheDtype.bf16, KvCacheDtype.fp16)) {
+        for (KvCacheDtype kv : KvCacheDtype.values()) {
             spec.serving.kvCacheDtype = kv;
             assertThat(P.validate(spec)).as(kv.name()).isNull();
         }
+        var h200 = List.of(Fixtures.node("n-0", TopologyFixtures.H200_SXM_8, 0));
+        spec.serving.kvCacheDtype = KvCacheDtype.bf16;
+        Plan bf16 = Planner.plan(spec, h200, Fixtures.SETTINGS);
         spec.serving.kvCacheDtype = KvCacheDtype.fp8;
-        assertThat(P.validate(spec))
-                .isEqualTo("spec.serving.kvCacheDtype fp8: the Tensorlane engine's FP8 KV cache is not available yet; "
-                        + "use kvCacheDtype auto, or engine SGLang/VLLM");
-
-        Plan plan =
-                Planner.plan(spec, List.of(Fixtures.node("n-0", TopologyFixtures.H200_SXM_8, 0)), Fixtures.SETTINGS);
-        assertThat(plan.outcome()).isEqualTo(Outcome.INVALID_SPEC);
-        assertThat(plan.message()).isEqualTo(TensorlaneProfile.FP8_KV_CACHE_NOT_AVAILABLE);
+        Plan fp8 = Planner.plan(spec, h200, Fixtures.SETTINGS);
+        assertThat(fp8.outcome()).as(fp8.message()).isEqualTo(Outcome.OK);
+        assertThat(fp8.memory().kvCacheDtype()).isEqualTo(DType.fp8);
+        assertThat(fp8.memory().kvCacheBytes()).isEqualTo(bf16.memory().kvCacheBytes());
+        assertThat(fp8.memory().kvCacheTokens())
+                .isBetween(2 * bf16.memory().kvCacheTokens(), 2 * bf16.memory().kvCacheTokens() + 1);
+        assertThat(ProfileFixtures.env(P.launch(spec, fp8, MODEL)))
+                .containsEntry(EngineEnv.KV_CACHE_DTYPE, "fp8")
+                .containsEntry(
+                        EngineEnv.KV_CACHE_TOKENS, Long.toString(fp8.memory().kvCacheTokens()));
     }
 
     @Test

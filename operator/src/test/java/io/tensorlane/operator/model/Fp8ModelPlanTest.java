@@ -147,7 +147,7 @@ class Fp8ModelPlanTest {
         assertThat(spec.serving.kvCacheDtype).as("the input is not modified").isEqualTo(kv);
     }
 
-    /** SGLang at TP 1 (an FP8 KV cache is InvalidSpec for the Tensorlane engine). */
+    /** SGLang at TP 1. */
     static InferenceDeploymentSpec whatAUserWrites(Consumer<InferenceDeploymentSpec> change) {
         InferenceDeploymentSpec s = new InferenceDeploymentSpec();
         s.model = new ModelSpec();

@@ -224,6 +224,18 @@ class MemoryPlannerTest {
                 new KvCase(
                         "FP8 model, fp8 KV on vLLM: 1 byte", DType.fp8, KvCacheDtype.fp8, EngineType.VLLM, DType.fp8),
                 new KvCase("bf16 model, fp8 KV on SGLang", DType.bf16, KvCacheDtype.fp8, EngineType.SGLang, DType.fp8),
+                new KvCase(
+                        "FP8 model, fp8 KV on Tensorlane: 1 byte",
+                        DType.fp8,
+                        KvCacheDtype.fp8,
+                        EngineType.Tensorlane,
+                        DType.fp8),
+                new KvCase(
+                        "bf16 model, fp8 KV on Tensorlane: 1 byte",
+                        DType.bf16,
+                        KvCacheDtype.fp8,
+                        EngineType.Tensorlane,
+                        DType.fp8),
                 new KvCase("FP8 model, fp16 KV", DType.fp8, KvCacheDtype.fp16, EngineType.Tensorlane, DType.fp16),
                 new KvCase("fp32 model, bf16 KV", DType.fp32, KvCacheDtype.bf16, EngineType.Tensorlane, DType.bf16));
     }

@@ -1,8 +1,11 @@
 package io.tensorlane.runtime.cli;
 
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.llm.EngineOptions;
+import io.tensorlane.runtime.llm.KvCacheDtype;
 import java.nio.file.Path;
+import java.util.Map;
 import picocli.CommandLine.Option;
 
 /** The engine options {@code generate} and {@code bench-model} share (a picocli mixin). */
@@ -53,8 +56,21 @@ public final class EngineArgs {
                     + "baseline for benchmarks.")
     boolean baselineKernels;
 
+    @Option(
+            names = KvCacheDtype.OPTION,
+            paramLabel = "DTYPE",
+            description = "KV cache elements: " + KvCacheDtype.CHOICES + " (fp8: e4m3 codes with per-layer k/v "
+                    + "scales, twice the tokens in the same memory; default: " + EngineEnv.KV_CACHE_DTYPE
+                    + ", else auto = the activations' dtype).")
+    String kvCacheDtype;
+
     /** The engine's options from these arguments and the command's own sizes (maxModelLen 0: the engine's default). */
     EngineOptions options(int maxSeqs, int maxModelLen, long kvCacheTokens, int maxLogitRows) {
+        return options(maxSeqs, maxModelLen, kvCacheTokens, maxLogitRows, System.getenv());
+    }
+
+    /** {@link #options(int, int, long, int)} with the environment {@code env} ({@link EngineEnv#KV_CACHE_DTYPE}). */
+    EngineOptions options(int maxSeqs, int maxModelLen, long kvCacheTokens, int maxLogitRows, Map<String, String> env) {
         return new EngineOptions(
                         model,
                         tp,
@@ -69,6 +85,7 @@ public final class EngineArgs {
                         nccl,
                         ncclLib,
                         EngineSettings.BLOCK_SIZE)
-                .withBaselineKernels(baselineKernels);
+                .withBaselineKernels(baselineKernels)
+                .withKvCacheDtype(KvCacheDtype.of(kvCacheDtype, env));
     }
 }

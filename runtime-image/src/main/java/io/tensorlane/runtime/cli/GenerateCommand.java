@@ -174,6 +174,9 @@ public final class GenerateCommand implements Callable<Integer> {
                 sum.put("decode_seconds", st.decodeSeconds());
                 sum.put("decode_tokens_per_s", decodeTps);
                 sum.put("kv_tokens", engine.memory().kvTokens());
+                sum.put("kv_dtype", engine.memory().kvDtype().toString());
+                sum.put("kv_bytes", engine.memory().kvBytesPerRank());
+                sum.put("kv_bytes_per_block", engine.memory().kvBytesPerBlock());
                 if (json) {
                     ObjectNode line = JSON.createObjectNode();
                     line.set("summary", sum);

@@ -46,7 +46,62 @@ final class KernelCheckAttention {
         this.sync = sync;
     }
 
+    /**
+     * A case's batch as the engine lays it out: queries {@code q} [n, hq, hd] and a paged cache {@code kc}, {@code vc}
+     * [slots, hk, hd] of T, where {@code used[slot]} marks the slots that hold a key of some sequence (every other slot
+     * is NaN: a kernel reading a wrong slot produces NaN and fails).
+     */
+    record Batch(
+            DType t,
+            int hq,
+            int hk,
+            int hd,
+            int n,
+            int blockSize,
+            int maxBlocksPerSeq,
+            int[] tables,
+            int[] tokenSeq,
+            int[] tokenPos,
+            byte[] q,
+            byte[] kc,
+            byte[] vc,
+            boolean[] used,
+            AttentionPlan plan) {
+        /** Elements of one cache slot (hk x hd). */
+        int row() {
+            return hk * hd;
+        }
+
+        /** The fp64 reference over the caches' values {@code k}, {@code v} (as laid out in {@code kc}, {@code vc}). */
+        double[] reference(double[] k, double[] v, double scale) {
+            return ModelReference.attention(
+                    HostTensors.decode(q, t),
+                    k,
+                    v,
+                    tables,
+                    tokenSeq,
+                    tokenPos,
+                    maxBlocksPerSeq,
+                    blockSize,
+                    n,
+                    hq,
+                    hk,
+                    hd,
+                    (float) scale);
+        }
+    }
+
     Outcome attention(DType t, int hq, int hk, int hd, double scale, Layout layout) {
+        Batch b = batch(t, hq, hk, hd, layout);
+        double[] got = run(b, b.kc(), b.vc(), null, scale);
+        double[] ref = b.reference(HostTensors.decode(b.kc(), t), HostTensors.decode(b.vc(), t), scale);
+        KernelCheckMath.Stat s =
+                KernelCheckMath.compare(got, ref, HostTensors.unitRoundoff(t), KernelCheckCommand.KAPPA_ATTENTION, 1.0);
+        return new Outcome(s, b.plan().numTiles(), b.plan().rest().length); // |v| <= 1
+    }
+
+    /** A fresh random batch of {@code layout} with a T cache ({@link Batch}). */
+    Batch batch(DType t, int hq, int hk, int hd, Layout layout) {
         int blockSize = 16;
         // {start position, tokens} per sequence, in batch order
         int[][] chunks = layout == Layout.SHUFFLED
@@ -81,7 +136,6 @@ final class KernelCheckAttention {
         int row = hk * hd;
         byte[] kc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
         byte[] vc = HostTensors.random(t, (long) numSlots * row, rnd.nextLong());
-        // Slots that hold no key of any sequence are NaN: a kernel reading a wrong slot produces NaN and fails.
         boolean[] used = new boolean[numSlots];
         for (int s = 0; s < chunks.length; s++) {
             for (int j = 0; j < chunks[s][0] + chunks[s][1]; j++) {
@@ -96,17 +150,29 @@ final class KernelCheckAttention {
         }
         byte[] q = HostTensors.random(t, (long) n * hq * hd, rnd.nextLong());
         AttentionPlan plan = AttentionPlan.of(tokenSeq, tokenPos, n, hd);
+        return new Batch(
+                t, hq, hk, hd, n, blockSize, maxBlocksPerSeq, tables, tokenSeq, tokenPos, q, kc, vc, used, plan);
+    }
+
+    /**
+     * The kernels' output for {@code b} over the caches {@code kc}, {@code vc}: T values ({@code kvScales} null) or e4m3
+     * codes with the layer's {k_scale, v_scale}.
+     */
+    double[] run(Batch b, byte[] kc, byte[] vc, float[] kvScales, double scale) {
+        DType t = b.t();
         try (KernelCheckArena a = new KernelCheckArena()) {
-            long dQ = a.upload(q);
+            long dQ = a.upload(b.q());
             long dK = a.upload(kc);
             long dV = a.upload(vc);
-            long dT = a.upload(ints(tables));
-            long dSeq = a.upload(ints(tokenSeq));
-            long dPos = a.upload(ints(tokenPos));
-            long dTiles = a.upload(ints(plan.tiles()));
-            long dRest = a.upload(ints(plan.rest()));
-            long dOut = a.poisoned((long) n * hq * hd * t.bytes());
-            long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+            long dT = a.upload(ints(b.tables()));
+            long dSeq = a.upload(ints(b.tokenSeq()));
+            long dPos = a.upload(ints(b.tokenPos()));
+            long dTiles = a.upload(ints(b.plan().tiles()));
+            long dRest = a.upload(ints(b.plan().rest()));
+            long dScales = kvScales == null ? 0 : a.upload(KernelCheckMath.floats(kvScales));
+            long outBytes = (long) b.n() * b.hq() * b.hd() * t.bytes();
+            long dOut = a.poisoned(outBytes);
+            long wsBytes = ModelKernels.attentionWorkspaceBytes(b.hq(), b.hk(), b.hd());
             long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
             k.attention(
                     t,
@@ -116,39 +182,23 @@ final class KernelCheckAttention {
                     dT,
                     dSeq,
                     dPos,
-                    maxBlocksPerSeq,
-                    blockSize,
+                    b.maxBlocksPerSeq(),
+                    b.blockSize(),
                     dOut,
                     dWs,
                     dTiles,
-                    plan.numTiles(),
+                    b.plan().numTiles(),
                     dRest,
-                    plan.rest().length,
-                    n,
-                    hq,
-                    hk,
-                    hd,
+                    b.plan().rest().length,
+                    b.n(),
+                    b.hq(),
+                    b.hk(),
+                    b.hd(),
                     (float) scale,
+                    dScales,
                     stream);
             sync.run();
-            double[] ref = ModelReference.attention(
-                    HostTensors.decode(q, t),
-                    HostTensors.decode(kc, t),
-                    HostTensors.decode(vc, t),
-                    tables,
-                    tokenSeq,
-                    tokenPos,
-                    maxBlocksPerSeq,
-                    blockSize,
-                    n,
-                    hq,
-                    hk,
-                    hd,
-                    (float) scale);
-            double[] got = HostTensors.decode(a.download(dOut, n * hq * hd * t.bytes()), t);
-            KernelCheckMath.Stat s = KernelCheckMath.compare(
-                    got, ref, HostTensors.unitRoundoff(t), KernelCheckCommand.KAPPA_ATTENTION, 1.0);
-            return new Outcome(s, plan.numTiles(), plan.rest().length); // |v| <= 1
+            return HostTensors.decode(a.download(dOut, (int) outBytes), t);
         }
     }
 

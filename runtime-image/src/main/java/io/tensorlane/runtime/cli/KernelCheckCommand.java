@@ -45,7 +45,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description =
                 "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, gemv, gemv_fp8, "
-                        + "dequant_fp8, sample) on one GPU "
+                        + "dequant_fp8, sample; qkv_rope and attention also over the FP8 KV cache) on one GPU "
                         + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
                         + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
 public final class KernelCheckCommand implements Callable<Integer> {
@@ -216,6 +216,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
             guard("gemv", t, "in=" + sh[0] + ",out=" + sh[1], () -> lc.gemvCase(t, sh[0], sh[1]));
         }
         new KernelCheckFp8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
+        new KernelCheckKv8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
         moeCases(t);
     }
 

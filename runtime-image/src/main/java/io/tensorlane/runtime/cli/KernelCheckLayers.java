@@ -143,7 +143,7 @@ final class KernelCheckLayers {
             long dQ = a.poisoned((long) n * hq * hd * t.bytes());
             long dK = a.poisoned(cacheBytes);
             long dV = a.poisoned(cacheBytes);
-            k.qkvRope(t, dQkv, dBias, dQn, dKn, eps, dCos, dSin, dPos, dSlots, dQ, dK, dV, n, hq, hk, hd, stream);
+            k.qkvRope(t, dQkv, dBias, dQn, dKn, eps, dCos, dSin, dPos, dSlots, dQ, dK, dV, n, hq, hk, hd, 0, stream);
             sync();
             ModelReference.Qkv ref = ModelReference.qkvRope(
                     HostTensors.decode(qkv, t),

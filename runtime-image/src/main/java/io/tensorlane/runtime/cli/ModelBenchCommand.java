@@ -298,6 +298,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
         o.put("max_batch_tokens", eng.maxBatchTokens);
         o.put("max_model_len", plan.maxModelLen());
         o.put("kv_cache_tokens", engine.memory().kvTokens());
+        o.put("kv_cache_dtype", engine.memory().kvDtype().toString());
         o.put("seed", seed);
         ObjectNode load = o.putObject("load");
         load.put("seconds", engine.loadSeconds());

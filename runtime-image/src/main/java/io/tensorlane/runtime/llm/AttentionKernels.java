@@ -49,6 +49,7 @@ final class AttentionKernels {
             int hk,
             int hd,
             float scale,
+            long kvScales,
             CUstream s) {
         ModelKernels.heads(hq, hk, hd);
         ModelKernels.positive("blockSize", blockSize);
@@ -70,7 +71,7 @@ final class AttentionKernels {
                 throw new IllegalArgumentException("attention: " + numTiles
                         + " query tiles need head dim 64 or 128 (got " + hd + ") and device tile/rest lists");
             }
-            String name = "tl_attn_prefill_v" + hd / 64;
+            String name = ModelKernels.kvName("tl_attn_prefill_v" + hd / 64, kvScales);
             k.launch(
                     k.fn(t, name),
                     numTiles,
@@ -78,20 +79,22 @@ final class AttentionKernels {
                     PREFILL_THREADS,
                     s,
                     name,
-                    p(q),
-                    p(kCache),
-                    p(vCache),
-                    p(blockTables),
-                    p(tokenSeq),
-                    p(tokenPos),
-                    i(maxBlocksPerSeq),
-                    i(blockSize),
-                    p(out),
-                    p(tiles),
-                    i(numTiles),
-                    i(hq),
-                    i(hk),
-                    f(scale));
+                    ModelKernels.kvArgs(
+                            kvScales,
+                            p(q),
+                            p(kCache),
+                            p(vCache),
+                            p(blockTables),
+                            p(tokenSeq),
+                            p(tokenPos),
+                            i(maxBlocksPerSeq),
+                            i(blockSize),
+                            p(out),
+                            p(tiles),
+                            i(numTiles),
+                            i(hq),
+                            i(hk),
+                            f(scale)));
             list = rest;
             count = numRest;
             if (count == 0) {
@@ -100,27 +103,30 @@ final class AttentionKernels {
         }
         int gh = splitGroup(hq / hk, hd);
         if (gh == 0) {
+            String name = ModelKernels.kvName("tl_attention", kvScales);
             k.launch(
-                    k.fn(t, "tl_attention"),
+                    k.fn(t, name),
                     n,
                     hq,
                     ATTENTION_THREADS,
                     s,
-                    "tl_attention",
-                    p(q),
-                    p(kCache),
-                    p(vCache),
-                    p(blockTables),
-                    p(tokenSeq),
-                    p(tokenPos),
-                    i(maxBlocksPerSeq),
-                    i(blockSize),
-                    p(out),
-                    i(n),
-                    i(hq),
-                    i(hk),
-                    i(hd),
-                    f(scale));
+                    name,
+                    ModelKernels.kvArgs(
+                            kvScales,
+                            p(q),
+                            p(kCache),
+                            p(vCache),
+                            p(blockTables),
+                            p(tokenSeq),
+                            p(tokenPos),
+                            i(maxBlocksPerSeq),
+                            i(blockSize),
+                            p(out),
+                            i(n),
+                            i(hq),
+                            i(hk),
+                            i(hd),
+                            f(scale)));
             return;
         }
         int perToken = hq / gh; // blocks per token and slice: hk kv heads x (group / gh)
@@ -128,7 +134,7 @@ final class AttentionKernels {
         if (splits > 1 && workspace == 0) {
             throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
         }
-        String name = "tl_attn_split_g" + gh + "_v" + hd / 64;
+        String name = ModelKernels.kvName("tl_attn_split_g" + gh + "_v" + hd / 64, kvScales);
         k.launch3(
                 k.fn(t, name),
                 count,
@@ -137,21 +143,23 @@ final class AttentionKernels {
                 SPLIT_THREADS,
                 s,
                 name,
-                p(q),
-                p(kCache),
-                p(vCache),
-                p(blockTables),
-                p(tokenSeq),
-                p(tokenPos),
-                i(maxBlocksPerSeq),
-                i(blockSize),
-                p(out),
-                p(workspace),
-                p(list),
-                i(count),
-                i(hq),
-                i(hk),
-                f(scale));
+                ModelKernels.kvArgs(
+                        kvScales,
+                        p(q),
+                        p(kCache),
+                        p(vCache),
+                        p(blockTables),
+                        p(tokenSeq),
+                        p(tokenPos),
+                        i(maxBlocksPerSeq),
+                        i(blockSize),
+                        p(out),
+                        p(workspace),
+                        p(list),
+                        i(count),
+                        i(hq),
+                        i(hk),
+                        f(scale)));
         if (splits > 1) {
             k.launch(
                     k.fn(t, "tl_attn_combine"),

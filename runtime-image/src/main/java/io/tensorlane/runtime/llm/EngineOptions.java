@@ -26,6 +26,8 @@ import java.nio.file.Path;
  *                        kernel for prefill tokens too (instead of the tensor-core prefill kernel), cuBLAS for every
  *                        linear (instead of the GEMV kernel of one-token steps, {@link GemvPolicy}) and the allreduce
  *                        and the norm apart ({@link KernelChoices#BASELINE})
+ * @param kvCacheDtype    the KV cache's elements: the activations' dtype ({@code auto}) or FP8 e4m3 codes with
+ *                        per-layer scales, 1 byte an element ({@link KvCacheDtype})
  */
 public record EngineOptions(
         Path modelDir,
@@ -43,7 +45,8 @@ public record EngineOptions(
         int blockSize,
         io.tensorlane.contract.AlgorithmTable table,
         long maxMessageBytes,
-        boolean baselineKernels) {
+        boolean baselineKernels,
+        KvCacheDtype kvCacheDtype) {
 
     /** Options with the engine's own kernels and the given allreduce plan. */
     public EngineOptions(
@@ -78,7 +81,8 @@ public record EngineOptions(
                 blockSize,
                 table,
                 maxMessageBytes,
-                false);
+                false,
+                KvCacheDtype.AUTO);
     }
 
     /** Options without an allreduce plan: default table, buffers sized for the largest step. */
@@ -132,7 +136,8 @@ public record EngineOptions(
                 blockSize,
                 t,
                 maxBytes,
-                baselineKernels);
+                baselineKernels,
+                kvCacheDtype);
     }
 
     /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
@@ -153,10 +158,34 @@ public record EngineOptions(
                 blockSize,
                 table,
                 maxMessageBytes,
-                baseline);
+                baseline,
+                kvCacheDtype);
+    }
+
+    /** The same options with the KV cache kept in {@code kv}. */
+    public EngineOptions withKvCacheDtype(KvCacheDtype kv) {
+        return new EngineOptions(
+                modelDir,
+                tp,
+                virtualRanks,
+                maxSeqs,
+                maxBatchTokens,
+                maxModelLen,
+                kvCacheTokens,
+                memoryFraction,
+                maxLogitRows,
+                graphs,
+                nccl,
+                ncclLib,
+                blockSize,
+                table,
+                maxMessageBytes,
+                baselineKernels,
+                kv);
     }
 
     public EngineOptions {
+        java.util.Objects.requireNonNull(kvCacheDtype, "kvCacheDtype");
         if (tp < 1 || tp > 8) {
             throw new IllegalArgumentException("--tp must be 1..8, got " + tp);
         }

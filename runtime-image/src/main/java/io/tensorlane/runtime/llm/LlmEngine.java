@@ -12,6 +12,7 @@ import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
+import io.tensorlane.runtime.model.KvScales;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.ModelException;
 import io.tensorlane.runtime.model.ShardPlan;
@@ -68,7 +69,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         this.devices = List.copyOf(d);
     }
 
-    /** What the engine took on each GPU, per rank. */
+    /** What the engine took on each GPU, per rank; {@code kvBytesPerBlock} of {@code kvDtype} elements. */
     public record MemoryReport(
             long weightBytesPerRank,
             long kvBytesPerRank,
@@ -76,7 +77,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             long allreduceBytesPerRank,
             int kvBlocks,
             int blockSize,
-            long kvTokens) {}
+            long kvTokens,
+            KvCacheDtype kvDtype,
+            long kvBytesPerBlock) {}
 
     /**
      * Reads and checks the model (every problem is reported before any GPU memory is taken), then builds the ranks and
@@ -175,7 +178,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 maxBlocksPerSeq,
                 options.blockSize(),
                 maxModelLen,
-                plans.stream().mapToLong(RankWeights::largestFp8).max().orElse(0));
+                plans.stream().mapToLong(RankWeights::largestFp8).max().orElse(0),
+                options.kvCacheDtype());
         for (int r = 0; r < world; r++) {
             ranks.add(null);
         }
@@ -229,6 +233,10 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             }
         }));
         loadSeconds = (System.nanoTime() - t0) / 1e9;
+        String kv = KvCache.describe(options.kvCacheDtype(), dtype, KvScales.present(ck, config.numLayers()));
+        if (kv != null) {
+            log.println("engine: " + kv);
+        }
         weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
         log.printf(
                 "engine: weights on the GPUs: %.3f GB in %.2f s (%.2f GB/s; checkpoint %.3f GB)%n",
@@ -266,7 +274,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
 
     private void allocateKv(PrintWriter log, int maxBlocksPerSeq) {
         RankModel r0 = ranks.get(0);
-        long perBlock = r0.kvBytesPerBlock();
+        long perBlock = r0.kv.bytesPerBlock();
         int nblocks;
         if (options.kvCacheTokens() > 0) {
             nblocks = Math.toIntExact((options.kvCacheTokens() + options.blockSize() - 1) / options.blockSize());
@@ -284,7 +292,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 long budget = (long) (options.memoryFraction() * info[1]) - (info[1] - info[0]);
                 best = Math.min(best, budget / comm.config().ranksOn(d));
             }
-            nblocks = (int) Math.min(Integer.MAX_VALUE, Math.max(0, best / perBlock));
+            nblocks = KvCache.blocksThatFit(best, perBlock);
         }
         if (nblocks < maxBlocksPerSeq) {
             throw new IllegalArgumentException("the KV cache holds " + (long) nblocks * options.blockSize()
@@ -293,7 +301,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         }
         int n = nblocks;
         comm.onEachRank(r -> {
-            ranks.get(r.index()).allocateKv(n);
+            ranks.get(r.index()).kv.allocate(n);
             return null;
         });
         blocks = new BlockAllocator(nblocks, options.blockSize());
@@ -304,12 +312,15 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 comm.layout().totalBytesPerRank(),
                 nblocks,
                 options.blockSize(),
-                (long) nblocks * options.blockSize());
+                (long) nblocks * options.blockSize(),
+                r0.kv.dtype(),
+                perBlock);
         log.printf(
-                "engine: memory per rank: weights %.3f GB, KV cache %.3f GB (%d blocks x %d tokens = %d tokens), activations %.3f GB, "
-                        + "allreduce buffers %.3f GB%n",
+                "engine: memory per rank: weights %.3f GB, KV cache %.3f GB (%s, %d blocks x %d tokens = %d tokens), "
+                        + "activations %.3f GB, allreduce buffers %.3f GB%n",
                 memory.weightBytesPerRank() / 1e9,
                 memory.kvBytesPerRank() / 1e9,
+                r0.kv.fp8() ? "fp8 e4m3" : dtype.name(),
                 nblocks,
                 options.blockSize(),
                 memory.kvTokens(),

@@ -138,7 +138,11 @@ public final class ModelKernels implements AutoCloseable {
                 i(mode));
     }
 
-    /** Bias, optional per-head q/k RMSNorm, RoPE; q to qOut, k/v to the paged cache (slot < 0: skipped). */
+    /**
+     * Bias, optional per-head q/k RMSNorm, RoPE; q to qOut, k/v to the paged cache (slot < 0: skipped). {@code kvScales}
+     * 0: the cache holds T; else the layer's {k_scale, v_scale} (fp32 on the GPU) and the cache e4m3 codes of
+     * {@code T(value) / scale} (tl_kvcache.cuh).
+     */
     public void qkvRope(
             DType t,
             long qkv,
@@ -157,6 +161,7 @@ public final class ModelKernels implements AutoCloseable {
             int hq,
             int hk,
             int hd,
+            long kvScales,
             CUstream s) {
         heads(hq, hk, hd);
         if (n <= 0) {
@@ -164,29 +169,32 @@ public final class ModelKernels implements AutoCloseable {
         }
         long tasks = (long) n * (hq + 2L * hk);
         long blocks = (tasks + ROPE_WARPS - 1) / ROPE_WARPS;
+        String name = kvName("tl_qkv_rope", kvScales);
         launch(
-                fn(t, "tl_qkv_rope"),
+                fn(t, name),
                 Math.toIntExact(blocks),
                 1,
                 ROPE_WARPS * 32,
                 s,
-                "tl_qkv_rope",
-                p(qkv),
-                p(bias),
-                p(qNorm),
-                p(kNorm),
-                f(eps),
-                p(cos),
-                p(sin),
-                p(positions),
-                p(slots),
-                p(qOut),
-                p(kCache),
-                p(vCache),
-                i(n),
-                i(hq),
-                i(hk),
-                i(hd));
+                name,
+                kvArgs(
+                        kvScales,
+                        p(qkv),
+                        p(bias),
+                        p(qNorm),
+                        p(kNorm),
+                        f(eps),
+                        p(cos),
+                        p(sin),
+                        p(positions),
+                        p(slots),
+                        p(qOut),
+                        p(kCache),
+                        p(vCache),
+                        i(n),
+                        i(hq),
+                        i(hk),
+                        i(hd)));
     }
 
     /**
@@ -196,6 +204,7 @@ public final class ModelKernels implements AutoCloseable {
      * split-key kernel takes all {@code n} tokens. The split-key kernel runs when the head dim is 64, 128 or 256 (see
      * {@link AttentionKernels#splitGroup}); its slices of long key ranges meet in {@code workspace} ({@link #attentionWorkspaceBytes}
      * bytes, 16-byte aligned), merged by a second kernel. Other head dims run the per-head kernel (no workspace, no tiles).
+     * {@code kvScales}: as for {@link #qkvRope} (0: the cache holds T; else the layer's scales and e4m3 codes).
      */
     public void attention(
             DType t,
@@ -218,6 +227,7 @@ public final class ModelKernels implements AutoCloseable {
             int hk,
             int hd,
             float scale,
+            long kvScales,
             CUstream s) {
         attention.launch(
                 t,
@@ -240,6 +250,7 @@ public final class ModelKernels implements AutoCloseable {
                 hk,
                 hd,
                 scale,
+                kvScales,
                 s);
     }
 
@@ -383,6 +394,21 @@ public final class ModelKernels implements AutoCloseable {
             throw new IllegalArgumentException(
                     "head dim " + hd + " must be a positive multiple of 32 and at most " + MAX_HEAD_DIM);
         }
+    }
+
+    /** The entry of {@code base} for the cache {@code kvScales} describes: {@code base} for T, {@code base_kv8} for FP8. */
+    static String kvName(String base, long kvScales) {
+        return kvScales == 0 ? base : base + "_kv8";
+    }
+
+    /** {@code args}, and the layer's scales after them for an FP8 cache (the _kv8 entries' last argument). */
+    static Pointer[] kvArgs(long kvScales, Pointer... args) {
+        if (kvScales == 0) {
+            return args;
+        }
+        Pointer[] out = java.util.Arrays.copyOf(args, args.length + 1);
+        out[args.length] = p(kvScales);
+        return out;
     }
 
     static void positive(String what, long v) {

@@ -9,6 +9,7 @@ import io.tensorlane.runtime.engine.FusedNorm;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
+import io.tensorlane.runtime.model.KvScales;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.sched.SamplingRows;
@@ -30,7 +31,8 @@ final class RankModel implements AutoCloseable {
 
     /**
      * Sizes every buffer is allocated for; {@code fp8Scratch}: elements of the largest FP8 weight, dequantized into a
-     * scratch buffer of the model's dtype for the steps the FP8 GEMV does not take (0: no FP8 weights).
+     * scratch buffer of the model's dtype for the steps the FP8 GEMV does not take (0: no FP8 weights); {@code kvDtype}:
+     * the KV cache's elements ({@link KvCache}).
      */
     record Dims(
             int maxTokens,
@@ -39,7 +41,8 @@ final class RankModel implements AutoCloseable {
             int maxBlocksPerSeq,
             int blockSize,
             int maxPositions,
-            long fp8Scratch) {}
+            long fp8Scratch,
+            KvCacheDtype kvDtype) {}
 
     /**
      * How cuBLAS shares a GPU with virtual ranks. Their allreduce kernels spin on the same GPU, so a GEMM whose thread
@@ -105,9 +108,8 @@ final class RankModel implements AutoCloseable {
     private final MoeMlp.Buffers moeBuffers;
 
     final RankLogits logits;
-    private long kvBase;
-    private long kvLayerBytes;
-    private int kvBlocks;
+    /** The paged KV cache (its blocks allocated once the weights are in: {@link KvCache#allocate}). */
+    final KvCache kv;
 
     RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, KernelChoices choices) {
         this.rank = rank;
@@ -125,6 +127,7 @@ final class RankModel implements AutoCloseable {
         this.vr = tpl.vocabPerRank();
         this.mem = new DeviceMemory(rank.device(), rank.index());
         try {
+            this.kv = new KvCache(mem, cfg.numLayers(), dims.blockSize(), hk, hd, dims.kvDtype(), dt);
             this.kernels = new ModelKernels();
             this.weights = new RankWeights(mem, cfg);
             long e = dt.bytes();
@@ -195,22 +198,10 @@ final class RankModel implements AutoCloseable {
                             cfg.moe().moeLayers().indexOf(l))
                     : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
         }
+        if (kv.fp8()) {
+            kv.setScales(weights.upload(KvScales.read(ck, cfg.numLayers()), "KV cache scales"));
+        }
         return bytes;
-    }
-
-    /** Bytes of KV cache one block takes on this rank (all layers, K and V). */
-    long kvBytesPerBlock() {
-        return 2L * cfg.numLayers() * dims.blockSize() * hk * hd * dt.bytes();
-    }
-
-    void allocateKv(int blocks) {
-        this.kvBlocks = blocks;
-        this.kvLayerBytes = (long) blocks * dims.blockSize() * hk * hd * dt.bytes();
-        this.kvBase = addr(mem.alloc(KV, "KV cache (" + blocks + " blocks)", kvLayerBytes * 2 * cfg.numLayers(), true));
-    }
-
-    int kvBlocks() {
-        return kvBlocks;
     }
 
     /** Enqueues the copies of the step's inputs on the rank's stream ({@link StepInputs#upload}). */
@@ -321,8 +312,8 @@ final class RankModel implements AutoCloseable {
             String p = "layers." + l + ".";
             lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
             mark("gemm qkv");
-            long kc = kvBase + 2L * l * kvLayerBytes;
-            long vc = kc + kvLayerBytes;
+            long kc = kv.k(l);
+            long vc = kv.v(l);
             kernels.qkvRope(
                     dt,
                     qkv,
@@ -341,6 +332,7 @@ final class RankModel implements AutoCloseable {
                     hq,
                     hk,
                     hd,
+                    kv.scales(l),
                     s);
             mark("rope+kv write");
             kernels.attention(
@@ -364,6 +356,7 @@ final class RankModel implements AutoCloseable {
                     hk,
                     hd,
                     scale,
+                    kv.scales(l),
                     s);
             mark("attention");
             lin.linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden, s);

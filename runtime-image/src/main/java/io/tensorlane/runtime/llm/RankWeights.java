@@ -90,7 +90,8 @@ final class RankWeights {
         return total;
     }
 
-    private long upload(float[] host, String what) {
+    /** Uploads {@code host} as fp32 in this rank's weights; its device address. */
+    long upload(float[] host, String what) {
         CUdeviceptr p = mem.alloc(RankModel.WEIGHTS, what, 4L * host.length, false);
         Cuda.check(cuMemcpyHtoD(p, Pointer.to(host), 4L * host.length), "upload " + what);
         return Cuda.address(p);

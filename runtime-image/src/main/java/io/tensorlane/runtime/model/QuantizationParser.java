@@ -16,8 +16,9 @@ import java.util.Map;
  *       (or vLLM's {@code ignored_layers});</li>
  *   <li>{@code quant_method: "compressed-tensors"} with {@code format: "float-quantized"}: one config group targeting
  *       {@code Linear} whose weights are 8-bit floats, symmetric, static, strategy channel, tensor or block
- *       ({@code block_structure} [128, 128]), scales {@code weight_scale}; {@code ignore}; no
- *       {@code kv_cache_scheme} and no output activations.</li>
+ *       ({@code block_structure} [128, 128]), scales {@code weight_scale}; {@code ignore}; no output activations; a
+ *       {@code kv_cache_scheme} only of static per-tensor 8-bit floats (the checkpoint's per-layer
+ *       {@code k_scale}/{@code v_scale}, read by {@link KvScales} for an FP8 KV cache).</li>
  * </ul>
  */
 final class QuantizationParser {
@@ -77,8 +78,7 @@ final class QuantizationParser {
         }
         JsonNode kv = qc.get("kv_cache_scheme");
         if (kv != null && !kv.isNull()) {
-            throw new ModelException(where + ".kv_cache_scheme is set (" + kv
-                    + "): FP8 KV-cache scales from a checkpoint are not supported yet");
+            kvCacheScheme(where + ".kv_cache_scheme", kv);
         }
         JsonNode groups = qc.get("config_groups");
         if (groups == null || !groups.isObject() || groups.size() != 1) {
@@ -127,6 +127,21 @@ final class QuantizationParser {
             throw new ModelException(ww + ".strategy " + strategy + " is not supported (channel, tensor or block)");
         }
         return new Quantization(m, "weight_scale", strings(qc, "ignore"), true, "compressed-tensors");
+    }
+
+    /**
+     * compressed-tensors' KV-cache scheme: static, symmetric, one FP8 scale per tensor (per layer's k and v, {@link
+     * KvScales}); anything else (dynamic or per-head scales, integers) is refused.
+     */
+    private static void kvCacheScheme(String where, JsonNode kv) {
+        floatEight(where, kv);
+        String strategy = text(kv, "strategy");
+        if ((strategy != null && !strategy.equals("tensor"))
+                || kv.path("dynamic").asBoolean(false)
+                || !kv.path("symmetric").asBoolean(true)) {
+            throw new ModelException(where + " " + kv + " is not supported (static symmetric per-tensor FP8 "
+                    + "scales only: strategy tensor, dynamic false)");
+        }
     }
 
     /** Quantization args of 8-bit floats. */

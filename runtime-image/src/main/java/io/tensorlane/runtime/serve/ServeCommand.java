@@ -84,6 +84,13 @@ public final class ServeCommand implements Callable<Integer> {
     boolean noPrefixCaching;
 
     @Option(
+            names = io.tensorlane.runtime.llm.KvCacheDtype.OPTION,
+            paramLabel = "DTYPE",
+            description = "KV cache elements: " + io.tensorlane.runtime.llm.KvCacheDtype.CHOICES + " (default: "
+                    + EngineEnv.KV_CACHE_DTYPE + ", else auto = the activations' dtype).")
+    String kvCacheDtype;
+
+    @Option(
             names = "--max-body-bytes",
             defaultValue = "16777216",
             description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
@@ -239,15 +246,18 @@ public final class ServeCommand implements Callable<Integer> {
                         ncclLib,
                         EngineSettings.BLOCK_SIZE)
                 .withAllreducePlan(
-                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes());
+                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes())
+                .withKvCacheDtype(io.tensorlane.runtime.llm.KvCacheDtype.of(kvCacheDtype, env));
         out.printf(
-                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, port %d, prefix caching %s%n",
+                "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, KV cache %s, port %d, "
+                        + "prefix caching %s%n",
                 name,
                 dir,
                 config.worldSize(),
                 virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
                 config.allreduce(),
                 config.memoryFraction(),
+                opts.kvCacheDtype(),
                 config.port(),
                 prefixCaching ? "on" : "off");
         out.flush();

@@ -78,6 +78,16 @@ class QuantizationTest {
         assertThat(b.scaleSuffix()).isEqualTo("weight_scale");
     }
 
+    /** llm-compressor's static FP8 KV-cache scheme: per-layer k_scale / v_scale in the checkpoint (KvScales). */
+    @Test
+    void compressedTensorsStaticPerTensorKvSchemeIsRead() {
+        Quantization q = parse(FP8_DYNAMIC.replace(
+                "'kv_cache_scheme': null",
+                "'kv_cache_scheme': {'num_bits': 8, 'type': 'float', 'strategy': 'tensor', 'dynamic': false, "
+                        + "'symmetric': true}"));
+        assertThat(q.method()).isEqualTo(Quantization.Method.FP8_CHANNEL);
+    }
+
     @Test
     void absentOrNullIsNotQuantized() {
         assertThat(QuantizationParser.parse(null)).isEqualTo(Quantization.NONE);
@@ -116,7 +126,11 @@ class QuantizationTest {
                 "64 blocks|'strategy': 'channel'|'strategy': 'block', 'block_structure': [64, 64]|[64,64] is not",
                 "dynamic weights|'dynamic': false}|'dynamic': true}|weights.dynamic is true",
                 "asymmetric|'symmetric': true, 'dynamic': false|'symmetric': false, 'dynamic': false|zero points",
-                "kv scales|'kv_cache_scheme': null|'kv_cache_scheme': {'num_bits': 8}|FP8 KV-cache scales",
+                "int kv|'kv_cache_scheme': null|'kv_cache_scheme': {'num_bits': 8, 'type': 'int'}|kv_cache_scheme is 8-bit int",
+                "dynamic kv|'kv_cache_scheme': null|'kv_cache_scheme': {'num_bits': 8, 'type': 'float', 'strategy': "
+                        + "'tensor', 'dynamic': true}|static symmetric per-tensor FP8",
+                "per-head kv|'kv_cache_scheme': null|'kv_cache_scheme': {'num_bits': 8, 'type': 'float', 'strategy': "
+                        + "'attn_head', 'dynamic': false}|static symmetric per-tensor FP8",
                 "attention targets|'targets': ['Linear']|'targets': ['re:.*self_attn.*']|exactly [\"Linear\"]",
                 "output quant|'output_activations': null|'output_activations': {'num_bits': 8}|output quantization",
             })
