@@ -76,7 +76,7 @@ public record KernelChoices(
                 FP8_GEMM_ENV + "='" + value + "': expected auto, off or a number of tokens >= 1");
     }
 
-    private static boolean parseOnOff(String name, String value, boolean unset) {
+    static boolean parseOnOff(String name, String value, boolean unset) {
         if (value == null || value.isBlank()) {
             return unset;
         }

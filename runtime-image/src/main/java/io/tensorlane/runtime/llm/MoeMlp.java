@@ -24,6 +24,18 @@ import jcuda.driver.CUstream;
  */
 final class MoeMlp implements MlpBlock {
     /**
+     * {@code on}: long steps run each projection's experts in one cuBLAS grouped GEMM (measured 24.0 vs 34.3 ms for a
+     * 2,048-token prefill of 8 Qwen3-30B-A3B layers, H200, 2026-12-02, but not yet checked against transformers);
+     * {@code off} (default): one GEMM per expert, the path checked against transformers.
+     */
+    static final String GROUPED_GEMM_ENV = "TENSORLANE_MOE_GROUPED_GEMM";
+
+    /** {@value #GROUPED_GEMM_ENV} as set ({@code on} / {@code off}, unset: off); a bad value is an error. */
+    static boolean groupedGemmFromEnv() {
+        return KernelChoices.parseOnOff(GROUPED_GEMM_ENV, System.getenv(GROUPED_GEMM_ENV), false);
+    }
+
+    /**
      * Scratch shared by every MoE layer of a rank, for up to {@code tokens} tokens; the expert ids have one slice per MoE
      * layer ({@link #ids(int)}: the step's routing stays readable after it, {@link RoutingDump}).
      */
@@ -99,8 +111,8 @@ final class MoeMlp implements MlpBlock {
     private final int[] tokens;
 
     private final long[] ptrs;
-    /** Whether cuBLAS's grouped GEMM is used (cleared when the library has none). */
-    private boolean groupedGemm = true;
+    /** Whether cuBLAS's grouped GEMM is used ({@value #GROUPED_GEMM_ENV}; cleared when the library has none). */
+    private boolean groupedGemm = groupedGemmFromEnv();
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -161,8 +173,8 @@ final class MoeMlp implements MlpBlock {
 
     /**
      * y rows [offsets[e], offsets[e+1]) = x rows of the same range · expert e's weight (at {@code w + e * wElems}
-     * elements, [out, in]) for every expert with rows: one grouped cuBLAS call (the pointers uploaded first, on the
-     * stream), or a GEMM per expert where cuBLAS has no grouped GEMM.
+     * elements, [out, in]) for every expert with rows: a GEMM per expert, or with {@value #GROUPED_GEMM_ENV} one grouped
+     * cuBLAS call (the pointers uploaded first, on the stream; a cuBLAS without it falls back).
      */
     private void perExpert(long w, long wElems, long x, int in, long y, int out, CUstream s) {
         long e = dt.bytes();

@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
@@ -16,7 +14,6 @@ import io.tensorlane.runtime.sched.SamplingRows;
 import io.tensorlane.runtime.sched.StepBatch;
 import java.util.List;
 import java.util.function.LongConsumer;
-import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -99,13 +96,8 @@ final class RankModel implements AutoCloseable {
     private final Fp8Linear fp8;
     /** Every linear of the decoder, by weight key. */
     private Linears lin;
-    /** Each layer's MLP block (dense or MoE), built once the weights are on the GPU. */
-    private final MlpBlock[] mlp;
-    /** The MLP blocks' scratch: dense gate/up and act (0: no dense layer), the MoE layers' ({@code null}: none). */
-    private final long gateUp;
-
-    private final long act;
-    private final MoeMlp.Buffers moeBuffers;
+    /** Each layer's MLP block (dense or MoE) and their scratch; the blocks built once the weights are on the GPU. */
+    private final MlpBlocks mlp;
 
     final RankLogits logits;
     /** The paged KV cache (its blocks allocated once the weights are in: {@link KvCache#allocate}). */
@@ -144,22 +136,15 @@ final class RankModel implements AutoCloseable {
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
             long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
             attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
-            int inter = tpl.intermediatePerRank();
-            boolean dense = cfg.denseLayers() > 0;
-            gateUp = dense ? addr(mem.alloc(ACTIVATIONS, "gate/up", e * t * 2L * inter, true)) : 0;
-            act = dense ? addr(mem.alloc(ACTIVATIONS, "mlp act", e * t * inter, true)) : 0;
-            moeBuffers = cfg.moe() != null
-                    ? MoeMlp.Buffers.allocate(
-                            mem, ACTIVATIONS, dt, t, dims.maxRows(), cfg.moe(), hidden, tpl.expertIntermediatePerRank())
-                    : null;
-            mlp = new MlpBlock[cfg.numLayers()];
+            mlp = new MlpBlocks(mem, ACTIVATIONS, cfg, tpl, dt, t, dims.maxRows());
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
             logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
             long ws = share.workspaceBytes() > 0
                     ? addr(mem.alloc(ACTIVATIONS, "cuBLAS workspace", share.workspaceBytes(), false))
                     : 0;
             this.blas = Cublas.create(rank.stream(), ws, share.workspaceBytes(), share.smCountTarget());
-            int maxIn = Math.max(hidden, Math.max(hq * hd, Math.max(inter, tpl.expertIntermediatePerRank())));
+            int maxIn = Math.max(
+                    hidden, Math.max(hq * hd, Math.max(tpl.intermediatePerRank(), tpl.expertIntermediatePerRank())));
             this.fp8 = dims.fp8Scratch() > 0
                     ? new Fp8Linear(
                             mem, kernels, blas, dt, choices, dims.fp8Scratch(), t, maxIn, rank.stream(), ws, share)
@@ -181,23 +166,7 @@ final class RankModel implements AutoCloseable {
     long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
         long bytes = weights.load(ck, plan, dims.maxPositions(), progress);
         lin = new Linears(weights, kernels, blas, fp8, gemv, dt);
-        for (int l = 0; l < cfg.numLayers(); l++) {
-            String p = "layers." + l + ".";
-            mlp[l] = cfg.isMoe(l)
-                    ? new MoeMlp(
-                            kernels,
-                            blas,
-                            dt,
-                            cfg.moe(),
-                            hidden,
-                            tpl.expertIntermediatePerRank(),
-                            w(p + "router"),
-                            w(p + "experts_gate_up"),
-                            w(p + "experts_down"),
-                            moeBuffers,
-                            cfg.moe().moeLayers().indexOf(l))
-                    : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
-        }
+        mlp.build(weights, lin, kernels, blas);
         if (kv.fp8()) {
             kv.setScales(weights.upload(KvScales.read(ck, cfg.numLayers()), "KV cache scales"));
         }
@@ -362,7 +331,7 @@ final class RankModel implements AutoCloseable {
             lin.linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden, s);
             mark("gemm o");
             reduceAndNorm(n, p + "post_norm", 1, eps);
-            mlp[l].forward(n, xn, addr(part), s, this::mark);
+            mlp.layer(l).forward(n, xn, addr(part), s, this::mark);
             // the next layer's input norm, or the final norm
             reduceAndNorm(n, l + 1 < cfg.numLayers() ? "layers." + (l + 1) + ".input_norm" : "final_norm", 1, eps);
         }
@@ -400,15 +369,7 @@ final class RankModel implements AutoCloseable {
 
     /** The last step's experts of its {@code n} tokens ([MoE layers][n][top-k]; after the stream finished). */
     int[] routing(int n) {
-        int layers = cfg.moe().moeLayers().size();
-        int k = cfg.moe().topK();
-        int[] all = new int[layers * n * k];
-        for (int l = 0; l < layers; l++) {
-            int[] part = new int[n * k];
-            Cuda.check(cuMemcpyDtoH(Pointer.to(part), moeBuffers.ids(l), 4L * n * k), "cuMemcpyDtoH(expert ids)");
-            System.arraycopy(part, 0, all, l * n * k, n * k);
-        }
-        return all;
+        return mlp.routing(n);
     }
 
     /** Copies {@code m} rows of final logits ({@code vocab} floats each) to the host (after the stream finished). */

@@ -1,0 +1,87 @@
+package io.tensorlane.runtime.llm;
+
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+
+import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.model.ModelConfig;
+import io.tensorlane.runtime.model.TpLayout;
+import jcuda.Pointer;
+
+/**
+ * One rank's MLP half of every decoder layer: the scratch the blocks share (dense gate/up and act when some layer is
+ * dense, {@link MoeMlp.Buffers} when some layer is MoE) and, once the weights are on the GPU, one {@link MlpBlock} per
+ * layer as the config says ({@link ModelConfig#isMoe}).
+ */
+final class MlpBlocks {
+    private final ModelConfig cfg;
+    private final TpLayout tpl;
+    private final DType dt;
+    private final long gateUp;
+    private final long act;
+    private final MoeMlp.Buffers moe;
+    private final MlpBlock[] blocks;
+
+    /** Scratch for steps of up to {@code tokens} tokens; {@code decodeRows}: the longest step MoE keeps on the GPU. */
+    MlpBlocks(DeviceMemory mem, String phase, ModelConfig cfg, TpLayout tpl, DType dt, int tokens, int decodeRows) {
+        this.cfg = cfg;
+        this.tpl = tpl;
+        this.dt = dt;
+        long e = dt.bytes();
+        int inter = tpl.intermediatePerRank();
+        boolean dense = cfg.denseLayers() > 0;
+        gateUp = dense ? Cuda.address(mem.alloc(phase, "gate/up", e * tokens * 2L * inter, true)) : 0;
+        act = dense ? Cuda.address(mem.alloc(phase, "mlp act", e * tokens * inter, true)) : 0;
+        moe = cfg.moe() != null
+                ? MoeMlp.Buffers.allocate(
+                        mem,
+                        phase,
+                        dt,
+                        tokens,
+                        decodeRows,
+                        cfg.moe(),
+                        cfg.hiddenSize(),
+                        tpl.expertIntermediatePerRank())
+                : null;
+        blocks = new MlpBlock[cfg.numLayers()];
+    }
+
+    /** Composes each layer's block over the uploaded weights. */
+    void build(RankWeights weights, Linears lin, ModelKernels kernels, Cublas blas) {
+        int hidden = cfg.hiddenSize();
+        for (int l = 0; l < cfg.numLayers(); l++) {
+            String p = "layers." + l + ".";
+            blocks[l] = cfg.isMoe(l)
+                    ? new MoeMlp(
+                            kernels,
+                            blas,
+                            dt,
+                            cfg.moe(),
+                            hidden,
+                            tpl.expertIntermediatePerRank(),
+                            weights.get(p + "router"),
+                            weights.get(p + "experts_gate_up"),
+                            weights.get(p + "experts_down"),
+                            moe,
+                            cfg.moe().moeLayers().indexOf(l))
+                    : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
+        }
+    }
+
+    MlpBlock layer(int l) {
+        return blocks[l];
+    }
+
+    /** The last step's experts of its {@code n} tokens ([MoE layers][n][top-k]; after the stream finished). */
+    int[] routing(int n) {
+        int layers = cfg.moe().moeLayers().size();
+        int k = cfg.moe().topK();
+        int[] all = new int[layers * n * k];
+        int[] part = new int[n * k];
+        for (int l = 0; l < layers; l++) {
+            Cuda.check(cuMemcpyDtoH(Pointer.to(part), moe.ids(l), 4L * n * k), "cuMemcpyDtoH(expert ids)");
+            System.arraycopy(part, 0, all, l * n * k, n * k);
+        }
+        return all;
+    }
+}
