@@ -170,7 +170,7 @@ public final class ModelServer implements AutoCloseable {
      */
     static String kvIdentity(LlmEngine engine) {
         return engine.options().modelDir().toAbsolutePath().normalize() + "|"
-                + engine.config().dtype();
+                + engine.config().dtype() + "|kv " + engine.options().kvCacheDtype();
     }
 
     private static void health(ModelServer s, io.tensorlane.runtime.serve.http.Responder r, boolean readiness) {
