@@ -9,6 +9,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.contract.MoeLimits;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
 import io.tensorlane.operator.plan.MemoryPlan;
@@ -118,6 +119,24 @@ public final class TensorlaneProfile implements EngineProfile {
                 && spec.model.geometry.moe()
                 && spec.model.dtype == DType.fp8) {
             return fp8MoeNotAvailable(spec.model.geometry.experts);
+        }
+        if (spec.model != null && spec.model.geometry != null && spec.model.geometry.moe()) {
+            return routerLimit(spec.model.geometry.experts, spec.model.geometry.expertsPerToken);
+        }
+        return null;
+    }
+
+    /**
+     * The InvalidSpec message of a MoE geometry beyond what the runtime's router takes ({@link MoeLimits}), or null.
+     */
+    public static String routerLimit(Integer experts, Integer topK) {
+        if (experts != null && experts > MoeLimits.MAX_EXPERTS) {
+            return "spec.model.geometry.experts " + experts + ": the Tensorlane engine's router takes at most "
+                    + MoeLimits.MAX_EXPERTS + " experts; use engine SGLang or VLLM";
+        }
+        if (topK != null && topK > MoeLimits.MAX_TOP_K) {
+            return "spec.model.geometry.expertsPerToken " + topK + ": the Tensorlane engine's router takes at most "
+                    + MoeLimits.MAX_TOP_K + " experts per token; use engine SGLang or VLLM";
         }
         return null;
     }

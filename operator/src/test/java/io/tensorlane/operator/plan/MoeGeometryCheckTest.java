@@ -216,6 +216,39 @@ class MoeGeometryCheckTest {
                 .isEqualTo(geometry != null ? geometry : TensorlaneProfile.fp8MoeNotAvailable(c.experts()));
     }
 
+    /** The runtime's router takes at most 512 experts and top-32: beyond is InvalidSpec for Tensorlane, not for SGLang. */
+    @Test
+    void theRoutersLimitsAreTheTensorlaneEnginesOnly() {
+        var spec = Fixtures.llama8b(8);
+        spec.model.geometry = cases().findFirst().orElseThrow().geometry();
+        record Row(int experts, int topK, String expected) {}
+        List<Row> rows = List.of(
+                new Row(512, 32, null),
+                new Row(
+                        513,
+                        8,
+                        "spec.model.geometry.experts 513: the Tensorlane engine's router takes at most 512 "
+                                + "experts; use engine SGLang or VLLM"),
+                new Row(
+                        512,
+                        33,
+                        "spec.model.geometry.expertsPerToken 33: the Tensorlane engine's router takes at "
+                                + "most 32 experts per token; use engine SGLang or VLLM"));
+        for (Row r : rows) {
+            spec.engine = new EngineSpec();
+            spec.model.geometry.experts = r.experts();
+            spec.model.geometry.expertsPerToken = r.topK();
+            assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
+                    .as(r.toString())
+                    .isEqualTo(r.expected());
+            spec.engine.type = EngineSpec.EngineType.SGLang;
+            spec.engine.image = "sglang:test";
+            assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
+                    .as("SGLang " + r)
+                    .isNull();
+        }
+    }
+
     @Test
     void fp8ExpertsAreForSglangAndVllmFp8DenseModelsForEveryEngine() {
         var spec = Fixtures.llama8b(8);

@@ -13,9 +13,9 @@ import java.util.Objects;
  */
 public record MoeSpec(MoeConfig facts, boolean normTopK) {
     /** The routing kernel's limits (tl_moe.cuh: one warp per token, 16 logits a lane; a slot a lane). */
-    public static final int MAX_EXPERTS = 512;
+    public static final int MAX_EXPERTS = io.tensorlane.contract.MoeLimits.MAX_EXPERTS;
 
-    public static final int MAX_TOP_K = 32;
+    public static final int MAX_TOP_K = io.tensorlane.contract.MoeLimits.MAX_TOP_K;
 
     public MoeSpec {
         Objects.requireNonNull(facts, "facts");
