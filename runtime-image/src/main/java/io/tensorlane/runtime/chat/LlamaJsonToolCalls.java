@@ -45,6 +45,19 @@ final class LlamaJsonToolCalls implements ToolCallFormat {
         return calls.isEmpty() ? ToolCallOutput.text(text) : new ToolCallOutput("", calls);
     }
 
+    @Override
+    public int callStart(String text, int after) {
+        if (after >= 0) return ToolCallFormat.afterSeparator(text, after, ';');
+        int i = ToolCallFormat.skipSpace(text, 0);
+        if (text.startsWith(PYTHON_TAG, i)) return i + PYTHON_TAG.length();
+        return i < text.length() && text.charAt(i) == '{' ? i : -1;
+    }
+
+    @Override
+    public boolean argumentsKey(String key) {
+        return "parameters".equals(key) || "arguments".equals(key);
+    }
+
     /** Nothing is sent while the answer may still be calls: it is blank, or starts with '{' or the python tag. */
     @Override
     public int heldFrom(String text) {

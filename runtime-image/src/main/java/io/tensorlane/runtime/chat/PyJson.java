@@ -85,35 +85,39 @@ public final class PyJson {
     private static void string(StringBuilder b, String s) {
         b.append('"');
         for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"':
-                    b.append("\\\"");
-                    break;
-                case '\\':
-                    b.append("\\\\");
-                    break;
-                case '\n':
-                    b.append("\\n");
-                    break;
-                case '\r':
-                    b.append("\\r");
-                    break;
-                case '\t':
-                    b.append("\\t");
-                    break;
-                case '\b':
-                    b.append("\\b");
-                    break;
-                case '\f':
-                    b.append("\\f");
-                    break;
-                default:
-                    if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-                    else b.append(c);
-            }
+            escape(b, s.charAt(i));
         }
         b.append('"');
+    }
+
+    /** One character of a string's body as {@code json.dumps(ensure_ascii=False)} writes it (char by char). */
+    static void escape(StringBuilder b, char c) {
+        switch (c) {
+            case '"':
+                b.append("\\\"");
+                break;
+            case '\\':
+                b.append("\\\\");
+                break;
+            case '\n':
+                b.append("\\n");
+                break;
+            case '\r':
+                b.append("\\r");
+                break;
+            case '\t':
+                b.append("\\t");
+                break;
+            case '\b':
+                b.append("\\b");
+                break;
+            case '\f':
+                b.append("\\f");
+                break;
+            default:
+                if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+                else b.append(c);
+        }
     }
 
     /** Python's {@code repr(float)}: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */

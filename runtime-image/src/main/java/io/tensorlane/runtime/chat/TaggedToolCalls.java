@@ -71,6 +71,29 @@ final class TaggedToolCalls implements ToolCallFormat {
     }
 
     @Override
+    public boolean keepsSpecialTokens() {
+        return arrayAfter;
+    }
+
+    @Override
+    public String newId() {
+        return arrayAfter ? ToolCallFormat.randomId(9) : ToolCallFormat.super.newId();
+    }
+
+    @Override
+    public int callStart(String text, int after) {
+        if (!arrayAfter) {
+            int s = text.indexOf(start, Math.max(0, after));
+            return s < 0 ? -1 : s + start.length();
+        }
+        if (after >= 0) return ToolCallFormat.afterSeparator(text, after, ',');
+        int s = text.indexOf(start);
+        if (s < 0) return -1;
+        int i = ToolCallFormat.skipSpace(text, s + start.length());
+        return i < text.length() && text.charAt(i) == '[' ? i + 1 : -1;
+    }
+
+    @Override
     public int heldFrom(String text) {
         int s = text.indexOf(start);
         return ToolCallFormat.beforePartial(s < 0 ? text : text.substring(0, s), start);

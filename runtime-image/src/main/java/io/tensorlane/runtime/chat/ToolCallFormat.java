@@ -18,6 +18,39 @@ public interface ToolCallFormat {
      */
     int heldFrom(String text);
 
+    /**
+     * Where in a partial answer the object of the next call begins (its '{' may still be preceded by whitespace), for
+     * streaming a call while it is written: {@code after} is -1 for the first call, else the index just past the
+     * previous call's arguments object. -1 when the text does not (yet) show one there.
+     */
+    int callStart(String text, int after);
+
+    /**
+     * Whether the answer must be decoded with its special tokens for the calls to parse (Mistral's {@code [TOOL_CALLS]}
+     * is a control token; vLLM turns skip_special_tokens off for it the same way).
+     */
+    default boolean keepsSpecialTokens() {
+        return false;
+    }
+
+    /** A new call id: {@code call_} and 24 letters or digits (Mistral's format: 9, as its templates require). */
+    default String newId() {
+        return "call_" + randomId(24);
+    }
+
+    static String randomId(int n) {
+        String abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+        StringBuilder b = new StringBuilder(n);
+        for (int i = 0; i < n; i++) b.append(abc.charAt(r.nextInt(abc.length())));
+        return b.toString();
+    }
+
+    /** Whether the call object may carry its arguments under {@code key}. */
+    default boolean argumentsKey(String key) {
+        return "arguments".equals(key);
+    }
+
     /** The formats by vLLM's parser names: {@code hermes} (Qwen2.5, Qwen3), {@code llama3_json}, {@code mistral}. */
     static ToolCallFormat named(String name) {
         switch (name) {
@@ -48,6 +81,22 @@ public interface ToolCallFormat {
         return new ToolCallOutput.Call(
                 n.get("name").textValue(),
                 PyJson.dumps(Json.MAPPER.convertValue(args, Object.class), null, null, false));
+    }
+
+    /**
+     * The index after {@code sep} when {@code text[from, ...)} is whitespace, '}' (the end of the previous call object),
+     * whitespace, {@code sep}; -1 otherwise.
+     */
+    static int afterSeparator(String text, int from, char sep) {
+        int i = skipSpace(text, from);
+        if (i >= text.length() || text.charAt(i) != '}') return -1;
+        i = skipSpace(text, i + 1);
+        return i < text.length() && text.charAt(i) == sep ? i + 1 : -1;
+    }
+
+    static int skipSpace(String text, int i) {
+        while (i < text.length() && Character.isWhitespace(text.charAt(i))) i++;
+        return i;
     }
 
     /** The end of the text once a trailing run of whitespace and a trailing proper prefix of {@code marker} are cut. */

@@ -7,7 +7,9 @@ import java.util.Map;
  * A validated {@code POST /v1/chat/completions} request ({@link RequestParser#parseChat}).
  *
  * @param messages the conversation, in order
- * @param tools the function schemas for the template (only with tool_choice "none", or empty), null when absent
+ * @param tools the function schemas for the template, null when absent
+ * @param toolChoice what becomes of the tools ({@link ToolChoice}; NONE without tools)
+ * @param parallelToolCalls {@code parallel_tool_calls} (default true): false keeps at most one call
  * @param documents the documents for the template, null when absent
  * @param addGenerationPrompt end the rendered template with the assistant's turn header (default true)
  * @param continueFinalMessage render the last (assistant) message open-ended so that generation continues it
@@ -17,6 +19,8 @@ public record ChatCompletionRequest(
         String model,
         List<ChatMessage> messages,
         List<Map<String, Object>> tools,
+        ToolChoice toolChoice,
+        boolean parallelToolCalls,
         List<Map<String, Object>> documents,
         GenerationParams params,
         boolean addGenerationPrompt,
@@ -28,5 +32,11 @@ public record ChatCompletionRequest(
         tools = tools == null ? null : List.copyOf(tools);
         documents = documents == null ? null : List.copyOf(documents);
         chatTemplateKwargs = chatTemplateKwargs == null ? Map.of() : chatTemplateKwargs;
+        toolChoice = toolChoice == null ? ToolChoice.NONE : toolChoice;
+    }
+
+    /** The {@code function} object (name, parameters, ...) of the tool named {@code name}, or null. */
+    public Map<String, Object> toolFunction(String name) {
+        return ToolFields.function(tools, name);
     }
 }

@@ -12,9 +12,35 @@ public final class ChatResponses {
 
     private ChatResponses() {}
 
-    /** One finished choice; see {@link CompletionResponses.Choice}. */
+    /**
+     * One finished choice; see {@link CompletionResponses.Choice}. With tool calls, an empty content is sent as null (as
+     * OpenAI does).
+     */
     public record Choice(
-            int index, String content, String finishReason, Object stopReason, List<TokenLogprob> logprobs) {}
+            int index,
+            String content,
+            List<ToolCall> toolCalls,
+            String finishReason,
+            Object stopReason,
+            List<TokenLogprob> logprobs) {
+        public Choice {
+            toolCalls = toolCalls == null ? List.of() : List.copyOf(toolCalls);
+        }
+
+        public Choice(int index, String content, String finishReason, Object stopReason, List<TokenLogprob> logprobs) {
+            this(index, content, List.of(), finishReason, stopReason, logprobs);
+        }
+    }
+
+    /** A call of {@code message.tool_calls}: {@code {"id", "type": "function", "function": {"name", "arguments"}}}. */
+    public record ToolCall(String id, String name, String arguments) {}
+
+    /**
+     * A piece of a streamed call ({@code delta.tool_calls[i]}): {@code index}; the first piece of a call has its
+     * {@code id}, {@code type: "function"} and {@code function.name}; every piece has {@code function.arguments} (text to
+     * append). id and name are null in the later pieces.
+     */
+    public record ToolCallPiece(int index, String id, String name, String arguments) {}
 
     public static ObjectNode response(String id, long created, String model, List<Choice> choices, Usage usage) {
         ObjectNode n = Responses.header(id, OBJECT, created, model);
@@ -24,7 +50,22 @@ public final class ChatResponses {
             choice.put("index", c.index());
             ObjectNode message = choice.putObject("message");
             message.put("role", "assistant");
-            message.put("content", c.content());
+            if (c.toolCalls().isEmpty() || !c.content().isEmpty()) {
+                message.put("content", c.content());
+            } else {
+                message.putNull("content");
+            }
+            if (!c.toolCalls().isEmpty()) {
+                ArrayNode calls = message.putArray("tool_calls");
+                for (ToolCall t : c.toolCalls()) {
+                    ObjectNode call = calls.addObject();
+                    call.put("id", t.id());
+                    call.put("type", "function");
+                    ObjectNode fn = call.putObject("function");
+                    fn.put("name", t.name());
+                    fn.put("arguments", t.arguments());
+                }
+            }
             putLogprobs(choice, c.logprobs());
             choice.put("finish_reason", c.finishReason());
             Responses.putStopReason(choice, c.stopReason());
@@ -59,12 +100,45 @@ public final class ChatResponses {
             List<TokenLogprob> logprobs,
             String finishReason,
             Object stopReason) {
+        return chunk(id, created, model, index, content, List.of(), logprobs, finishReason, stopReason);
+    }
+
+    /**
+     * A delta of one choice with tool-call pieces ({@link ToolCallPiece}) after its content; an empty content is left
+     * out when there are pieces.
+     */
+    public static ObjectNode chunk(
+            String id,
+            long created,
+            String model,
+            int index,
+            String content,
+            List<ToolCallPiece> calls,
+            List<TokenLogprob> logprobs,
+            String finishReason,
+            Object stopReason) {
         ObjectNode n = Responses.header(id, CHUNK_OBJECT, created, model);
         ObjectNode choice = n.putArray("choices").addObject();
         choice.put("index", index);
         ObjectNode delta = choice.putObject("delta");
-        if (content != null) {
+        if (content != null && !(content.isEmpty() && !calls.isEmpty())) {
             delta.put("content", content);
+        }
+        if (!calls.isEmpty()) {
+            ArrayNode tc = delta.putArray("tool_calls");
+            for (ToolCallPiece p : calls) {
+                ObjectNode call = tc.addObject();
+                call.put("index", p.index());
+                if (p.id() != null) {
+                    call.put("id", p.id());
+                    call.put("type", "function");
+                }
+                ObjectNode fn = call.putObject("function");
+                if (p.name() != null) {
+                    fn.put("name", p.name());
+                }
+                fn.put("arguments", p.arguments());
+            }
         }
         putLogprobs(choice, logprobs);
         choice.put("finish_reason", finishReason);

@@ -38,6 +38,8 @@ public final class RequestParser {
         List<ChatMessage> messages = messages(f);
         ToolFields.refuseRequestTemplate(f);
         List<Map<String, Object>> tools = ToolFields.tools(f);
+        ToolChoice toolChoice = ToolFields.toolChoice(f, tools);
+        boolean parallelToolCalls = f.bool("parallel_tool_calls", true);
         List<Map<String, Object>> documents = ToolFields.documents(f);
         GenerationParams params = SamplingFields.read(f, m, true);
         boolean addGenerationPrompt = f.bool("add_generation_prompt", true);
@@ -61,6 +63,8 @@ public final class RequestParser {
                 model,
                 messages,
                 tools,
+                toolChoice,
+                parallelToolCalls,
                 documents,
                 params,
                 addGenerationPrompt,

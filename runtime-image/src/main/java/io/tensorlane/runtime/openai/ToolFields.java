@@ -13,9 +13,7 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code tools}: the function schemas, each {@code {"type": "function", "function": {"name": ..., ...}}}, passed
- *       to the template as sent. Only with {@code tool_choice: "none"} (the model is told about the tools, its answer
- *       is text and is returned as text, never parsed into tool_calls) or as an empty list; {@code "auto"},
- *       {@code "required"} or a named function with tools would need the tool-call parser, which is not wired: 400.
+ *       to the template as sent; {@code tool_choice} ({@link ToolChoice}) says what becomes of them.
  *   <li>an assistant message's {@code tool_calls}: {@code function.arguments} is parsed from its JSON string into an
  *       object (null or "" become {}), as vLLM's {@code _postprocess_messages} does; an empty list is dropped.
  *   <li>{@code documents}: a list of objects, passed to the template as sent.
@@ -30,14 +28,9 @@ final class ToolFields {
 
     /** The request's tools for the template: null when absent (None), else the list as sent. */
     static List<Map<String, Object>> tools(JsonFields f) {
-        JsonNode choice = f.node("tool_choice");
-        boolean choiceNone = choice != null && choice.isTextual() && "none".equals(choice.textValue());
-        if (choice != null && !choiceNone && !(choice.isTextual() && "auto".equals(choice.textValue()))) {
-            throw OpenAiException.notSupported("tool_choice", "Tool calling ('tool_choice' other than \"none\")");
-        }
         for (String legacy : List.of("functions", "function_call")) {
             if (f.has(legacy)) {
-                throw OpenAiException.notSupported(legacy, "Function calling ('" + legacy + "')");
+                throw OpenAiException.notSupported(legacy, "Function calling ('" + legacy + "'; use 'tools')");
             }
         }
         JsonNode tools = f.node("tools");
@@ -46,9 +39,6 @@ final class ToolFields {
         }
         if (!tools.isArray()) {
             throw f.typeError("tools", "an array", tools);
-        }
-        if (!tools.isEmpty() && !choiceNone) {
-            throw OpenAiException.notSupported("tools", "Tool calling ('tools' without \"tool_choice\": \"none\")");
         }
         List<Map<String, Object>> out = new ArrayList<>();
         for (int i = 0; i < tools.size(); i++) {
@@ -70,6 +60,72 @@ final class ToolFields {
             out.add(OpenAiJson.MAPPER.convertValue(t, OBJECT));
         }
         return out;
+    }
+
+    /**
+     * The request's tool_choice ({@link ToolChoice}): "none", "auto", "required" or {@code {"type": "function",
+     * "function": {"name": N}}} with N one of {@code tools}; anything but "none" needs tools.
+     */
+    static ToolChoice toolChoice(JsonFields f, List<Map<String, Object>> tools) {
+        JsonNode c = f.node("tool_choice");
+        boolean hasTools = tools != null && !tools.isEmpty();
+        if (c == null) {
+            return hasTools ? ToolChoice.AUTO : ToolChoice.NONE;
+        }
+        ToolChoice choice;
+        if (c.isTextual()) {
+            switch (c.textValue()) {
+                case "none":
+                    return ToolChoice.NONE;
+                case "auto":
+                    choice = ToolChoice.AUTO;
+                    break;
+                case "required":
+                    choice = ToolChoice.REQUIRED;
+                    break;
+                default:
+                    throw OpenAiException.badRequest(
+                            "tool_choice",
+                            "'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", "
+                                    + "\"function\": {\"name\": ...}}, got '" + c.textValue() + "'");
+            }
+        } else if (c.isObject()) {
+            JsonFields cf = new JsonFields(c, "tool_choice.");
+            if (!"function".equals(cf.string("type"))) {
+                throw OpenAiException.badRequest("tool_choice.type", "'tool_choice.type' must be \"function\"");
+            }
+            JsonFields fn = object(cf.node("function"), "tool_choice.function");
+            String name = fn.string("name");
+            if (name == null) {
+                throw OpenAiException.badRequest(
+                        "tool_choice.function.name", "'tool_choice.function.name' is required");
+            }
+            if (hasTools && function(tools, name) == null) {
+                throw OpenAiException.badRequest(
+                        "tool_choice.function.name",
+                        "Tool '" + name + "' has not been passed in `tools`: 'tool_choice' names a function the "
+                                + "request does not define");
+            }
+            choice = new ToolChoice(ToolChoice.Mode.NAMED, name);
+        } else {
+            throw f.typeError("tool_choice", "a string or an object", c);
+        }
+        if (!hasTools) {
+            throw OpenAiException.badRequest(
+                    "tool_choice", "When using `tool_choice`, `tools` must be set (with at least one function).");
+        }
+        return choice;
+    }
+
+    /** The {@code function} object of the tool named {@code name}, or null. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> function(List<Map<String, Object>> tools, String name) {
+        if (tools == null) return null;
+        for (Map<String, Object> t : tools) {
+            Map<String, Object> fn = (Map<String, Object>) t.get("function");
+            if (fn != null && name.equals(fn.get("name"))) return fn;
+        }
+        return null;
     }
 
     /** The request's documents: null when absent, else a list of objects as sent. */

@@ -1,6 +1,9 @@
 package io.tensorlane.runtime.serve;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tensorlane.runtime.chat.ToolCallFormat;
+import io.tensorlane.runtime.chat.ToolCallOutput;
+import io.tensorlane.runtime.chat.ToolCallStream;
 import io.tensorlane.runtime.openai.ChatResponses;
 import io.tensorlane.runtime.openai.CompletionResponses;
 import io.tensorlane.runtime.openai.GenerationParams;
@@ -32,6 +35,8 @@ final class GenerationJob {
     private final GenerationParams params;
     private final Responder out;
     private final ModelTokenizer tok;
+    private final ToolCallFormat tools;
+    private final int maxCalls;
     private final List<Choice> choices = new ArrayList<>();
     private final List<Scheduler.Handle> handles = new ArrayList<>();
     private final List<String> pending = new ArrayList<>();
@@ -43,6 +48,23 @@ final class GenerationJob {
     private boolean ended;
 
     GenerationJob(boolean chat, String model, GenerationParams params, Responder out, ModelTokenizer tok) {
+        this(chat, model, params, out, tok, null, 0);
+    }
+
+    /**
+     * @param tools the format whose tool calls are parsed out of each answer (null: none, the answer is text)
+     * @param maxCalls the most calls kept per answer
+     */
+    GenerationJob(
+            boolean chat,
+            String model,
+            GenerationParams params,
+            Responder out,
+            ModelTokenizer tok,
+            ToolCallFormat tools,
+            int maxCalls) {
+        this.tools = tools;
+        this.maxCalls = maxCalls;
         this.chat = chat;
         this.id = chat ? Responses.chatId() : Responses.completionId();
         this.created = Responses.now();
@@ -132,6 +154,8 @@ final class GenerationJob {
         final StopMatcher stops;
         final StringBuilder text = new StringBuilder();
         final List<TokenLogprob> logprobs = new ArrayList<>();
+        final ToolCallStream toolStream;
+        List<ChatResponses.ToolCall> calls = List.of();
         int textOffset;
         String finish;
         Object stopReason;
@@ -139,7 +163,10 @@ final class GenerationJob {
         Choice(int index, int[] promptIds, boolean countPrompt) {
             this.index = index;
             this.countPrompt = countPrompt;
-            this.decoder = tok.newDecoder(promptIds, params.skipSpecialTokens());
+            this.toolStream =
+                    tools != null && params.stream() ? new ToolCallStream(tools, maxCalls, tools::newId) : null;
+            this.decoder = tok.newDecoder(
+                    promptIds, params.skipSpecialTokens() && (tools == null || !tools.keepsSpecialTokens()));
             this.stops = new StopMatcher(params.stop(), params.includeStopStrInOutput());
         }
 
@@ -154,7 +181,11 @@ final class GenerationJob {
 
         @Override
         public boolean onToken(int token, TopLogprobs lp) {
-            String delta = stops.add(decoder.append(token));
+            // with special tokens kept for the tool-call marker, EOS still ends the text unseen
+            boolean hidden = tools != null
+                    && tools.keepsSpecialTokens()
+                    && tok.eosTokenIds().contains(token);
+            String delta = hidden ? "" : stops.add(decoder.append(token));
             TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : map(token, lp);
             if (tl != null) {
                 logprobs.add(tl);
@@ -182,9 +213,36 @@ final class GenerationJob {
             } else {
                 stopReason = stops.matched();
             }
-            finish = reason == FinishReason.LENGTH ? "length" : "stop";
+            boolean called = false;
+            if (toolStream != null) {
+                ToolCallStream.Delta rest = toolStream.finish();
+                send(rest.content(), pieces(rest), List.of(), null);
+                called = toolStream.calledTools();
+            } else if (tools != null) {
+                ToolCallOutput parsed = tools.parse(text.toString());
+                List<ChatResponses.ToolCall> cs = new ArrayList<>();
+                for (ToolCallOutput.Call c : parsed.calls()
+                        .subList(0, Math.min(maxCalls, parsed.calls().size()))) {
+                    cs.add(new ChatResponses.ToolCall(tools.newId(), c.name(), c.arguments()));
+                }
+                if (!cs.isEmpty()) {
+                    calls = cs;
+                    text.setLength(0);
+                    text.append(parsed.content());
+                    called = true;
+                }
+            }
+            finish = reason == FinishReason.LENGTH ? "length" : called ? "tool_calls" : "stop";
             emit("", List.of(), finish);
             done(completionTokens);
+        }
+
+        private List<ChatResponses.ToolCallPiece> pieces(ToolCallStream.Delta d) {
+            List<ChatResponses.ToolCallPiece> out = new ArrayList<>();
+            for (ToolCallStream.CallDelta c : d.calls()) {
+                out.add(new ChatResponses.ToolCallPiece(c.index(), c.id(), c.name(), c.arguments()));
+            }
+            return out;
         }
 
         private void emit(String delta, List<TokenLogprob> lps, String finishReason) {
@@ -192,11 +250,33 @@ final class GenerationJob {
                 return;
             }
             text.append(delta);
+            if (toolStream != null && !delta.isEmpty()) {
+                ToolCallStream.Delta d = toolStream.push(delta);
+                send(d.content(), pieces(d), lps, finishReason);
+            } else {
+                send(delta, List.of(), lps, finishReason);
+            }
+        }
+
+        /** Sends one chunk when streaming (nothing when there is nothing to say). */
+        private void send(
+                String delta, List<ChatResponses.ToolCallPiece> pieces, List<TokenLogprob> lps, String finishReason) {
+            if (delta.isEmpty() && pieces.isEmpty() && lps.isEmpty() && finishReason == null) {
+                return;
+            }
             if (params.stream() && !failed) {
                 Object reason = finishReason == null ? null : stopReason;
                 ObjectNode chunk = chat
                         ? ChatResponses.chunk(
-                                id, created, model, index, delta, lps.isEmpty() ? null : lps, finishReason, reason)
+                                id,
+                                created,
+                                model,
+                                index,
+                                delta,
+                                pieces,
+                                lps.isEmpty() ? null : lps,
+                                finishReason,
+                                reason)
                         : CompletionResponses.chunk(
                                 id,
                                 created,
@@ -272,7 +352,12 @@ final class GenerationJob {
             List<ChatResponses.Choice> cs = new ArrayList<>();
             for (Choice c : choices) {
                 cs.add(new ChatResponses.Choice(
-                        c.index, c.text.toString(), c.finish, c.stopReason, c.logprobs.isEmpty() ? null : c.logprobs));
+                        c.index,
+                        c.text.toString(),
+                        c.calls,
+                        c.finish,
+                        c.stopReason,
+                        c.logprobs.isEmpty() ? null : c.logprobs));
             }
             body = ChatResponses.response(id, created, model, cs, usage);
         } else {

@@ -8,6 +8,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tensorlane.contract.Algorithm;
 import io.tensorlane.runtime.chat.ChatTemplateSources;
 import io.tensorlane.runtime.chat.ChatTemplates;
+import io.tensorlane.runtime.chat.ToolParsers;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.openai.ModelInfo;
@@ -48,11 +49,12 @@ public final class ModelServer implements AutoCloseable {
             int maxWaiting,
             long maxBodyBytes,
             Duration drainTimeout,
-            boolean prefixCaching) {
-        /** Options with prefix caching on. */
+            boolean prefixCaching,
+            String toolCallParser) {
+        /** Options with prefix caching on and the tool-call parser chosen from the model ({@link ToolParsers#choose}). */
         public Options(
                 String servedName, String host, int port, int maxWaiting, long maxBodyBytes, Duration drainTimeout) {
-            this(servedName, host, port, maxWaiting, maxBodyBytes, drainTimeout, true);
+            this(servedName, host, port, maxWaiting, maxBodyBytes, drainTimeout, true, null);
         }
     }
 
@@ -126,9 +128,11 @@ public final class ModelServer implements AutoCloseable {
             EngineMetrics metrics,
             ModelInfo info,
             PrintWriter log) {
-        ChatTemplates templates =
-                ChatTemplates.compile(ChatTemplateSources.read(tok.modelDir()), tok.bosToken(), tok.eosToken());
-        OpenAiService api = new OpenAiService(info, tok, templates, scheduler);
+        ChatTemplateSources sources = ChatTemplateSources.read(tok.modelDir());
+        ChatTemplates templates = ChatTemplates.compile(sources, tok.bosToken(), tok.eosToken());
+        String toolParser = ToolParsers.choose(
+                o.toolCallParser(), tok.modelDir(), sources.templates().values());
+        OpenAiService api = new OpenAiService(info, tok, templates, scheduler, toolParser);
         AtomicReference<ModelServer> self = new AtomicReference<>();
         HttpFront.Routes routes = api.routes(new HttpFront.Routes())
                 .add(HttpMethod.GET, "/health", (req, body, r) -> health(self.get(), r, true))
@@ -148,6 +152,11 @@ public final class ModelServer implements AutoCloseable {
                 templates.isEmpty()
                         ? "; the model has no chat template: /v1/chat/completions answers 400"
                         : templates.names().size() > 1 ? "; chat templates " + templates.names() : "");
+        log.printf(
+                "serve: tool calls %s%n",
+                toolParser == null
+                        ? "off (no tool-call parser fits this model; --tool-call-parser names one)"
+                        : "parsed as " + toolParser);
         log.flush();
         s.warmUp(tok, log);
         return s;

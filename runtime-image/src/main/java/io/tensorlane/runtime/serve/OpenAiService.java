@@ -3,6 +3,7 @@ package io.tensorlane.runtime.serve;
 import io.tensorlane.runtime.chat.ChatTemplate;
 import io.tensorlane.runtime.chat.ChatTemplateException;
 import io.tensorlane.runtime.chat.ChatTemplates;
+import io.tensorlane.runtime.chat.ToolCallFormat;
 import io.tensorlane.runtime.openai.ChatCompletionRequest;
 import io.tensorlane.runtime.openai.ChatMessage;
 import io.tensorlane.runtime.openai.CompletionRequest;
@@ -45,9 +46,19 @@ public final class OpenAiService {
     private final ModelTokenizer tok;
     private final ChatTemplates templates;
     private final Scheduler scheduler;
+    private final String toolParser;
 
-    /** @param templates the model's chat templates ({@link ChatTemplates#isEmpty()}: chat answers 400) */
-    public OpenAiService(ModelInfo info, ModelTokenizer tok, ChatTemplates templates, Scheduler scheduler) {
+    /**
+     * @param templates the model's chat templates ({@link ChatTemplates#isEmpty()}: chat answers 400)
+     * @param toolParser the model's tool-call format ({@link ToolCallFormat#named}), null: none (tool_choice other than
+     *     "none" answers 400)
+     */
+    public OpenAiService(
+            ModelInfo info, ModelTokenizer tok, ChatTemplates templates, Scheduler scheduler, String toolParser) {
+        this.toolParser = toolParser;
+        if (toolParser != null) {
+            ToolCallFormat.named(toolParser); // fail at start-up, not per request
+        }
         this.info = info;
         this.tok = tok;
         this.templates = templates;
@@ -115,7 +126,7 @@ public final class OpenAiService {
             }
             prompts.add(ids);
         }
-        submit(false, prompts, r.params(), out);
+        submit(new GenerationJob(false, info.id(), r.params(), out, tok), false, prompts, r.params(), out);
     }
 
     private void chat(HttpServerRequest req, byte[] body, Responder out) {
@@ -142,8 +153,30 @@ public final class OpenAiService {
             throw OpenAiException.badRequest(
                     "messages", "the chat template refused the conversation: " + e.getMessage());
         }
+        ToolCallFormat format = toolFormat(r);
+        GenerationJob job = new GenerationJob(
+                true, info.id(), r.params(), out, tok, format, r.parallelToolCalls() ? Integer.MAX_VALUE : 1);
         // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
-        submit(true, List.of(tok.encode(text, false)), r.params(), out);
+        submit(job, true, List.of(tok.encode(text, false)), r.params(), out);
+    }
+
+    /** The format the answer's tool calls are parsed with, null when the answer is text (tool_choice none). */
+    private ToolCallFormat toolFormat(ChatCompletionRequest r) {
+        if (!r.toolChoice().parses()) {
+            return null;
+        }
+        if (toolParser == null) {
+            throw OpenAiException.badRequest(
+                    "tool_choice",
+                    "tool_choice \"" + r.toolChoice().mode().name().toLowerCase(java.util.Locale.ROOT)
+                            + "\" needs a tool-call parser, and none was found for this model: start serve with "
+                            + "--tool-call-parser (hermes, llama3_json, mistral)");
+        }
+        if (r.toolChoice().forced()) {
+            throw OpenAiException.notSupported(
+                    "tool_choice", "tool_choice \"required\" or a named function (constrained decoding)");
+        }
+        return ToolCallFormat.named(toolParser);
     }
 
     /** The messages as the template gets them (vLLM's shape: the optional keys only where the message has them). */
@@ -161,13 +194,12 @@ public final class OpenAiService {
         return messages;
     }
 
-    private void submit(boolean chat, List<int[]> prompts, GenerationParams p, Responder out) {
+    private void submit(GenerationJob job, boolean chat, List<int[]> prompts, GenerationParams p, Responder out) {
         List<Integer> maxTokens = new ArrayList<>();
         for (int[] ids : prompts) {
             RequestValidator.checkLength(info, ids.length, p.maxTokens(), chat);
             maxTokens.add(RequestValidator.effectiveMaxTokens(info, ids.length, p.maxTokens()));
         }
-        GenerationJob job = new GenerationJob(chat, info.id(), p, out, tok);
         long baseSeed =
                 p.seed() != null ? p.seed() : ThreadLocalRandom.current().nextLong();
         int logprobs = p.wantsLogprobs() ? Math.max(1, p.logprobs()) : 0;

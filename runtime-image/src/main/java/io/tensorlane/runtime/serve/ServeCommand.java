@@ -47,6 +47,15 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Model name in the API (default: " + EngineEnv.MODEL + ", else the directory's name).")
     String servedModelName;
 
+    /** The environment twin of {@code --tool-call-parser}. */
+    static final String TOOL_CALL_PARSER_ENV = "TENSORLANE_TOOL_CALL_PARSER";
+
+    @Option(
+            names = "--tool-call-parser",
+            description = "How the model writes tool calls: hermes, llama3_json, mistral, or auto (default: "
+                    + TOOL_CALL_PARSER_ENV + ", else auto: chosen from config.json and the chat template).")
+    String toolCallParser;
+
     @Option(
             names = "--max-model-len",
             description = "Longest sequence (default: " + EngineEnv.MAX_MODEL_LENGTH
@@ -226,6 +235,8 @@ public final class ServeCommand implements Callable<Integer> {
                 : Math.toIntExact(EngineSettings.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
         long kv = kvCacheTokens != null ? kvCacheTokens : EngineSettings.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
         boolean prefixCaching = !noPrefixCaching && EngineSettings.envBoolean(env, EngineSettings.PREFIX_CACHING, true);
+        String parser = toolCallParser != null ? toolCallParser : env.get(TOOL_CALL_PARSER_ENV);
+        io.tensorlane.runtime.chat.ToolParsers.choose(parser, dir, java.util.List.of()); // refuse a bad name early
         String name = servedModelName != null
                 ? servedModelName
                 : env.getOrDefault(
@@ -271,7 +282,8 @@ public final class ServeCommand implements Callable<Integer> {
                             maxWaiting,
                             maxBodyBytes,
                             Duration.ofSeconds(drainSeconds),
-                            prefixCaching),
+                            prefixCaching,
+                            parser),
                     tok,
                     engine,
                     out);

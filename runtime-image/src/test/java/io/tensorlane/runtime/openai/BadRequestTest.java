@@ -15,6 +15,7 @@ class BadRequestTest {
     static final ModelInfo M = new ModelInfo("tiny", 2048, 1000, 1_700_000_000L);
 
     private static final String P = "\"model\": \"tiny\", \"prompt\": \"hi\"";
+    private static final String F = "\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]";
     private static final String C = "\"model\": \"tiny\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]";
 
     static Arguments cmpl(String body, int status, String param, String fragment) {
@@ -148,12 +149,35 @@ class BadRequestTest {
                         400,
                         "top_logprobs",
                         "top_logprobs must be in [0, 20]"),
+                chat("{" + C + ", \"tool_choice\": \"required\"}", 400, "tool_choice", "`tools` must be set"),
                 chat(
-                        "{" + C + ", \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
+                        "{" + C + ", \"tool_choice\": \"auto\", \"tools\": []}",
                         400,
-                        "tools",
-                        "Tool calling"),
-                chat("{" + C + ", \"tool_choice\": \"required\"}", 400, "tool_choice", "is not supported"),
+                        "tool_choice",
+                        "`tools` must be set"),
+                chat(
+                        "{" + C + ", \"tool_choice\": \"always\", " + F + "}",
+                        400,
+                        "tool_choice",
+                        "'tool_choice' must be \"none\", \"auto\", \"required\" or"),
+                chat("{" + C + ", \"tool_choice\": 1, " + F + "}", 400, "tool_choice", "must be a string or an object"),
+                chat(
+                        "{" + C + ", \"tool_choice\": {\"type\": \"function\", \"function\": {\"name\": \"g\"}}, " + F
+                                + "}",
+                        400,
+                        "tool_choice.function.name",
+                        "Tool 'g' has not been passed in `tools`"),
+                chat(
+                        "{" + C + ", \"tool_choice\": {\"type\": \"function\", \"function\": {}}, " + F + "}",
+                        400,
+                        "tool_choice.function.name",
+                        "is required"),
+                chat(
+                        "{" + C + ", \"tool_choice\": {\"type\": \"tool\"}, " + F + "}",
+                        400,
+                        "tool_choice.type",
+                        "must be \"function\""),
+                chat("{" + C + ", \"parallel_tool_calls\": \"yes\", " + F + "}", 400, "parallel_tool_calls", "boolean"),
                 chat(
                         "{" + C + ", \"tool_choice\": \"none\", \"tools\": [{\"type\": \"retrieval\"}]}",
                         400,
