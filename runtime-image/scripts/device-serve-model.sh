@@ -37,7 +37,7 @@ if [ $have = 0 ]; then
 fi
 
 PORT=18080
-runs="tp1:1:--virtual-ranks=1 tp2v:2:--virtual-ranks=2"
+runs="tp1:1:--virtual-ranks tp2v:2:--virtual-ranks"
 [ "${NGPU:-0}" -ge 2 ] && runs="$runs tp2real:2:"
 for m in $MODELS; do
   for r in $runs; do

@@ -8,7 +8,7 @@
 # device-engine.sh keeps working), Micrometer/Prometheus and JCublas jars, and the runtime jar with serve in it.
 #
 # There (device tool, repository root):  bash runtime-image/scripts/device-serve.sh
-#   1. serve --virtual-ranks 8 --memory-fraction 0.85: wait for /health/ready (curl), scrape /metrics twice, stop it
+#   1. serve --tp 8 --virtual-ranks --memory-fraction 0.85: wait for /health/ready (curl), scrape /metrics twice, stop it
 #      (cuBLAS needs libcublas.so.12: searched in the machine's Python packages; if absent, the run uses --gemm none
 #      and says so)
 #   2. forced fraction 0.999: must exit 3 with the CUDA-OOM termination message, phase static-pool
@@ -67,7 +67,7 @@ NCCL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl._
 } > "$OUT/env.log" 2>&1
 note "date $(date -u +%FT%TZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); gemm=$GEMM"
 
-serve() { $JAVA -jar "$APP" serve --synthetic --virtual-ranks 8 --port "$PORT" "$@"; }
+serve() { $JAVA -jar "$APP" serve --synthetic --tp 8 --virtual-ranks --port "$PORT" "$@"; }
 # status code of GET $1 (curl, or Python where curl is missing); "000" when nothing answers
 http_code() {
   if command -v curl > /dev/null; then curl -s -o /dev/null -w '%{http_code}' "$1" || true
@@ -103,7 +103,7 @@ if [ "$READY" != yes ] && [ "$GEMM" = cublas ] && grep -q "cuBLAS is not availab
   GEMM=none
   start_serve none
 fi
-note "serve --virtual-ranks 8 --memory-fraction 0.85 --gemm $GEMM: ready=$READY after $(awk "BEGIN {printf \"%.1f\", $T1 - $T0}") s"
+note "serve --tp 8 --virtual-ranks --memory-fraction 0.85 --gemm $GEMM: ready=$READY after $(awk "BEGIN {printf \"%.1f\", $T1 - $T0}") s"
 if [ "$READY" = yes ]; then
   note "/health/live: $(http_code "http://127.0.0.1:$PORT/health/live")"
   sleep 5
@@ -118,12 +118,12 @@ grep -E "^serve" "$OUT/serve.log" | head -12 | tee -a "$SUMMARY"
 
 # ---- 2. forced fraction 0.999: static pool OOM --------------------------------------------------------------------
 # a fresh port for each run: the first server's port can still be held by closing connections (TIME_WAIT)
-TENSORLANE_TERMINATION_LOG="$OUT/oom-pool.json" timeout 120 $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$((PORT + 1))" \
+TENSORLANE_TERMINATION_LOG="$OUT/oom-pool.json" timeout 120 $JAVA -jar "$APP" serve --synthetic --tp 8 --virtual-ranks --port "$((PORT + 1))" \
   --memory-fraction 0.999 --gemm "$GEMM" --steps 1 > "$OUT/oom-pool.log" 2>&1
 note "fraction 0.999: exit code $? (3 expected); termination message: $(cat "$OUT/oom-pool.json" 2>/dev/null || echo none)"
 
 # ---- 3. pool leaves 64 MiB: the allreduce buffers OOM ---------------------------------------------------------------
-TENSORLANE_TERMINATION_LOG="$OUT/oom-ipc.json" timeout 120 $JAVA -jar "$APP" serve --virtual-ranks 8 --port "$((PORT + 2))" \
+TENSORLANE_TERMINATION_LOG="$OUT/oom-ipc.json" timeout 120 $JAVA -jar "$APP" serve --synthetic --tp 8 --virtual-ranks --port "$((PORT + 2))" \
   --memory-fraction 0.5 --static-pool-leave-bytes 67108864 --gemm "$GEMM" --steps 1 > "$OUT/oom-ipc.log" 2>&1
 note "pool leaving 64 MiB free: exit code $? (3 expected); termination message: $(cat "$OUT/oom-ipc.json" 2>/dev/null || echo none)"
 

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tensorlane.contract.EngineEnv;
-import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.Generator;
@@ -37,7 +35,7 @@ import picocli.CommandLine.Spec;
         description =
                 "Load a Hugging Face model directory (Llama, Mistral, Qwen2, Qwen3; bf16/fp16 safetensors), shard it over --tp GPUs "
                         + "and continue prompts; prints the text (or JSON) with load time and prefill/decode tokens per second.")
-public final class GenerateCommand implements Callable<Integer> {
+public final class GenerateCommand implements Callable<Integer>, EngineCommand {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Spec
@@ -92,23 +90,17 @@ public final class GenerateCommand implements Callable<Integer> {
     Path dumpLogits;
 
     @Option(
-            names = "--max-model-len",
-            defaultValue = "0",
-            description = "Longest sequence; 0 = min(max_position_embeddings, 8192).")
-    int maxModelLen;
-
-    @Option(
             names = "--max-seqs",
             defaultValue = "64",
             description = "Most sequences per step (default ${DEFAULT-VALUE}).")
     int maxSeqs;
 
-    @Option(
-            names = "--kv-cache-tokens",
-            defaultValue = "0",
-            description = "KV cache size in tokens; 0 = env " + EngineEnv.KV_CACHE_TOKENS
-                    + ", else what the memory fraction leaves.")
-    long kvCacheTokens;
+    @Override
+    public EngineOptions engineOptions(java.util.Map<String, String> env, PrintWriter err) {
+        EngineArgs.Resolved eng = args.resolve(env, EngineArgs.DEFAULT_MEMORY_FRACTION, err);
+        int logitRows = dumpLogits != null ? eng.maxBatchTokens() : maxSeqs;
+        return eng.options(Math.min(maxSeqs, eng.maxBatchTokens()), eng.maxModelLen(), eng.kvCacheTokens(), logitRows);
+    }
 
     @Override
     public Integer call() throws IOException {
@@ -121,16 +113,12 @@ public final class GenerateCommand implements Callable<Integer> {
         if (logprobs < 0 || logprobs > 20) {
             throw new IllegalArgumentException("--logprobs must be 0..20");
         }
-        try (ModelTokenizer tok = ModelTokenizer.load(args.model)) {
+        EngineOptions opts = engineOptions(System.getenv(), err);
+        try (ModelTokenizer tok = ModelTokenizer.load(opts.modelDir())) {
             List<int[]> ids = readPrompts(tok);
             if (ids.isEmpty()) {
                 throw new IllegalArgumentException("no prompt: give --prompt or --prompts-file");
             }
-            long kv = kvCacheTokens > 0
-                    ? kvCacheTokens
-                    : EngineSettings.envLong(System.getenv(), EngineEnv.KV_CACHE_TOKENS, 0);
-            int logitRows = dumpLogits != null ? args.maxBatchTokens : maxSeqs;
-            EngineOptions opts = args.options(Math.min(maxSeqs, args.maxBatchTokens), maxModelLen, kv, logitRows);
             try (LlmEngine engine = LlmEngine.load(opts, err)) {
                 List<Generator.Request> reqs = new ArrayList<>();
                 for (int[] p : ids) {
@@ -161,9 +149,9 @@ public final class GenerateCommand implements Callable<Integer> {
                     }
                 }
                 ObjectNode sum = JSON.createObjectNode();
-                sum.put("model", args.model.toString());
-                sum.put("tp", args.tp);
-                sum.put("virtual_ranks", args.virtualRanks);
+                sum.put("model", opts.modelDir().toString());
+                sum.put("tp", opts.tp());
+                sum.put("virtual_ranks", opts.virtualRanks());
                 sum.put("load_seconds", engine.loadSeconds());
                 sum.put("weight_bytes", engine.weightBytes());
                 sum.put("prefill_tokens", st.prefillTokens());

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tensorlane.runtime.cli.ModelBenchSteps.DecodeResult;
 import io.tensorlane.runtime.cli.ModelBenchSteps.PrefillResult;
 import io.tensorlane.runtime.common.ExitCodes;
+import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.HostPhases;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.model.ModelConfig;
@@ -37,7 +38,7 @@ import picocli.CommandLine.Spec;
  * around {@link LlmEngine#timedStep} (input upload, graph replay, synchronization, argmax read-back), the GPU time
  * between CUDA events on rank 0's stream around the replay, and where the host's part went ({@link HostPhases}).
  * Prefill: one sequence of {@code --prefill-tokens} ids, chunked by {@code --max-batch-tokens}, timed as a whole (sum
- * of its steps). The KV cache is sized to what the run needs unless {@code --kv-cache-tokens} is given. Prints a
+ * of its steps). The KV cache is sized to what the run needs unless {@code --kv-cache-tokens} (or {@code TENSORLANE_KV_CACHE_TOKENS}) is given. Prints a
  * table (stdout) and writes {@code --json} (rewritten after each measurement, {@code complete} true at the end).
  */
 @Command(
@@ -46,7 +47,7 @@ import picocli.CommandLine.Spec;
         description =
                 "Time the model engine on random token ids: decode step per batch size at a given context (CUDA graphs), "
                         + "prefill tokens/s, load time; a table on stdout and a JSON file.")
-public final class ModelBenchCommand implements Callable<Integer> {
+public final class ModelBenchCommand implements Callable<Integer>, EngineCommand {
     @Spec
     CommandSpec spec;
 
@@ -90,12 +91,6 @@ public final class ModelBenchCommand implements Callable<Integer> {
     @Option(names = "--prefill-iters", defaultValue = "0", description = "Timed prefills; 0 = --iters.")
     int prefillIters;
 
-    @Option(
-            names = "--kv-cache-tokens",
-            defaultValue = "0",
-            description = "KV cache size in tokens; 0 = what the run needs.")
-    long kvCacheTokens;
-
     @Option(names = "--seed", defaultValue = "0", description = "Seed of the random token ids.")
     long seed;
 
@@ -120,7 +115,17 @@ public final class ModelBenchCommand implements Callable<Integer> {
 
     /** Checks the options against each other and the model's config (every problem before any GPU work). */
     ModelBenchPlan plan() {
-        return ModelBenchPlan.of(this);
+        return plan(System.getenv(), spec != null ? spec.commandLine().getErr() : new PrintWriter(System.err, true));
+    }
+
+    /** {@link #plan()} with the environment {@code env}. */
+    ModelBenchPlan plan(Map<String, String> env, PrintWriter err) {
+        return ModelBenchPlan.of(this, eng.resolve(env, EngineArgs.DEFAULT_MEMORY_FRACTION, err));
+    }
+
+    @Override
+    public EngineOptions engineOptions(Map<String, String> env, PrintWriter err) {
+        return plan(env, err).options();
     }
 
     private final long startNanos = System.nanoTime();
@@ -130,16 +135,17 @@ public final class ModelBenchCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
         ModelBenchPlan plan = plan();
-        long ckBytes = checkpointBytes(eng.model);
+        EngineOptions o = plan.options();
+        long ckBytes = checkpointBytes(o.modelDir());
         out.printf(
                 Locale.ROOT,
                 "bench-model: %s, tp %d%s, %s, graphs %s; batches %s, context %d, warm-up %d, iters %d, prefill %d tokens; "
                         + "KV cache %d tokens (needed %d)%n",
-                eng.model,
-                eng.tp,
-                eng.virtualRanks ? " (virtual ranks)" : "",
-                allreduceName(),
-                eng.noGraphs ? "off" : "on",
+                o.modelDir(),
+                o.tp(),
+                o.virtualRanks() ? " (virtual ranks)" : "",
+                allreduceName(o),
+                o.graphs() ? "on" : "off",
                 plan.batches(),
                 context,
                 warmup,
@@ -154,7 +160,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
             double loadTotal = (System.nanoTime() - t0) / 1e9;
             report.header(header(plan, engine, ckBytes, loadTotal));
             ModelBenchSteps steps =
-                    new ModelBenchSteps(engine, plan, context, warmup, iters, eng.maxBatchTokens, opBreakdown);
+                    new ModelBenchSteps(engine, plan, context, warmup, iters, o.maxBatchTokens(), opBreakdown);
             out.printf(
                     Locale.ROOT,
                     "load: %.3f GB of weights (%.3f GB per rank) in %.2f s = %.2f GB/s of checkpoint (%.3f GB); load() total %.2f s%n",
@@ -209,7 +215,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
                                     + "gpu median %.3f ms = %.1f tokens/s%n",
                             prefill.tokens(),
                             prefill.chunks(),
-                            eng.maxBatchTokens,
+                            o.maxBatchTokens(),
                             prefill.wallMs().median(),
                             prefill.wallMs().p10(),
                             prefill.wallMs().p90(),
@@ -219,7 +225,7 @@ public final class ModelBenchCommand implements Callable<Integer> {
                     printOps(out, prefill.ops());
                 }
             }
-            if (eng.tp > 1) {
+            if (o.tp() > 1) {
                 report.allreduces(engine.allreduces(), out);
             }
             report.write(true);
@@ -238,8 +244,8 @@ public final class ModelBenchCommand implements Callable<Integer> {
         return maxSeconds > 0 && (System.nanoTime() - startNanos) / 1e9 > maxSeconds;
     }
 
-    private String allreduceName() {
-        return eng.tp == 1 ? "no allreduce" : eng.nccl ? "NCCL allreduce" : "custom allreduce";
+    private static String allreduceName(EngineOptions o) {
+        return o.tp() == 1 ? "no allreduce" : o.nccl() ? "NCCL allreduce" : "custom allreduce";
     }
 
     /** One line of GPU ms per operation (--op-breakdown): total, then each operation with its share. */
@@ -268,13 +274,14 @@ public final class ModelBenchCommand implements Callable<Integer> {
     }
 
     private ObjectNode header(ModelBenchPlan plan, LlmEngine engine, long ckBytes, double loadTotal) {
+        EngineOptions e = plan.options();
         ObjectNode o = ModelBenchJson.JSON.createObjectNode();
         o.put("kind", "tensorlane-bench-model");
         o.put("date", Instant.now().toString());
         if (label != null) {
             o.put("label", label);
         }
-        o.put("model", eng.model.toString());
+        o.put("model", e.modelDir().toString());
         ModelConfig c = plan.config();
         ObjectNode cfg = o.putObject("config");
         cfg.put("architecture", c.architecture().toString());
@@ -287,15 +294,15 @@ public final class ModelBenchCommand implements Callable<Integer> {
         cfg.put("vocab", c.vocabSize());
         cfg.put("dtype", c.dtype().toString());
         cfg.put("tied_embeddings", c.tieWordEmbeddings());
-        o.put("tp", eng.tp);
-        o.put("virtual_ranks", eng.virtualRanks);
-        o.put("allreduce", eng.tp == 1 ? "none" : eng.nccl ? "nccl" : "custom");
-        o.put("graphs", !eng.noGraphs);
+        o.put("tp", e.tp());
+        o.put("virtual_ranks", e.virtualRanks());
+        o.put("allreduce", e.tp() == 1 ? "none" : e.nccl() ? "nccl" : "custom");
+        o.put("graphs", e.graphs());
         o.put("context", context);
         o.put("warmup", warmup);
         o.put("iters", iters);
         o.put("prefill_iters", plan.prefillIters());
-        o.put("max_batch_tokens", eng.maxBatchTokens);
+        o.put("max_batch_tokens", e.maxBatchTokens());
         o.put("max_model_len", plan.maxModelLen());
         o.put("kv_cache_tokens", engine.memory().kvTokens());
         o.put("kv_cache_dtype", engine.memory().kvDtype().toString());

@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.cli;
 
+import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.model.ModelConfig;
@@ -29,8 +30,8 @@ record ModelBenchPlan(
 
     static final int BLOCK_SIZE = EngineSettings.BLOCK_SIZE;
 
-    /** The plan of the command's options (picocli has set its fields). */
-    static ModelBenchPlan of(ModelBenchCommand c) {
+    /** The plan of the command's options (picocli has set its fields; {@code e}: its engine options resolved). */
+    static ModelBenchPlan of(ModelBenchCommand c, EngineArgs.Resolved e) {
         if (c.batches == null || c.batches.isEmpty()) {
             throw new IllegalArgumentException("--batches: give at least one batch size");
         }
@@ -60,27 +61,23 @@ record ModelBenchPlan(
         if (c.prefillTokens < 0 || c.prefillIters < 0) {
             throw new IllegalArgumentException("--prefill-tokens and --prefill-iters must be >= 0");
         }
-        if (c.kvCacheTokens < 0) {
-            throw new IllegalArgumentException("--kv-cache-tokens must be >= 0, got " + c.kvCacheTokens);
-        }
         if (c.maxSeconds < 0) {
             throw new IllegalArgumentException("--max-seconds must be >= 0, got " + c.maxSeconds);
         }
-        if (c.eng.nccl && c.eng.virtualRanks) {
+        if (e.nccl() && e.virtualRanks()) {
             throw new IllegalArgumentException(
                     "--nccl needs one GPU per rank: it cannot be combined with --virtual-ranks");
         }
-        if (c.eng.nccl && c.eng.tp < 2) {
+        if (e.nccl() && e.tp() < 2) {
             throw new IllegalArgumentException("--nccl needs --tp >= 2 (one rank has no allreduce)");
         }
         int maxBatch = c.batches.stream().mapToInt(Integer::intValue).max().getAsInt();
-        if (c.eng.maxBatchTokens < maxBatch) {
-            throw new IllegalArgumentException("--max-batch-tokens " + c.eng.maxBatchTokens
+        if (e.maxBatchTokens() < maxBatch) {
+            throw new IllegalArgumentException("--max-batch-tokens " + e.maxBatchTokens()
                     + " is less than the largest batch " + maxBatch + " (a decode step of B sequences is B tokens)");
         }
-        ModelConfig config = ModelConfig.read(c.eng.model);
-        TpLayout.of(
-                config, Math.max(1, Math.min(c.eng.tp, 8))); // a TP degree that cannot split the heads is named here
+        ModelConfig config = ModelConfig.read(e.requireModel());
+        TpLayout.of(config, Math.max(1, Math.min(e.tp(), 8))); // a TP degree that cannot split the heads is named here
         long seqLenL = (long) c.context + c.iters;
         int limit = config.slidingWindow() != null
                 ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow())
@@ -97,19 +94,28 @@ record ModelBenchPlan(
         }
         int seqLen = (int) seqLenL;
         int maxModelLen = Math.max(seqLen, c.prefillTokens);
+        if (e.maxModelLen() > 0) {
+            if (e.maxModelLen() < maxModelLen) {
+                throw new IllegalArgumentException(
+                        (c.eng.maxModelLen != null ? "--max-model-len " : EngineEnv.MAX_MODEL_LENGTH + "=")
+                                + e.maxModelLen() + " is shorter than the run's longest sequence " + maxModelLen
+                                + " (context + timed decode steps, or the prefill)");
+            }
+            maxModelLen = e.maxModelLen();
+        }
         long blocksPerSeq = blocks(seqLen);
         long needBlocks =
                 Math.max((long) maxBatch * blocksPerSeq, Math.max(blocks(c.prefillTokens), blocks(maxModelLen)));
         long need = needBlocks * BLOCK_SIZE;
-        if (c.kvCacheTokens > 0 && blocks(c.kvCacheTokens) < needBlocks) {
-            throw new IllegalArgumentException("--kv-cache-tokens " + c.kvCacheTokens + " is too small: batch "
+        if (e.kvCacheTokens() > 0 && blocks(e.kvCacheTokens()) < needBlocks) {
+            throw new IllegalArgumentException(e.kvCacheTokensBy() + " " + e.kvCacheTokens() + " is too small: batch "
                     + maxBatch + " x (context " + c.context
                     + " + " + c.iters + " timed decode steps) needs " + need + " tokens of KV cache ("
                     + needBlocks + " blocks of " + BLOCK_SIZE
                     + "); give at least that or 0 (sized automatically)");
         }
-        long kv = c.kvCacheTokens > 0 ? c.kvCacheTokens : need;
-        EngineOptions opts = c.eng.options(maxBatch, maxModelLen, kv, maxBatch);
+        long kv = e.kvCacheTokens() > 0 ? e.kvCacheTokens() : need;
+        EngineOptions opts = e.options(maxBatch, maxModelLen, kv, maxBatch);
         return new ModelBenchPlan(
                 config,
                 List.copyOf(c.batches),

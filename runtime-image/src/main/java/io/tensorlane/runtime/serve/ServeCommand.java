@@ -2,14 +2,18 @@ package io.tensorlane.runtime.serve;
 
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.runtime.cli.EngineArgs;
+import io.tensorlane.runtime.cli.EngineCommand;
 import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.common.ExitCodes;
+import io.tensorlane.runtime.llm.EngineOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -32,15 +36,15 @@ import picocli.CommandLine.Spec;
             "Exit codes: 0 done, 2 bad plan/arguments, 3 CUDA out of memory (termination message written), 4 allreduce "
                     + "watchdog, 5 other runtime failure."
         })
-public final class ServeCommand implements Callable<Integer> {
+public final class ServeCommand implements Callable<Integer>, EngineCommand {
     @Spec
     CommandSpec spec;
 
     @Option(names = "--synthetic", description = "Run the synthetic step loop (no model) instead of serving a model.")
     boolean synthetic;
 
-    @Option(names = "--model", description = "Model directory to serve (default: " + EngineEnv.MODEL_DIR + ").")
-    java.nio.file.Path model;
+    @Mixin
+    EngineArgs engine = new EngineArgs();
 
     @Option(
             names = "--served-model-name",
@@ -57,18 +61,6 @@ public final class ServeCommand implements Callable<Integer> {
     String toolCallParser;
 
     @Option(
-            names = "--max-model-len",
-            description = "Longest sequence (default: " + EngineEnv.MAX_MODEL_LENGTH
-                    + ", else min(max_position_embeddings, 8192)).")
-    Integer maxModelLen;
-
-    @Option(
-            names = "--max-batch-tokens",
-            description =
-                    "Most tokens per step, the prefill chunk (default: " + EngineEnv.MAX_BATCH_TOKENS + ", else 2048).")
-    Integer maxBatchTokens;
-
-    @Option(
             names = "--max-seqs",
             defaultValue = "64",
             description = "Most sequences per step (default ${DEFAULT-VALUE}).")
@@ -81,23 +73,10 @@ public final class ServeCommand implements Callable<Integer> {
     int maxWaiting;
 
     @Option(
-            names = "--kv-cache-tokens",
-            description = "KV cache size in tokens (default: " + EngineEnv.KV_CACHE_TOKENS
-                    + ", else what the fraction leaves).")
-    Long kvCacheTokens;
-
-    @Option(
             names = "--no-prefix-caching",
             description = "Turn automatic prefix caching off (default: on, or " + EngineSettings.PREFIX_CACHING
                     + "=false): every prompt is computed from its first token.")
     boolean noPrefixCaching;
-
-    @Option(
-            names = io.tensorlane.runtime.llm.KvCacheDtype.OPTION,
-            paramLabel = "DTYPE",
-            description = "KV cache elements: " + io.tensorlane.runtime.llm.KvCacheDtype.CHOICES + " (default: "
-                    + EngineEnv.KV_CACHE_DTYPE + ", else auto = the activations' dtype).")
-    String kvCacheDtype;
 
     @Option(
             names = "--max-body-bytes",
@@ -111,25 +90,17 @@ public final class ServeCommand implements Callable<Integer> {
             description = "On SIGTERM: how long running requests may take to finish (default ${DEFAULT-VALUE}).")
     int drainSeconds;
 
-    @Option(
-            names = "--virtual-ranks",
-            paramLabel = "N",
-            description =
-                    "Run N ranks on GPU 0 (one stream each) instead of one rank per GPU; overrides TENSORLANE_WORLD_SIZE.")
-    Integer virtualRanks;
-
     @Option(names = "--port", description = "HTTP port (default: TENSORLANE_PORT or 8080).")
     Integer port;
-
-    @Option(names = "--memory-fraction", description = "Static pool fraction (default: TENSORLANE_MEMORY_FRACTION).")
-    Double memoryFraction;
 
     @Option(
             names = "--max-message-bytes",
             description = "Custom allreduce buffer size (default: TENSORLANE_MAX_MESSAGE_BYTES or 8 MiB).")
     Long maxMessageBytes;
 
-    @Option(names = "--allreduce", description = "Custom, NCCL or None (default: TENSORLANE_ALLREDUCE).")
+    @Option(
+            names = "--allreduce",
+            description = "Custom, NCCL or None (default: TENSORLANE_ALLREDUCE; --nccl is --allreduce NCCL).")
     String allreduce;
 
     @Option(
@@ -174,38 +145,34 @@ public final class ServeCommand implements Callable<Integer> {
                             + "allreduce buffers themselves run out of memory (phase ipc-buffers) as in the seed's incident.")
     long poolLeaveBytes;
 
-    @Option(
-            names = "--nccl-lib",
-            description = "libnccl.so.2 for the NCCL fallback (default: TENSORLANE_NCCL_LIB or the loader path).")
-    String ncclLib;
-
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        java.util.Map<String, String> env = System.getenv();
+        EngineArgs.Resolved eng = engine.resolve(env, null, spec.commandLine().getErr());
         if (!synthetic) {
-            String dir = model != null ? model.toString() : System.getenv(EngineEnv.MODEL_DIR);
-            if (dir == null || dir.isBlank()) {
+            if (eng.model() == null) {
                 throw new IllegalArgumentException("no model to serve: give --model DIR or set " + EngineEnv.MODEL_DIR
                         + " (--synthetic runs the synthetic step loop without a model)");
             }
-            return serveModel(java.nio.file.Path.of(dir), out);
+            io.tensorlane.runtime.fetch.ModelMarker.checkComplete(eng.model());
+            ServeConfig config = ServeConfig.from(env, overrides(eng));
+            return serveModel(eng, config, engineOptions(eng, config), env, out);
         }
-        ServeConfig config = ServeConfig.from(
-                System.getenv(),
-                new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
+        ServeConfig config = ServeConfig.from(env, overrides(eng));
         StepShape shape = new StepShape(layers, hidden, tokens.isEmpty() ? StepShape.DEFAULT.tokens() : tokens);
         if (!"cublas".equals(gemm) && !"none".equals(gemm)) {
             throw new IllegalArgumentException("--gemm must be cublas or none, got '" + gemm + "'");
         }
         List<Integer> devices = new ArrayList<>();
         for (int r = 0; r < config.worldSize(); r++) {
-            devices.add(virtualRanks != null ? 0 : r);
+            devices.add(eng.virtualRanks() ? 0 : r);
         }
         out.printf(
                 "serve (synthetic mode: no model): world size %d%s, allreduce %s, memory fraction %s, port %d, "
                         + "%d layers x tokens %s at hidden %d (messages %s bytes)%n",
                 config.worldSize(),
-                virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
+                eng.virtualRanks() ? " (virtual ranks on GPU 0)" : "",
                 config.allreduce(),
                 config.memoryFraction(),
                 config.port(),
@@ -216,24 +183,68 @@ public final class ServeCommand implements Callable<Integer> {
         out.flush();
         return run(
                 config,
-                new GpuSteps(config, shape, devices, ncclLib, "cublas".equals(gemm), out).leavingFree(poolLeaveBytes),
+                new GpuSteps(config, shape, devices, eng.ncclLib(), "cublas".equals(gemm), out)
+                        .leavingFree(poolLeaveBytes),
                 steps,
                 duration,
                 out);
     }
 
-    private int serveModel(java.nio.file.Path dir, PrintWriter out) throws Exception {
-        io.tensorlane.runtime.fetch.ModelMarker.checkComplete(dir);
-        java.util.Map<String, String> env = System.getenv();
-        ServeConfig config = ServeConfig.from(
-                env, new ServeConfig.Overrides(virtualRanks, allreduce, maxMessageBytes, memoryFraction, port));
-        int maxLen = maxModelLen != null
-                ? maxModelLen
-                : Math.toIntExact(EngineSettings.envLong(env, EngineEnv.MAX_MODEL_LENGTH, 0));
-        int batchTokens = maxBatchTokens != null
-                ? maxBatchTokens
-                : Math.toIntExact(EngineSettings.envLong(env, EngineEnv.MAX_BATCH_TOKENS, 2048));
-        long kv = kvCacheTokens != null ? kvCacheTokens : EngineSettings.envLong(env, EngineEnv.KV_CACHE_TOKENS, 0);
+    /**
+     * The plan's command-line part: {@code --tp} (or the deprecated {@code --virtual-ranks N}) over
+     * {@link EngineEnv#WORLD_SIZE} (and then the operator's algorithm table is not used), {@code --allreduce} or
+     * {@code --nccl}/{@code --no-nccl} over {@link EngineEnv#ALLREDUCE}, {@code --memory-fraction}.
+     */
+    private ServeConfig.Overrides overrides(EngineArgs.Resolved eng) {
+        String mode = allreduce;
+        if (eng.ncclGiven() != null) {
+            String nccl = eng.ncclGiven() ? Allreduce.NCCL.name() : Allreduce.Custom.name();
+            if (mode != null
+                    && !Allreduce.find(mode).map(a -> a.name().equals(nccl)).orElse(false)) {
+                throw new IllegalArgumentException("--allreduce " + mode + " and --" + (eng.ncclGiven() ? "" : "no-")
+                        + "nccl disagree: give one of them");
+            }
+            mode = nccl;
+        }
+        return new ServeConfig.Overrides(eng.tpGiven(), mode, maxMessageBytes, eng.memoryFraction(), port);
+    }
+
+    /** The engine's options for {@code serve}: the shared engine options with the plan's ranks and allreduce. */
+    private EngineOptions engineOptions(EngineArgs.Resolved eng, ServeConfig config) {
+        return new EngineOptions(
+                        eng.requireModel(),
+                        config.worldSize(),
+                        eng.virtualRanks(),
+                        Math.min(maxSeqs, eng.maxBatchTokens()),
+                        eng.maxBatchTokens(),
+                        eng.maxModelLen(),
+                        eng.kvCacheTokens(),
+                        config.memoryFraction(),
+                        maxSeqs,
+                        eng.graphs(),
+                        config.allreduce() == Allreduce.NCCL,
+                        eng.ncclLib(),
+                        EngineSettings.BLOCK_SIZE)
+                .withAllreducePlan(
+                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes())
+                .withBaselineKernels(eng.baselineKernels())
+                .withKvCacheDtype(eng.kvCacheDtype());
+    }
+
+    @Override
+    public EngineOptions engineOptions(java.util.Map<String, String> env, PrintWriter err) {
+        EngineArgs.Resolved eng = engine.resolve(env, null, err);
+        return engineOptions(eng, ServeConfig.from(env, overrides(eng)));
+    }
+
+    private int serveModel(
+            EngineArgs.Resolved eng,
+            ServeConfig config,
+            EngineOptions opts,
+            java.util.Map<String, String> env,
+            PrintWriter out)
+            throws Exception {
+        java.nio.file.Path dir = opts.modelDir();
         boolean prefixCaching = !noPrefixCaching && EngineSettings.envBoolean(env, EngineSettings.PREFIX_CACHING, true);
         String parser = toolCallParser != null ? toolCallParser : env.get(TOOL_CALL_PARSER_ENV);
         io.tensorlane.runtime.chat.ToolParsers.choose(parser, dir, java.util.List.of()); // refuse a bad name early
@@ -242,30 +253,13 @@ public final class ServeCommand implements Callable<Integer> {
                 : env.getOrDefault(
                         EngineEnv.MODEL,
                         dir.toAbsolutePath().normalize().getFileName().toString());
-        io.tensorlane.runtime.llm.EngineOptions opts = new io.tensorlane.runtime.llm.EngineOptions(
-                        dir,
-                        config.worldSize(),
-                        virtualRanks != null,
-                        Math.min(maxSeqs, batchTokens),
-                        batchTokens,
-                        maxLen,
-                        kv,
-                        config.memoryFraction(),
-                        maxSeqs,
-                        true,
-                        config.allreduce() == Allreduce.NCCL,
-                        ncclLib,
-                        EngineSettings.BLOCK_SIZE)
-                .withAllreducePlan(
-                        config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes())
-                .withKvCacheDtype(io.tensorlane.runtime.llm.KvCacheDtype.of(kvCacheDtype, env));
         out.printf(
                 "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, KV cache %s, port %d, "
                         + "prefix caching %s%n",
                 name,
                 dir,
                 config.worldSize(),
-                virtualRanks != null ? " (virtual ranks on GPU 0)" : "",
+                eng.virtualRanks() ? " (virtual ranks on GPU 0)" : "",
                 config.allreduce(),
                 config.memoryFraction(),
                 opts.kvCacheDtype(),

@@ -21,7 +21,7 @@ import picocli.CommandLine;
  */
 class ModelBenchCommandTest {
     /** Llama-3.1-8B's geometry with a short max_position_embeddings (config.json only: nothing is loaded). */
-    private static final String LLAMA_8B = """
+    static final String LLAMA_8B = """
       {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
        "rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
