@@ -8,6 +8,8 @@ import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.Generator;
 import io.tensorlane.runtime.llm.LlmEngine;
+import io.tensorlane.runtime.options.EngineArgs;
+import io.tensorlane.runtime.options.EngineCommand;
 import io.tensorlane.runtime.text.ModelTokenizer;
 import io.tensorlane.runtime.text.SamplingParams;
 import io.tensorlane.runtime.text.TopLogprobs;

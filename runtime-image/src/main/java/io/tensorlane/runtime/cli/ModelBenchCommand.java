@@ -8,6 +8,8 @@ import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.HostPhases;
 import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.model.ModelConfig;
+import io.tensorlane.runtime.options.EngineArgs;
+import io.tensorlane.runtime.options.EngineCommand;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

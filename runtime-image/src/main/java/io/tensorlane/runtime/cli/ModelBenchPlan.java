@@ -5,6 +5,7 @@ import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.TpLayout;
+import io.tensorlane.runtime.options.EngineArgs;
 import java.util.HashSet;
 import java.util.List;
 
@@ -97,7 +98,7 @@ record ModelBenchPlan(
         if (e.maxModelLen() > 0) {
             if (e.maxModelLen() < maxModelLen) {
                 throw new IllegalArgumentException(
-                        (c.eng.maxModelLen != null ? "--max-model-len " : EngineEnv.MAX_MODEL_LENGTH + "=")
+                        (c.eng.maxModelLenFlag() ? "--max-model-len " : EngineEnv.MAX_MODEL_LENGTH + "=")
                                 + e.maxModelLen() + " is shorter than the run's longest sequence " + maxModelLen
                                 + " (context + timed decode steps, or the prefill)");
             }

@@ -2,11 +2,11 @@ package io.tensorlane.runtime.serve;
 
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
-import io.tensorlane.runtime.cli.EngineArgs;
-import io.tensorlane.runtime.cli.EngineCommand;
 import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
+import io.tensorlane.runtime.options.EngineArgs;
+import io.tensorlane.runtime.options.EngineCommand;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.llm.KvCacheDtype;
+import io.tensorlane.runtime.options.EngineArgs;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.Map;

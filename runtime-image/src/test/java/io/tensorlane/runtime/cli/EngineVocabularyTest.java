@@ -8,6 +8,8 @@ import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.KvCacheDtype;
+import io.tensorlane.runtime.options.EngineArgs;
+import io.tensorlane.runtime.options.EngineCommand;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.cli;
+package io.tensorlane.runtime.options;
 
 import io.tensorlane.runtime.llm.EngineOptions;
 import java.io.PrintWriter;

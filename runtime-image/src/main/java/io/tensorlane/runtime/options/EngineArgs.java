@@ -1,4 +1,4 @@
-package io.tensorlane.runtime.cli;
+package io.tensorlane.runtime.options;
 
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.BufferLayout;
@@ -116,6 +116,11 @@ public final class EngineArgs {
      * @param memoryFraction  null when neither the flag, the variable nor a default (serve's plan has none)
      * @param kvCacheTokensBy where {@code kvCacheTokens} came from (the option, the variable, or "default"), for messages
      */
+    /** Whether {@code --max-model-len} was given on the command line (not from the environment). */
+    public boolean maxModelLenFlag() {
+        return maxModelLen != null;
+    }
+
     public record Resolved(
             Path model,
             Integer tpGiven,
