@@ -120,6 +120,21 @@ public record EngineOptions(
 
     /** The same options with the operator's allreduce plan. */
     public EngineOptions withAllreducePlan(io.tensorlane.contract.AlgorithmTable t, long maxBytes) {
+        return with(t, maxBytes, baselineKernels, kvCacheDtype);
+    }
+
+    /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
+    public EngineOptions withBaselineKernels(boolean baseline) {
+        return with(table, maxMessageBytes, baseline, kvCacheDtype);
+    }
+
+    /** The same options with the KV cache kept in {@code kv}. */
+    public EngineOptions withKvCacheDtype(KvCacheDtype kv) {
+        return with(table, maxMessageBytes, baselineKernels, kv);
+    }
+
+    private EngineOptions with(
+            io.tensorlane.contract.AlgorithmTable t, long maxBytes, boolean baseline, KvCacheDtype kv) {
         return new EngineOptions(
                 modelDir,
                 tp,
@@ -136,51 +151,7 @@ public record EngineOptions(
                 blockSize,
                 t,
                 maxBytes,
-                baselineKernels,
-                kvCacheDtype);
-    }
-
-    /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
-    public EngineOptions withBaselineKernels(boolean baseline) {
-        return new EngineOptions(
-                modelDir,
-                tp,
-                virtualRanks,
-                maxSeqs,
-                maxBatchTokens,
-                maxModelLen,
-                kvCacheTokens,
-                memoryFraction,
-                maxLogitRows,
-                graphs,
-                nccl,
-                ncclLib,
-                blockSize,
-                table,
-                maxMessageBytes,
                 baseline,
-                kvCacheDtype);
-    }
-
-    /** The same options with the KV cache kept in {@code kv}. */
-    public EngineOptions withKvCacheDtype(KvCacheDtype kv) {
-        return new EngineOptions(
-                modelDir,
-                tp,
-                virtualRanks,
-                maxSeqs,
-                maxBatchTokens,
-                maxModelLen,
-                kvCacheTokens,
-                memoryFraction,
-                maxLogitRows,
-                graphs,
-                nccl,
-                ncclLib,
-                blockSize,
-                table,
-                maxMessageBytes,
-                baselineKernels,
                 kv);
     }
 

@@ -113,9 +113,6 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         }
         // a bad value ends here, before any GPU memory is taken
         KernelChoices choices = options.baselineKernels() ? KernelChoices.BASELINE : KernelChoices.fromEnv();
-        if (config.moe() != null) {
-            MoeMlp.groupedGemmFromEnv();
-        }
         LlmEngine e = new LlmEngine(options, config, layout, maxLen);
         try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
             ShardPlan.validate(ck, config);

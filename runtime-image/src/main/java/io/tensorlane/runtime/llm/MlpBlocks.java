@@ -21,9 +21,22 @@ final class MlpBlocks {
     private final long act;
     private final MoeMlp.Buffers moe;
     private final MlpBlock[] blocks;
+    private final boolean groupedGemm;
 
-    /** Scratch for steps of up to {@code tokens} tokens; {@code decodeRows}: the longest step MoE keeps on the GPU. */
-    MlpBlocks(DeviceMemory mem, String phase, ModelConfig cfg, TpLayout tpl, DType dt, int tokens, int decodeRows) {
+    /**
+     * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows}: the longest step MoE keeps on the GPU;
+     * {@code groupedGemm}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm}).
+     */
+    MlpBlocks(
+            DeviceMemory mem,
+            String phase,
+            ModelConfig cfg,
+            TpLayout tpl,
+            DType dt,
+            int tokens,
+            int decodeRows,
+            boolean groupedGemm) {
+        this.groupedGemm = groupedGemm;
         this.cfg = cfg;
         this.tpl = tpl;
         this.dt = dt;
@@ -63,7 +76,8 @@ final class MlpBlocks {
                             weights.get(p + "experts_gate_up"),
                             weights.get(p + "experts_down"),
                             moe,
-                            cfg.moe().moeLayers().indexOf(l))
+                            cfg.moe().moeLayers().indexOf(l),
+                            groupedGemm)
                     : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
         }
     }

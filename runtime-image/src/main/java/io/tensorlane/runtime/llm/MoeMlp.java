@@ -24,18 +24,6 @@ import jcuda.driver.CUstream;
  */
 final class MoeMlp implements MlpBlock {
     /**
-     * {@code on}: long steps run each projection's experts in one cuBLAS grouped GEMM (measured 24.0 vs 34.3 ms for a
-     * 2,048-token prefill of 8 Qwen3-30B-A3B layers, H200, 2026-12-02, but not yet checked against transformers);
-     * {@code off} (default): one GEMM per expert, the path checked against transformers.
-     */
-    static final String GROUPED_GEMM_ENV = "TENSORLANE_MOE_GROUPED_GEMM";
-
-    /** {@value #GROUPED_GEMM_ENV} as set ({@code on} / {@code off}, unset: off); a bad value is an error. */
-    static boolean groupedGemmFromEnv() {
-        return KernelChoices.parseOnOff(GROUPED_GEMM_ENV, System.getenv(GROUPED_GEMM_ENV), false);
-    }
-
-    /**
      * Scratch shared by every MoE layer of a rank, for up to {@code tokens} tokens; the expert ids have one slice per MoE
      * layer ({@link #ids(int)}: the step's routing stays readable after it, {@link RoutingDump}).
      */
@@ -111,14 +99,15 @@ final class MoeMlp implements MlpBlock {
     private final int[] tokens;
 
     private final long[] ptrs;
-    /** Whether cuBLAS's grouped GEMM is used ({@value #GROUPED_GEMM_ENV}; cleared when the library has none). */
-    private boolean groupedGemm = groupedGemmFromEnv();
+    /** Whether cuBLAS's grouped GEMM is used ({@link KernelChoices#moeGroupedGemm}; cleared when cuBLAS has none). */
+    private boolean groupedGemm;
 
     /**
      * @param inter each expert's intermediate columns on this rank
      * @param router [experts, hidden]; gateUpW [experts x 2 inter, hidden]; downW [experts x hidden, inter] (device
      *     addresses, {@link io.tensorlane.runtime.model.ShardPlan}'s stacking)
      * @param slot which MoE layer this is (its slice of the ids)
+     * @param groupedGemm long steps through cuBLAS's grouped GEMM ({@link KernelChoices#MOE_GROUPED_GEMM_ENV})
      */
     MoeMlp(
             ModelKernels kernels,
@@ -131,7 +120,8 @@ final class MoeMlp implements MlpBlock {
             long gateUpW,
             long downW,
             Buffers buf,
-            int slot) {
+            int slot,
+            boolean groupedGemm) {
         this.model = kernels;
         this.kernels = kernels.moe();
         this.blas = blas;
@@ -144,6 +134,7 @@ final class MoeMlp implements MlpBlock {
         this.downW = downW;
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
+        this.groupedGemm = groupedGemm;
         this.offsets = new int[moe.experts() + 1];
         this.tokens = new int[moe.experts()];
         this.ptrs = new long[3 * moe.experts()];
@@ -173,7 +164,7 @@ final class MoeMlp implements MlpBlock {
 
     /**
      * y rows [offsets[e], offsets[e+1]) = x rows of the same range · expert e's weight (at {@code w + e * wElems}
-     * elements, [out, in]) for every expert with rows: a GEMM per expert, or with {@value #GROUPED_GEMM_ENV} one grouped
+     * elements, [out, in]) for every expert with rows: a GEMM per expert, or with {@link KernelChoices#moeGroupedGemm} one grouped
      * cuBLAS call (the pointers uploaded first, on the stream; a cuBLAS without it falls back).
      */
     private void perExpert(long w, long wElems, long x, int in, long y, int out, CUstream s) {

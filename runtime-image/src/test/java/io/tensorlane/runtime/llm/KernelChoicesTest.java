@@ -62,6 +62,24 @@ class KernelChoicesTest {
         assertThat(KernelChoices.BASELINE.fusedNorm()).isFalse();
         assertThat(KernelChoices.BASELINE.push()).isFalse();
         assertThat(KernelChoices.BASELINE.fp8TensorMinTokens()).isZero();
+        assertThat(KernelChoices.BASELINE.moeGroupedGemm()).isFalse();
+    }
+
+    @ParameterizedTest(name = "TENSORLANE_MOE_GROUPED_GEMM=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"; false", "off; false", "on; true", " ON ; true"})
+    void moeGroupedGemmIsOffUnlessAskedFor(String value, boolean on) {
+        assertThat(KernelChoices.parse(null, null, null, null, value).moeGroupedGemm())
+                .isEqualTo(on);
+        assertThat(KernelChoices.parse(null, null, null, null).moeGroupedGemm()).isFalse();
+    }
+
+    @Test
+    void badMoeGroupedGemmValuesAreRefused() {
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, "grouped"))
+                .hasMessageContaining(KernelChoices.MOE_GROUPED_GEMM_ENV + "='grouped'")
+                .hasMessageContaining("expected on or off");
     }
 
     @ParameterizedTest(name = "TENSORLANE_FP8_GEMM=''{0}'' -> {1}")
