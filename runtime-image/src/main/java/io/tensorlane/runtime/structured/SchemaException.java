@@ -1,0 +1,15 @@
+package io.tensorlane.runtime.structured;
+
+/** A schema this server cannot guarantee: where ({@link #at}, a JSON path from {@code $}) and why. */
+public final class SchemaException extends IllegalArgumentException {
+    private final String at;
+
+    public SchemaException(String at, String why) {
+        super(at + ": " + why);
+        this.at = at;
+    }
+
+    public String at() {
+        return at;
+    }
+}
