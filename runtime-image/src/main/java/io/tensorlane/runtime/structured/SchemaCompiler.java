@@ -51,6 +51,9 @@ public final class SchemaCompiler {
             "maxLength",
             "$ref");
 
+    private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
+            new com.fasterxml.jackson.databind.ObjectMapper();
+
     private final JsonNode root;
     private final Deque<String> refs = new ArrayDeque<>();
     private final Map<Integer, Automaton> any = new HashMap<>();
@@ -336,7 +339,6 @@ public final class SchemaCompiler {
 
     /** The JSON text of a value (const, enum), as Python's json.dumps writes it. */
     private static Automaton json(JsonNode v) {
-        return literal(PyJson.dumps(
-                io.tensorlane.runtime.openai.OpenAiJson.MAPPER.convertValue(v, Object.class), null, null, false));
+        return literal(PyJson.dumps(MAPPER.convertValue(v, Object.class), null, null, false));
     }
 }

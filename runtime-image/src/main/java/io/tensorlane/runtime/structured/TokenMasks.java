@@ -53,6 +53,13 @@ public final class TokenMasks {
         return cache.computeIfAbsent(state, this::compute);
     }
 
+    /** A mask of the EOS ids only. */
+    public int[] eosMask() {
+        int[] mask = new int[words()];
+        for (int e : vocab.eos()) mask[e >>> 5] |= 1 << (e & 31);
+        return mask;
+    }
+
     /** Masks computed so far. */
     public int cachedStates() {
         return cache.size();
