@@ -23,12 +23,12 @@ cp runtime-image/target/tensorlane-runtime-0.1.0-SNAPSHOT.jar "$stage/app/"
 # kubernetes-client-api, -model-common and tensorlane-crd: picocli reflects on the probe command's fields at start-up;
 # api/gson/commons-compress/slf4j-api: what DJL's tokenizers binding needs; vertx/netty: serve's HTTP server; jinjava and
 # its guava/re2j/commons-*/java-ipv6/javassist/jackson-datatype/-yaml/snakeyaml/big-math/immutables: chat
-# templates; micrometer/prometheus/HdrHistogram/LatencyUtils: metrics
+# templates; micrometer/prometheus/HdrHistogram/LatencyUtils: metrics; automaton (dk.brics): structured outputs
 for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-natives jcublas jna- picocli tensorlane-kernels tensorlane-contract \
   kubernetes-client-api kubernetes-model-common tensorlane-crd tokenizers- api- gson- commons-compress slf4j-api \
   vertx-core netty- jinjava guava failureaccess re2j commons-lang3 commons-net java-ipv6 javassist \
   jackson-datatype jackson-dataformat-yaml snakeyaml big-math immutables-exceptions commons-io commons-codec \
-  micrometer prometheus HdrHistogram LatencyUtils; do
+  micrometer prometheus HdrHistogram LatencyUtils automaton-; do
   cp runtime-image/target/lib/$j*.jar "$stage/app/lib/"
 done
 # only the natives the engine loads: linux-x86_64 for tokenizers and JNA, JCuda's driver and runtime bindings

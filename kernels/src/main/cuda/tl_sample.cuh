@@ -5,7 +5,12 @@
 // ---- sampling -------------------------------------------------------------------------------------------------
 // logits: m rows of fp32, row i at logits + i*stride (stride >= vocab, in elements). params: the rows' parameters as
 // one block of cap (>= m, even) entries per field, in this order: temperature[cap] f32, top_p[cap] f32, min_p[cap] f32,
-// top_k[cap] i32, counter[cap] i32, seed[cap] u64 (byte offsets 0, 4cap, 8cap, 12cap, 16cap, 20cap). out_ids [m] int32.
+// top_k[cap] i32, counter[cap] i32, seed[cap] u64, masked[cap] i32 (byte offsets 0, 4cap, 8cap, 12cap, 16cap, 20cap,
+// 28cap), then one token mask per row: row i's at byte 32cap + 4*i*words, words = (vocab + 31) / 32 uint32, bit
+// (id & 31) of word id >> 5 set for an allowed id. out_ids [m] int32.
+// A row with masked != 0 (structured output, forced tool calls) samples as if its disallowed ids were not there: they
+// never win the argmax, never count in top-k/top-p/min-p and are never drawn; with masked == 0 the mask is not read and
+// the row samples exactly as without masks.
 // Row i: temperature <= 0 -> the index of the largest logit (ties to the lowest index, NaN never wins, a row with no
 // non-NaN value gives 0; as torch.argmax). Else, in vLLM's order: z = (l - max) / temperature; top-k keeps the logits
 // >= the k-th largest (k <= 0 or >= vocab: off; ties at the boundary are kept); top-p keeps the logits >= the largest
@@ -65,16 +70,21 @@ __device__ __forceinline__ void sample_best(float& bv, int& bi, float* sv, int* 
   }
 }
 
-// Radix select over the keys of x[0, vocab) that are >= floor: the largest key K such that the weight of the keys
+__device__ __forceinline__ bool sample_allowed(const uint32_t* mask, int i) {
+  return mask == nullptr || ((mask[i >> 5] >> (i & 31)) & 1u) != 0u;
+}
+
+// Radix select over the keys of the allowed ids of x[0, vocab) that are >= floor: the largest key K such that the weight of the keys
 // >= K reaches `need` (weight 1 per id when by_mass is false, else the fixed-point probability). Four 8-bit passes.
-__device__ uint32_t sample_select(const float* x, int vocab, uint32_t floor, bool by_mass, float mx, float scale2,
-                                  uint64_t need, unsigned long long* hist, uint32_t* shared_word) {
+__device__ uint32_t sample_select(const float* x, const uint32_t* allow, int vocab, uint32_t floor, bool by_mass, float mx,
+                                  float scale2, uint64_t need, unsigned long long* hist, uint32_t* shared_word) {
   uint32_t prefix = 0, mask = 0;
   uint64_t above = 0;  // weight of the keys above the current prefix range
   for (int shift = 24; shift >= 0; shift -= 8) {
     for (int d = threadIdx.x; d < 256; d += blockDim.x) hist[d] = 0;
     __syncthreads();
     for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+      if (!sample_allowed(allow, i)) continue;
       const float v = x[i];
       const uint32_t k = sample_key(v);
       if (k >= floor && (k & mask) == prefix) {
@@ -133,6 +143,9 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
   const int top_k = reinterpret_cast<const int*>(params + 12ll * cap)[row];
   const int counter = reinterpret_cast<const int*>(params + 16ll * cap)[row];
   const uint64_t seed = reinterpret_cast<const unsigned long long*>(params + 20ll * cap)[row];
+  const int masked = reinterpret_cast<const int*>(params + 28ll * cap)[row];
+  const uint32_t* mask =
+      masked != 0 ? reinterpret_cast<const uint32_t*>(params + 32ll * cap + 4ll * row * ((vocab + 31) / 32)) : nullptr;
 
   float bv = -INFINITY;
   int bi = INT_MAX;
@@ -142,7 +155,7 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int i = i0 + u * blockDim.x;
-      v[u] = i < vocab ? x[i] : NAN;
+      v[u] = i < vocab && sample_allowed(mask, i) ? x[i] : NAN;
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -163,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
   const float scale2 = inv_t * 1.4426950408889634f;  // exp((l - mx) / T) = exp2((l - mx) * scale2)
   uint32_t floor = 0;
   if (top_k > 0 && top_k < vocab) {
-    floor = sample_select(x, vocab, 0u, false, mx, scale2, (uint64_t)top_k, hist, word);
+    floor = sample_select(x, mask, vocab, 0u, false, mx, scale2, (uint64_t)top_k, hist, word);
   }
   if (top_p < 1.0f) {
     if (threadIdx.x == 0) total = 0;
@@ -171,12 +184,12 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
     unsigned long long part = 0;
     for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
       const float v = x[i];
-      if (sample_key(v) >= floor) part += (unsigned long long)(exp2f((v - mx) * scale2) * 1099511627776.0f);
+      if (sample_key(v) >= floor && sample_allowed(mask, i)) part += (unsigned long long)(exp2f((v - mx) * scale2) * 1099511627776.0f);
     }
     atomicAdd(&total, part);  // integer sum: the same for any order
     __syncthreads();
     const uint64_t need = (uint64_t)((double)top_p * (double)total);
-    const uint32_t fp = sample_select(x, vocab, floor, true, mx, scale2, need > 0 ? need : 1, hist, word);
+    const uint32_t fp = sample_select(x, mask, vocab, floor, true, mx, scale2, need > 0 ? need : 1, hist, word);
     floor = fp > floor ? fp : floor;
   }
   const float min_z = min_p > 0.0f ? logf(min_p) : -INFINITY;  // keep z >= ln(min_p): p >= min_p x p_max
@@ -185,7 +198,7 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
   int besti = INT_MAX;
   for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
     const float v = x[i];
-    if (sample_key(v) < floor || isnan(v)) continue;
+    if (sample_key(v) < floor || isnan(v) || !sample_allowed(mask, i)) continue;
     const float z = (v - mx) * inv_t;
     if (z < min_z || z == -INFINITY) continue;
     const float u = ((float)(splitmix64(base + (uint64_t)i) >> 40) + 0.5f) * 5.9604644775390625e-8f;  // (0, 1)

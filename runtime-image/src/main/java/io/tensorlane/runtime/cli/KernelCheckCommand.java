@@ -306,6 +306,22 @@ public final class KernelCheckCommand implements Callable<Integer> {
                 DType.fp32,
                 "vocab=152064,p=0.9",
                 () -> report("vocab=152064,p=0.9", sc.largeVocabulary(152064, nucleus, 16)));
+        // token masks (structured outputs): masked rows draw allowed ids only, unmasked rows as without masks
+        KernelCheckMaskedSampling ms = new KernelCheckMaskedSampling(k, stream, rnd, this::sync);
+        for (long seed = 21; seed <= 25; seed++) {
+            String nm = "masked,mixed batch,vocab=151937,seed=" + seed;
+            long sd = seed;
+            guard("sample", DType.fp32, nm, () -> report(nm, outcome(ms.mixedBatch(151937, sd))));
+        }
+        for (long seed = 31; seed <= 33; seed++) {
+            String nm = "masked,6 lowest logits,vocab=4001,seed=" + seed;
+            long sd = seed;
+            guard("sample", DType.fp32, nm, () -> report(nm, ms.lowestLogits(4001, 4000, sd)));
+        }
+    }
+
+    private static KernelCheckSampling.Outcome outcome(String failure) {
+        return new KernelCheckSampling.Outcome(failure, Double.NaN, Double.NaN);
     }
 
     private void report(String name, KernelCheckSampling.Outcome o) {

@@ -126,7 +126,7 @@ final class RankModel implements AutoCloseable {
             int t = dims.maxTokens();
             int m = dims.maxLogitRows();
             samplingCapacity = SamplingRows.capacity(m);
-            inputs = StepInputs.forModel(mem, ACTIVATIONS, dims, samplingCapacity);
+            inputs = StepInputs.forModel(mem, ACTIVATIONS, dims, samplingCapacity, cfg.vocabSize());
             part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
             red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
             residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));

@@ -74,8 +74,14 @@ final class StepInputs implements AutoCloseable {
     /** Whether the device's sampling parameters may hold a non-greedy row (else all greedy: no upload needed). */
     private boolean samplingDirty;
 
-    /** The buffers of a model's steps of at most {@code dims}; {@code samplingCapacity} rows of sampling parameters. */
-    static StepInputs forModel(DeviceMemory mem, String phase, RankModel.Dims dims, int samplingCapacity) {
+    /** Ids a row's token mask covers (the model's vocabulary: the sampler's logits rows). */
+    private int maskVocab;
+
+    /**
+     * The buffers of a model's steps of at most {@code dims}; {@code samplingCapacity} rows of sampling parameters, each
+     * with a token mask slot over {@code vocab} ids.
+     */
+    static StepInputs forModel(DeviceMemory mem, String phase, RankModel.Dims dims, int samplingCapacity, int vocab) {
         long t = dims.maxTokens();
         long m = dims.maxLogitRows();
         long[] ints = new long[Buf.values().length];
@@ -87,9 +93,12 @@ final class StepInputs implements AutoCloseable {
         ints[Buf.LOGIT_TOKENS.ordinal()] = m;
         ints[Buf.ATTN_TILES.ordinal()] = 2L * Math.max(1, AttentionPlan.maxTiles((int) t));
         ints[Buf.ATTN_REST.ordinal()] = t;
-        ints[Buf.SAMPLING.ordinal()] = (long) SamplingRows.WORDS_PER_ROW * samplingCapacity; // zeros: greedy rows
+        ints[Buf.SAMPLING.ordinal()] = SamplingRows.layoutWords(samplingCapacity, vocab); // zeros: greedy, unmasked
         ints[Buf.OUT_IDS.ordinal()] = m;
-        return new StepInputs(mem, phase, ints);
+        StepInputs in = new StepInputs(mem, phase, ints);
+        in.samplingCapacity = samplingCapacity;
+        in.maskVocab = vocab;
+        return in;
     }
 
     /**
@@ -107,16 +116,52 @@ final class StepInputs implements AutoCloseable {
         put(Buf.LOGIT_TOKENS, b.logitTokens(), b.logitTokens().length, stream);
         put(Buf.ATTN_TILES, plan.tiles(), plan.tiles().length, stream);
         put(Buf.ATTN_REST, plan.rest(), plan.rest().length, stream);
-        if (sampling && (samplingDirty || !b.sampling().allGreedy())) {
-            int[] words = b.sampling().pack(samplingRows());
+        SamplingRows sr = b.sampling();
+        if (sampling && (samplingDirty || !sr.trivial())) {
+            int[] words = sr.pack(samplingCapacity);
             put(Buf.SAMPLING, words, words.length, stream);
-            samplingDirty = !b.sampling().allGreedy();
+            int maskWords = SamplingRows.maskWords(maskVocab);
+            for (int r = 0; r < sr.rows(); r++) {
+                int[] mask = sr.mask(r);
+                if (mask == null) {
+                    continue;
+                }
+                if (mask.length != maskWords) {
+                    throw new IllegalArgumentException("row " + r + ": token mask of " + mask.length + " words, the "
+                            + "vocabulary of " + maskVocab + " needs " + maskWords);
+                }
+                putAt(Buf.SAMPLING, SamplingRows.maskOffset(samplingCapacity, r, maskVocab), mask, stream);
+            }
+            samplingDirty = !sr.trivial();
         }
     }
 
     /** Rows of sampling parameters the device buffer holds (the capacity the sampler is launched with). */
-    private int samplingRows() {
-        return (int) (capacity[Buf.SAMPLING.ordinal()] / SamplingRows.WORDS_PER_ROW);
+    private int samplingCapacity;
+
+    /**
+     * Writes {@code src} at int offset {@code at} of {@code b}'s host part and enqueues its copy, unless the host part
+     * (always what the device holds) already equals it (a row whose automaton stays in one state reuploads nothing).
+     */
+    boolean putAt(Buf b, long at, int[] src, CUstream stream) {
+        int i = b.ordinal();
+        if (at < 0 || at + src.length > capacity[i]) {
+            throw new IllegalArgumentException(
+                    b + ": ints [" + at + ", " + (at + src.length) + ") exceed the buffer (" + capacity[i] + ")");
+        }
+        int h = (int) (hostOffset[i] / 4 + at);
+        if (host.slice(h, src.length).equals(IntBuffer.wrap(src))) {
+            return false;
+        }
+        host.put(h, src, 0, src.length);
+        Cuda.check(
+                cuMemcpyHtoDAsync(
+                        new CUdeviceptr().withByteOffset(device[i] + 4 * at),
+                        pinned.withByteOffset(hostOffset[i] + 4 * at),
+                        4L * src.length,
+                        stream),
+                "upload step input " + b + " at " + at);
+        return true;
     }
 
     /** The device address of {@code b} (fixed for the life of this object). */

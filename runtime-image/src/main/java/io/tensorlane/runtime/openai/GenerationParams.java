@@ -21,6 +21,7 @@ import java.util.List;
  *     (completions' {@code logprobs: k}; chat's {@code logprobs: true} with {@code top_logprobs: k})
  * @param skipSpecialTokens leave special tokens out of the text (vLLM's default true)
  * @param includeStopStrInOutput keep a matched stop string in the text (vLLM's default false)
+ * @param responseFormat {@code response_format} json_object / json_schema (null: text)
  */
 public record GenerationParams(
         double temperature,
@@ -37,11 +38,19 @@ public record GenerationParams(
         boolean ignoreEos,
         Integer logprobs,
         boolean skipSpecialTokens,
-        boolean includeStopStrInOutput) {
+        boolean includeStopStrInOutput,
+        ResponseFormat responseFormat) {
     public GenerationParams {
         stop = stop == null ? List.of() : List.copyOf(stop);
         stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);
     }
+
+    /**
+     * A structured answer: {@code json_object} (schema null, any JSON object) or {@code json_schema} (its schema).
+     *
+     * @param name json_schema.name, null when absent
+     */
+    public record ResponseFormat(com.fasterxml.jackson.databind.JsonNode schema, String name) {}
 
     public boolean greedy() {
         return temperature == 0;

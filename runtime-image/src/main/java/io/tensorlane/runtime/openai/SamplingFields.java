@@ -43,10 +43,6 @@ final class SamplingFields {
         if (logitBias != null && !(logitBias.isObject() && logitBias.isEmpty())) {
             throw OpenAiException.notSupported("logit_bias", "'logit_bias'");
         }
-        JsonFields format = f.object("response_format");
-        if (format != null && !"text".equals(format.string("type"))) {
-            throw OpenAiException.notSupported("response_format", "'response_format' other than {\"type\": \"text\"}");
-        }
         if (f.bool("echo", false)) {
             throw OpenAiException.notSupported("echo", "'echo'");
         }
@@ -133,7 +129,48 @@ final class SamplingFields {
                 f.bool("ignore_eos", false),
                 logprobs,
                 f.bool("skip_special_tokens", true),
-                f.bool("include_stop_str_in_output", false));
+                f.bool("include_stop_str_in_output", false),
+                responseFormat(f));
+    }
+
+    /** {@code response_format}: text (null), json_object, or json_schema with its {@code json_schema.schema}. */
+    private static GenerationParams.ResponseFormat responseFormat(JsonFields f) {
+        JsonFields format = f.object("response_format");
+        if (format == null) {
+            return null;
+        }
+        String type = format.string("type");
+        if (type == null) {
+            throw OpenAiException.badRequest("response_format.type", "'response_format.type' is required");
+        }
+        switch (type) {
+            case "text":
+                return null;
+            case "json_object":
+                return new GenerationParams.ResponseFormat(null, null);
+            case "json_schema": {
+                JsonFields js = format.object("json_schema");
+                if (js == null) {
+                    throw OpenAiException.badRequest(
+                            "response_format.json_schema", "'response_format.json_schema' is required");
+                }
+                com.fasterxml.jackson.databind.JsonNode schema = js.node("schema");
+                if (schema == null) {
+                    throw OpenAiException.badRequest(
+                            "response_format.json_schema.schema", "'response_format.json_schema.schema' is required");
+                }
+                if (!schema.isObject()) {
+                    throw js.typeError("schema", "an object (a JSON schema)", schema);
+                }
+                js.bool("strict", false);
+                return new GenerationParams.ResponseFormat(schema, js.string("name"));
+            }
+            default:
+                throw OpenAiException.badRequest(
+                        "response_format.type",
+                        "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\", got '" + type
+                                + "'");
+        }
     }
 
     private static Integer completionLogprobs(JsonFields f) {

@@ -151,6 +151,9 @@ final class BatchPlanner {
             b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
             if (samples) {
                 b.sample(s.req.sampling(), s.generated);
+                if (s.req.constraint() != null) {
+                    b.mask(s.req.constraint().mask(s.tokens, s.req.promptIds().length, s.generated));
+                }
             }
             entries.add(new Entry(s, e.n(), samples ? row++ : -1));
             wantLogits |= samples && s.req.needsLogits();

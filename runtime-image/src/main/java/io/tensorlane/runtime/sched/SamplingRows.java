@@ -6,8 +6,11 @@ import java.util.Arrays;
 /**
  * The sampling parameters of a step's logits rows, as the GPU sampler reads them (tl_sample_f32 in tl_sample.cuh): one
  * block of {@code capacity} entries per field, in the order temperature, top_p, min_p (fp32), top_k, counter (int32),
- * seed (uint64). {@code counter} is the row's sequence's count of generated tokens: with its seed it fixes the draw, so a
- * seeded request samples the same tokens in any batch. Rows never set are greedy (temperature 0).
+ * seed (uint64), masked (int32), then a token mask slot per row ({@link #maskOffset}). {@code counter} is the row's
+ * sequence's count of generated tokens: with its seed it fixes the draw, so a seeded request samples the same tokens in
+ * any batch. Rows never set are greedy (temperature 0). A row with a token mask ({@link #mask}: bit {@code id % 32} of
+ * word {@code id / 32} set for an allowed id) samples among its allowed ids only; {@link #pack} writes its flag, the
+ * caller uploads the mask itself into the row's slot, so rows without a mask cost nothing.
  */
 public final class SamplingRows {
     private final float[] temperature;
@@ -16,6 +19,7 @@ public final class SamplingRows {
     private final int[] topK;
     private final int[] counter;
     private final long[] seed;
+    private final int[][] masks;
     private final int rows;
 
     public SamplingRows(int rows) {
@@ -25,6 +29,7 @@ public final class SamplingRows {
         topK = new int[rows];
         counter = new int[rows];
         seed = new long[rows];
+        masks = new int[rows][];
         Arrays.fill(topP, 1f);
         this.rows = rows;
     }
@@ -43,6 +48,30 @@ public final class SamplingRows {
         counter[row] = generated;
         seed[row] = p.seed();
         return this;
+    }
+
+    /** Restricts row {@code row} to the ids set in {@code mask} (null: none; not copied, must not change). */
+    public SamplingRows mask(int row, int[] mask) {
+        masks[row] = mask;
+        return this;
+    }
+
+    /** Row {@code row}'s token mask, null when it has none. */
+    public int[] mask(int row) {
+        return masks[row];
+    }
+
+    /** Whether the device parameters are all zeros but top_p: every row greedy and unmasked (no upload needed). */
+    public boolean trivial() {
+        if (!allGreedy()) {
+            return false;
+        }
+        for (int[] m : masks) {
+            if (m != null) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Row {@code row}'s parameters (greedy rows: temperature 0). */
@@ -74,13 +103,29 @@ public final class SamplingRows {
         System.arraycopy(topK, 0, r.topK, 0, rows);
         System.arraycopy(counter, 0, r.counter, 0, rows);
         System.arraycopy(seed, 0, r.seed, 0, rows);
+        System.arraycopy(masks, 0, r.masks, 0, rows);
         return r;
     }
 
-    /** Int32 words per row of the device layout (temperature, top-p, min-p, top-k, seed and its parts). */
-    public static final int WORDS_PER_ROW = 7;
+    /** Int32 words per row of the parameters (temperature, top-p, min-p, top-k, counter, seed's two, masked). */
+    public static final int WORDS_PER_ROW = 8;
 
-    /** Int32 words of the device layout for {@code capacity} rows (even, >= rows): 7 x capacity words. */
+    /** Int32 words of one token mask over {@code vocab} ids. */
+    public static int maskWords(int vocab) {
+        return (vocab + 31) / 32;
+    }
+
+    /** Where row {@code row}'s mask starts (int32 words from the layout's start) for {@code capacity} rows. */
+    public static long maskOffset(int capacity, int row, int vocab) {
+        return (long) WORDS_PER_ROW * capacity + (long) row * maskWords(vocab);
+    }
+
+    /** Int32 words of the whole device layout: the parameters and a mask slot per row. */
+    public static long layoutWords(int capacity, int vocab) {
+        return maskOffset(capacity, capacity, vocab);
+    }
+
+    /** Int32 words of the parameters for {@code capacity} rows (even, >= rows): 8 x capacity words (no masks). */
     public int[] pack(int capacity) {
         if (capacity < rows || capacity % 2 != 0) {
             throw new IllegalArgumentException("capacity " + capacity + " must be even and >= " + rows + " rows");
@@ -94,9 +139,28 @@ public final class SamplingRows {
             w[4 * capacity + i] = counter[i];
             w[5 * capacity + 2 * i] = (int) seed[i]; // little-endian uint64
             w[5 * capacity + 2 * i + 1] = (int) (seed[i] >>> 32);
+            w[7 * capacity + i] = masks[i] != null ? 1 : 0;
         }
         for (int i = rows; i < capacity; i++) {
             w[capacity + i] = Float.floatToRawIntBits(1f);
+        }
+        return w;
+    }
+
+    /**
+     * The whole device layout for {@code capacity} rows over {@code vocab} ids: {@link #pack} and each masked row's mask
+     * in its slot ({@link #layoutWords} ints; kernelcheck uploads it in one piece, the engine per slot).
+     */
+    public int[] packWithMasks(int capacity, int vocab) {
+        int[] w = java.util.Arrays.copyOf(pack(capacity), Math.toIntExact(layoutWords(capacity, vocab)));
+        for (int r = 0; r < rows; r++) {
+            if (masks[r] != null) {
+                if (masks[r].length != maskWords(vocab)) {
+                    throw new IllegalArgumentException("row " + r + ": mask of " + masks[r].length + " words, vocab "
+                            + vocab + " needs " + maskWords(vocab));
+                }
+                System.arraycopy(masks[r], 0, w, (int) maskOffset(capacity, r, vocab), masks[r].length);
+            }
         }
         return w;
     }

@@ -14,6 +14,7 @@ import java.util.Set;
  * @param stopTokenIds token ids that end the sequence (reason STOP), besides EOS
  * @param ignoreEos    keep going past the EOS ids
  * @param logprobs     how many top logprobs to return with each token; 0 for none
+ * @param constraint   what the sequence may generate (null: anything); owned by the scheduler once submitted
  */
 public record SeqRequest(
         String id,
@@ -22,7 +23,8 @@ public record SeqRequest(
         SamplingParams sampling,
         Set<Integer> stopTokenIds,
         boolean ignoreEos,
-        int logprobs) {
+        int logprobs,
+        TokenConstraint constraint) {
     public SeqRequest {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(sampling, "sampling");
@@ -37,6 +39,18 @@ public record SeqRequest(
         if (logprobs < 0) {
             throw new IllegalArgumentException("request " + id + ": logprobs must be >= 0, got " + logprobs);
         }
+    }
+
+    /** A request without a constraint. */
+    public SeqRequest(
+            String id,
+            int[] promptIds,
+            int maxTokens,
+            SamplingParams sampling,
+            Set<Integer> stopTokenIds,
+            boolean ignoreEos,
+            int logprobs) {
+        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, null);
     }
 
     /** A greedy request with no stop ids and no logprobs. */

@@ -49,7 +49,7 @@ public record StepBatch(
         private int m;
         private final List<Draw> draws = new ArrayList<>();
 
-        private record Draw(int row, SamplingParams params, int generated) {}
+        private record Draw(int row, SamplingParams params, int generated, int[] mask) {}
 
         public Builder(int blockSize, int maxBlocksPerSeq) {
             this.blockSize = blockSize;
@@ -126,14 +126,24 @@ public record StepBatch(
             if (m == 0) {
                 throw new IllegalStateException("no logits row to sample");
             }
-            draws.add(new Draw(m - 1, p, generated));
+            draws.add(new Draw(m - 1, p, generated, null));
+            return this;
+        }
+
+        /** Restricts the last draw ({@link #sample}) to the ids of {@code mask} ({@link SamplingRows#mask}; null: none). */
+        public Builder mask(int[] mask) {
+            if (draws.isEmpty()) {
+                throw new IllegalStateException("no draw to mask");
+            }
+            Draw d = draws.remove(draws.size() - 1);
+            draws.add(new Draw(d.row(), d.params(), d.generated(), mask));
             return this;
         }
 
         public StepBatch build() {
             SamplingRows sr = new SamplingRows(m);
             for (Draw d : draws) {
-                sr.set(d.row(), d.params(), d.generated());
+                sr.set(d.row(), d.params(), d.generated()).mask(d.row(), d.mask());
             }
             return new StepBatch(
                     Arrays.copyOf(ids, n),

@@ -20,6 +20,11 @@ import io.tensorlane.runtime.sched.Scheduler;
 import io.tensorlane.runtime.sched.SeqRequest;
 import io.tensorlane.runtime.serve.http.HttpFront;
 import io.tensorlane.runtime.serve.http.Responder;
+import io.tensorlane.runtime.structured.GrammarConstraint;
+import io.tensorlane.runtime.structured.Grammars;
+import io.tensorlane.runtime.structured.SchemaException;
+import io.tensorlane.runtime.structured.TokenMasks;
+import io.tensorlane.runtime.structured.TokenVocabulary;
 import io.tensorlane.runtime.text.ModelTokenizer;
 import io.tensorlane.runtime.text.SamplingParams;
 import io.vertx.core.http.HttpMethod;
@@ -47,6 +52,7 @@ public final class OpenAiService {
     private final ChatTemplates templates;
     private final Scheduler scheduler;
     private final String toolParser;
+    private volatile Grammars grammars;
 
     /**
      * @param templates the model's chat templates ({@link ChatTemplates#isEmpty()}: chat answers 400)
@@ -126,7 +132,8 @@ public final class OpenAiService {
             }
             prompts.add(ids);
         }
-        submit(new GenerationJob(false, info.id(), r.params(), out, tok), false, prompts, r.params(), out);
+        TokenMasks masks = r.params().responseFormat() == null ? null : jsonMasks(r.params());
+        submit(new GenerationJob(false, info.id(), r.params(), out, tok), false, prompts, r.params(), masks, out);
     }
 
     private void chat(HttpServerRequest req, byte[] body, Responder out) {
@@ -157,7 +164,69 @@ public final class OpenAiService {
         GenerationJob job = new GenerationJob(
                 true, info.id(), r.params(), out, tok, format, r.parallelToolCalls() ? Integer.MAX_VALUE : 1);
         // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
-        submit(job, true, List.of(tok.encode(text, false)), r.params(), out);
+        submit(job, true, List.of(tok.encode(text, false)), r.params(), constraint(r), out);
+    }
+
+    /** The grammar a chat answer is held to: forced tool calls, a response_format, or none. */
+    private TokenMasks constraint(ChatCompletionRequest r) {
+        if (r.toolChoice().forced()) {
+            if (r.params().responseFormat() != null) {
+                throw OpenAiException.badRequest(
+                        "response_format",
+                        "'response_format' and a forced 'tool_choice' (\"required\" or a named function) cannot be "
+                                + "combined");
+            }
+            List<Grammars.Tool> tools = new ArrayList<>();
+            for (int i = 0; i < r.tools().size(); i++) {
+                @SuppressWarnings("unchecked")
+                Map<String, Object> fn = (Map<String, Object>) r.tools().get(i).get("function");
+                String name = (String) fn.get("name");
+                if (r.toolChoice().name() == null || r.toolChoice().name().equals(name)) {
+                    Object params = fn.get("parameters");
+                    tools.add(new Grammars.Tool(name, params == null ? null : OpenAiJson.MAPPER.valueToTree(params)));
+                }
+            }
+            try {
+                return checked(grammars().toolCalls(toolParser, tools, r.parallelToolCalls()), "tools");
+            } catch (SchemaException e) {
+                throw OpenAiException.badRequest(e.at(), "tool parameters cannot be enforced: " + e.getMessage());
+            }
+        }
+        return r.params().responseFormat() == null ? null : jsonMasks(r.params());
+    }
+
+    private TokenMasks jsonMasks(GenerationParams p) {
+        try {
+            return checked(grammars().json(p.responseFormat().schema()), "response_format");
+        } catch (SchemaException e) {
+            String at = "response_format.json_schema.schema" + e.at().substring(1);
+            throw OpenAiException.badRequest(at, "json_schema cannot be enforced: " + at + ": " + e.why());
+        }
+    }
+
+    /** The masks, once their first one is known to allow something (computed here, off the scheduler thread). */
+    private static TokenMasks checked(TokenMasks m, String field) {
+        for (int w : m.mask(m.start())) {
+            if (w != 0) {
+                return m;
+            }
+        }
+        throw OpenAiException.badRequest(field, "'" + field + "' allows no answer this model's vocabulary can write");
+    }
+
+    /** The model's vocabulary as bytes, read from tokenizer.json at the first structured request. */
+    private Grammars grammars() {
+        Grammars g = grammars;
+        if (g == null) {
+            synchronized (this) {
+                if (grammars == null) {
+                    grammars = new Grammars(TokenVocabulary.load(
+                            tok.modelDir(), info.vocabSize(), new java.util.HashSet<>(tok.eosTokenIds())));
+                }
+                g = grammars;
+            }
+        }
+        return g;
     }
 
     /** The format the answer's tool calls are parsed with, null when the answer is text (tool_choice none). */
@@ -171,10 +240,6 @@ public final class OpenAiService {
                     "tool_choice \"" + r.toolChoice().mode().name().toLowerCase(java.util.Locale.ROOT)
                             + "\" needs a tool-call parser, and none was found for this model: start serve with "
                             + "--tool-call-parser (hermes, llama3_json, mistral)");
-        }
-        if (r.toolChoice().forced()) {
-            throw OpenAiException.notSupported(
-                    "tool_choice", "tool_choice \"required\" or a named function (constrained decoding)");
         }
         return ToolCallFormat.named(toolParser);
     }
@@ -194,7 +259,8 @@ public final class OpenAiService {
         return messages;
     }
 
-    private void submit(GenerationJob job, boolean chat, List<int[]> prompts, GenerationParams p, Responder out) {
+    private void submit(
+            GenerationJob job, boolean chat, List<int[]> prompts, GenerationParams p, TokenMasks masks, Responder out) {
         List<Integer> maxTokens = new ArrayList<>();
         for (int[] ids : prompts) {
             RequestValidator.checkLength(info, ids.length, p.maxTokens(), chat);
@@ -221,7 +287,8 @@ public final class OpenAiService {
                         sp,
                         new HashSet<>(p.stopTokenIds()),
                         p.ignoreEos(),
-                        logprobs);
+                        logprobs,
+                        masks == null ? null : new GrammarConstraint(masks));
                 var listener = job.choice(index, ids, j == 0);
                 submits.add(() -> job.handle(scheduler.submit(sr, listener)));
             }

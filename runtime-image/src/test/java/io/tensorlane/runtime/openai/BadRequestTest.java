@@ -218,10 +218,28 @@ class BadRequestTest {
                 chat("{" + C + ", \"documents\": {\"a\": 1}}", 400, "documents", "must be an array of objects"),
                 chat("{" + C + ", \"functions\": [{\"name\": \"f\"}]}", 400, "functions", "is not supported"),
                 chat(
-                        "{" + C + ", \"response_format\": {\"type\": \"json_object\"}}",
+                        "{" + C + ", \"response_format\": {\"type\": \"yaml\"}}",
                         400,
-                        "response_format",
-                        "is not supported"),
+                        "response_format.type",
+                        "must be \"text\", \"json_object\" or \"json_schema\""),
+                chat("{" + C + ", \"response_format\": {}}", 400, "response_format.type", "is required"),
+                chat(
+                        "{" + C + ", \"response_format\": {\"type\": \"json_schema\"}}",
+                        400,
+                        "response_format.json_schema",
+                        "is required"),
+                chat(
+                        "{" + C
+                                + ", \"response_format\": {\"type\": \"json_schema\", \"json_schema\": {\"name\": \"x\"}}}",
+                        400,
+                        "response_format.json_schema.schema",
+                        "is required"),
+                chat(
+                        "{" + C
+                                + ", \"response_format\": {\"type\": \"json_schema\", \"json_schema\": {\"schema\": 3}}}",
+                        400,
+                        "response_format.json_schema.schema",
+                        "must be an object"),
                 chat("{" + C + ", \"temperature\": -1}", 400, "temperature", "non-negative"),
                 chat("{" + C + ", \"continue_final_message\": true}", 400, "continue_final_message", "Cannot set both"),
                 chat("{" + C + ", \"chat_template_kwargs\": [1]}", 400, "chat_template_kwargs", "must be an object"),

@@ -9,14 +9,17 @@ import java.nio.ByteOrder;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The device layout tl_sample_f32 reads (tl_sample.cuh): field blocks of capacity entries at 0, 4c, 8c, 12c, 16c, 20c bytes. */
+/**
+ * The device layout tl_sample_f32 reads (tl_sample.cuh): field blocks of capacity entries at 0, 4c, 8c, 12c, 16c, 20c,
+ * 28c bytes, then a mask slot per row from 32c bytes.
+ */
 class SamplingRowsTest {
     @Test
     void packsEachFieldInItsBlock() {
         SamplingRows r =
                 new SamplingRows(3).set(1, new SamplingParams(0.7f, 0.9f, 40, 0.05f, 0x1234_5678_9ABC_DEF0L), 17);
         int cap = 4;
-        ByteBuffer b = ByteBuffer.allocate(4 * 7 * cap).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(4 * 8 * cap).order(ByteOrder.LITTLE_ENDIAN);
         b.asIntBuffer().put(r.pack(cap));
         assertThat(b.getFloat(0)).isZero(); // row 0 never set: greedy
         assertThat(b.getFloat(4)).isEqualTo(0.7f); // temperature[1]
@@ -28,6 +31,29 @@ class SamplingRowsTest {
         assertThat(b.getInt(16 * cap + 4)).isEqualTo(17); // counter[1]
         assertThat(b.getLong(20 * cap + 8)).isEqualTo(0x1234_5678_9ABC_DEF0L); // seed[1], 8-byte aligned
         assertThat(b.getLong(20 * cap)).isZero();
+        assertThat(b.getInt(28 * cap + 4)).as("no mask").isZero();
+    }
+
+    @Test
+    void maskedRowsAreFlaggedAndHaveASlotEach() {
+        int[] mask = {0b101};
+        SamplingRows r = new SamplingRows(3).mask(2, mask);
+        assertThat(r.allGreedy()).isTrue();
+        assertThat(r.trivial())
+                .as("a mask must be uploaded even for greedy rows")
+                .isFalse();
+        assertThat(new SamplingRows(3).trivial()).isTrue();
+        int cap = 4;
+        int[] w = r.pack(cap);
+        assertThat(w).hasSize(8 * cap);
+        assertThat(w[7 * cap + 2]).isEqualTo(1);
+        assertThat(w[7 * cap]).isZero();
+        assertThat(r.padTo(4).mask(2)).isSameAs(mask);
+        assertThat(r.padTo(4).mask(3)).isNull();
+        // vocab 33: two words per mask; row 1's slot after row 0's, all after the 8 x cap parameter words
+        assertThat(SamplingRows.maskWords(33)).isEqualTo(2);
+        assertThat(SamplingRows.maskOffset(cap, 1, 33)).isEqualTo(8L * cap + 2);
+        assertThat(SamplingRows.layoutWords(cap, 33)).isEqualTo(8L * cap + 2L * cap);
     }
 
     @Test

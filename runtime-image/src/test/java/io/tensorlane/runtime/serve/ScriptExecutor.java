@@ -9,7 +9,9 @@ import java.util.Map;
 /**
  * A fake step function that answers every sequence with the same scripted token ids, then EOS: a sequence is known by
  * the first block of its block table, and its prompt length is read off the step whose chunk starts at position 0
- * (prompts here fit one chunk). The script is set by the test before each request.
+ * (prompts here fit one chunk). The script is set by the test before each request. A row with a token mask takes the
+ * scripted token when the mask allows it, else the first allowed of {@code "}, {@code }}, {@code ]}, {@code 0}, EOS,
+ * else the lowest allowed id (as a GPU sampler honours the mask: whatever it draws is allowed).
  */
 final class ScriptExecutor implements StepExecutor {
     private final int vocab;
@@ -42,8 +44,26 @@ final class ScriptExecutor implements StepExecutor {
             int len = promptLength.computeIfAbsent(head(b, t), h -> pos + 1);
             int k = pos + 1 - len;
             ids[i] = k < s.length ? s[k] : eos;
+            int[] mask = b.sampling().mask(i);
+            if (mask != null && !allowed(mask, ids[i])) {
+                ids[i] = fallback(mask);
+            }
         }
         return new StepResult(ids, wantLogits ? new float[m * vocab] : null);
+    }
+
+    static boolean allowed(int[] mask, int id) {
+        return id >= 0 && id < mask.length * 32 && (mask[id >>> 5] >>> (id & 31) & 1) != 0;
+    }
+
+    private int fallback(int[] mask) {
+        for (int id : new int[] {'"', '}', ']', '0', eos}) {
+            if (allowed(mask, id)) return id;
+        }
+        for (int id = 0; id < mask.length * 32; id++) {
+            if (allowed(mask, id)) return id;
+        }
+        throw new IllegalStateException("a mask that allows nothing");
     }
 
     private static int head(StepBatch b, int token) {
