@@ -60,7 +60,7 @@ class StructuredServeTest {
                 Set.copyOf(tok.eosTokenIds()),
                 metrics);
         server = ModelServer.start(
-                new ModelServer.Options("tiny", "127.0.0.1", 0, 4, 1 << 20, Duration.ofSeconds(5), "hermes"),
+                new ModelServer.Options("tiny", "127.0.0.1", 0, 4, 1 << 20, Duration.ofSeconds(5), true, "hermes"),
                 tok,
                 scheduler,
                 metrics,
