@@ -9,8 +9,9 @@
 #               --geometry qwen3-30b-a3b): bench-model (decode at BATCHES, context 512, prefill 2048) and
 #               bench_transformers.py (read bandwidth; eager decode and prefill, transformers' default experts
 #               implementation), then oracle/moe_bench_summary.py
-# STEPS ("models routing bench"), BUDGET (570 s). Results under $OUT: models.txt, routing-*.json, moe-bench.txt and
-# the raw JSON; exit 0 when every part passes.
+# STEPS ("models routing bench"), BUDGET (570 s), BENCH_ARGS (extra bench-model arguments, e.g. --op-breakdown).
+# Results under $OUT: models.txt, routing-*.json, moe-bench.txt, moe-ours.log and the raw JSON; exit 0 when every part
+# passes.
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
 mkdir -p "$OUT"
@@ -50,7 +51,8 @@ if has bench; then
   t=$(( $(left) / 3 )); [ $t -gt 150 ] && t=150
   timeout -s QUIT -k 5 $t $JAVA -jar "$APP" bench-model --model $CK --tp 1 --batches "${BATCHES:-1,8,32,128}" \
     --context 512 --prefill-tokens 2048 --warmup 200 --iters 30 --prefill-iters 5 --max-seconds $(( t - 15 )) \
-    --label moe-tp1 --json "$OUT/moe-ours.json" > /tmp/moe-ours.log 2>&1 || rc=1
+    --label moe-tp1 --json "$OUT/moe-ours.json" ${BENCH_ARGS:-} > /tmp/moe-ours.log 2>&1 || rc=1
+  cp /tmp/moe-ours.log "$OUT/moe-ours.log"
   grep -E '^(bench-model|load|engine: loaded| batch| +[0-9]+ |prefill)' /tmp/moe-ours.log | cut -c1-200
   t=$(( $(left) - 15 ))
   timeout -k 10 $t $PY $ORACLE/bench_transformers.py --model $CK --parts bw,eager --batches "${BATCHES:-1,8,32,128}" \

@@ -10,7 +10,8 @@
 #   3. the 8B geometry: a server with the cache on and one with it off, both on the GPU at once (each with its own
 #      --kv-cache-tokens; only one is loaded by loadgen at a time), loadgen --workload multi-turn: a shared system prompt
 #      of about 2,000 tokens (words calibrated with one request), 3 turns per conversation, 32 output tokens, at 8
-#      concurrent conversations (16 conversations) and 32 (32), on and off alternately
+#      concurrent conversations and 32 (32 conversations each), on and off alternately, after a warm-up of each server
+#      with another seed (another system prompt)
 #   4. the table: TTFT median on / off and the ratio (issue #33's target: off / on >= 3), output throughput, hit rate
 # The bench tokenizer decodes a random model's ids as "<tN>" text that re-tokenizes into other ids, so a turn's cache
 # hit covers the system prompt and the history up to the previous answer, not the answer itself.
@@ -103,8 +104,15 @@ PYEOF
 say "== system prompt: ${words:=700} words for about 2,000 tokens"
 LG="$JAVA -jar $APP loadgen --model llama-8b --workload multi-turn --system-prompt-len $words --turns 3 --input-len 40 \
   --output-len 32 --ignore-eos --warmup 0 --timeout 120s"
+# warm-up: each server's JIT, CUDA graphs and mixed-step paths, with another seed (so another system prompt: nothing the
+# measured runs could hit in the cache); without it the first level measured a cold JVM (2026-12-02: c=8 2.74x)
+for port in 18311 18312; do
+  timeout "$(tmo 60 20)" $LG --url "http://127.0.0.1:$port" --seed 7 --concurrency 8 --num-requests 8 \
+    --out-dir "/tmp/prefix-warmup-$port" > /dev/null 2>&1
+  say "== warm-up :$port: exit $? ($(left) s left)"
+done
 for c in 8 32; do
-  n=$(( c == 8 ? 16 : 32 ))
+  n=32
   for mode in on off; do
     port=$([ $mode = on ] && echo 18311 || echo 18312)
     timeout "$(tmo 120 20)" $LG --url "http://127.0.0.1:$port" --concurrency $c --num-requests $n \
@@ -112,7 +120,10 @@ for c in 8 32; do
     say "== loadgen $mode c=$c: exit $? ($(left) s left)"
   done
 done
-curl -s http://127.0.0.1:18311/metrics | grep -E '^tensorlane:(prefix_cache|prompt_tokens|num_preemptions)' >> "$LOG"
+for port in 18311 18312; do
+  curl -s http://127.0.0.1:$port/metrics | grep -E '^tensorlane:(prefix_cache|prompt_tokens|num_preemptions|request_queue_time_seconds_(sum|count)|time_to_first_token_seconds_(sum|count))' \
+    | sed "s/^/:$port /" >> "$LOG"
+done
 kill -TERM $on $off; wait $on $off
 $PY - "$OUT" <<'PYEOF' | tee -a "$TABLE"
 import json, sys, os

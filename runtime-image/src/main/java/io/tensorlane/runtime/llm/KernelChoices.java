@@ -31,9 +31,9 @@ public record KernelChoices(
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
     /**
-     * {@code on}: a MoE layer's long steps run each projection's experts in one cuBLAS grouped GEMM (measured 24.0 vs
-     * 34.3 ms for a 2,048-token prefill of 8 Qwen3-30B-A3B layers, H200, 2026-12-02, not yet checked against
-     * transformers); {@code off} (unset): one GEMM per expert, the path checked against transformers.
+     * {@code on} (unset): a MoE layer's long steps run each projection's experts in one cuBLAS grouped GEMM (24.0 vs
+     * 34.3 ms for a 2,048-token prefill of 8 Qwen3-30B-A3B layers; outputs checked against transformers at TP 1-8, both
+     * H200, 2026-12-02); {@code off}: one GEMM per expert.
      */
     public static final String MOE_GROUPED_GEMM_ENV = "TENSORLANE_MOE_GROUPED_GEMM";
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
@@ -61,7 +61,7 @@ public record KernelChoices(
                 parseOnOff(FUSED_NORM_ENV, fusedNorm, true),
                 parseOnOff(PUSH_ENV, push, false),
                 parseFp8(fp8Gemm),
-                parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, false));
+                parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true));
     }
 
     /** The choices of this process's environment. */

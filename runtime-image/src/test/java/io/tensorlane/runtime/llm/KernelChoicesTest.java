@@ -68,11 +68,11 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_MOE_GROUPED_GEMM=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"; false", "off; false", "on; true", " ON ; true"})
-    void moeGroupedGemmIsOffUnlessAskedFor(String value, boolean on) {
+            value = {"; true", "off; false", " OFF ; false", "on; true"})
+    void moeGroupedGemmIsOnUnlessSwitchedOff(String value, boolean on) {
         assertThat(KernelChoices.parse(null, null, null, null, value).moeGroupedGemm())
                 .isEqualTo(on);
-        assertThat(KernelChoices.parse(null, null, null, null).moeGroupedGemm()).isFalse();
+        assertThat(KernelChoices.parse(null, null, null, null).moeGroupedGemm()).isTrue();
     }
 
     @Test
