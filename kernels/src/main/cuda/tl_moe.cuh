@@ -166,33 +166,74 @@ __device__ __forceinline__ void tl_moe_combine(const Y* ys, const int* inv, cons
 // Groups the pairs by expert for the grouped GEMMs of long steps: counts[e] (E), offsets[e] = sum of counts below e
 // (E + 1 entries), sorted_tok[j] = the token of the j-th pair in expert order (pairs of one expert in pair order: stable,
 // so the result never depends on scheduling), inv[p] = where pair p went. Launch: one block of kMoeSortThreads; E <= 512.
+// Each of the block's 16 warps owns one contiguous segment of the pairs (segments in pair order): it counts its pairs
+// per expert (lanes of one expert found with __match_any_sync, their leader adds the group's size), thread e then turns
+// the 16 counts of expert e into each segment's first slot, and each warp walks its segment again, 32 pairs at a time,
+// placing a pair at its segment's slot for the expert plus its rank among the lanes of that expert below it. Every
+// read of ids is coalesced and every pass is parallel over the segments (the first version scanned all pairs once per
+// expert: 1.5 ms for 2,048 tokens x top-8 over 128 experts).
 constexpr int kMoeSortThreads = 512;
+constexpr int kMoeSortWarps = kMoeSortThreads / 32;
 __device__ __forceinline__ void tl_moe_sort(const int* ids, int pairs, int E, int k, int* counts, int* offsets,
                                             int* sorted_tok, int* inv) {
-  __shared__ int off[kMoeSortThreads + 1];
-  const int e = threadIdx.x;
+  __shared__ int slot[kMoeSortWarps][kMoeSortThreads];  // per segment and expert: its count, then its first slot
+  __shared__ int warp_sum[kMoeSortWarps];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int i = tid; i < kMoeSortWarps * kMoeSortThreads; i += blockDim.x) (&slot[0][0])[i] = 0;
+  __syncthreads();
+  const int seg = (pairs + kMoeSortWarps - 1) / kMoeSortWarps;
+  const int begin = min(pairs, warp * seg), end = min(pairs, begin + seg);
+  const unsigned below = (1u << lane) - 1u;
+  for (int base = begin; base < end; base += 32) {
+    const int p = base + lane;
+    const int id = p < end ? ids[p] : -1;
+    const int e = id < E ? id : -1;  // an id out of range (never written by tl_moe_route) is not placed
+    const unsigned same = __match_any_sync(0xffffffffu, e);
+    if (e >= 0 && (same & below) == 0) slot[warp][e] += __popc(same);  // the group's leader; one leader per expert
+    __syncwarp();
+  }
+  __syncthreads();
+  // thread e: the expert's total, then an exclusive scan of the totals over the block (warp scans, then their sums)
+  const int e = tid;
   int c = 0;
   if (e < E) {
-    for (int p = 0; p < pairs; ++p) c += ids[p] == e;
+    for (int w = 0; w < kMoeSortWarps; ++w) c += slot[w][e];
     counts[e] = c;
   }
-  off[e + 1] = e < E ? c : 0;
+  int incl = c;
+  for (int d = 1; d < 32; d <<= 1) {
+    const int v = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += v;
+  }
+  if (lane == 31) warp_sum[warp] = incl;
   __syncthreads();
-  if (e == 0) {
-    off[0] = 0;
-    for (int i = 1; i <= E; ++i) off[i] += off[i - 1];
-    for (int i = 0; i <= E; ++i) offsets[i] = off[i];
+  int before = 0;
+  for (int w = 0; w < warp; ++w) before += warp_sum[w];
+  const int excl = before + incl - c;
+  if (e < E) {
+    offsets[e] = excl;
+    if (e == E - 1) offsets[E] = excl + c;
+    int run = excl;
+    for (int w = 0; w < kMoeSortWarps; ++w) {
+      const int n = slot[w][e];
+      slot[w][e] = run;
+      run += n;
+    }
   }
   __syncthreads();
-  if (e < E) {
-    int j = off[e];
-    for (int p = 0; p < pairs; ++p) {
-      if (ids[p] == e) {
-        sorted_tok[j] = p / k;
-        inv[p] = j;
-        ++j;
-      }
+  for (int base = begin; base < end; base += 32) {
+    const int p = base + lane;
+    const int id = p < end ? ids[p] : -1;
+    const int e2 = id < E ? id : -1;
+    const unsigned same = __match_any_sync(0xffffffffu, e2);
+    if (e2 >= 0) {
+      const int j = slot[warp][e2] + __popc(same & below);
+      sorted_tok[j] = p / k;
+      inv[p] = j;
     }
+    __syncwarp();
+    if (e2 >= 0 && (same & below) == 0) slot[warp][e2] += __popc(same);
+    __syncwarp();
   }
 }
 

@@ -240,7 +240,17 @@ public final class KernelCheckCommand implements Callable<Integer> {
             String nm = "n=" + sh[0] + ",E=" + sh[1] + ",k=" + sh[2] + ",hidden=" + sh[3] + ",inter=" + sh[4];
             guard("moe_experts", t, nm, () -> mc.expertCase(t, sh[0], sh[1], sh[2], sh[3], sh[4]));
         }
-        int[][] grouped = {{40, 16, 2, 512}, {300, 128, 8, 96}, {7, 512, 4, 64}};
+        // the sort's segments (16 warps): fewer pairs than warps, every pair on one expert (E = 2: only even ids), a
+        // prefill of 2,048 tokens x top-8 over 128 experts, and 65,536 pairs over 512 experts
+        int[][] grouped = {
+            {40, 16, 2, 512},
+            {300, 128, 8, 96},
+            {7, 512, 4, 64},
+            {3, 8, 2, 16},
+            {100, 2, 2, 16},
+            {2048, 128, 8, 8},
+            {8192, 512, 8, 4}
+        };
         for (int[] g : grouped) {
             String nm = "n=" + g[0] + ",E=" + g[1] + ",k=" + g[2] + ",out=" + g[3];
             guard("moe_grouped", t, nm, () -> mc.groupedCase(t, g[0], g[1], g[2], g[3]));
