@@ -29,6 +29,30 @@ public final class ShardPlan {
 
     private ShardPlan() {}
 
+    /** Whether a device tensor key is a MoE layer's stacked experts ({@code layers.{i}.experts_gate_up|experts_down}). */
+    public static boolean isExperts(String key) {
+        return key.endsWith(".experts_gate_up") || key.endsWith(".experts_down");
+    }
+
+    /**
+     * Whether some MoE layer's experts are stored in FP8 (the quantization covers their projections, i.e. they are not
+     * in its list of unquantized modules); the router ({@code mlp.gate}) always stays in the model's dtype.
+     */
+    public static boolean fp8Experts(ModelConfig c) {
+        if (c.moe() == null) {
+            return false;
+        }
+        ExpertNames names = c.architecture().experts();
+        Quantization q = c.quantization();
+        return c.moe().moeLayers().stream()
+                .anyMatch(l -> q.quantizes(Fp8Shards.module(names.expert(l, 0, names.gate()))));
+    }
+
+    /** Whether a checkpoint tensor is a linear's weight, stored in FP8 where the quantization covers its module. */
+    static boolean isLinear(String name) {
+        return LINEARS.stream().anyMatch(name::endsWith) || name.contains(".experts.");
+    }
+
     /** The checkpoint tensor name {@code model.layers.{layer}.{suffix}}. */
     public static String layer(int layer, String suffix) {
         return "model.layers." + layer + "." + suffix;
@@ -237,12 +261,17 @@ public final class ShardPlan {
                 problems.add("tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected "
                         + Arrays.toString(shape));
             }
-            if (q.quantizes(Fp8Shards.module(name)) && LINEARS.stream().anyMatch(name::endsWith)) {
+            if (q.quantizes(Fp8Shards.module(name)) && isLinear(name)) {
                 Fp8Shards.expect(q, ck, name, shape, problems);
             } else if (t.dtype() != want) {
                 problems.add("tensor " + name + " has dtype " + t.dtype() + ", expected " + want + " (config dtype "
                         + c.dtype().hfName()
-                        + (q.fp8() ? "; " + q.describe() + " covers the decoder layers' linears only" : "") + ")");
+                        + (q.fp8()
+                                ? "; " + q.describe()
+                                        + " covers the decoder layers' linears and experts only, not norms,"
+                                        + " embeddings or the MoE router"
+                                : "")
+                        + ")");
             }
         }
         if (!problems.isEmpty()) {
