@@ -4,7 +4,6 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
-import io.tensorlane.runtime.model.WeightType;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
@@ -106,7 +105,7 @@ final class ExpertGemms {
                 continue;
             }
             long wAt = w.address() + (long) x0 * out * in; // e4m3: one byte an element
-            long sAt = w.scales() + 4L * scaleOffset(w.type(), x0, out, in);
+            long sAt = w.scales() + 4L * w.type().scaleOffset((long) x0 * out, in);
             kernels.dequantFp8(dt, w.type(), wAt, sAt, scratch, out, in, s);
             blas.linear(
                     dt,
@@ -119,19 +118,5 @@ final class ExpertGemms {
                     out,
                     out);
         }
-    }
-
-    /**
-     * The first scale (in floats) of expert {@code e}'s [out, in] slice of a stacked FP8 weight: its stacked first row
-     * e * out, over the type's row block (the compact grid is only chosen when every expert starts on a 128-row
-     * boundary), times the grid's columns; a per-row vector holds one scale a row.
-     */
-    static long scaleOffset(WeightType type, int e, int out, int in) {
-        long row = (long) e * out;
-        if (row % type.rowBlock() != 0) {
-            throw new IllegalStateException(
-                    "expert " + e + " starts at stacked row " + row + ", inside a " + type.rowBlock() + "-row block");
-        }
-        return row / type.rowBlock() * type.scaleCols(in);
     }
 }
