@@ -65,7 +65,8 @@ class MoeModelE2ETest {
                 "org/tiny-moe-fp8",
                 new LocalHub.Repo(SHA, MoeCheckpoints.checkpoint(TINY, Checkpoints.Weights.FP8_BLOCK, 1), null, false));
         hub.put("org/deepseek-like", new LocalHub.Repo(SHA, deepseekLike(), null, false));
-        // one node for the SGLang rollout, one for the Tensorlane one
+        // one node for the SGLang rollout, one for the Tensorlane bf16 one, one for the Tensorlane FP8 one
+        sim.addNode(TopologyFixtures.L40S_2);
         sim.addNode(TopologyFixtures.L40S_2);
         sim.addNode(TopologyFixtures.L40S_2);
         operator = OperatorHarness.start(

@@ -140,10 +140,6 @@ final class MoeMlp implements MlpBlock {
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
         this.offsets = new int[moe.experts() + 1];
-        if (gateUpW.type().fp8() != downW.type().fp8()) {
-            throw new IllegalArgumentException("experts' gate/up is " + gateUpW.type() + " but down is " + downW.type()
-                    + " (both FP8 or both in the model's dtype)");
-        }
         this.gemms =
                 new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * Which checkpoint windows go into which device tensor on one tensor-parallel rank (Megatron layout): q/k/v and
@@ -35,8 +36,9 @@ public final class ShardPlan {
     }
 
     /**
-     * Whether some MoE layer's experts are stored in FP8 (the quantization covers their projections, i.e. they are not
-     * in its list of unquantized modules); the router ({@code mlp.gate}) always stays in the model's dtype.
+     * Whether some MoE layer's expert projections are stored in FP8 (the quantization covers them, i.e. they are not in
+     * its list of unquantized modules; gate/up and down may differ); the router ({@code mlp.gate}) always stays in the
+     * model's dtype.
      */
     public static boolean fp8Experts(ModelConfig c) {
         if (c.moe() == null) {
@@ -45,7 +47,8 @@ public final class ShardPlan {
         ExpertNames names = c.architecture().experts();
         Quantization q = c.quantization();
         return c.moe().moeLayers().stream()
-                .anyMatch(l -> q.quantizes(Fp8Shards.module(names.expert(l, 0, names.gate()))));
+                .anyMatch(l -> Stream.of(names.gate(), names.up(), names.down())
+                        .anyMatch(w -> q.quantizes(Fp8Shards.module(names.expert(l, 0, w)))));
     }
 
     /** Whether a checkpoint tensor is a linear's weight, stored in FP8 where the quantization covers its module. */

@@ -240,6 +240,12 @@ class MoeFp8ShardsTest {
                     .hasMessageContaining(
                             "tensor model.layers.0.mlp.experts.0.gate_proj.weight has dtype F8_E4M3, expected BF16");
         }
+        // down_proj left in bf16, gate/up FP8: each stacked tensor as its projections are stored
+        ModelConfig downDense = tiny("[\"lm_head\", \"self_attn\", \"down_proj\"]");
+        assertThat(ShardPlan.fp8Experts(downDense)).isTrue();
+        Map<String, DeviceTensor> dd = plan(downDense, 2, 1);
+        assertThat(dd.get("layers.0.experts_gate_up").type()).isEqualTo(WeightType.FP8_BLOCK);
+        assertThat(dd.get("layers.0.experts_down").type()).isEqualTo(WeightType.DENSE);
         ModelConfig mixed = tiny("[\"lm_head\", \"self_attn\", \"mlp.experts.1.\"]");
         assertThatThrownBy(() -> ShardPlan.forRank(TpLayout.of(mixed, 1), 0))
                 .hasMessageContaining("layers.0.experts_gate_up fuses model.layers.0.mlp.experts.0.gate_proj.weight "
