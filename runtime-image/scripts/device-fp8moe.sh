@@ -20,13 +20,16 @@
 #             top-5 walk, TP N against TP 1; the control must FAIL the same comparison (counted as its PASS)
 #   routing   (reported, not gating) the engine's prefill routing on -fp8b at TP 1 (TENSORLANE_MOE_ROUTING_DUMP)
 #             against transformers' on the -deq twin (oracle/moe_routing.py)
+#   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 layers of the Qwen3-30B-A3B
+#             geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch and prefill
+#             STEPS=bench OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 # One call (BUDGET 570 s) when it fits; else two on the same warm machine:
 #   STEPS="train fp8 ref" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 #   SKIP_TRAIN=1 STEPS="tok gen compare routing" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 # Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), VARIANTS ("fp8b fp8c"), BUDGET,
 # and what device-fp8.sh reads (MODELDIR, REFDIR, TRAIN_STEPS, GEN_TIMEOUT, GEN_ARGS, ACT_QUANT).
 # Results under $OUT: fp8.txt (device-fp8.sh's table), results.json, control.json, fp8-report.json, fp8.log,
-# routing-fp8b.json, fp8moe.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed),
+# routing-fp8b.json, fp8moe.txt; with bench: moe-bf16.json, moe-fp8b.json, their logs, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed),
 # "fp8moe: FAIL", or "fp8moe: PREPARED" (a call without gen and compare: no verdict yet). Exit 0, 1, 2 (preparation).
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
@@ -43,7 +46,7 @@ T0=$(date +%s)
 BUDGET=${BUDGET:-570}
 csv() { local IFS=,; echo "$*"; }
 runs=""; for v in $VARIANTS; do runs="$runs $BASE-$v:$(csv $FP8_TPS)"; done
-fp8_steps=""; for s in $STEPS; do [ "$s" != routing ] && fp8_steps="$fp8_steps $s"; done
+fp8_steps=""; for s in $STEPS; do [ "$s" != routing ] && [ "$s" != bench ] && fp8_steps="$fp8_steps $s"; done
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 rc=0
@@ -81,15 +84,63 @@ if has routing; then
   fi
 fi
 
+# ---- bench (only when STEPS names it; reported, not gating): the Qwen3-30B-A3B geometry with BENCH_LAYERS layers,
+# random bf16 weights (oracle/bench_make_8b.py, as device-moe.sh) and the same weights block-scaled FP8, experts included
+# (oracle/bench_make_fp8.py); bench-model on each at TP 1; the FP8/bf16 step time per batch (issue #31: >= 1.5x at 1)
+bench="not run"
+if has bench; then
+  CK=/tmp/tl-moe30b; ORACLE=runtime-image/scripts/oracle
+  export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  bash "$HERE/device-unpack.sh" > /dev/null 2>&1
+  lft() { echo $(( BUDGET - ($(date +%s) - T0) )); }
+  timeout $(( $(lft) > 400 ? 200 : $(lft) / 3 )) python3 $ORACLE/bench_make_8b.py --geometry qwen3-30b-a3b \
+    --layers "${BENCH_LAYERS:-8}" --out $CK 2>&1 | grep '^bench_make' | cut -c1-250
+  timeout $(( $(lft) > 300 ? 150 : $(lft) / 3 )) python3 $ORACLE/bench_make_fp8.py --src $CK --out $CK-fp8b \
+    --variant fp8b 2>&1 | grep '^bench_make' | cut -c1-250
+  for spec in bf16:$CK fp8b:$CK-fp8b; do
+    label=${spec%%:*}; dir=${spec#*:}
+    t=$(( $(lft) / 2 - 10 )); [ $t -gt 150 ] && t=150
+    [ $t -lt 40 ] && { echo "bench $label: skipped, $(lft) s left"; continue; }
+    timeout -s QUIT -k 5 $t .device/jre/bin/java -Xmx8g -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar \
+      bench-model --model "$dir" --tp 1 --batches "${BATCHES:-1,8,32,128}" --context 512 --prefill-tokens 2048 \
+      --warmup 200 --iters 30 --prefill-iters 5 --max-seconds $(( t - 15 )) --label "moe-$label" \
+      --json "$OUT/moe-$label.json" > "$OUT/moe-$label.log" 2>&1 || echo "bench $label: exit $?"
+  done
+  bench=$(python3 - "$OUT/moe-bf16.json" "$OUT/moe-fp8b.json" <<'PY' 2>&1 | tee "$OUT/fp8moe-bench.txt" | tail -1
+import json, sys
+try:
+    b, f = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print("no bench result (%s)" % e); sys.exit(0)
+bd = {d["batch"]: d for d in b.get("decode", [])}
+print("%-8s %12s %12s %8s" % ("batch", "bf16 ms", "fp8 ms", "bf16/fp8"))
+r1 = None
+for d in f.get("decode", []):
+    o = bd.get(d["batch"])
+    if not o:
+        continue
+    r = o["wall_ms"]["median"] / d["wall_ms"]["median"]
+    r1 = r if d["batch"] == 1 else r1
+    print("%-8s %12.3f %12.3f %7.2fx" % (d["batch"], o["wall_ms"]["median"], d["wall_ms"]["median"], r))
+if b.get("prefill") and f.get("prefill"):
+    print("prefill %d: bf16 %.2f ms, fp8 %.2f ms: %.2fx" % (f["prefill"]["tokens"], b["prefill"]["wall_ms"]["median"],
+          f["prefill"]["wall_ms"]["median"], b["prefill"]["wall_ms"]["median"] / f["prefill"]["wall_ms"]["median"]))
+print("batch-1 decode FP8 vs bf16: %s (target >= 1.5x)" % ("%.2fx" % r1 if r1 else "?"))
+PY
+)
+  cat "$OUT/fp8moe-bench.txt"
+fi
+
 verdict=PASS
 if [ $rc = 2 ]; then verdict=FAIL
 elif [ $rc != 0 ]; then verdict=FAIL
-elif ! has gen || ! has compare; then verdict=PREPARED
+elif ! has gen || ! has compare; then verdict=PREPARED   # a call without the gating steps (prep, bench): no verdict
 fi
 {
   echo "FP8 experts: $BASE $VARIANTS at TP $FP8_TPS (refusal: -fp8b at TP 8; control: -fp8b-badscale at TP 1)"
   grep -E "^(refusal|control|selfcheck)|^fp8:" "$OUT/fp8.txt" 2>/dev/null
   echo "routing (reported, not gating): $routing"
+  echo "bench (reported, not gating): $bench"
   echo "device-fp8.sh: exit $rc, $(( $(date +%s) - T0 )) s"
   echo "fp8moe: $verdict"
 } > "$OUT/fp8moe.txt"

@@ -10,8 +10,9 @@
 //                  starts on a 128-row boundary (io.tensorlane.runtime.model.Fp8Shards), so g / 128 is expert e's own
 //                  block row; row_block 1: each weight row carries its block row's scales.
 //   BLOCK = false: scale [E * out], one per row (per-channel; a per-tensor scale is repeated by the loader).
-// Rows of whole 16-byte chunks (in % 16 == 0, x and w 16-byte aligned) take 16-byte streamed weight loads, each chunk
-// inside one 128-column block (scaled once, fp32); other widths a scalar loop. fp32 accumulation.
+// Rows of whole 16-byte chunks (in % 16 == 0, x and w 16-byte aligned) take 16-byte streamed weight loads (kFp8Unroll
+// in flight a lane), each chunk inside one 128-column block (scaled once, fp32); other widths a scalar loop. fp32
+// accumulation; the summation order differs from the host reference's and cuBLAS'.
 // Launch: grid (pairs, ceil(out / kGemvWarps)), block kGemvWarps * 32 (one warp per output row of one pair).
 #pragma once
 
@@ -32,12 +33,22 @@ __device__ __forceinline__ void tl_moe_pairs_fp8(const T* x, const uint8_t* w, c
     const uint4* w4 = reinterpret_cast<const uint4*>(wr);
     const uint4* x4 = reinterpret_cast<const uint4*>(xr);
     const int chunks = in >> 4;
-    for (int c = lane; c < chunks; c += 32) {
+    auto consume = [&](const uint4 wv, int c) {
       float wf[16];
-      tlfp8::unpack16(ld_stream(w4 + c), wf);
+      tlfp8::unpack16(wv, wf);
       const float d = tlfp8::dot16<T>(wf, ld_readonly(x4 + 2 * c), ld_readonly(x4 + 2 * c + 1));
       acc = BLOCK ? fmaf(srow[c >> 3], d, acc) : acc + d;  // 8 chunks of 16 per 128-column block
+    };
+    constexpr int U = tlfp8::kFp8Unroll;  // 16-byte weight loads in flight per lane, as the dense FP8 GEMV
+    int c = lane;
+    for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+      uint4 wv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) wv[u] = ld_stream(w4 + c + 32 * u);
+#pragma unroll
+      for (int u = 0; u < U; ++u) consume(wv[u], c + 32 * u);
     }
+    for (; c < chunks; c += 32) consume(ld_stream(w4 + c), c);
   } else {
     for (int c = lane; c < in; c += 32) {
       const float wv = tle4m3::e4m3x2(wr[c]).x;

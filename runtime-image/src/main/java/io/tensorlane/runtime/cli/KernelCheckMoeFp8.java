@@ -54,10 +54,17 @@ final class KernelCheckMoeFp8 {
 
     void all(DType t, KernelCheckFp8.Guard guard) {
         // {n, experts, top-k, hidden, inter}: Qwen3-MoE-like rows (16-byte chunks, whole and partial 128-column blocks:
-        // 448 = 3.5), one token over top-8, and widths that are no multiple of 16 (200, 72: the scalar path; block and
-        // row layouts only, as the compact grid needs every expert on a 128-row boundary)
+        // 448 = 3.5), one token over top-8, Qwen3-30B-A3B's hidden 2048 with its TP 2 share of 768 (rows of 128
+        // chunks: the unrolled loads), 2560 (the unrolled loads and a remainder), and widths that are no multiple of 16
+        // (200, 72: the scalar path; block-row and row layouts only: the compact grid needs each expert on a block)
         int[][] shapes = {
-            {5, 8, 2, 512, 256}, {1, 16, 8, 512, 128}, {4, 4, 2, 384, 64}, {3, 8, 2, 200, 72}, {2, 4, 2, 448, 96}
+            {5, 8, 2, 512, 256},
+            {1, 16, 8, 512, 128},
+            {4, 4, 2, 384, 64},
+            {1, 16, 8, 2048, 384},
+            {2, 8, 2, 2560, 128},
+            {3, 8, 2, 200, 72},
+            {2, 4, 2, 448, 96}
         };
         for (WeightType type : WeightType.values()) {
             if (!type.fp8()) {
