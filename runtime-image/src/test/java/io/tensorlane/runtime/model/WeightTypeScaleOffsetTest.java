@@ -3,7 +3,9 @@ package io.tensorlane.runtime.model;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,5 +32,38 @@ class WeightTypeScaleOffsetTest {
         }
         assertThatThrownBy(() -> WeightType.FP8_BLOCK.scaleOffset(192, 2048))
                 .hasMessageContaining("a slice from row 192 starts inside a 128-row scale block (FP8_BLOCK)");
+    }
+
+    /**
+     * Expert e's slice of a stacked weight, dequantized alone from its scales at {@link WeightType#scaleOffset}, equals
+     * the same rows of the whole stacked weight dequantized (what the decode kernels read by the stacked row and the
+     * long steps' per-expert dequantization must agree on), for each layout.
+     */
+    @Test
+    void anExpertsSliceDequantizesAsTheStackedRows() {
+        SplittableRandom rnd = new SplittableRandom(7);
+        int experts = 4;
+        int out = 256;
+        int in = 200; // a partial 128-column block
+        byte[] w = new byte[experts * out * in];
+        for (int i = 0; i < w.length; i++) {
+            int v = rnd.nextInt(256);
+            w[i] = (byte) ((v & 0x7f) == 0x7f ? v ^ 1 : v);
+        }
+        for (WeightType type : List.of(WeightType.FP8_BLOCK, WeightType.FP8_BLOCK_ROWS, WeightType.FP8_ROW)) {
+            float[] s = new float[(int) type.scaleCount((long) experts * out, in)];
+            for (int i = 0; i < s.length; i++) {
+                s[i] = (float) (1 + rnd.nextDouble()) / 512;
+            }
+            double[] all = Fp8.dequantize(w, s, type, experts * out, in);
+            for (int e = 0; e < experts; e++) {
+                int from = (int) type.scaleOffset((long) e * out, in);
+                float[] sliceScales = Arrays.copyOfRange(s, from, from + (int) type.scaleCount(out, in));
+                byte[] slice = Arrays.copyOfRange(w, e * out * in, (e + 1) * out * in);
+                assertThat(Fp8.dequantize(slice, sliceScales, type, out, in))
+                        .as(type + " expert " + e)
+                        .containsExactly(Arrays.copyOfRange(all, e * out * in, (e + 1) * out * in));
+            }
+        }
     }
 }
