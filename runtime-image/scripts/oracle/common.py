@@ -16,7 +16,7 @@ EOS = "<|end_of_text|>"
 PAD = "<|pad|>"
 SPECIAL_TOKENS = [BOS, EOS, PAD]          # ids 0, 1, 2 in every tokenizer made here
 
-MODEL_NAMES = ["llama", "mistral", "qwen2", "qwen3", "llama128", "llamaodd", "qwen3moe", "mixtral"]   # make_models.SPECS, in this order
+MODEL_NAMES = ["llama", "mistral", "qwen2", "qwen3", "llama128", "llamaodd", "qwen3moe", "qwen3moe128", "mixtral"]   # make_models.SPECS, in this order
 DEFAULT_MODELS = ["llama", "mistral", "qwen2", "qwen3"]   # what make_models.py makes without --models
 
 # directories of the standard library whose files never enter the corpus (tests, third-party packages,

@@ -14,7 +14,9 @@ For each base model MODELDIR/<name> (bf16 safetensors + tokenizer) and each vari
   <variant>/fp8-report.json  per tensor: the relative norm error ||dequant(fp8) - w_bf16|| / ||w_bf16||, its max and
                     median over the tensors, the scale range; MODELDIR/fp8-report.json: all variants made so far
 
-Quantized: every Linear weight of the decoder layers (self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj). Embeddings,
+Quantized: every Linear weight of the decoder layers (self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj, and a
+Qwen3-MoE's experts mlp.experts.E.{gate,up,down}_proj, each expert its own block grid; the router mlp.gate stays bf16,
+and compressed-tensors variants of a MoE model ignore it by name, re:.*mlp[.]gate$). Embeddings,
 norms (also Qwen3's q_norm/k_norm), biases and lm_head stay bf16 (modules_to_not_convert / ignore: ["lm_head"]); the
 tokenizer files, generation_config.json and the chat template files are copied unchanged. Only torch (CPU is enough),
 numpy and safetensors are used: transformers there cannot run FP8 and the compressed-tensors package is not installed.
@@ -83,7 +85,8 @@ compressed-tensors, format "float-quantized" (-fp8c per channel, -fp8t per tenso
 The references do not emulate FP8 activations ("activation_scheme": "dynamic" / input_activations): they are the
 dequantized weights with bf16/fp32 activations. An engine that also quantizes activations to FP8 adds its own error.
 
-BAD SCALES (the negative control, -fp8b-badscale, from -fp8b's tensors): layer 0 q_proj block (0, 0) doubled; layer 0
+BAD SCALES (the negative control, -fp8b-badscale, from -fp8b's tensors; a MoE model's: moe_badscale_edits, its
+experts' scales only): layer 0 q_proj block (0, 0) doubled; layer 0
 o_proj: every block of block-row 0 doubled (output rows 0..127 of the attention output twice as large); layer 1 (or the
 last) down_proj: block-row 0 set to 0 (MLP output rows 0..127 gone). The fp8 weights are untouched. The script prints
 how much each weight changed and, where transformers runs, the logits cosine between the good and the bad
@@ -105,18 +108,23 @@ from common import log  # noqa: E402
 FP8_MAX = 448.0       # torch.finfo(torch.float8_e4m3fn).max
 BLOCK = 128
 VARIANTS = ("fp8b", "fp8c", "fp8t")
-LINEAR_RE = re.compile(r"^model\.layers\.(\d+)\.(self_attn\.(?:q|k|v|o)_proj|mlp\.(?:gate|up|down)_proj)\.weight$")
+# the decoder's linears, Qwen3-MoE's experts (mlp.experts.E.{gate,up,down}_proj) among them; never the router (mlp.gate)
+LINEAR_RE = re.compile(r"^model\.layers\.(\d+)\.(self_attn\.(?:q|k|v|o)_proj|mlp\.(?:experts\.\d+\.)?(?:gate|up|down)_proj)"
+                       r"\.weight$")
+# compressed-tensors' ignore entry for a MoE router (exact names or re: patterns matched from the start)
+CT_ROUTER_IGNORE = "re:.*mlp[.]gate$"
 SKIP_COPY = {"config.json", "model.safetensors.index.json", "fp8-report.json"}
 
 FP8B_QCFG = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [BLOCK, BLOCK],
              "modules_to_not_convert": ["lm_head"]}
 
 
-def ct_qcfg(strategy):
-    """compressed-tensors quantization_config of an FP8-dynamic checkpoint, weights per `strategy`."""
+def ct_qcfg(strategy, moe=False):
+    """compressed-tensors quantization_config of an FP8-dynamic checkpoint, weights per `strategy`; a MoE model's
+    routers (nn.Linear, target "Linear") are left unquantized by name, as real FP8-dynamic MoE checkpoints do."""
     return {
         "quant_method": "compressed-tensors", "format": "float-quantized", "quantization_status": "compressed",
-        "ignore": ["lm_head"], "kv_cache_scheme": None,
+        "ignore": ["lm_head"] + ([CT_ROUTER_IGNORE] if moe else []), "kv_cache_scheme": None,
         "config_groups": {"group_0": {
             "targets": ["Linear"],
             "weights": {"num_bits": 8, "type": "float", "strategy": strategy, "symmetric": True, "dynamic": False,
@@ -391,7 +399,8 @@ def make_variant(torch, base, base_dir, cfg, sd, linear, variant, models, tensor
                      "scale_min": float(sf.min()), "scale_max": float(sf.max()),
                      "fp8_absmax": float(q.float().abs().max()), "zero_scales_1": int((sf == 1.0).sum())
                      if variant == "fp8b" else None})
-    qcfg = FP8B_QCFG if variant == "fp8b" else ct_qcfg("channel" if variant == "fp8c" else "tensor")
+    moe = is_moe(cfg)
+    qcfg = FP8B_QCFG if variant == "fp8b" else ct_qcfg("channel" if variant == "fp8c" else "tensor", moe)
     copied = prepare_dir(base_dir, out_dir)
     write_config(cfg, out_dir, qcfg, cfg.get("dtype", cfg.get("torch_dtype", "bfloat16")))
     save_checkpoint(qsd, out_dir)
@@ -429,11 +438,14 @@ def make_badscale(torch, base, base_dir, cfg, qsd, quant, deq, models, predict):
     good_ref = "%s-fp8b-deq" % base
     nl = int(cfg.get("num_hidden_layers", 1))
     l1 = min(1, nl - 1)
-    edits = [("model.layers.0.self_attn.q_proj.weight", "block (0, 0) x 2", lambda s: s[0:1, 0:1].mul_(2.0)),
-             ("model.layers.0.self_attn.o_proj.weight", "block row 0 (output rows 0..127) x 2",
-              lambda s: s[0:1, :].mul_(2.0)),
-             ("model.layers.%d.mlp.down_proj.weight" % l1, "block row 0 (output rows 0..127) = 0",
-              lambda s: s[0:1, :].zero_())]
+    if is_moe(cfg):
+        edits = moe_badscale_edits(cfg, quant)
+    else:
+        edits = [("model.layers.0.self_attn.q_proj.weight", "block (0, 0) x 2", lambda s: s[0:1, 0:1].mul_(2.0)),
+                 ("model.layers.0.self_attn.o_proj.weight", "block row 0 (output rows 0..127) x 2",
+                  lambda s: s[0:1, :].mul_(2.0)),
+                 ("model.layers.%d.mlp.down_proj.weight" % l1, "block row 0 (output rows 0..127) = 0",
+                  lambda s: s[0:1, :].zero_())]
     bad = dict(qsd)
     changes, replacements = [], {}
     for wname, what, fn in edits:
@@ -453,7 +465,10 @@ def make_badscale(torch, base, base_dir, cfg, qsd, quant, deq, models, predict):
     save_checkpoint(bad, out_dir)
     rep = {"variant": name, "base": base, "control_of": "%s-fp8b" % base, "reference": good_ref,
            "expect": "compare against %s must FAIL" % good_ref, "changes": changes}
-    if predict:
+    if predict and is_moe(cfg):   # transformers 5 fuses a MoE layer's experts (3-D parameters): no per-expert swap
+        rep["prediction"] = {"error": "not predicted for a MoE model (its experts are fused in transformers)"}
+        log("  %s: no prediction (MoE: transformers keeps the experts fused, not under the checkpoint's names)" % name)
+    elif predict:
         try:
             rep["prediction"] = predict_control(torch, os.path.join(models, good_ref), replacements)
             p = rep["prediction"]
@@ -470,6 +485,29 @@ def make_badscale(torch, base, base_dir, cfg, qsd, quant, deq, models, predict):
         name, "; ".join("%s %s (weights %.3f)" % (c["tensor"].replace("model.layers.", "L"), c["edit"],
                                                    c["weight_rel_change"]) for c in changes), good_ref))
     return rep
+
+
+def is_moe(cfg):
+    return bool(cfg.get("num_experts") or cfg.get("num_local_experts"))
+
+
+def moe_badscale_edits(cfg, quant):
+    """The control of a MoE model touches the experts' scales only (the attention and dense MLPs keep theirs), so only
+    an engine that reads the FP8 experts' scales wrongly passes it: in the first MoE layer, every expert's down_proj
+    block row 0 = 0 (its output rows 0..127 gone) and its up_proj block (0, 0) x 4."""
+    nl = int(cfg.get("num_hidden_layers", 1))
+    dense = set(cfg.get("mlp_only_layers") or [])
+    layer = next((l for l in range(nl) if l not in dense), None)
+    experts = int(cfg.get("num_experts") or cfg.get("num_local_experts"))
+    edits = []
+    for e in range(experts):
+        p = "model.layers.%d.mlp.experts.%d." % (layer, e)
+        edits.append((p + "down_proj.weight", "block row 0 (output rows 0..127) = 0", lambda s: s[0:1, :].zero_()))
+        edits.append((p + "up_proj.weight", "block (0, 0) x 4", lambda s: s[0:1, 0:1].mul_(4.0)))
+    missing = [w for w, _, _ in edits if w not in quant]
+    if layer is None or missing:
+        raise SystemExit("MoE control: no FP8 experts to edit (%s)" % (missing[:2] or "no MoE layer"))
+    return edits
 
 
 def predict_control(torch, deq_dir, replacements):
@@ -657,6 +695,12 @@ def selfcheck():
     check(float(np_bf16_round(np.array([1.00390625], dtype=np.float32))[0]) == 1.0 and
           float(np_bf16_round(np.array([1.01171875], dtype=np.float32))[0]) == 1.015625,
           "bf16 rounding (ties to even)")
+
+    names = {"model.layers.3.mlp.experts.7.down_proj.weight": True, "model.layers.0.mlp.gate_proj.weight": True,
+             "model.layers.1.self_attn.o_proj.weight": True, "model.layers.1.mlp.gate.weight": False,
+             "model.layers.1.mlp.experts.0.gate_proj.weight_scale_inv": False, "lm_head.weight": False}
+    check(all(bool(LINEAR_RE.match(n)) == v for n, v in names.items()),
+          "the quantized names: attention, dense MLP and experts' projections, never the router or lm_head")
 
     rng = np.random.default_rng(0)
     w = (rng.standard_normal((300, 200)) * 0.02).astype(np.float32)

@@ -87,6 +87,16 @@ SPECS = {
                 num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4, head_dim=64,
                 max_position_embeddings=MAX_POS, tie_word_embeddings=False, rms_norm_eps=1e-6,
                 use_sliding_window=False, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
+    # for FP8 experts (make_fp8.py, device-fp8moe.sh): 8 experts of 512, top-2, layer 0 a dense MLP of 2048; every
+    # block-scaled split a multiple of 128 at TP 1/2/4 (q/o 1024 = 8 heads x 128, experts' down 512 columns: 128 a rank
+    # at TP 4), and at TP 8 only the experts' 64 columns a rank cut the 128x128 blocks (the engine's refusal case)
+    "qwen3moe128": dict(
+        cls="Qwen3MoeForCausalLM", cfg="Qwen3MoeConfig", vocab=4096,
+        kw=dict(hidden_size=512, intermediate_size=2048, moe_intermediate_size=512, num_experts=8,
+                num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[0],
+                num_hidden_layers=3, num_attention_heads=8, num_key_value_heads=4, head_dim=128,
+                max_position_embeddings=MAX_POS, tie_word_embeddings=False, rms_norm_eps=1e-6,
+                use_sliding_window=False, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
     # 8 experts, top-2, every layer MoE, an expert intermediate of 702 = 2 x 351 (TP 1 and 2 only; 351 columns a rank
     # at TP 2, no multiple of 8: the kernels' scalar rows)
     "mixtral": dict(

@@ -670,6 +670,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 
 #include "tl_fp8.cuh"
 #include "tl_moe.cuh"
+#include "tl_moe_fp8.cuh"
 
 // ---- instantiations -------------------------------------------------------------------------------------------
 #define TL_MODEL_ENTRIES(SUF, T)                                                                                   \
@@ -878,5 +879,7 @@ TL_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_FP8_ENTRIES(fp16, __half)
 TL_MOE_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_ENTRIES(fp16, __half)
+TL_MOE_FP8_ENTRIES(bf16, __nv_bfloat16)
+TL_MOE_FP8_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"

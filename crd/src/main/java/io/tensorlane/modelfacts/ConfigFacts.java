@@ -30,9 +30,8 @@ public record ConfigFacts(
     public static final List<String> DENSE =
             List.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM");
     /**
-     * The Mixture-of-Experts architectures ({@link MoeConfig}): every engine serves their bf16/fp16 checkpoints,
-     * Tensorlane's runtime included (tensor parallel inside every expert); FP8 experts only SGLang and vLLM (the
-     * operator refuses them for engine Tensorlane, whose runtime refuses them at load).
+     * The Mixture-of-Experts architectures ({@link MoeConfig}): every engine serves their bf16/fp16 and FP8
+     * checkpoints, Tensorlane's runtime included (tensor parallel inside every expert).
      */
     public static final List<String> MOE = List.of("Qwen3MoeForCausalLM", "MixtralForCausalLM");
     /**

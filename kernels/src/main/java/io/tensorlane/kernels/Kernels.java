@@ -43,6 +43,11 @@ public final class Kernels {
             "tl_moe_down",
             "tl_moe_combine_f32",
             "tl_moe_combine",
+            // the MoE pairs over FP8 experts (tl_moe_fp8.cuh)
+            "tl_moe_gate_up_fp8_block",
+            "tl_moe_gate_up_fp8_row",
+            "tl_moe_down_fp8_block",
+            "tl_moe_down_fp8_row",
             // the FP8 KV cache's (e4m3 codes + the layer's {k_scale, v_scale}: tl_kvcache.cuh)
             "tl_qkv_rope_kv8",
             "tl_attention_kv8",

@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MoeLimits;
@@ -23,20 +22,11 @@ import java.util.List;
  * custom allreduce's algorithm table and buffer size and the KV cache's dtype (bf16, fp16, or fp8: e4m3 with
  * per-layer scales, 1 byte an element, as the plan sized it) and tokens; reports CUDA OOM as the contract's JSON
  * termination message; measured by the preflight; image defaults to the operator's runtime image. A Mixture of Experts
- * (Qwen3-MoE, Mixtral) is served in bf16/fp16 and rendered as a dense model is (the runtime reads its experts from
- * config.json); FP8 experts are not served yet.
+ * (Qwen3-MoE, Mixtral) is served in bf16/fp16 and FP8 (block-scaled or per-channel experts) and rendered as a dense
+ * model is (the runtime reads its experts and their quantization from config.json; a TP size whose share of an
+ * expert's down-projection columns cuts the 128x128 scale blocks is refused by the runtime at load, as for dense FP8).
  */
 public final class TensorlaneProfile implements EngineProfile {
-    /**
-     * The InvalidSpec message of an FP8 Mixture-of-Experts model with this engine: the runtime serves the MoE
-     * architectures ({@code ConfigFacts.MOE}) in bf16/fp16 and FP8 checkpoints of the dense ones, but refuses FP8
-     * experts before it takes GPU memory ({@code LlmEngine.load}), so the pod would never serve.
-     */
-    public static String fp8MoeNotAvailable(int experts) {
-        return "spec.model.geometry.experts " + experts + " with spec.model.dtype fp8: FP8 experts are not served by "
-                + "the Tensorlane engine yet (bf16/fp16 Mixture-of-Experts models are); use engine SGLang or VLLM";
-    }
-
     @Override
     public EngineType type() {
         return EngineType.Tensorlane;
@@ -109,17 +99,9 @@ public final class TensorlaneProfile implements EngineProfile {
         return runtimeImage;
     }
 
-    /** The image defaults to the runtime's; every KV cache dtype is the runtime's; FP8 experts are refused. */
+    /** The image defaults to the runtime's; every KV cache dtype is the runtime's; experts in bf16, fp16 or FP8. */
     @Override
     public String validate(InferenceDeploymentSpec spec) {
-        // FP8 experts: spec.model.dtype fp8, as ModelResolution fills it from status.model.quantization (the runtime
-        // would refuse the checkpoint at load); bf16/fp16 experts are planned and rendered as a dense model is
-        if (spec.model != null
-                && spec.model.geometry != null
-                && spec.model.geometry.moe()
-                && spec.model.dtype == DType.fp8) {
-            return fp8MoeNotAvailable(spec.model.geometry.experts);
-        }
         if (spec.model != null && spec.model.geometry != null && spec.model.geometry.moe()) {
             return routerLimit(spec.model.geometry.experts, spec.model.geometry.expertsPerToken);
         }

@@ -12,7 +12,6 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.contract.EngineEnv;
-import io.tensorlane.operator.engine.TensorlaneProfile;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
 import io.tensorlane.testkit.TestNamespace;
@@ -66,7 +65,8 @@ class MoeModelE2ETest {
                 "org/tiny-moe-fp8",
                 new LocalHub.Repo(SHA, MoeCheckpoints.checkpoint(TINY, Checkpoints.Weights.FP8_BLOCK, 1), null, false));
         hub.put("org/deepseek-like", new LocalHub.Repo(SHA, deepseekLike(), null, false));
-        // one node for the SGLang rollout, one for the Tensorlane one
+        // one node for the SGLang rollout, one for the Tensorlane bf16 one, one for the Tensorlane FP8 one
+        sim.addNode(TopologyFixtures.L40S_2);
         sim.addNode(TopologyFixtures.L40S_2);
         sim.addNode(TopologyFixtures.L40S_2);
         operator = OperatorHarness.start(
@@ -167,23 +167,31 @@ class MoeModelE2ETest {
     }
 
     @Test
-    void fp8ExpertsOnTheTensorlaneEngineAndAnUnsplittableExpertAreInvalidSpec(
+    void fp8ExpertsRollOutOnTheTensorlaneEngineAndAnUnsplittableExpertIsInvalidSpec(
             KubernetesClient client, TestNamespace ns) {
         client.resource(ModelInspectionE2ETest.userWrites(ns.name(), "moe-fp8", "org/tiny-moe-fp8", 2, 1))
                 .create();
         client.resource(sglang(ns.name(), "moe-odd", "org/odd-moe")).create();
 
-        InferenceDeployment fp8 = Samples.await(
-                client, ns.name(), "moe-fp8", TIMEOUT, condition(StatusAggregator.INVALID_SPEC, "InvalidSpec"));
-        assertThat(message(fp8, StatusAggregator.INVALID_SPEC)).contains(TensorlaneProfile.fp8MoeNotAvailable(8));
+        InferenceDeployment fp8 = Samples.await(client, ns.name(), "moe-fp8", TIMEOUT, Samples.phase(Phase.Ready));
         assertThat(fp8.getStatus().model.quantization.fp8()).isTrue();
+        assertThat(ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-fp8")
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getEnv())
+                .as("the runtime reads the experts' FP8 layout from config.json")
+                .anySatisfy(e -> {
+                    assertThat(e.getName()).isEqualTo(EngineEnv.DTYPE);
+                    assertThat(e.getValue()).isEqualTo("fp8");
+                });
         InferenceDeployment odd = Samples.await(
                 client, ns.name(), "moe-odd", TIMEOUT, condition(StatusAggregator.INVALID_SPEC, "InvalidSpec"));
         assertThat(message(odd, StatusAggregator.INVALID_SPEC))
                 .contains("spec.parallelism.tensor 2 must divide spec.model.geometry.expertIntermediateSize 65");
         assertThat(odd.getStatus().model.geometry.expertIntermediateSize).isEqualTo(65);
-        assertThat(ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-fp8"))
-                .isNull();
         assertThat(ModelInspectionE2ETest.deploymentOf(client, ns.name(), "moe-odd"))
                 .isNull();
     }

@@ -20,7 +20,6 @@ import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MemoryBudget;
 import io.tensorlane.modelfacts.ModelDirectory;
 import io.tensorlane.operator.TestConfig;
-import io.tensorlane.operator.engine.TensorlaneProfile;
 import io.tensorlane.operator.plan.MemoryPlanner;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Outcome;
@@ -256,15 +255,17 @@ class MoeModelPlanTest {
                         .getArgs());
     }
 
-    /** FP8 experts: InvalidSpec on the Tensorlane engine (its runtime refuses them at load), planned on SGLang/vLLM. */
+    /** FP8 experts: planned on the Tensorlane engine (its runtime serves them) as on SGLang/vLLM, dtype fp8. */
     @Test
-    void fp8ExpertsAreInvalidSpecOnTheTensorlaneEngineAndPlannedOnSglangAndVllm(@TempDir Path dir) throws IOException {
+    void fp8ExpertsArePlannedOnEveryEngine(@TempDir Path dir) throws IOException {
         ModelStatus s = read(dir, MoeCheckpoints.QWEN3_30B_A3B, Checkpoints.Weights.FP8_BLOCK);
         assertThat(s.quantization.fp8()).isTrue();
-        Plan p = Planner.plan(ModelResolution.fill(tensorlane(whatAUserWrites(8)), s), NODES, SETTINGS);
+        InferenceDeploymentSpec spec = ModelResolution.fill(tensorlane(whatAUserWrites(2)), s);
+        Plan p = Planner.plan(spec, NODES, SETTINGS);
 
-        assertThat(p.outcome()).isEqualTo(Outcome.INVALID_SPEC);
-        assertThat(p.message()).isEqualTo(TensorlaneProfile.fp8MoeNotAvailable(128));
+        assertThat(p.ok()).as(p.message()).isTrue();
+        assertThat(spec.model.dtype).isEqualTo(DType.fp8);
+        assertThat(p.memory().weightsBytes()).as("FP8 weights, split by TP 2").isEqualTo((s.weightBytes + 1) / 2);
         for (EngineSpec.EngineType python : List.of(EngineSpec.EngineType.SGLang, EngineSpec.EngineType.VLLM)) {
             InferenceDeploymentSpec other = whatAUserWrites(8);
             other.engine.type = python;

@@ -6,7 +6,6 @@ import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.operator.engine.EngineProfiles;
-import io.tensorlane.operator.engine.TensorlaneProfile;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -196,24 +195,20 @@ class MoeGeometryCheckTest {
         assertThat(message).isEqualTo(c.expected().isEmpty() ? null : String.join("; ", c.expected()));
     }
 
-    /** The Tensorlane engine: the same problems as SGLang for bf16/fp16 experts, and FP8 experts refused. */
+    /** The Tensorlane engine: the same problems as SGLang for bf16, fp16 and FP8 experts. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
-    void theTensorlaneEngineTakesBf16AndFp16ExpertsAndRefusesFp8Ones(Case c) {
+    void theTensorlaneEngineTakesBf16Fp16AndFp8Experts(Case c) {
         var spec = Fixtures.llama8b(c.tp());
         assertThat(spec.engine.type).as("the default engine").isEqualTo(EngineSpec.EngineType.Tensorlane);
         spec.model.geometry = c.geometry();
         String geometry = c.expected().isEmpty() ? null : String.join("; ", c.expected());
-        for (DType dtype : List.of(DType.bf16, DType.fp16)) {
+        for (DType dtype : List.of(DType.bf16, DType.fp16, DType.fp8)) {
             spec.model.dtype = dtype;
             assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
                     .as(dtype.name())
                     .isEqualTo(geometry);
         }
-        spec.model.dtype = DType.fp8;
-        assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
-                .as("a geometry problem first, then the engine's")
-                .isEqualTo(geometry != null ? geometry : TensorlaneProfile.fp8MoeNotAvailable(c.experts()));
     }
 
     /** The runtime's router takes at most 512 experts and top-32: beyond is InvalidSpec for Tensorlane, not for SGLang. */
@@ -250,7 +245,7 @@ class MoeGeometryCheckTest {
     }
 
     @Test
-    void fp8ExpertsAreForSglangAndVllmFp8DenseModelsForEveryEngine() {
+    void fp8ExpertsAndFp8DenseModelsAreValidForEveryEngine() {
         var spec = Fixtures.llama8b(8);
         spec.model.dtype = DType.fp8;
         assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
@@ -258,10 +253,8 @@ class MoeGeometryCheckTest {
                 .isNull();
         spec.model.geometry = cases().findFirst().orElseThrow().geometry();
         assertThat(SpecValidator.validate(spec, EngineProfiles::problem))
-                .isEqualTo(TensorlaneProfile.fp8MoeNotAvailable(128))
-                .isEqualTo("spec.model.geometry.experts 128 with spec.model.dtype fp8: FP8 experts are not served by "
-                        + "the Tensorlane engine yet (bf16/fp16 Mixture-of-Experts models are); use engine SGLang or "
-                        + "VLLM");
+                .as("FP8 experts on the Tensorlane engine")
+                .isNull();
         for (EngineSpec.EngineType python : List.of(EngineSpec.EngineType.SGLang, EngineSpec.EngineType.VLLM)) {
             spec.engine = new EngineSpec();
             spec.engine.type = python;

@@ -215,9 +215,11 @@ public final class KernelCheckCommand implements Callable<Integer> {
         for (int[] sh : gemvShapes) {
             guard("gemv", t, "in=" + sh[0] + ",out=" + sh[1], () -> lc.gemvCase(t, sh[0], sh[1]));
         }
-        new KernelCheckFp8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
+        KernelCheckFp8 fp8 = new KernelCheckFp8(k, stream, rnd, this::sync, out, this::add);
+        fp8.all(t, this::guard);
         new KernelCheckKv8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
         moeCases(t);
+        new KernelCheckMoeFp8(k, stream, rnd, this::sync, this::add, fp8).all(t, this::guard);
     }
 
     /** Routing once (fp32 logits, with the bf16 pass); the expert linears per element type. */

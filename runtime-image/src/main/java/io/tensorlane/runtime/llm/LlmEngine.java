@@ -14,7 +14,6 @@ import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
 import io.tensorlane.runtime.model.KvScales;
 import io.tensorlane.runtime.model.ModelConfig;
-import io.tensorlane.runtime.model.ModelException;
 import io.tensorlane.runtime.model.ShardPlan;
 import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.model.WeightDType;
@@ -88,12 +87,6 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     public static LlmEngine load(EngineOptions options, PrintWriter log) {
         ModelConfig config = ModelConfig.read(options.modelDir());
         TpLayout layout = TpLayout.of(config, options.tp());
-        if (config.moe() != null && config.quantization().fp8()) {
-            throw new ModelException(options.modelDir() + ": "
-                    + config.architecture().hfName() + " with "
-                    + config.quantization().describe() + ": FP8 experts are not served by the Tensorlane engine yet "
-                    + "(bf16/fp16 Mixture-of-Experts checkpoints are); serve it with engine SGLang or VLLM");
-        }
         int hd = config.headDim();
         if (hd % 32 != 0 || hd > 256) {
             throw new IllegalArgumentException(

@@ -5,6 +5,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.ModelConfig;
+import io.tensorlane.runtime.model.ShardPlan;
 import io.tensorlane.runtime.model.TpLayout;
 import jcuda.Pointer;
 
@@ -54,7 +55,8 @@ final class MlpBlocks {
                         decodeRows,
                         cfg.moe(),
                         cfg.hiddenSize(),
-                        tpl.expertIntermediatePerRank())
+                        tpl.expertIntermediatePerRank(),
+                        ShardPlan.fp8Experts(cfg))
                 : null;
         blocks = new MlpBlock[cfg.numLayers()];
     }
@@ -73,8 +75,8 @@ final class MlpBlocks {
                             hidden,
                             tpl.expertIntermediatePerRank(),
                             weights.get(p + "router"),
-                            weights.get(p + "experts_gate_up"),
-                            weights.get(p + "experts_down"),
+                            weights.weight(p + "experts_gate_up"),
+                            weights.weight(p + "experts_down"),
                             moe,
                             cfg.moe().moeLayers().indexOf(l),
                             groupedGemm)

@@ -8,6 +8,7 @@ import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.MoeSpec;
+import io.tensorlane.runtime.model.WeightType;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
@@ -79,6 +80,88 @@ public final class MoeKernels {
     /** y[pairs, out] in fp32: row p = expert ids[p]'s rows of w [experts, out, in] · act[p, :]. */
     public void down(DType t, long act, long w, long yF32, long ids, int pairs, int in, int out, CUstream s) {
         pairs(t, "tl_moe_down", act, w, yF32, ids, pairs, 0, in, out, s);
+    }
+
+    /**
+     * {@link #gateUp} over FP8 experts: w [experts x out, in] e4m3 with {@code scales} in the layout of {@code type}
+     * (tl_moe_fp8.cuh; block grids indexed by the stacked row / its row block).
+     */
+    public void gateUpFp8(
+            DType t,
+            WeightType type,
+            long x,
+            long w,
+            long scales,
+            long y,
+            long ids,
+            int n,
+            int topK,
+            int in,
+            int out,
+            CUstream s) {
+        pairsFp8(t, type, "tl_moe_gate_up_fp8", x, w, scales, y, ids, Math.multiplyExact(n, topK), topK, in, out, s);
+    }
+
+    /** {@link #down} over FP8 experts (fp32 rows out), scales as in {@link #gateUpFp8}. */
+    public void downFp8(
+            DType t,
+            WeightType type,
+            long act,
+            long w,
+            long scales,
+            long yF32,
+            long ids,
+            int pairs,
+            int in,
+            int out,
+            CUstream s) {
+        pairsFp8(t, type, "tl_moe_down_fp8", act, w, scales, yF32, ids, pairs, 1, in, out, s);
+    }
+
+    private void pairsFp8(
+            DType t,
+            WeightType type,
+            String base,
+            long x,
+            long w,
+            long scales,
+            long y,
+            long ids,
+            int pairs,
+            int xdiv,
+            int in,
+            int out,
+            CUstream s) {
+        ModelKernels.positive("in", in);
+        ModelKernels.positive("out", out);
+        String name = switch (type) {
+            case FP8_BLOCK, FP8_BLOCK_ROWS -> base + "_block";
+            case FP8_ROW -> base + "_row";
+            case DENSE -> throw new IllegalArgumentException(base + ": a dense weight has no FP8 kernel");
+        };
+        if (in % 16 == 0 && ((x & 15) != 0 || (w & 15) != 0)) {
+            throw new IllegalArgumentException(name + ": rows of in % 16 == 0 need 16-byte aligned x and w (x=0x"
+                    + Long.toHexString(x) + ", w=0x" + Long.toHexString(w) + ")");
+        }
+        if (pairs <= 0) {
+            return;
+        }
+        k.launch(
+                k.fn(t, name),
+                pairs,
+                (out + WARPS - 1) / WARPS,
+                WARPS * 32,
+                s,
+                name,
+                p(x),
+                p(w),
+                p(scales),
+                p(y),
+                p(ids),
+                i(xdiv),
+                i(in),
+                i(out),
+                i(type.rowBlock()));
     }
 
     private void pairs(

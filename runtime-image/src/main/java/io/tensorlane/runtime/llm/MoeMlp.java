@@ -1,7 +1,6 @@
 package io.tensorlane.runtime.llm;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.tensorlane.contract.DType;
@@ -20,7 +19,9 @@ import jcuda.driver.CUstream;
  * pair's gate/up and down read only its expert's rows, and each token's k rows are weighted and summed; no host round
  * trip, so they replay in CUDA graphs as dense steps do. Longer steps (prefill) group the pairs by expert on the GPU,
  * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
- * per expert and projection on the gathered rows (tensor cores), then un-permute.
+ * per expert and projection on the gathered rows (tensor cores; {@link ExpertGemms}, FP8 experts dequantized one at a
+ * time), then un-permute. FP8 experts (e4m3 with block or per-row scales) take the FP8 pair kernels in short steps
+ * (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in registers).
  */
 final class MoeMlp implements MlpBlock {
     /**
@@ -41,8 +42,13 @@ final class MoeMlp implements MlpBlock {
             long sortedTok,
             long inv,
             long rows,
-            CUdeviceptr pointers) {
-        /** {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows). */
+            CUdeviceptr pointers,
+            long expertScratch) {
+        /**
+         * {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows); {@code fp8Experts}:
+         * the experts are FP8, so long steps dequantize one expert projection at a time into a scratch
+         * ({@link ExpertGemms}).
+         */
         static Buffers allocate(
                 DeviceMemory mem,
                 String phase,
@@ -51,7 +57,8 @@ final class MoeMlp implements MlpBlock {
                 int pairTokens,
                 MoeSpec moe,
                 int hidden,
-                int inter) {
+                int inter,
+                boolean fp8Experts) {
             long pairs = (long) tokens * moe.topK();
             long e = dt.bytes();
             int small = Math.min(tokens, pairTokens);
@@ -69,7 +76,10 @@ final class MoeMlp implements MlpBlock {
                     addr(mem, phase, "sorted tokens", 4L * pairs),
                     addr(mem, phase, "pair order", 4L * pairs),
                     tokens > small ? addr(mem, phase, "expert rows", e * pairs * hidden) : 0,
-                    mem.alloc(phase, "grouped GEMM pointers", 8L * 3 * moe.experts(), true));
+                    mem.alloc(phase, "grouped GEMM pointers", 8L * 3 * moe.experts(), true),
+                    fp8Experts && tokens > small
+                            ? addr(mem, phase, "fp8 expert dequantized", e * 2L * inter * hidden)
+                            : 0);
         }
 
         /** The ids of the {@code slot}-th MoE layer. */
@@ -90,22 +100,17 @@ final class MoeMlp implements MlpBlock {
     private final int hidden;
     private final int inter;
     private final long router;
-    private final long gateUpW;
-    private final long downW;
+    private final RankWeights.Weight gateUpW;
+    private final RankWeights.Weight downW;
     private final Buffers buf;
     private final long ids;
     private final int[] offsets;
-    /** Per active expert of a grouped step: its rows, and the w / x / y addresses (three blocks of experts entries). */
-    private final int[] tokens;
-
-    private final long[] ptrs;
-    /** Whether cuBLAS's grouped GEMM is used ({@link KernelChoices#moeGroupedGemm}; cleared when cuBLAS has none). */
-    private boolean groupedGemm;
+    private final ExpertGemms gemms;
 
     /**
      * @param inter each expert's intermediate columns on this rank
-     * @param router [experts, hidden]; gateUpW [experts x 2 inter, hidden]; downW [experts x hidden, inter] (device
-     *     addresses, {@link io.tensorlane.runtime.model.ShardPlan}'s stacking)
+     * @param router [experts, hidden] (device address); gateUpW [experts x 2 inter, hidden]; downW [experts x hidden,
+     *     inter] ({@link io.tensorlane.runtime.model.ShardPlan}'s stacking; in the model's dtype or FP8 with scales)
      * @param slot which MoE layer this is (its slice of the ids)
      * @param groupedGemm long steps through cuBLAS's grouped GEMM ({@link KernelChoices#MOE_GROUPED_GEMM_ENV})
      */
@@ -117,8 +122,8 @@ final class MoeMlp implements MlpBlock {
             int hidden,
             int inter,
             long router,
-            long gateUpW,
-            long downW,
+            RankWeights.Weight gateUpW,
+            RankWeights.Weight downW,
             Buffers buf,
             int slot,
             boolean groupedGemm) {
@@ -134,10 +139,9 @@ final class MoeMlp implements MlpBlock {
         this.downW = downW;
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
-        this.groupedGemm = groupedGemm;
         this.offsets = new int[moe.experts() + 1];
-        this.tokens = new int[moe.experts()];
-        this.ptrs = new long[3 * moe.experts()];
+        this.gemms =
+                new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }
 
     @Override
@@ -149,52 +153,47 @@ final class MoeMlp implements MlpBlock {
         kernels.route(buf.logits(), n, experts, k, moe.normTopK(), ids, buf.weights(), s);
         mark.mark("moe route");
         if (n <= buf.pairTokens()) {
-            kernels.gateUp(dt, xn, gateUpW, buf.gateUp(), ids, n, k, hidden, 2 * inter, s);
+            if (gateUpW.type().fp8()) {
+                kernels.gateUpFp8(
+                        dt,
+                        gateUpW.type(),
+                        xn,
+                        gateUpW.address(),
+                        gateUpW.scales(),
+                        buf.gateUp(),
+                        ids,
+                        n,
+                        k,
+                        hidden,
+                        2 * inter,
+                        s);
+            } else {
+                kernels.gateUp(dt, xn, gateUpW.address(), buf.gateUp(), ids, n, k, hidden, 2 * inter, s);
+            }
             mark.mark("moe gate_up");
             model.siluMul(dt, buf.gateUp(), buf.act(), n * k, inter, s);
             mark.mark("silu*up");
-            kernels.down(dt, buf.act(), downW, buf.pairDown(), ids, n * k, inter, hidden, s);
+            if (downW.type().fp8()) {
+                kernels.downFp8(
+                        dt,
+                        downW.type(),
+                        buf.act(),
+                        downW.address(),
+                        downW.scales(),
+                        buf.pairDown(),
+                        ids,
+                        n * k,
+                        inter,
+                        hidden,
+                        s);
+            } else {
+                kernels.down(dt, buf.act(), downW.address(), buf.pairDown(), ids, n * k, inter, hidden, s);
+            }
             mark.mark("moe down");
             kernels.combine(dt, buf.pairDown(), 0, buf.weights(), out, n, k, hidden, s);
             mark.mark("moe combine");
         } else {
             grouped(n, xn, out, s, mark);
-        }
-    }
-
-    /**
-     * y rows [offsets[e], offsets[e+1]) = x rows of the same range · expert e's weight (at {@code w + e * wElems}
-     * elements, [out, in]) for every expert with rows: a GEMM per expert, or with {@link KernelChoices#moeGroupedGemm} one grouped
-     * cuBLAS call (the pointers uploaded first, on the stream; a cuBLAS without it falls back).
-     */
-    private void perExpert(long w, long wElems, long x, int in, long y, int out, CUstream s) {
-        long e = dt.bytes();
-        int groups = 0;
-        for (int x0 = 0; x0 < moe.experts(); x0++) {
-            int rows = offsets[x0 + 1] - offsets[x0];
-            if (rows > 0) {
-                tokens[groups] = rows;
-                ptrs[groups] = w + x0 * wElems * e;
-                ptrs[moe.experts() + groups] = x + (long) offsets[x0] * in * e;
-                ptrs[2 * moe.experts() + groups] = y + (long) offsets[x0] * out * e;
-                groups++;
-            }
-        }
-        if (groupedGemm) {
-            long[] packed = new long[3 * groups];
-            for (int i = 0; i < 3; i++) {
-                System.arraycopy(ptrs, i * moe.experts(), packed, i * groups, groups);
-            }
-            Cuda.check(
-                    cuMemcpyHtoDAsync(buf.pointers(), Pointer.to(packed), 8L * packed.length, s),
-                    "cuMemcpyHtoDAsync(grouped GEMM pointers)");
-            if (blas.groupedLinear(dt, groups, tokens, in, out, Cuda.address(buf.pointers()))) {
-                return;
-            }
-            groupedGemm = false; // this cuBLAS has no grouped GEMM: one per expert from now on
-        }
-        for (int i = 0; i < groups; i++) {
-            blas.linear(dt, ptrs[moe.experts() + i], ptrs[i], ptrs[2 * moe.experts() + i], dt, tokens[i], in, out, out);
         }
     }
 
@@ -210,11 +209,11 @@ final class MoeMlp implements MlpBlock {
         Cuda.check(cuStreamSynchronize(s), "cuStreamSynchronize(expert offsets)");
         mark.mark("moe sort");
         model.gatherRows(dt, xn, buf.sortedTok(), buf.rows(), pairs, hidden, s);
-        perExpert(gateUpW, 2L * inter * hidden, buf.rows(), hidden, buf.gateUp(), 2 * inter, s);
+        gemms.run(gateUpW, offsets, buf.rows(), hidden, buf.gateUp(), 2 * inter, s);
         mark.mark("moe gate_up (grouped)");
         model.siluMul(dt, buf.gateUp(), buf.act(), pairs, inter, s);
         mark.mark("silu*up");
-        perExpert(downW, (long) hidden * inter, buf.act(), inter, buf.rows(), hidden, s);
+        gemms.run(downW, offsets, buf.act(), inter, buf.rows(), hidden, s);
         mark.mark("moe down (grouped)");
         kernels.combine(dt, buf.rows(), buf.inv(), buf.weights(), out, n, k, hidden, s);
         mark.mark("moe combine");

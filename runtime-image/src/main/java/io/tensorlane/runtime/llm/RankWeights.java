@@ -9,6 +9,7 @@ import io.tensorlane.runtime.model.ModelConfig;
 import io.tensorlane.runtime.model.Piece;
 import io.tensorlane.runtime.model.Rope;
 import io.tensorlane.runtime.model.ScaleGrid;
+import io.tensorlane.runtime.model.ShardPlan;
 import io.tensorlane.runtime.model.WeightType;
 import java.util.HashMap;
 import java.util.List;
@@ -117,10 +118,14 @@ final class RankWeights {
         return w == null ? 0 : w.address();
     }
 
-    /** Elements of the largest FP8 weight (0 when none): the bf16/fp16 scratch its dequantization needs. */
+    /**
+     * Elements of the largest FP8 linear weight (0 when none): the bf16/fp16 scratch its dequantization needs. The
+     * stacked experts are not counted: long MoE steps dequantize one expert at a time into their own scratch
+     * ({@link ExpertGemms}).
+     */
     static long largestFp8(List<DeviceTensor> plan) {
         return plan.stream()
-                .filter(t -> t.type().fp8())
+                .filter(t -> t.type().fp8() && !ShardPlan.isExperts(t.key()))
                 .mapToLong(DeviceTensor::elements)
                 .max()
                 .orElse(0);

@@ -98,11 +98,16 @@ public final class Fp8Shards {
         if (p.srcColStart() % b == 0 && (p.cols() % b == 0 || p.srcColStart() + p.cols() == shape[1])) {
             return;
         }
+        String share = l.config().moe() != null && p.source().contains(".experts.")
+                ? "each rank's share of an expert's down projection columns (the experts' intermediate size "
+                        + l.config().moe().expertIntermediateSize() + " / " + l.tp() + " = "
+                        + l.expertIntermediatePerRank() + ", moe_intermediate_size in config.json)"
+                : "each rank's share of the o and down projections' columns (attention heads x head_dim, "
+                        + "intermediate_size)";
         throw new ModelException("block-scaled FP8 at tensor parallel size " + l.tp() + ": rank " + rank
                 + " would hold columns [" + p.srcColStart() + ", " + (p.srcColStart() + p.cols()) + ") of "
-                + p.source() + " " + Arrays.toString(shape) + ", which cuts its " + b + "x" + b + " scale blocks; each "
-                + "rank's share of the o and down projections' columns (attention heads x head_dim, intermediate_size)"
-                + " must be a multiple of " + b + " (choose another tensor parallel size)");
+                + p.source() + " " + Arrays.toString(shape) + ", which cuts its " + b + "x" + b + " scale blocks; "
+                + share + " must be a multiple of " + b + " (choose another tensor parallel size)");
     }
 
     /**

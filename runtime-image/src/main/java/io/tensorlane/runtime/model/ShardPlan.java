@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * Which checkpoint windows go into which device tensor on one tensor-parallel rank (Megatron layout): q/k/v and
@@ -28,6 +29,32 @@ public final class ShardPlan {
             "mlp.down_proj.weight");
 
     private ShardPlan() {}
+
+    /** Whether a device tensor key is a MoE layer's stacked experts ({@code layers.{i}.experts_gate_up|experts_down}). */
+    public static boolean isExperts(String key) {
+        return key.endsWith(".experts_gate_up") || key.endsWith(".experts_down");
+    }
+
+    /**
+     * Whether some MoE layer's expert projections are stored in FP8 (the quantization covers them, i.e. they are not in
+     * its list of unquantized modules; gate/up and down may differ); the router ({@code mlp.gate}) always stays in the
+     * model's dtype.
+     */
+    public static boolean fp8Experts(ModelConfig c) {
+        if (c.moe() == null) {
+            return false;
+        }
+        ExpertNames names = c.architecture().experts();
+        Quantization q = c.quantization();
+        return c.moe().moeLayers().stream()
+                .anyMatch(l -> Stream.of(names.gate(), names.up(), names.down())
+                        .anyMatch(w -> q.quantizes(Fp8Shards.module(names.expert(l, 0, w)))));
+    }
+
+    /** Whether a checkpoint tensor is a linear's weight, stored in FP8 where the quantization covers its module. */
+    static boolean isLinear(String name) {
+        return LINEARS.stream().anyMatch(name::endsWith) || name.contains(".experts.");
+    }
 
     /** The checkpoint tensor name {@code model.layers.{layer}.{suffix}}. */
     public static String layer(int layer, String suffix) {
@@ -237,12 +264,17 @@ public final class ShardPlan {
                 problems.add("tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected "
                         + Arrays.toString(shape));
             }
-            if (q.quantizes(Fp8Shards.module(name)) && LINEARS.stream().anyMatch(name::endsWith)) {
+            if (q.quantizes(Fp8Shards.module(name)) && isLinear(name)) {
                 Fp8Shards.expect(q, ck, name, shape, problems);
             } else if (t.dtype() != want) {
                 problems.add("tensor " + name + " has dtype " + t.dtype() + ", expected " + want + " (config dtype "
                         + c.dtype().hfName()
-                        + (q.fp8() ? "; " + q.describe() + " covers the decoder layers' linears only" : "") + ")");
+                        + (q.fp8()
+                                ? "; " + q.describe()
+                                        + " covers the decoder layers' linears and experts only, not norms,"
+                                        + " embeddings or the MoE router"
+                                : "")
+                        + ")");
             }
         }
         if (!problems.isEmpty()) {

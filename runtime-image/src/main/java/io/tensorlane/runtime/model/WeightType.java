@@ -54,6 +54,19 @@ public enum WeightType {
         return this == FP8_BLOCK ? BLOCK : 1;
     }
 
+    /**
+     * Floats of the scale tensor before the scales of weight row {@code row} of a [*, cols] weight: where the slice
+     * starting at that row (an expert of a stacked MoE weight) finds its scales. The row must start a scale row (a
+     * 128-row block for {@link #FP8_BLOCK}: the loader keeps the compact grid only where every part starts on one).
+     */
+    public long scaleOffset(long row, long cols) {
+        if (row % rowBlock() != 0) {
+            throw new IllegalStateException(
+                    "a slice from row " + row + " starts inside a " + rowBlock() + "-row scale block (" + this + ")");
+        }
+        return row / rowBlock() * scaleCols(cols);
+    }
+
     /** fp32 scales of a [rows, cols] weight. */
     public long scaleCount(long rows, long cols) {
         return scaleRows(rows) * scaleCols(cols);

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# FP8 experts (issue #31's FP8 part) on the GPU machine (device tool, kind nvidia-h200, carry [".device"]; virtual ranks
+# on GPU 0). Needs .device/ (device-prepare.sh's jlinked JRE and jars) and the machine's python3 (torch, transformers,
+# tokenizers, safetensors, numpy); no network. device-fp8.sh does the work, on the MoE model made for it:
+#   model     qwen3moe128 (oracle/make_models.py): Qwen3-MoE, 8 experts of 512, top-2, layer 0 a dense MLP of 2048,
+#             8 heads x 128; trained here from the Python standard library's sources
+#   fp8       oracle/make_fp8.py: qwen3moe128-fp8b (block 128x128 weight_scale_inv, amax/448, each expert its own grid,
+#             quantized by us: transformers 5.17's writer mangles expert scales and cannot dequantize Qwen3-MoE FP8 on
+#             load, ../shared/DEVICE.md) and qwen3moe128-fp8c (compressed-tensors, per-channel scales: the row-scale
+#             kernels), each with its -deq twin (the SAME fp8 weights dequantized, fp32, no quantization_config): the
+#             reference transformers runs; and qwen3moe128-fp8b-badscale, the control (make_fp8.moe_badscale_edits: in
+#             the first MoE layer every expert's down_proj block row 0 zeroed and up_proj block (0, 0) x 4; only the
+#             experts' scales differ from -fp8b)
+#   ref       oracle/reference.py on the -deq twins (fp32 prefill logits, greedy), and with --act-quant (ACT_QUANT=1,
+#             the gating one: the engine's prefill runs the attention and dense linears on FP8 tensor cores)
+#   gen       the engine's generate (--virtual-ranks) on -fp8b and -fp8c at TP 1, 2, 4 (FP8_TPS); then -fp8b at TP 8,
+#             which the engine must REFUSE (exit 2 and a message naming the 128x128 blocks: 512 / 8 = 64 expert columns
+#             a rank); then the control at TP 1
+#   compare   oracle/compare.py --ref-of: prefill logits cosine >= 0.999 per position and top-1 >= 98%, the greedy
+#             top-5 walk, TP N against TP 1; the control must FAIL the same comparison (counted as its PASS)
+#   routing   (reported, not gating) the engine's prefill routing on -fp8b at TP 1 (TENSORLANE_MOE_ROUTING_DUMP)
+#             against transformers' on the -deq twin (oracle/moe_routing.py)
+#   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 layers of the Qwen3-30B-A3B
+#             geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch and prefill
+#             STEPS=bench OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
+# One call (BUDGET 570 s) when it fits; else two on the same warm machine:
+#   STEPS="train fp8 ref" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
+#   SKIP_TRAIN=1 STEPS="tok gen compare routing" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
+# Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), VARIANTS ("fp8b fp8c"), BUDGET,
+# and what device-fp8.sh reads (MODELDIR, REFDIR, TRAIN_STEPS, GEN_TIMEOUT, GEN_ARGS, ACT_QUANT).
+# Results under $OUT: fp8.txt (device-fp8.sh's table), results.json, control.json, fp8-report.json, fp8.log,
+# routing-fp8b.json, fp8moe.txt; with bench: moe-bf16.json, moe-fp8b.json, their logs, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed),
+# "fp8moe: FAIL", or "fp8moe: PREPARED" (a call without gen and compare: no verdict yet). Exit 0, 1, 2 (preparation).
+set -uo pipefail
+OUT=${OUT:-/tmp/tensorlane-out}
+mkdir -p "$OUT"
+HERE=$(dirname "$0")
+STEPS=${STEPS:-train fp8 ref tok gen compare routing}
+BASE=qwen3moe128
+VARIANTS=${VARIANTS:-fp8b fp8c}
+FP8_TPS=${FP8_TPS:-1 2 4}
+MODELDIR=${MODELDIR:-/tmp/tl-models}
+REFDIR=${REFDIR:-/tmp/tl-ref}
+RUNS=${RUNS:-/tmp/tl-fp8moe-runs}
+T0=$(date +%s)
+BUDGET=${BUDGET:-570}
+csv() { local IFS=,; echo "$*"; }
+runs=""; for v in $VARIANTS; do runs="$runs $BASE-$v:$(csv $FP8_TPS)"; done
+fp8_steps=""; for s in $STEPS; do [ "$s" != routing ] && [ "$s" != bench ] && fp8_steps="$fp8_steps $s"; done
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+rc=0
+if [ -n "${fp8_steps// /}" ]; then
+  # the routing step's time is kept out of device-fp8.sh's budget
+  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 45 ))
+  STEPS="$fp8_steps" BASES=$BASE VARIANTS="$VARIANTS" FP8_RUNS="$runs" REFUSE="$BASE-fp8b:8" \
+    CONTROL="$BASE-fp8b-badscale" MODELDIR=$MODELDIR REFDIR=$REFDIR RUNS=$RUNS BUDGET=$fbudget OUT="$OUT" \
+    bash "$HERE/device-fp8.sh" > "$OUT/device-fp8-stdout.txt" 2>&1
+  rc=$?
+  tail -60 "$OUT/device-fp8-stdout.txt"
+fi
+
+routing="not run"
+if has routing; then
+  m=$BASE-fp8b; dump=/tmp/routing-$m-tp1.bin; rm -f "$dump"
+  left=$(( BUDGET - ($(date +%s) - T0) ))
+  if [ ! -f "$MODELDIR/$m/config.json" ] || [ ! -f "$REFDIR/$m-deq/prompts.jsonl" ]; then
+    routing="skipped (no $MODELDIR/$m or $REFDIR/$m-deq)"
+  elif [ "$left" -lt 35 ]; then
+    routing="skipped ($left s left)"
+  else
+    export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+    bash "$HERE/device-unpack.sh" > /dev/null 2>&1
+    if TENSORLANE_MOE_ROUTING_DUMP=$dump timeout $(( left - 20 )) .device/jre/bin/java -Xmx4g \
+        -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar generate --model "$MODELDIR/$m" --tp 1 --virtual-ranks \
+        --prompts-file "$REFDIR/$m-deq/prompts.jsonl" --max-tokens 1 --json > /tmp/routing-$m.out 2> /tmp/routing-$m.err
+    then
+      timeout 60 python3 runtime-image/scripts/oracle/moe_routing.py --model "$MODELDIR/$m-deq" \
+        --prompts "$REFDIR/$m-deq/prompts.jsonl" --dump "$dump" --out "$OUT/routing-fp8b.json" > /tmp/routing-$m.log 2>&1
+      routing="exit $? (0: >= 99.5% of (token, slot) pairs agree): $(grep -iE 'agree' /tmp/routing-$m.log | tail -1 | cut -c1-200)"
+    else
+      routing="generate failed: $(tail -3 /tmp/routing-$m.err | tr '\n' ' ' | cut -c1-200)"
+    fi
+  fi
+fi
+
+# ---- bench (only when STEPS names it; reported, not gating): the Qwen3-30B-A3B geometry with BENCH_LAYERS layers,
+# random bf16 weights (oracle/bench_make_8b.py, as device-moe.sh) and the same weights block-scaled FP8, experts included
+# (oracle/bench_make_fp8.py); bench-model on each at TP 1; the FP8/bf16 step time per batch (issue #31: >= 1.5x at 1)
+bench="not run"
+if has bench; then
+  CK=/tmp/tl-moe30b; ORACLE=runtime-image/scripts/oracle
+  export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  bash "$HERE/device-unpack.sh" > /dev/null 2>&1
+  lft() { echo $(( BUDGET - ($(date +%s) - T0) )); }
+  timeout $(( $(lft) > 400 ? 200 : $(lft) / 3 )) python3 $ORACLE/bench_make_8b.py --geometry qwen3-30b-a3b \
+    --layers "${BENCH_LAYERS:-8}" --out $CK 2>&1 | grep '^bench_make' | cut -c1-250
+  timeout $(( $(lft) > 300 ? 150 : $(lft) / 3 )) python3 $ORACLE/bench_make_fp8.py --src $CK --out $CK-fp8b \
+    --variant fp8b 2>&1 | grep '^bench_make' | cut -c1-250
+  for spec in bf16:$CK fp8b:$CK-fp8b; do
+    label=${spec%%:*}; dir=${spec#*:}
+    t=$(( $(lft) / 2 - 10 )); [ $t -gt 150 ] && t=150
+    [ $t -lt 40 ] && { echo "bench $label: skipped, $(lft) s left"; continue; }
+    timeout -s QUIT -k 5 $t .device/jre/bin/java -Xmx8g -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar \
+      bench-model --model "$dir" --tp 1 --batches "${BATCHES:-1,8,32,128}" --context 512 --prefill-tokens 2048 \
+      --warmup 200 --iters 30 --prefill-iters 5 --max-seconds $(( t - 15 )) --label "moe-$label" \
+      --json "$OUT/moe-$label.json" > "$OUT/moe-$label.log" 2>&1 || echo "bench $label: exit $?"
+  done
+  bench=$(python3 - "$OUT/moe-bf16.json" "$OUT/moe-fp8b.json" <<'PY' 2>&1 | tee "$OUT/fp8moe-bench.txt" | tail -1
+import json, sys
+try:
+    b, f = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print("no bench result (%s)" % e); sys.exit(0)
+bd = {d["batch"]: d for d in b.get("decode", [])}
+print("%-8s %12s %12s %8s" % ("batch", "bf16 ms", "fp8 ms", "bf16/fp8"))
+r1 = None
+for d in f.get("decode", []):
+    o = bd.get(d["batch"])
+    if not o:
+        continue
+    r = o["wall_ms"]["median"] / d["wall_ms"]["median"]
+    r1 = r if d["batch"] == 1 else r1
+    print("%-8s %12.3f %12.3f %7.2fx" % (d["batch"], o["wall_ms"]["median"], d["wall_ms"]["median"], r))
+if b.get("prefill") and f.get("prefill"):
+    print("prefill %d: bf16 %.2f ms, fp8 %.2f ms: %.2fx" % (f["prefill"]["tokens"], b["prefill"]["wall_ms"]["median"],
+          f["prefill"]["wall_ms"]["median"], b["prefill"]["wall_ms"]["median"] / f["prefill"]["wall_ms"]["median"]))
+print("batch-1 decode FP8 vs bf16: %s (target >= 1.5x)" % ("%.2fx" % r1 if r1 else "?"))
+PY
+)
+  cat "$OUT/fp8moe-bench.txt"
+fi
+
+verdict=PASS
+if [ $rc = 2 ]; then verdict=FAIL
+elif [ $rc != 0 ]; then verdict=FAIL
+elif ! has gen || ! has compare; then verdict=PREPARED   # a call without the gating steps (prep, bench): no verdict
+fi
+{
+  echo "FP8 experts: $BASE $VARIANTS at TP $FP8_TPS (refusal: -fp8b at TP 8; control: -fp8b-badscale at TP 1)"
+  grep -E "^(refusal|control|selfcheck)|^fp8:" "$OUT/fp8.txt" 2>/dev/null
+  echo "routing (reported, not gating): $routing"
+  echo "bench (reported, not gating): $bench"
+  echo "device-fp8.sh: exit $rc, $(( $(date +%s) - T0 )) s"
+  echo "fp8moe: $verdict"
+} > "$OUT/fp8moe.txt"
+echo "================ fp8moe ================"
+cat "$OUT/fp8moe.txt"
+[ $verdict = PASS ] && exit 0
+[ $verdict = PREPARED ] && exit 0
+[ $rc = 2 ] && exit 2
+exit 1
