@@ -51,6 +51,7 @@ public final class Scheduler implements AutoCloseable {
     private final EngineMetrics metrics;
     private final BatchPlanner planner;
     private final PrefixCache prefix;
+    private final Speculator spec;
     private final int vocab;
     private final Thread thread;
     private final SchedulerInbox inbox;
@@ -77,6 +78,18 @@ public final class Scheduler implements AutoCloseable {
             SchedulerConfig config,
             Set<Integer> eosTokenIds,
             EngineMetrics metrics) {
+        this(executor, blocks, config, eosTokenIds, metrics, null);
+    }
+
+    /** The same with speculative decoding by {@code spec} (null: none; see {@link Speculator}). */
+    public Scheduler(
+            StepExecutor executor,
+            BlockAllocator blocks,
+            SchedulerConfig config,
+            Set<Integer> eosTokenIds,
+            EngineMetrics metrics,
+            Speculator spec) {
+        this.spec = spec;
         this.executor = Objects.requireNonNull(executor, "executor");
         this.blocks = Objects.requireNonNull(blocks, "blocks");
         this.config = Objects.requireNonNull(config, "config");
@@ -107,10 +120,18 @@ public final class Scheduler implements AutoCloseable {
      * {@code maxWaiting} requests already wait, IllegalStateException while draining, closed or failed.
      */
     public Handle submit(SeqRequest req, SequenceListener listener) {
+        return submit(req, listener, true);
+    }
+
+    /** {@link #submit}; {@code speculate} false: this sequence never speculates (the request opted out). */
+    public Handle submit(SeqRequest req, SequenceListener listener, boolean speculate) {
         Objects.requireNonNull(listener, "listener");
         config.check(req, blocks, vocab);
-        return inbox.submit(
-                this::failure, () -> new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt()));
+        return inbox.submit(this::failure, () -> {
+            Sequence s = new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt());
+            s.speculate = speculate;
+            return s;
+        });
     }
 
     /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */
@@ -174,6 +195,9 @@ public final class Scheduler implements AutoCloseable {
                 publish();
                 continue;
             }
+            if (spec != null) {
+                spec.propose(running);
+            }
             BatchPlanner.Plan plan = planner.plan(running, waiting, System.nanoTime());
             updateWaitingCount();
             if (plan.isEmpty()) {
@@ -222,11 +246,28 @@ public final class Scheduler implements AutoCloseable {
         long now = System.nanoTime();
         for (BatchPlanner.Entry en : plan.entries()) {
             Sequence s = en.seq();
+            if (en.drafts() > 0) {
+                verified(s, en, res, now);
+                continue;
+            }
             s.computed += en.n();
             prefix.registerComputed(s); // before accept: a sequence that ends there leaves its blocks cached
             if (en.logitRow() >= 0) {
                 accept(s, res, en.logitRow(), now);
             }
+        }
+    }
+
+    /**
+     * A verify step ran: the accepted guesses go into the tokens before the prefix cache registers blocks that cover
+     * them, the KV cache keeps the last token and them (blocks past them go back), then every kept token and the
+     * target's next one reach the listener in order, until one ends the sequence (EOS, stop, max_tokens).
+     */
+    private void verified(Sequence s, BatchPlanner.Entry en, StepResult res, long now) {
+        int a = spec.keep(s, en.drafts(), res, en.logitRow(), blocks);
+        prefix.registerComputed(s);
+        for (int i = 0; i <= a && s.finish == null; i++) {
+            accept(s, res, en.logitRow() + i, now);
         }
     }
 
@@ -258,7 +299,7 @@ public final class Scheduler implements AutoCloseable {
             if (metrics != null) {
                 metrics.firstToken(r.promptIds().length, (now - s.arrivalNanos) / 1e9);
             }
-        } else if (metrics != null) {
+        } else if (metrics != null && now != s.lastTokenNanos) { // one gap per step (tokens of one verify share it)
             metrics.interToken((now - s.lastTokenNanos) / 1e9);
         }
         s.lastTokenNanos = now;
