@@ -880,3 +880,4 @@ TL_MOE_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"
+#include "tl_spec.cuh"  // speculative decoding: the rejection-sampling verify
