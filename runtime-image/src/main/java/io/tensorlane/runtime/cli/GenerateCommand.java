@@ -73,6 +73,12 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
     @Option(names = "--seed", defaultValue = "0")
     long seed;
 
+    @Option(
+            names = "--seed-per-prompt",
+            description = "Prompt i samples with seed --seed + i (default: every prompt with --seed, so repeated "
+                    + "prompts draw the same tokens); for distribution checks over many copies of a prompt.")
+    boolean seedPerPrompt;
+
     @Option(names = "--ignore-eos", description = "Keep generating after an end-of-sequence token.")
     boolean ignoreEos;
 
@@ -130,8 +136,10 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
             }
             try (LlmEngine engine = LlmEngine.load(opts, err)) {
                 List<Generator.Request> reqs = new ArrayList<>();
-                for (int[] p : ids) {
-                    reqs.add(new Generator.Request(p, maxTokens, sampling, ignoreEos, logprobs, dumpLogits != null));
+                for (int i = 0; i < ids.size(); i++) {
+                    SamplingParams sp =
+                            seedPerPrompt ? new SamplingParams(temperature, topP, topK, minP, seed + i) : sampling;
+                    reqs.add(new Generator.Request(ids.get(i), maxTokens, sp, ignoreEos, logprobs, dumpLogits != null));
                 }
                 Generator gen = new Generator(engine, tok.eosTokenIds());
                 SpeculativeGenerate sg = new SpeculativeGenerate();
