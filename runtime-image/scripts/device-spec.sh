@@ -151,10 +151,11 @@ if has_step bench && [ "${BENCH_STEP:-1}" != 0 ]; then
       step "make 8B geometry ($BENCH_LAYERS layers)" "$LOGS/make.log" timeout "$(tmo 200 100)" \
         $PY $ORACLE/bench_make_8b.py --out "$CKPT" --layers "$BENCH_LAYERS"
     fi
+    ms=$(( $(left) - 30 )); [ "$ms" -lt 1 ] && ms=1
     if [ -f "$CKPT/.complete" ]; then
       step "bench-model --verify-ks" "$LOGS/bench.log" timeout -s QUIT -k 5 "$(tmo 300 10)" $JAVA -jar "$APP" bench-model \
         --model "$CKPT" --batches 1,8,32 --verify-ks 1,2,3,4,5,6,7,8 --context 512 --warmup 20 --iters 30 \
-        --prefill-tokens 0 --max-seconds "$(( $(left) - 30 ))"
+        --prefill-tokens 0 --max-seconds "$ms"
       grep -E "^(verify|bench-model| batch| +[0-9]+ )" "$LOGS/bench.log" | tee -a "$LOG" > "$OUT/spec-bench.txt"
     fi
   fi

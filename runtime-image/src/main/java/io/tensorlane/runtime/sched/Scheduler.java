@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
  * The serving loop: one thread runs steps of a {@link StepExecutor} back to back while there is work, and sleeps on a
  * condition when there is none. Continuous batching with chunked prefill and preemption by recompute ({@link
  * BatchPlanner}), automatic prefix caching when {@link SchedulerConfig#prefixCaching()} ({@link PrefixCache}); the
- * executor draws every token (on the GPU); logits reach the host only for logprobs.
+ * executor draws every token (on the GPU); logits reach the host only for logprobs. With a {@link Speculator}, decoding
+ * sequences verify proposed tokens in the same steps and keep the accepted ones ({@code verified}).
  *
  * <p>Threads: {@link #submit}, {@link Handle#cancel}, {@link #drain}, {@link #awaitIdle}, {@link #stats} and {@link
  * #close} may be called from any thread. Listeners run on the scheduler thread (see {@link SequenceListener}). The
