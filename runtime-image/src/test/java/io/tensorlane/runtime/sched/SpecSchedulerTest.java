@@ -47,8 +47,18 @@ class SpecSchedulerTest {
 
     Scheduler start(
             SpeculativeConfig sc, boolean caching, EngineMetrics metrics, ToIntFunction<int[]> rule, int maxSeqs) {
-        target = new SpecTarget(VOCAB, KV_BLOCKS, BS, rule);
-        blocks = new BlockAllocator(KV_BLOCKS, BS);
+        return start(sc, caching, metrics, rule, maxSeqs, KV_BLOCKS);
+    }
+
+    Scheduler start(
+            SpeculativeConfig sc,
+            boolean caching,
+            EngineMetrics metrics,
+            ToIntFunction<int[]> rule,
+            int maxSeqs,
+            int kvBlocks) {
+        target = new SpecTarget(VOCAB, kvBlocks, BS, rule);
+        blocks = new BlockAllocator(kvBlocks, BS);
         SchedulerConfig config =
                 new SchedulerConfig(maxSeqs, 64, 100, 512, 128).withPrefixCaching(caching, "spec-test");
         spec = sc == null ? null : Speculator.of(sc, sc.logitRows(maxSeqs), maxSeqs, metrics);
@@ -221,6 +231,28 @@ class SpecSchedulerTest {
         if (max >= 3) {
             assertThat(spec.counts().drafts()).isPositive();
         }
+    }
+
+    @ParameterizedTest(name = "prefix caching {0}")
+    @CsvSource({"true", "false"})
+    void preemptionsInAFullCacheKeepTheTokens(boolean caching) throws Exception {
+        // 4 sequences of up to ~70 tokens (18 blocks each) in 40 blocks: the newest are preempted and recomputed,
+        // also between a verify step and the next
+        List<SeqRequest> reqs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            reqs.add(req("r" + i, repetitive(14 + 3 * i, 5 * i), 40 + 4 * i, SamplingParams.greedy(), true, 0));
+        }
+        List<Collector> plain = run(start(null, caching, null, periodic(), 4, 200), reqs, true);
+        Scheduler s = start(ngram(4, 3), caching, null, periodic(), 4, 40);
+        List<Collector> fast = run(s, reqs, true);
+        for (int i = 0; i < reqs.size(); i++) {
+            assertThat(fast.get(i).ids())
+                    .as("request " + i)
+                    .containsExactly(plain.get(i).ids());
+        }
+        assertThat(s.stats().preemptions()).isPositive();
+        assertThat(spec.counts().accepted()).isPositive();
+        assertThat(blocks.freeBlocks()).isEqualTo(40);
     }
 
     @Test
