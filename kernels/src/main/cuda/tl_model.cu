@@ -883,3 +883,4 @@ TL_MOE_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_FP8_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"
+#include "tl_spec.cuh"  // speculative decoding: the rejection-sampling verify

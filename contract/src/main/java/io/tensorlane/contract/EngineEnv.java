@@ -38,6 +38,11 @@ public final class EngineEnv {
     public static final String MAX_MODEL_LENGTH = "TENSORLANE_MAX_MODEL_LENGTH";
     /** Maximum tokens in one forward batch. */
     public static final String MAX_BATCH_TOKENS = "TENSORLANE_MAX_BATCH_TOKENS";
+    /**
+     * Speculative decoding ({@code serve --speculative}): {@code ngram:k=4,n=3} (prompt lookup, up to k guesses per step
+     * from suffixes of up to n tokens), {@code draft:DIR,k=4} (a draft model: not built yet, refused), or unset / off.
+     */
+    public static final String SPECULATIVE = "TENSORLANE_SPECULATIVE";
 
     private EngineEnv() {}
 }

@@ -64,6 +64,9 @@ public final class Kernels {
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
 
+    /** Speculative decoding's rejection-sampling verify (tl_spec.cuh): min(1, p/q) acceptance, residual resampling. */
+    public static final String SPEC_VERIFY_KERNEL = "tl_spec_verify_f32";
+
     /** The MoE router's softmax + top-k (tl_moe.cuh), fp32 logits in. */
     public static final String MOE_ROUTE_KERNEL = "tl_moe_route_f32";
 

@@ -64,6 +64,7 @@ class FatbinTest {
         assertThat(text).contains(Kernels.SAMPLE_KERNEL);
         assertThat(text).contains(Kernels.MOE_ROUTE_KERNEL);
         assertThat(text).contains(Kernels.MOE_SORT_KERNEL);
+        assertThat(text).contains(Kernels.SPEC_VERIFY_KERNEL);
     }
 
     @Test

@@ -73,6 +73,12 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
     @Option(names = "--seed", defaultValue = "0")
     long seed;
 
+    @Option(
+            names = "--seed-per-prompt",
+            description = "Prompt i samples with seed --seed + i (default: every prompt with --seed, so repeated "
+                    + "prompts draw the same tokens); for distribution checks over many copies of a prompt.")
+    boolean seedPerPrompt;
+
     @Option(names = "--ignore-eos", description = "Keep generating after an end-of-sequence token.")
     boolean ignoreEos;
 
@@ -116,6 +122,13 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
             throw new IllegalArgumentException("--logprobs must be 0..20");
         }
         EngineOptions opts = engineOptions(System.getenv(), err);
+        io.tensorlane.runtime.sched.SpeculativeConfig spec = args.resolve(
+                        System.getenv(), EngineArgs.DEFAULT_MEMORY_FRACTION, null)
+                .speculative();
+        if (spec != null && dumpLogits != null) {
+            throw new IllegalArgumentException("--dump-logits and --speculative cannot be combined (speculative "
+                    + "generation runs through the scheduler, which keeps no prompt logits)");
+        }
         try (ModelTokenizer tok = ModelTokenizer.load(opts.modelDir())) {
             List<int[]> ids = readPrompts(tok);
             if (ids.isEmpty()) {
@@ -123,12 +136,30 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
             }
             try (LlmEngine engine = LlmEngine.load(opts, err)) {
                 List<Generator.Request> reqs = new ArrayList<>();
-                for (int[] p : ids) {
-                    reqs.add(new Generator.Request(p, maxTokens, sampling, ignoreEos, logprobs, dumpLogits != null));
+                for (int i = 0; i < ids.size(); i++) {
+                    SamplingParams sp =
+                            seedPerPrompt ? new SamplingParams(temperature, topP, topK, minP, seed + i) : sampling;
+                    reqs.add(new Generator.Request(ids.get(i), maxTokens, sp, ignoreEos, logprobs, dumpLogits != null));
                 }
                 Generator gen = new Generator(engine, tok.eosTokenIds());
-                List<Generator.Result> results = gen.run(reqs);
-                Generator.Stats st = gen.stats();
+                SpeculativeGenerate sg = new SpeculativeGenerate();
+                List<Generator.Result> results;
+                try {
+                    results = spec == null ? gen.run(reqs) : sg.run(engine, spec, reqs, tok.eosTokenIds());
+                } catch (InterruptedException
+                        | java.util.concurrent.ExecutionException
+                        | java.util.concurrent.TimeoutException e) {
+                    throw new IllegalStateException("speculative generation did not finish: " + e, e);
+                }
+                // the speculative run's own counts: all its steps count as decode (prefill is not timed apart)
+                Generator.Stats st = spec == null
+                        ? gen.stats()
+                        : new Generator.Stats(
+                                0,
+                                0,
+                                (int) sg.stats().tokens(),
+                                (int) sg.stats().steps(),
+                                sg.stats().seconds());
                 if (dumpLogits != null) {
                     Files.createDirectories(dumpLogits);
                     for (int i = 0; i < results.size(); i++) {
@@ -167,6 +198,17 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
                 sum.put("kv_dtype", engine.memory().kvDtype().toString());
                 sum.put("kv_bytes", engine.memory().kvBytesPerRank());
                 sum.put("kv_bytes_per_block", engine.memory().kvBytesPerBlock());
+                if (spec != null) {
+                    var c = sg.stats().counts();
+                    sum.put("speculative", spec.toString());
+                    sum.put("spec_drafts", c.drafts());
+                    sum.put("spec_draft_tokens", c.draftTokens());
+                    sum.put("spec_accepted_tokens", c.accepted());
+                    ArrayNode at = sum.putArray("spec_accepted_per_position");
+                    for (long x : c.acceptedAt()) {
+                        at.add(x);
+                    }
+                }
                 if (json) {
                     ObjectNode line = JSON.createObjectNode();
                     line.set("summary", sum);

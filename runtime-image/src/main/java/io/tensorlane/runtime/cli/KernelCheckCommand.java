@@ -146,6 +146,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
                     runAll(t);
                 }
                 samplingCases();
+                specCases();
             } finally {
                 cuStreamDestroy(stream);
             }
@@ -329,6 +330,23 @@ public final class KernelCheckCommand implements Callable<Integer> {
             String nm = "masked,6 lowest logits,vocab=4001,seed=" + seed;
             long sd = seed;
             guard("sample", DType.fp32, nm, () -> report(nm, ms.lowestLogits(4001, 4000, sd)));
+        }
+    }
+
+    /** tl_spec_verify_f32 ({@link KernelCheckSpec}): the verdicts against the host rule, the output distribution. */
+    private void specCases() {
+        try (io.tensorlane.runtime.llm.SpecKernels sk = new io.tensorlane.runtime.llm.SpecKernels()) {
+            KernelCheckSpec c = new KernelCheckSpec(sk, stream, rnd, this::sync);
+            int[][] shapes = {{64, 1, 6000}, {64, 3, 6000}, {200, 5, 4000}};
+            for (int[] sh : shapes) {
+                String nm = "spec_verify,vocab=" + sh[0] + ",k=" + sh[1] + ",seqs=" + sh[2];
+                guard("sample", DType.fp32, nm, () -> report(nm, c.distribution(sh[0], sh[1], sh[2])));
+            }
+            String nm = "spec_verify,q=p and p(guess)=0,vocab=151936,k=4,seqs=32";
+            guard("sample", DType.fp32, nm, () -> report(nm, outcome(c.edgeCases(151936, 4, 32))));
+        } catch (RuntimeException e) { // a missing entry point is a FAIL line of its own, not the end of the run
+            out.println("  spec_verify: " + e);
+            add(new Result("sample", "fp32", "spec_verify", Double.NaN, Double.NaN, false));
         }
     }
 

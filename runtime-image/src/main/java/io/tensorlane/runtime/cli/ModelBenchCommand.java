@@ -109,6 +109,15 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
                     + "GPU ms per operation (attention, each GEMM, norms, allreduces, ...), printed and in the JSON.")
     boolean opBreakdown;
 
+    @Option(
+            names = "--verify-ks",
+            split = ",",
+            paramLabel = "K",
+            description = "Also time a speculative verify step (k + 1 tokens per sequence, logits for all) for each k "
+                    + "(1.." + io.tensorlane.runtime.sched.SpeculativeConfig.MAX_K + ") at each --batches size "
+                    + "against a plain decode step at --context, and print the ratios (e.g. 1,2,3,4,5,6,7,8).")
+    List<Integer> verifyKs;
+
     @Option(names = "--label", description = "Free text copied into the JSON (e.g. 'tp2-custom').")
     String label;
 
@@ -204,6 +213,9 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
                 out.flush();
                 report.write(false);
             }
+            if (verifyKs != null && !verifyKs.isEmpty()) {
+                verifyTable(engine, plan, o, rng, out, report);
+            }
             if (prefillTokens > 0) {
                 if (overBudget()) {
                     report.skipped("prefill");
@@ -240,6 +252,37 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
             err.flush();
         }
         return ExitCodes.OK;
+    }
+
+    /** {@code --verify-ks}: the verify-step table per batch size ({@link ModelBenchVerify}). */
+    private void verifyTable(
+            LlmEngine engine,
+            ModelBenchPlan plan,
+            EngineOptions o,
+            SplittableRandom rng,
+            PrintWriter out,
+            ModelBenchJson report) {
+        ModelBenchVerify v =
+                new ModelBenchVerify(engine, context, Math.min(warmup, 20), iters, o.maxBatchTokens(), plan.maxBatch());
+        ModelBenchVerify.printHeader(out);
+        for (int b : plan.batches()) {
+            if (overBudget()) {
+                report.skipped("verify batch " + b);
+                out.printf(Locale.ROOT, "verify %6d skipped: --max-seconds %.0f reached%n", b, maxSeconds);
+                continue;
+            }
+            for (ModelBenchVerify.Row r : v.measure(b, verifyKs, rng)) {
+                ModelBenchVerify.print(out, r);
+                if (r.batch() == 1 && r.k() == 4) {
+                    out.printf(
+                            Locale.ROOT,
+                            "verify: k=4 at batch 1 costs %.3fx a decode step (wall; gpu %.3fx); target <= 1.3x%n",
+                            r.wallRatio(),
+                            r.gpuRatio());
+                }
+            }
+            out.flush();
+        }
     }
 
     private boolean overBudget() {

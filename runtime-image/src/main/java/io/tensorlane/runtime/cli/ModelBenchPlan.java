@@ -79,7 +79,16 @@ record ModelBenchPlan(
         }
         ModelConfig config = ModelConfig.read(e.requireModel());
         TpLayout.of(config, Math.max(1, Math.min(e.tp(), 8))); // a TP degree that cannot split the heads is named here
-        long seqLenL = (long) c.context + c.iters;
+        int maxK = 0;
+        for (int k : c.verifyKs == null ? List.<Integer>of() : c.verifyKs) {
+            if (k < 1 || k > io.tensorlane.runtime.sched.SpeculativeConfig.MAX_K) {
+                throw new IllegalArgumentException("--verify-ks: k must be 1.."
+                        + io.tensorlane.runtime.sched.SpeculativeConfig.MAX_K + ", got " + k);
+            }
+            maxK = Math.max(maxK, k);
+        }
+        // a verify step of k writes positions context .. context + k
+        long seqLenL = (long) c.context + Math.max(c.iters, maxK + 1);
         int limit = config.slidingWindow() != null
                 ? Math.min(config.maxPositionEmbeddings(), config.slidingWindow())
                 : config.maxPositionEmbeddings();
@@ -116,7 +125,7 @@ record ModelBenchPlan(
                     + "); give at least that or 0 (sized automatically)");
         }
         long kv = e.kvCacheTokens() > 0 ? e.kvCacheTokens() : need;
-        EngineOptions opts = e.options(maxBatch, maxModelLen, kv, maxBatch);
+        EngineOptions opts = e.options(maxBatch, maxModelLen, kv, maxBatch * (maxK + 1));
         return new ModelBenchPlan(
                 config,
                 List.copyOf(c.batches),

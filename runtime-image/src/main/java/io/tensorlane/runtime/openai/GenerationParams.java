@@ -17,6 +17,8 @@ import java.util.List;
  * @param stream answer as server-sent events
  * @param includeUsage {@code stream_options.include_usage}: send a usage chunk before [DONE]
  * @param ignoreEos keep generating past EOS (vLLM extension)
+ * @param speculative {@code "speculative": false} opts this request out of the server's speculative decoding (a
+ *                    Tensorlane extension, default true; the tokens are the same either way, only their speed differs)
  * @param logprobs null: no logprobs; k &gt;= 0: the chosen token's logprob and the k most probable alternatives
  *     (completions' {@code logprobs: k}; chat's {@code logprobs: true} with {@code top_logprobs: k})
  * @param skipSpecialTokens leave special tokens out of the text (vLLM's default true)
@@ -39,7 +41,8 @@ public record GenerationParams(
         Integer logprobs,
         boolean skipSpecialTokens,
         boolean includeStopStrInOutput,
-        ResponseFormat responseFormat) {
+        ResponseFormat responseFormat,
+        boolean speculative) {
     public GenerationParams {
         stop = stop == null ? List.of() : List.copyOf(stop);
         stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);

@@ -130,7 +130,8 @@ final class SamplingFields {
                 logprobs,
                 f.bool("skip_special_tokens", true),
                 f.bool("include_stop_str_in_output", false),
-                responseFormat(f));
+                responseFormat(f),
+                f.bool("speculative", true));
     }
 
     /** {@code response_format}: text (null), json_object, or json_schema with its {@code json_schema.schema}. */

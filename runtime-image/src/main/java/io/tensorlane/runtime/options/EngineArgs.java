@@ -6,6 +6,7 @@ import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.runtime.common.EngineSettings;
 import io.tensorlane.runtime.llm.EngineOptions;
 import io.tensorlane.runtime.llm.KvCacheDtype;
+import io.tensorlane.runtime.sched.SpeculativeConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Map;
@@ -106,6 +107,16 @@ public final class EngineArgs {
                     + "baseline for benchmarks.")
     boolean baselineKernels;
 
+    @Option(
+            names = "--speculative",
+            paramLabel = "SPEC",
+            description =
+                    "Speculative decoding: ngram:k=4,n=3 (prompt lookup: up to k guessed tokens per step from the "
+                            + "longest of the last n..1 tokens seen before, checked by the model in one step; greedy and sampled "
+                            + "output stay as without it), draft:DIR,k=4 (a draft model: not built yet), or off (default: "
+                            + EngineEnv.SPECULATIVE + ", else off). Verify steps run without CUDA graphs for now.")
+    String speculative;
+
     /**
      * The options with the environment and the defaults applied.
      *
@@ -136,7 +147,13 @@ public final class EngineArgs {
             boolean nccl,
             Boolean ncclGiven,
             String ncclLib,
-            boolean baselineKernels) {
+            boolean baselineKernels,
+            SpeculativeConfig speculative) {
+
+        /** Logits rows a step of {@code maxSeqs} sequences may need: {@code base}, or k + 1 per sequence speculating. */
+        public int logitRows(int maxSeqs, int base) {
+            return speculative == null ? base : Math.max(base, speculative.logitRows(maxSeqs));
+        }
 
         /** The model directory, or a message naming both ways to give it. */
         public Path requireModel() {
@@ -161,7 +178,7 @@ public final class EngineArgs {
                             maxModelLen,
                             kvTokens,
                             memoryFraction,
-                            maxLogitRows,
+                            logitRows(maxSeqs, maxLogitRows),
                             graphs,
                             nccl,
                             ncclLib,
@@ -218,7 +235,15 @@ public final class EngineArgs {
                 nccl != null ? nccl : ncclFromEnv(env),
                 nccl,
                 ncclLib,
-                baselineKernels);
+                baselineKernels,
+                speculative(env));
+    }
+
+    /** {@code --speculative}, else {@link EngineEnv#SPECULATIVE}; null: off. */
+    private SpeculativeConfig speculative(Map<String, String> env) {
+        return speculative != null
+                ? SpeculativeConfig.parse(speculative, "--speculative")
+                : SpeculativeConfig.parse(env.get(EngineEnv.SPECULATIVE), EngineEnv.SPECULATIVE);
     }
 
     /** {@code --tp}, or the ranks of the deprecated {@code --virtual-ranks N}; null when neither. */

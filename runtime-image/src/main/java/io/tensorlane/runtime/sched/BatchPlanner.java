@@ -27,8 +27,16 @@ import java.util.Set;
  * preempted (as vLLM).
  */
 final class BatchPlanner {
-    /** One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples. */
-    record Entry(Sequence seq, int n, int logitRow) {}
+    /**
+     * One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples
+     * (the first of {@code drafts + 1} rows); {@code drafts} > 0: a verify chunk, the last token and that many of
+     * {@code seq.draft} ({@link Speculator}).
+     */
+    record Entry(Sequence seq, int n, int logitRow, int drafts) {
+        Entry(Sequence seq, int n, int logitRow) {
+            this(seq, n, logitRow, 0);
+        }
+    }
 
     /** A planned step; {@code admitted} are the sequences admitted for the first time. */
     record Plan(StepBatch batch, List<Entry> entries, boolean wantLogits, int preempted, List<Sequence> admitted) {
@@ -67,7 +75,8 @@ final class BatchPlanner {
                 if (decode != (pass == 0) || scheduled.contains(s)) {
                     continue;
                 }
-                int want = Math.min(s.need(), budget);
+                int guesses = decode && s.draft != null ? s.draft.length : 0;
+                int want = Math.min(s.need() + guesses, budget);
                 int n;
                 boolean selfPreempted = false;
                 while ((n = grow(s, want)) == 0) {
@@ -85,7 +94,7 @@ final class BatchPlanner {
                 if (selfPreempted || n == 0) {
                     continue;
                 }
-                entries.add(new Entry(s, n, -1));
+                entries.add(new Entry(s, n, -1, decode ? Math.min(guesses, n - 1) : 0));
                 scheduled.add(s);
                 budget -= n;
             }
@@ -146,16 +155,24 @@ final class BatchPlanner {
         boolean wantLogits = false;
         for (Entry e : planned) {
             Sequence s = e.seq();
-            boolean samples = s.computed + e.n() == s.length;
+            int d = e.drafts();
+            boolean samples = d > 0 || s.computed + e.n() == s.length;
             int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + e.n());
-            b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
-            if (samples) {
+            if (d > 0) { // a verify chunk: the last token, then the guesses (the sequence has no constraint)
+                System.arraycopy(s.draft, 0, chunk, 1, d);
+                b.add(s.table, chunk, s.computed, StepBatch.Logits.ALL);
+                b.sampleLast(d + 1, s.req.sampling(), s.generated);
+            } else {
+                b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
+            }
+            if (samples && d == 0) {
                 b.sample(s.req.sampling(), s.generated);
                 if (s.req.constraint() != null) {
                     b.mask(s.req.constraint().mask(s.tokens, s.req.promptIds().length, s.generated));
                 }
             }
-            entries.add(new Entry(s, e.n(), samples ? row++ : -1));
+            entries.add(new Entry(s, e.n(), samples ? row : -1, d));
+            row += samples ? d + 1 : 0;
             wantLogits |= samples && s.req.needsLogits();
         }
         return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted, admitted);

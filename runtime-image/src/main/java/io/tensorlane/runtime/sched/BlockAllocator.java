@@ -164,6 +164,28 @@ public final class BlockAllocator {
     }
 
     /**
+     * Shrinks {@code table} to the blocks that hold {@code tokens} tokens, dropping the references of the blocks past them
+     * last first (a verify step's rejected guesses: their KV slots are position-addressed, so only whole blocks past the
+     * kept tokens are given back; slots of rejected tokens in a kept block are overwritten when those positions are
+     * computed again). The dropped blocks must not be registered (a registered block is full and computed, so it lies
+     * before {@code tokens}).
+     */
+    public void truncate(List<Integer> table, long tokens) {
+        int keep = blocksFor(tokens);
+        if (keep >= table.size()) {
+            return;
+        }
+        List<Integer> tail = new ArrayList<>(table.subList(keep, table.size()));
+        for (int b : tail) {
+            if (hashed[b] && refs[b] > 0) {
+                throw new IllegalStateException("KV block " + b + " past " + tokens + " tokens is cached");
+            }
+        }
+        release(tail);
+        table.subList(keep, table.size()).clear();
+    }
+
+    /**
      * The cached block registered under {@code hash} whose parent hash and {@code blockSize} token ids from {@code from}
      * are these, or -1. Changes nothing.
      */

@@ -53,6 +53,12 @@ public final class EngineMetrics {
     private final LongAdder preemptions = new LongAdder();
     private final LongAdder prefixQueries = new LongAdder();
     private final LongAdder prefixHits = new LongAdder();
+    private final LongAdder specDrafts = new LongAdder();
+    private final LongAdder specDraftTokens = new LongAdder();
+    private final LongAdder specAccepted = new LongAdder();
+    /** Accepted guesses per position (0..k-1); null until {@link #speculation} (then the spec_decode families render). */
+    private volatile LongAdder[] specAcceptedAt;
+
     private final Map<FinishReason, LongAdder> finished = new EnumMap<>(FinishReason.class);
     private final Histogram ttft = new Histogram(TTFT_BUCKETS);
     private final Histogram itl = new Histogram(TPOT_BUCKETS);
@@ -120,6 +126,26 @@ public final class EngineMetrics {
         prefixHits.add(hits);
     }
 
+    /** Speculative decoding with up to {@code k} guesses per step is on: the spec_decode families are rendered. */
+    void speculation(int k) {
+        LongAdder[] a = new LongAdder[k];
+        for (int i = 0; i < k; i++) {
+            a[i] = new LongAdder();
+        }
+        specAcceptedAt = a;
+    }
+
+    /** One verified draft of {@code guesses} tokens, of which the first {@code accepted} were kept. */
+    void speculated(int guesses, int accepted) {
+        specDrafts.increment();
+        specDraftTokens.add(guesses);
+        specAccepted.add(accepted);
+        LongAdder[] at = specAcceptedAt;
+        for (int i = 0; i < accepted && at != null && i < at.length; i++) {
+            at[i].increment();
+        }
+    }
+
     void interToken(double seconds) {
         itl.observe(seconds);
     }
@@ -180,6 +206,7 @@ public final class EngineMetrics {
             l.put("finished_reason", r.label());
             t.sample(p + "request_success_total", l, finished.get(r).sum());
         }
+        renderSpeculation(t);
         Histogram.Snapshot itlSnap = itl.snapshot();
         t.family(p + "time_to_first_token_seconds", "histogram", "Histogram of time to first token in seconds.")
                 .histogram(p + "time_to_first_token_seconds", labels, ttft.snapshot());
@@ -196,6 +223,27 @@ public final class EngineMetrics {
         t.family(p + "request_queue_time_seconds", "histogram", "Histogram of time spent in WAITING phase for request.")
                 .histogram(p + "request_queue_time_seconds", labels, queue.snapshot());
         return t.toString();
+    }
+
+    /** vLLM v1's spec_decode counters (only with speculation on, as vLLM renders them only then). */
+    private void renderSpeculation(PromText t) {
+        LongAdder[] at = specAcceptedAt;
+        if (at == null) {
+            return;
+        }
+        String p = PREFIX;
+        t.family(p + "spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.")
+                .sample(p + "spec_decode_num_drafts_total", labels, specDrafts.sum());
+        t.family(p + "spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.")
+                .sample(p + "spec_decode_num_draft_tokens_total", labels, specDraftTokens.sum());
+        t.family(p + "spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.")
+                .sample(p + "spec_decode_num_accepted_tokens_total", labels, specAccepted.sum());
+        t.family(p + "spec_decode_num_accepted_tokens_per_pos_total", "counter", "Accepted tokens per draft position.");
+        for (int i = 0; i < at.length; i++) {
+            Map<String, String> l = new LinkedHashMap<>(labels);
+            l.put("position", Integer.toString(i));
+            t.sample(p + "spec_decode_num_accepted_tokens_per_pos_total", l, at[i].sum());
+        }
     }
 
     /** {@link #render()} followed by the registry's own scrape: what {@code /metrics} serves. */

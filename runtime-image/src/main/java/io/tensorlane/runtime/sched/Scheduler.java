@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
  * The serving loop: one thread runs steps of a {@link StepExecutor} back to back while there is work, and sleeps on a
  * condition when there is none. Continuous batching with chunked prefill and preemption by recompute ({@link
  * BatchPlanner}), automatic prefix caching when {@link SchedulerConfig#prefixCaching()} ({@link PrefixCache}); the
- * executor draws every token (on the GPU); logits reach the host only for logprobs.
+ * executor draws every token (on the GPU); logits reach the host only for logprobs. With a {@link Speculator}, decoding
+ * sequences verify proposed tokens in the same steps and keep the accepted ones ({@code verified}).
  *
  * <p>Threads: {@link #submit}, {@link Handle#cancel}, {@link #drain}, {@link #awaitIdle}, {@link #stats} and {@link
  * #close} may be called from any thread. Listeners run on the scheduler thread (see {@link SequenceListener}). The
@@ -51,6 +52,7 @@ public final class Scheduler implements AutoCloseable {
     private final EngineMetrics metrics;
     private final BatchPlanner planner;
     private final PrefixCache prefix;
+    private final Speculator spec;
     private final int vocab;
     private final Thread thread;
     private final SchedulerInbox inbox;
@@ -77,6 +79,18 @@ public final class Scheduler implements AutoCloseable {
             SchedulerConfig config,
             Set<Integer> eosTokenIds,
             EngineMetrics metrics) {
+        this(executor, blocks, config, eosTokenIds, metrics, null);
+    }
+
+    /** The same with speculative decoding by {@code spec} (null: none; see {@link Speculator}). */
+    public Scheduler(
+            StepExecutor executor,
+            BlockAllocator blocks,
+            SchedulerConfig config,
+            Set<Integer> eosTokenIds,
+            EngineMetrics metrics,
+            Speculator spec) {
+        this.spec = spec;
         this.executor = Objects.requireNonNull(executor, "executor");
         this.blocks = Objects.requireNonNull(blocks, "blocks");
         this.config = Objects.requireNonNull(config, "config");
@@ -107,10 +121,18 @@ public final class Scheduler implements AutoCloseable {
      * {@code maxWaiting} requests already wait, IllegalStateException while draining, closed or failed.
      */
     public Handle submit(SeqRequest req, SequenceListener listener) {
+        return submit(req, listener, true);
+    }
+
+    /** {@link #submit}; {@code speculate} false: this sequence never speculates (the request opted out). */
+    public Handle submit(SeqRequest req, SequenceListener listener, boolean speculate) {
         Objects.requireNonNull(listener, "listener");
         config.check(req, blocks, vocab);
-        return inbox.submit(
-                this::failure, () -> new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt()));
+        return inbox.submit(this::failure, () -> {
+            Sequence s = new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt());
+            s.speculate = speculate;
+            return s;
+        });
     }
 
     /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */
@@ -174,6 +196,9 @@ public final class Scheduler implements AutoCloseable {
                 publish();
                 continue;
             }
+            if (spec != null) {
+                spec.propose(running);
+            }
             BatchPlanner.Plan plan = planner.plan(running, waiting, System.nanoTime());
             updateWaitingCount();
             if (plan.isEmpty()) {
@@ -222,11 +247,28 @@ public final class Scheduler implements AutoCloseable {
         long now = System.nanoTime();
         for (BatchPlanner.Entry en : plan.entries()) {
             Sequence s = en.seq();
+            if (en.drafts() > 0) {
+                verified(s, en, res, now);
+                continue;
+            }
             s.computed += en.n();
             prefix.registerComputed(s); // before accept: a sequence that ends there leaves its blocks cached
             if (en.logitRow() >= 0) {
                 accept(s, res, en.logitRow(), now);
             }
+        }
+    }
+
+    /**
+     * A verify step ran: the accepted guesses go into the tokens before the prefix cache registers blocks that cover
+     * them, the KV cache keeps the last token and them (blocks past them go back), then every kept token and the
+     * target's next one reach the listener in order, until one ends the sequence (EOS, stop, max_tokens).
+     */
+    private void verified(Sequence s, BatchPlanner.Entry en, StepResult res, long now) {
+        int a = spec.keep(s, en.drafts(), res, en.logitRow(), blocks);
+        prefix.registerComputed(s);
+        for (int i = 0; i <= a && s.finish == null; i++) {
+            accept(s, res, en.logitRow() + i, now);
         }
     }
 
@@ -258,7 +300,7 @@ public final class Scheduler implements AutoCloseable {
             if (metrics != null) {
                 metrics.firstToken(r.promptIds().length, (now - s.arrivalNanos) / 1e9);
             }
-        } else if (metrics != null) {
+        } else if (metrics != null && now != s.lastTokenNanos) { // one gap per step (tokens of one verify share it)
             metrics.interToken((now - s.lastTokenNanos) / 1e9);
         }
         s.lastTokenNanos = now;

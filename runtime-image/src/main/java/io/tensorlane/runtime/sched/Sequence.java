@@ -25,6 +25,11 @@ final class Sequence implements Scheduler.Handle {
     int cachedTokens = -1;
 
     int generated;
+    /** Whether this sequence may speculate (the request did not opt out). */
+    boolean speculate = true;
+    /** This step's proposed next tokens ({@link Speculator#propose}), null when none. */
+    int[] draft;
+
     int preemptions;
     final long arrivalNanos;
     long admittedNanos = -1;

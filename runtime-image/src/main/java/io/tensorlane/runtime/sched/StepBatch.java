@@ -130,6 +130,20 @@ public record StepBatch(
             return this;
         }
 
+        /**
+         * The last {@code rows} logits rows added (a verify chunk's) draw by {@code p} as their sequence's {@code
+         * generated}-th, {@code generated + 1}-th, ... token: each row with the counter the non-speculative run gives it.
+         */
+        public Builder sampleLast(int rows, SamplingParams p, int generated) {
+            if (rows < 1 || rows > m) {
+                throw new IllegalStateException(rows + " rows to sample, " + m + " logits rows");
+            }
+            for (int i = 0; i < rows; i++) {
+                draws.add(new Draw(m - rows + i, p, generated + i, null));
+            }
+            return this;
+        }
+
         /** Restricts the last draw ({@link #sample}) to the ids of {@code mask} ({@link SamplingRows#mask}; null: none). */
         public Builder mask(int[] mask) {
             if (draws.isEmpty()) {

@@ -50,7 +50,21 @@ public final class ModelServer implements AutoCloseable {
             long maxBodyBytes,
             Duration drainTimeout,
             boolean prefixCaching,
-            String toolCallParser) {
+            String toolCallParser,
+            io.tensorlane.runtime.sched.SpeculativeConfig speculative) {
+        /** Options without speculative decoding. */
+        public Options(
+                String servedName,
+                String host,
+                int port,
+                int maxWaiting,
+                long maxBodyBytes,
+                Duration drainTimeout,
+                boolean prefixCaching,
+                String toolCallParser) {
+            this(servedName, host, port, maxWaiting, maxBodyBytes, drainTimeout, prefixCaching, toolCallParser, null);
+        }
+
         /** Options with prefix caching on and the tool-call parser chosen from the model ({@link ToolParsers#choose}). */
         public Options(
                 String servedName, String host, int port, int maxWaiting, long maxBodyBytes, Duration drainTimeout) {
@@ -114,7 +128,12 @@ public final class ModelServer implements AutoCloseable {
                 engine.blocks(),
                 schedulerConfig(engine, o.maxWaiting()).withPrefixCaching(o.prefixCaching(), kvIdentity(engine)),
                 new HashSet<>(tok.eosTokenIds()),
-                metrics);
+                metrics,
+                io.tensorlane.runtime.sched.Speculator.of(
+                        o.speculative(),
+                        engine.options().maxLogitRows(),
+                        engine.options().maxSeqs(),
+                        metrics));
         ModelInfo info = new ModelInfo(
                 o.servedName(), engine.maxModelLen(), engine.config().vocabSize(), Responses.now());
         return start(o, tok, scheduler, metrics, info, log);

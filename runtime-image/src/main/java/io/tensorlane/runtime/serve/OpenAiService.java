@@ -290,7 +290,7 @@ public final class OpenAiService {
                         logprobs,
                         masks == null ? null : new GrammarConstraint(masks));
                 var listener = job.choice(index, ids, j == 0);
-                submits.add(() -> job.handle(scheduler.submit(sr, listener)));
+                submits.add(() -> job.handle(scheduler.submit(sr, listener, p.speculative())));
             }
         }
         out.onClose(job::cancel);

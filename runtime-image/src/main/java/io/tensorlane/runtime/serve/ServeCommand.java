@@ -220,7 +220,7 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                         eng.maxModelLen(),
                         eng.kvCacheTokens(),
                         config.memoryFraction(),
-                        maxSeqs,
+                        eng.logitRows(Math.min(maxSeqs, eng.maxBatchTokens()), maxSeqs),
                         eng.graphs(),
                         config.allreduce() == Allreduce.NCCL,
                         eng.ncclLib(),
@@ -255,7 +255,7 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                         dir.toAbsolutePath().normalize().getFileName().toString());
         out.printf(
                 "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, KV cache %s, port %d, "
-                        + "prefix caching %s%n",
+                        + "prefix caching %s, speculative %s%n",
                 name,
                 dir,
                 config.worldSize(),
@@ -264,7 +264,8 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                 config.memoryFraction(),
                 opts.kvCacheDtype(),
                 config.port(),
-                prefixCaching ? "on" : "off");
+                prefixCaching ? "on" : "off",
+                eng.speculative() == null ? "off" : eng.speculative() + " (verify steps eager, no CUDA graphs)");
         out.flush();
         try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
                 io.tensorlane.runtime.llm.LlmEngine engine = io.tensorlane.runtime.llm.LlmEngine.load(opts, out)) {
@@ -277,7 +278,8 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                             maxBodyBytes,
                             Duration.ofSeconds(drainSeconds),
                             prefixCaching,
-                            parser),
+                            parser,
+                            eng.speculative()),
                     tok,
                     engine,
                     out);

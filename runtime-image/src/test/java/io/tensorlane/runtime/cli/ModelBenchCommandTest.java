@@ -123,6 +123,15 @@ class ModelBenchCommandTest {
     }
 
     @Test
+    void verifyKsSizeTheLogitsRowsAndTheSequences() throws IOException {
+        rejected("--verify-ks: k must be 1..16, got 0", "--verify-ks", "1,0");
+        rejected("--verify-ks: k must be 1..16, got 17", "--verify-ks", "17");
+        ModelBenchPlan p = plan("--batches", "1,8,32", "--verify-ks", "1,2,3,4,5,6,7,8", "--iters", "5");
+        assertThat(p.options().maxLogitRows()).isEqualTo(32 * 9);
+        assertThat(p.seqLen()).isEqualTo(512 + 9); // a verify step of k = 8 writes positions 512..520
+    }
+
+    @Test
     void missingModelIsNamed() {
         MainTest.Result r = run("--model", dir.resolve("nope").toString());
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);

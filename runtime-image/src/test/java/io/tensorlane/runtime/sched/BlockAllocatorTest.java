@@ -155,4 +155,29 @@ class BlockAllocatorTest {
         assertThatThrownBy(() -> a.take(copy.get(0))).hasMessageContaining("not cached");
         assertThatThrownBy(() -> a.refCount(5)).hasMessageContaining("not a block");
     }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0} tokens keep {1} blocks")
+    @org.junit.jupiter.params.provider.CsvSource({"20,5", "17,5", "16,4", "13,4", "1,1", "0,0", "24,6"})
+    void truncateGivesBackTheBlocksPastTheTokensLastFirst(long tokens, int kept) {
+        BlockAllocator a = new BlockAllocator(8, BS);
+        List<Integer> t = new ArrayList<>();
+        assertThat(a.ensure(t, 24)).isTrue(); // 6 blocks
+        List<Integer> before = new ArrayList<>(t);
+        a.truncate(t, tokens);
+        assertThat(t).containsExactlyElementsOf(before.subList(0, kept));
+        assertThat(a.freeBlocks()).isEqualTo(8 - kept);
+        // the freed blocks come back first, the last freed (the earliest dropped) at the head of the free list
+        if (kept < 6) {
+            assertThat(a.allocate(1)).containsExactly(before.get(kept));
+        }
+    }
+
+    @Test
+    void truncateRefusesToDropACachedBlock() {
+        BlockAllocator a = new BlockAllocator(4, BS);
+        List<Integer> t = new ArrayList<>();
+        a.ensure(t, 8);
+        a.register(t.get(1), 5L, 0L, toks(1, 2, 3, 4), 0);
+        assertThatThrownBy(() -> a.truncate(t, 4)).hasMessageContaining("is cached");
+    }
 }

@@ -1,0 +1,142 @@
+package io.tensorlane.runtime.cli;
+
+import io.tensorlane.runtime.llm.LlmEngine;
+import io.tensorlane.runtime.sched.BlockAllocator;
+import io.tensorlane.runtime.sched.StepBatch;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * {@code bench-model --verify-ks}: the cost of a speculative verify step against a plain decode step. Per batch size B,
+ * B sequences of {@code --context} random ids are prefilled; then the decode step (one token per sequence at position
+ * context, a CUDA graph replay) and, per k, the verify step (k + 1 tokens per sequence at positions context ..
+ * context + k, logits and a draw for every one of them, as the scheduler sends them; eager: verify steps have no graph
+ * yet) are each timed {@code iters} times after a warm-up, on the same KV slots. The ratio verify / decode is what a
+ * step of speculation costs; with acceptance rate a per guess, a verify step yields 1 + a + a^2 + ... + a^k tokens.
+ */
+final class ModelBenchVerify {
+    /** One row of the table: medians of wall and GPU ms, and the ratios to the decode step. */
+    record Row(int batch, int k, double wallMs, double gpuMs, double wallRatio, double gpuRatio) {}
+
+    private final LlmEngine engine;
+    private final int context;
+    private final int warmup;
+    private final int iters;
+    private final int maxBatchTokens;
+    private final int maxRows;
+
+    ModelBenchVerify(LlmEngine engine, int context, int warmup, int iters, int maxBatchTokens, int maxRows) {
+        this.engine = engine;
+        this.context = context;
+        this.warmup = warmup;
+        this.iters = iters;
+        this.maxBatchTokens = maxBatchTokens;
+        this.maxRows = maxRows;
+    }
+
+    /** The rows of batch size {@code batch}: k = 0 (the decode step itself, ratio 1), then each of {@code ks}. */
+    List<Row> measure(int batch, List<Integer> ks, SplittableRandom rng) {
+        BlockAllocator alloc = engine.blocks();
+        int vocab = engine.config().vocabSize();
+        int maxK = ks.stream().mapToInt(Integer::intValue).max().orElse(0);
+        List<List<Integer>> tables = new ArrayList<>();
+        try {
+            for (int i = 0; i < batch; i++) {
+                List<Integer> t = new ArrayList<>();
+                tables.add(t);
+                if (!alloc.ensure(t, context + maxK + 1L)) {
+                    throw new IllegalStateException(
+                            "the KV cache cannot hold " + batch + " sequences of " + (context + maxK + 1) + " tokens");
+                }
+            }
+            prefill(tables, rng, vocab);
+            List<Row> rows = new ArrayList<>();
+            double[] decode = time(step(tables, 0, rng, vocab));
+            rows.add(new Row(batch, 0, decode[0], decode[1], 1, 1));
+            for (int k : ks) {
+                double[] v = time(step(tables, k, rng, vocab));
+                rows.add(new Row(batch, k, v[0], v[1], v[0] / decode[0], v[1] / decode[1]));
+            }
+            return rows;
+        } finally {
+            for (List<Integer> t : tables) {
+                alloc.release(t);
+            }
+        }
+    }
+
+    private void prefill(List<List<Integer>> tables, SplittableRandom rng, int vocab) {
+        BlockAllocator alloc = engine.blocks();
+        int seq = 0;
+        int done = 0;
+        while (seq < tables.size()) {
+            StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
+            while (seq < tables.size() && sb.tokens() < maxBatchTokens && sb.rows() < maxRows) {
+                int chunk = Math.min(context - done, maxBatchTokens - sb.tokens());
+                boolean last = done + chunk == context;
+                sb.add(
+                        tables.get(seq),
+                        ModelBenchSteps.randomIds(rng, chunk, vocab),
+                        done,
+                        last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
+                done += chunk;
+                if (last) {
+                    seq++;
+                    done = 0;
+                }
+            }
+            engine.step(sb.build(), false);
+        }
+    }
+
+    /** k = 0: a decode step (one token per sequence); else a verify step of k + 1 tokens per sequence. */
+    private StepBatch step(List<List<Integer>> tables, int k, SplittableRandom rng, int vocab) {
+        StepBatch.Builder sb = new StepBatch.Builder(engine.blocks().blockSize(), engine.maxBlocksPerSeq());
+        for (List<Integer> t : tables) {
+            sb.add(
+                    t,
+                    ModelBenchSteps.randomIds(rng, k + 1, vocab),
+                    context,
+                    k == 0 ? StepBatch.Logits.LAST : StepBatch.Logits.ALL);
+        }
+        return sb.build();
+    }
+
+    /** Median wall and GPU ms of {@code iters} runs of {@code step} after {@code warmup} untimed ones. */
+    private double[] time(StepBatch step) {
+        double[] wall = new double[iters];
+        double[] gpu = new double[iters];
+        for (int i = 0; i < warmup + iters; i++) {
+            long s = System.nanoTime();
+            LlmEngine.TimedStep ts = engine.timedStep(step);
+            long e = System.nanoTime();
+            if (i >= warmup) {
+                wall[i - warmup] = (e - s) / 1e6;
+                gpu[i - warmup] = ts.gpuMillis();
+            }
+        }
+        return new double[] {
+            ModelBenchStats.of(wall).median(), ModelBenchStats.of(gpu).median()
+        };
+    }
+
+    static void printHeader(PrintWriter out) {
+        out.println("verify  batch   k | wall ms  gpu ms | x decode (wall)  x decode (gpu)   [k=0: the decode step, "
+                + "graph replay; k>0 eager]");
+    }
+
+    static void print(PrintWriter out, Row r) {
+        out.printf(
+                Locale.ROOT,
+                "verify %6d %3d | %7.3f %7.3f | %15.3f %15.3f%n",
+                r.batch(),
+                r.k(),
+                r.wallMs(),
+                r.gpuMs(),
+                r.wallRatio(),
+                r.gpuRatio());
+    }
+}

@@ -1,0 +1,106 @@
+package io.tensorlane.runtime.cli;
+
+import io.tensorlane.runtime.llm.Generator;
+import io.tensorlane.runtime.llm.LlmEngine;
+import io.tensorlane.runtime.sched.FinishReason;
+import io.tensorlane.runtime.sched.Scheduler;
+import io.tensorlane.runtime.sched.SchedulerConfig;
+import io.tensorlane.runtime.sched.SeqRequest;
+import io.tensorlane.runtime.sched.SequenceListener;
+import io.tensorlane.runtime.sched.SpeculativeConfig;
+import io.tensorlane.runtime.sched.Speculator;
+import io.tensorlane.runtime.text.TopLogprobs;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code generate --speculative}: the prompts through the serving {@link Scheduler} with a {@link Speculator} (the
+ * offline {@link Generator} has no verify steps), prefix caching off, every prompt submitted at once. The results
+ * have the Generator's shape (no prompt logits); the counts say how many steps ran and what the guesses did.
+ */
+final class SpeculativeGenerate {
+    /** What a run did: scheduler steps, generated tokens, seconds, and the speculator's counts. */
+    record Stats(long steps, long tokens, double seconds, Speculator.Counts counts) {}
+
+    private Stats stats;
+
+    Stats stats() {
+        return stats;
+    }
+
+    List<Generator.Result> run(LlmEngine engine, SpeculativeConfig sc, List<Generator.Request> reqs, List<Integer> eos)
+            throws InterruptedException, java.util.concurrent.ExecutionException,
+                    java.util.concurrent.TimeoutException {
+        var o = engine.options();
+        SchedulerConfig config = new SchedulerConfig(
+                        o.maxSeqs(), o.maxBatchTokens(), reqs.size(), engine.maxModelLen(), engine.maxBlocksPerSeq())
+                .withPrefixCaching(false, "generate");
+        Speculator spec = Speculator.of(sc, o.maxLogitRows(), o.maxSeqs(), null);
+        List<Collect> cs = new ArrayList<>();
+        long t0 = System.nanoTime();
+        Scheduler s = new Scheduler(engine, engine.blocks(), config, new HashSet<>(eos), null, spec);
+        try {
+            for (int i = 0; i < reqs.size(); i++) {
+                Generator.Request r = reqs.get(i);
+                Collect c = new Collect();
+                cs.add(c);
+                s.submit(
+                        new SeqRequest(
+                                Integer.toString(i),
+                                r.promptIds(),
+                                r.maxTokens(),
+                                r.sampling(),
+                                Set.of(),
+                                r.ignoreEos(),
+                                r.logprobs()),
+                        c);
+            }
+            List<Generator.Result> out = new ArrayList<>();
+            for (int i = 0; i < reqs.size(); i++) {
+                Collect c = cs.get(i);
+                FinishReason why = c.done.get(1, TimeUnit.HOURS);
+                if (why == FinishReason.ERROR || why == FinishReason.ABORT) {
+                    Throwable f = s.failure();
+                    throw new IllegalStateException("prompt " + i + " ended with " + why, f);
+                }
+                out.add(new Generator.Result(
+                        reqs.get(i).promptIds(),
+                        c.tokens.stream().mapToInt(Integer::intValue).toArray(),
+                        why.label(),
+                        c.logprobs,
+                        null));
+            }
+            s.awaitIdle(Duration.ofSeconds(10));
+            stats = new Stats(
+                    s.stats().steps(), s.stats().generatedTokens(), (System.nanoTime() - t0) / 1e9, spec.counts());
+            return out;
+        } finally {
+            s.close();
+        }
+    }
+
+    private static final class Collect implements SequenceListener {
+        final List<Integer> tokens = new ArrayList<>();
+        final List<TopLogprobs> logprobs = new ArrayList<>();
+        final CompletableFuture<FinishReason> done = new CompletableFuture<>();
+
+        @Override
+        public boolean onToken(int token, TopLogprobs lp) {
+            tokens.add(token);
+            if (lp != null) {
+                logprobs.add(lp);
+            }
+            return true;
+        }
+
+        @Override
+        public void onFinish(FinishReason reason, int prompt, int completion) {
+            done.complete(reason);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+package io.tensorlane.runtime.sched;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * How the engine speculates ({@code --speculative} / {@code TENSORLANE_SPECULATIVE}): {@code ngram:k=4,n=3} proposes
+ * up to {@code k} tokens per step by prompt lookup over suffixes of up to {@code n} tokens ({@link NgramProposer});
+ * {@code draft:DIR,k=4} (a smaller model with the same tokenizer) is parsed but not built yet and is refused with a
+ * clear message. {@code off} / {@code none} / empty: no speculation. Verify steps of this slice run eagerly (no CUDA
+ * graph for k+1 query tokens per sequence yet).
+ *
+ * @param method   {@link Method#NGRAM} (the draft method is refused at parse time)
+ * @param k        proposed tokens per sequence and step, 1..{@value #MAX_K}
+ * @param n        n-gram: the longest suffix matched, 1..{@value #MAX_N}
+ * @param draftDir draft: the draft model's directory (null for n-gram)
+ */
+public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
+    public static final int MAX_K = 16;
+    public static final int MAX_N = 16;
+    public static final int DEFAULT_K = 4;
+    public static final int DEFAULT_N = 3;
+
+    public enum Method {
+        NGRAM,
+        DRAFT
+    }
+
+    public SpeculativeConfig {
+        if (k < 1 || k > MAX_K) {
+            throw new IllegalArgumentException("speculative k must be 1.." + MAX_K + ", got " + k);
+        }
+        if (n < 1 || n > MAX_N) {
+            throw new IllegalArgumentException("speculative n must be 1.." + MAX_N + ", got " + n);
+        }
+    }
+
+    /** The n-gram proposer this config describes. */
+    public Proposer proposer() {
+        if (method != Method.NGRAM) {
+            throw new IllegalStateException(method + " speculation is not built yet");
+        }
+        return new NgramProposer(n);
+    }
+
+    /** Logits rows a step may need with {@code maxSeqs} sequences each verifying k proposed tokens. */
+    public int logitRows(int maxSeqs) {
+        return Math.multiplyExact(maxSeqs, k + 1);
+    }
+
+    @Override
+    public String toString() {
+        return method == Method.NGRAM ? "ngram:k=" + k + ",n=" + n : "draft:" + draftDir + ",k=" + k;
+    }
+
+    /**
+     * Parses {@code spec}; null for no speculation (null, blank, {@code off}, {@code none}). {@code source} names where
+     * the value came from ({@code --speculative}, the variable) in every error message, with the field at fault.
+     */
+    public static SpeculativeConfig parse(String spec, String source) {
+        if (spec == null || spec.isBlank()) {
+            return null;
+        }
+        String s = spec.trim();
+        if (s.equalsIgnoreCase("off") || s.equalsIgnoreCase("none")) {
+            return null;
+        }
+        int colon = s.indexOf(':');
+        String method = (colon < 0 ? s : s.substring(0, colon)).trim().toLowerCase(java.util.Locale.ROOT);
+        String rest = colon < 0 ? "" : s.substring(colon + 1);
+        String[] parts = rest.isBlank() ? new String[0] : rest.split(",", -1);
+        String where = source + " '" + s + "'";
+        switch (method) {
+            case "ngram" -> {
+                Map<String, String> kv = fields(parts, 0, where, "k", "n");
+                int k = number(kv, "k", DEFAULT_K, MAX_K, where);
+                int n = number(kv, "n", DEFAULT_N, MAX_N, where);
+                return new SpeculativeConfig(Method.NGRAM, k, n, null);
+            }
+            case "draft" -> {
+                if (parts.length == 0 || parts[0].isBlank() || parts[0].contains("=")) {
+                    throw new IllegalArgumentException(
+                            where + ": draft needs the draft model's directory first, e.g. draft:/models/small,k=4");
+                }
+                Map<String, String> kv = fields(parts, 1, where, "k");
+                int k = number(kv, "k", DEFAULT_K, MAX_K, where);
+                throw new IllegalArgumentException(where + ": draft-model speculation (draft " + parts[0].trim()
+                        + ", k=" + k + ") is not built yet; use ngram:k=" + k + ",n=" + DEFAULT_N + " or turn it off");
+            }
+            default ->
+                throw new IllegalArgumentException(
+                        where + ": unknown method '" + method + "' (ngram:k=4,n=3, draft:DIR,k=4, or off)");
+        }
+    }
+
+    private static Map<String, String> fields(String[] parts, int from, String where, String... allowed) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (int i = from; i < parts.length; i++) {
+            String p = parts[i].trim();
+            int eq = p.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(where + ": expected name=value, got '" + p + "'");
+            }
+            String name = p.substring(0, eq).trim().toLowerCase(java.util.Locale.ROOT);
+            if (!java.util.List.of(allowed).contains(name)) {
+                throw new IllegalArgumentException(
+                        where + ": unknown field '" + name + "' (allowed: " + String.join(", ", allowed) + ")");
+            }
+            if (out.put(name, p.substring(eq + 1).trim()) != null) {
+                throw new IllegalArgumentException(where + ": field '" + name + "' given twice");
+            }
+        }
+        return out;
+    }
+
+    private static int number(Map<String, String> kv, String name, int dflt, int max, String where) {
+        String v = kv.get(name);
+        if (v == null) {
+            return dflt;
+        }
+        int x;
+        try {
+            x = Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    where + ": " + name + " must be a whole number 1.." + max + ", got '" + v + "'");
+        }
+        if (x < 1 || x > max) {
+            throw new IllegalArgumentException(where + ": " + name + " must be 1.." + max + ", got " + x);
+        }
+        return x;
+    }
+}

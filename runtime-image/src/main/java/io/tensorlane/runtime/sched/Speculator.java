@@ -1,0 +1,111 @@
+package io.tensorlane.runtime.sched;
+
+import java.util.List;
+
+/**
+ * The scheduler's side of speculative decoding (scheduler thread only). Before each step it asks the {@link Proposer}
+ * for up to k next tokens of every decoding sequence that speculates ({@link #propose}); the planner then feeds such a
+ * sequence its last token and the guesses as one chunk of k + 1 query tokens with logits for all of them (a verify
+ * step), and every row draws its token by the sequence's sampling parameters with counter {@code generated + i}, as
+ * the non-speculative run would draw its i-th next token. After the step {@link #verify} keeps the leading guesses the
+ * target's draws equal ({@link SpecRule#acceptWhileEqual}) and the scheduler appends them and the target's next token,
+ * and rolls the KV cache back past them ({@link BlockAllocator#truncate}).
+ *
+ * <p>No guesses for: sequences that opted out, that have a token constraint (the masks of later rows would depend on
+ * guesses not yet accepted), that are one token from {@code max_tokens}. Guesses are cut so that the accepted run
+ * plus the target's token never passes {@code max_tokens}, and so that a step's logits rows stay within
+ * {@code maxLogitRows} (the engine's buffer: what is left after one row per possible sequence).
+ */
+public final class Speculator {
+    private final SpeculativeConfig config;
+    private final Proposer proposer;
+    private final int draftRowBudget;
+    private final EngineMetrics metrics;
+    private final int[] buf;
+    private long drafts;
+    private long draftTokens;
+    private long accepted;
+    private final long[] acceptedAt;
+
+    /**
+     * @param maxLogitRows the most logits rows the executor takes in one step
+     * @param maxSeqs      the scheduler's most sequences per step (each may need a row of its own)
+     * @param metrics      where to count drafts and acceptance, or null
+     */
+    public Speculator(
+            SpeculativeConfig config, Proposer proposer, int maxLogitRows, int maxSeqs, EngineMetrics metrics) {
+        this.config = java.util.Objects.requireNonNull(config, "config");
+        this.proposer = java.util.Objects.requireNonNull(proposer, "proposer");
+        this.draftRowBudget = Math.max(0, maxLogitRows - maxSeqs);
+        this.metrics = metrics;
+        this.buf = new int[config.k()];
+        this.acceptedAt = new long[config.k()];
+        if (metrics != null) {
+            metrics.speculation(config.k());
+        }
+    }
+
+    /** The speculator of {@code config} ({@link SpeculativeConfig#proposer}), or null when it is null (off). */
+    public static Speculator of(SpeculativeConfig config, int maxLogitRows, int maxSeqs, EngineMetrics metrics) {
+        return config == null ? null : new Speculator(config, config.proposer(), maxLogitRows, maxSeqs, metrics);
+    }
+
+    public SpeculativeConfig config() {
+        return config;
+    }
+
+    /** Sets {@code s.draft} of every running sequence: its guesses (decoding and speculating), else null. */
+    void propose(List<Sequence> running) {
+        int rows = draftRowBudget;
+        for (Sequence s : running) {
+            s.draft = null;
+            int room = Math.min(Math.min(config.k(), s.req.maxTokens() - s.generated - 1), rows);
+            if (!s.speculate || s.req.constraint() != null || s.need() != 1 || room <= 0) {
+                continue;
+            }
+            int n = proposer.propose(s.tokens, s.length, room, buf);
+            if (n > 0) {
+                s.draft = java.util.Arrays.copyOf(buf, n);
+                rows -= n;
+            }
+        }
+    }
+
+    /**
+     * After a verify step of {@code n} guesses of {@code s}, whose k + 1 rows start at {@code row}: how many
+     * leading guesses the target's tokens equal. Counts the draft and its acceptance.
+     */
+    int verify(Sequence s, int n, StepResult res, int row) {
+        int a = SpecRule.acceptWhileEqual(s.draft, n, res.ids(), row);
+        drafts++;
+        draftTokens += n;
+        accepted += a;
+        for (int i = 0; i < a; i++) {
+            acceptedAt[i]++;
+        }
+        if (metrics != null) {
+            metrics.speculated(n, a);
+        }
+        return a;
+    }
+
+    /**
+     * {@link #verify}, then the accepted guesses written after the sequence's tokens (not yet counted in its length: the
+     * scheduler appends them one by one) and counted as computed with the last token, and the KV blocks past them given
+     * back. Returns how many guesses were accepted.
+     */
+    int keep(Sequence s, int n, StepResult res, int row, BlockAllocator blocks) {
+        int a = verify(s, n, res, row);
+        System.arraycopy(s.draft, 0, s.tokens, s.length, a);
+        s.computed += 1 + a;
+        blocks.truncate(s.table, s.computed);
+        return a;
+    }
+
+    /** Drafts verified, guesses verified, guesses accepted, and accepted per position (tests, logs). */
+    public record Counts(long drafts, long draftTokens, long accepted, long[] acceptedAt) {}
+
+    public Counts counts() {
+        return new Counts(drafts, draftTokens, accepted, acceptedAt.clone());
+    }
+}

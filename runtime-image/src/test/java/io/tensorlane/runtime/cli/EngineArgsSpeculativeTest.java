@@ -1,0 +1,57 @@
+package io.tensorlane.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tensorlane.contract.EngineEnv;
+import io.tensorlane.runtime.options.EngineArgs;
+import io.tensorlane.runtime.sched.SpeculativeConfig;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** {@code --speculative} / {@link EngineEnv#SPECULATIVE}, shared by generate, bench-model and serve. */
+class EngineArgsSpeculativeTest {
+    private static EngineArgs.Resolved resolve(Map<String, String> env, String... args) {
+        EngineArgs a = new EngineArgs();
+        new CommandLine(a).parseArgs(args);
+        return a.resolve(env, EngineArgs.DEFAULT_MEMORY_FRACTION, null);
+    }
+
+    @Test
+    void fromTheFlagThenTheEnvironmentElseOff() {
+        assertThat(resolve(Map.of(), "--model", "m").speculative()).isNull();
+        Map<String, String> env = Map.of(EngineEnv.SPECULATIVE, "ngram:k=2,n=2");
+        assertThat(resolve(env, "--model", "m").speculative())
+                .isEqualTo(new SpeculativeConfig(SpeculativeConfig.Method.NGRAM, 2, 2, null));
+        assertThat(resolve(env, "--model", "m", "--speculative", "ngram:k=6").speculative())
+                .isEqualTo(new SpeculativeConfig(SpeculativeConfig.Method.NGRAM, 6, 3, null));
+        assertThat(resolve(env, "--model", "m", "--speculative", "off").speculative())
+                .isNull();
+    }
+
+    @Test
+    void theEngineGetsALogitsRowPerVerifiedToken() {
+        assertThat(resolve(Map.of(), "--model", "m", "--speculative", "ngram:k=4")
+                        .options(8, 0, 0, 8)
+                        .maxLogitRows())
+                .isEqualTo(40);
+        assertThat(resolve(Map.of(), "--model", "m").options(8, 0, 0, 8).maxLogitRows())
+                .isEqualTo(8);
+        // a command that needs more rows anyway (prompt logits) keeps them
+        assertThat(resolve(Map.of(), "--model", "m", "--speculative", "ngram:k=1")
+                        .options(8, 0, 0, 2048)
+                        .maxLogitRows())
+                .isEqualTo(2048);
+    }
+
+    @Test
+    void aBadValueNamesWhereItCameFromAndTheField() {
+        assertThatThrownBy(() -> resolve(Map.of(), "--speculative", "ngram:k=0"))
+                .hasMessage("--speculative 'ngram:k=0': k must be 1..16, got 0");
+        assertThatThrownBy(() -> resolve(Map.of(EngineEnv.SPECULATIVE, "ngram:q=1")))
+                .hasMessageStartingWith(EngineEnv.SPECULATIVE + " 'ngram:q=1': unknown field 'q'");
+        assertThatThrownBy(() -> resolve(Map.of(), "--speculative", "draft:/m/small,k=4"))
+                .hasMessageContaining("not built yet");
+    }
+}
