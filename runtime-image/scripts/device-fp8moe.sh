@@ -18,8 +18,11 @@
 #             a rank); then the control at TP 1
 #   compare   oracle/compare.py --ref-of: prefill logits cosine >= 0.999 per position and top-1 >= 98%, the greedy
 #             top-5 walk, TP N against TP 1; the control must FAIL the same comparison (counted as its PASS)
-#   routing   (reported, not gating) the engine's prefill routing on -fp8b at TP 1 (TENSORLANE_MOE_ROUTING_DUMP)
-#             against transformers' on the -deq twin (oracle/moe_routing.py)
+#   routing   each variant's prefill routing at TP 1 (TENSORLANE_MOE_ROUTING_DUMP) against transformers' on its -deq
+#             twin (oracle/moe_routing.py, reported); then oracle/routing_ties.py: a logits row that fails only
+#             because positions below the cosine bar sit at routing near-ties (a disagreement at that very prompt and
+#             position with transformers' k-th/(k+1)-th gap < 0.005, top-1 still passing) is reported as explained,
+#             and the verdict is then "PASS with routing near-ties"; anything else that fails stays FAIL
 #   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 layers of the Qwen3-30B-A3B
 #             geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch and prefill
 #             STEPS=bench OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
@@ -29,7 +32,7 @@
 # Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), VARIANTS ("fp8b fp8c"), BUDGET,
 # and what device-fp8.sh reads (MODELDIR, REFDIR, TRAIN_STEPS, GEN_TIMEOUT, GEN_ARGS, ACT_QUANT).
 # Results under $OUT: fp8.txt (device-fp8.sh's table), results.json, control.json, fp8-report.json, fp8.log,
-# routing-fp8b.json, fp8moe.txt; with bench: moe-bf16.json, moe-fp8b.json, their logs, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed),
+# routing-<variant>.json, routing-ties.txt/.json, fp8moe.txt; with bench: moe-bf16.json, moe-fp8b.json, their logs, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed), "fp8moe: PASS with routing near-ties",
 # "fp8moe: FAIL", or "fp8moe: PREPARED" (a call without gen and compare: no verdict yet). Exit 0, 1, 2 (preparation).
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
@@ -52,7 +55,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 rc=0
 if [ -n "${fp8_steps// /}" ]; then
   # the routing step's time is kept out of device-fp8.sh's budget
-  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 45 ))
+  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 75 ))
   STEPS="$fp8_steps" BASES=$BASE VARIANTS="$VARIANTS" FP8_RUNS="$runs" REFUSE="$BASE-fp8b:8" \
     CONTROL="$BASE-fp8b-badscale" MODELDIR=$MODELDIR REFDIR=$REFDIR RUNS=$RUNS BUDGET=$fbudget OUT="$OUT" \
     bash "$HERE/device-fp8.sh" > "$OUT/device-fp8-stdout.txt" 2>&1
@@ -62,25 +65,36 @@ fi
 
 routing="not run"
 if has routing; then
-  m=$BASE-fp8b; dump=/tmp/routing-$m-tp1.bin; rm -f "$dump"
-  left=$(( BUDGET - ($(date +%s) - T0) ))
-  if [ ! -f "$MODELDIR/$m/config.json" ] || [ ! -f "$REFDIR/$m-deq/prompts.jsonl" ]; then
-    routing="skipped (no $MODELDIR/$m or $REFDIR/$m-deq)"
-  elif [ "$left" -lt 35 ]; then
-    routing="skipped ($left s left)"
-  else
-    export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-    bash "$HERE/device-unpack.sh" > /dev/null 2>&1
+  # each variant's prefill routing at TP 1 against transformers' on its -deq twin; then which failing logits rows a
+  # routing near-tie explains (oracle/routing_ties.py: every position below the bar must have a routing disagreement at
+  # that prompt and position with transformers' k-th/(k+1)-th probability gap < 0.005)
+  export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  bash "$HERE/device-unpack.sh" > /dev/null 2>&1
+  routing=""; dumps=()
+  for v in $VARIANTS; do
+    m=$BASE-$v; dump=/tmp/routing-$m-tp1.bin; rm -f "$dump"
+    left=$(( BUDGET - ($(date +%s) - T0) ))
+    if [ ! -f "$MODELDIR/$m/config.json" ] || [ ! -f "$REFDIR/$m-deq/prompts.jsonl" ]; then
+      routing="$routing [$v] skipped (no $MODELDIR/$m or $REFDIR/$m-deq)"; continue
+    elif [ "$left" -lt 35 ]; then
+      routing="$routing [$v] skipped ($left s left)"; continue
+    fi
     if TENSORLANE_MOE_ROUTING_DUMP=$dump timeout $(( left - 20 )) .device/jre/bin/java -Xmx4g \
         -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar generate --model "$MODELDIR/$m" --tp 1 --virtual-ranks \
         --prompts-file "$REFDIR/$m-deq/prompts.jsonl" --max-tokens 1 --json > /tmp/routing-$m.out 2> /tmp/routing-$m.err
     then
       timeout 60 python3 runtime-image/scripts/oracle/moe_routing.py --model "$MODELDIR/$m-deq" \
-        --prompts "$REFDIR/$m-deq/prompts.jsonl" --dump "$dump" --out "$OUT/routing-fp8b.json" > /tmp/routing-$m.log 2>&1
-      routing="exit $? (0: >= 99.5% of (token, slot) pairs agree): $(grep -iE 'agree' /tmp/routing-$m.log | tail -1 | cut -c1-200)"
+        --prompts "$REFDIR/$m-deq/prompts.jsonl" --dump "$dump" --out "$OUT/routing-$v.json" > /tmp/routing-$m.log 2>&1
+      routing="$routing [$v] exit $? (0: >= 99.5% of (token, slot) pairs agree): $(grep -iE 'agree' /tmp/routing-$m.log | tail -1 | cut -c1-160)"
+      dumps+=(--routing "$m=$OUT/routing-$v.json")
     else
-      routing="generate failed: $(tail -3 /tmp/routing-$m.err | tr '\n' ' ' | cut -c1-200)"
+      routing="$routing [$v] generate failed: $(tail -3 /tmp/routing-$m.err | tr '\n' ' ' | cut -c1-200)"
     fi
+  done
+  if [ -f "$OUT/results.json" ]; then
+    python3 runtime-image/scripts/oracle/routing_ties.py --results "$OUT/results.json" "${dumps[@]}" \
+      --out "$OUT/routing-ties.json" > "$OUT/routing-ties.txt" 2>&1
+    ties_rc=$?
   fi
 fi
 
@@ -132,21 +146,28 @@ PY
 fi
 
 verdict=PASS
+# a compare failure that is nothing but logits positions at routing near-ties (routing_ties.py), with the control, the
+# refusal and the self-check passing, is reported as such: issue #31's "ties explain the rest; report them"
+only_ties() {
+  [ "${ties_rc:-1}" = 0 ] && grep -q '^fp8: FAIL (compare exit 1, control PASS, refusal PASS, selfcheck PASS)' "$OUT/fp8.txt" 2>/dev/null
+}
 if [ $rc = 2 ]; then verdict=FAIL
+elif [ $rc != 0 ] && only_ties; then verdict="PASS with routing near-ties (routing-ties.txt)"
 elif [ $rc != 0 ]; then verdict=FAIL
 elif ! has gen || ! has compare; then verdict=PREPARED   # a call without the gating steps (prep, bench): no verdict
 fi
 {
   echo "FP8 experts: $BASE $VARIANTS at TP $FP8_TPS (refusal: -fp8b at TP 8; control: -fp8b-badscale at TP 1)"
   grep -E "^(refusal|control|selfcheck)|^fp8:" "$OUT/fp8.txt" 2>/dev/null
-  echo "routing (reported, not gating): $routing"
+  echo "routing (reported, not gating):$routing"
+  [ -f "$OUT/routing-ties.txt" ] && sed 's/^/routing ties: /' "$OUT/routing-ties.txt"
   echo "bench (reported, not gating): $bench"
   echo "device-fp8.sh: exit $rc, $(( $(date +%s) - T0 )) s"
   echo "fp8moe: $verdict"
 } > "$OUT/fp8moe.txt"
 echo "================ fp8moe ================"
 cat "$OUT/fp8moe.txt"
-[ $verdict = PASS ] && exit 0
-[ $verdict = PREPARED ] && exit 0
+[[ $verdict == PASS* ]] && exit 0
+[ "$verdict" = PREPARED ] && exit 0
 [ $rc = 2 ] && exit 2
 exit 1

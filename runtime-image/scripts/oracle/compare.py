@@ -76,6 +76,7 @@ def logits_metrics(ref_path, our_dir, prompts, cos_min, top1_min):
         total += n
         per_prompt.append({"index": i, "len": n, "cos_min": round(float(cos.min()), 6),
                            "worst_pos": int(cos.argmin()), "top1_agree": a,
+                           "below": [int(x) for x in np.nonzero(cos < cos_min)[0]],
                            "max_abs_diff": round(float(np.abs(r - o).max()), 5)})
     m = {"prompts": len(per_prompt), "positions": total}
     if cos_all:
