@@ -146,6 +146,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
                     runAll(t);
                 }
                 samplingCases();
+                penaltyCases();
             } finally {
                 cuStreamDestroy(stream);
             }
@@ -317,6 +318,18 @@ public final class KernelCheckCommand implements Callable<Integer> {
             String nm = "masked,6 lowest logits,vocab=4001,seed=" + seed;
             long sd = seed;
             guard("sample", DType.fp32, nm, () -> report(nm, ms.lowestLogits(4001, 4000, sd)));
+        }
+    }
+
+    private void penaltyCases() {
+        // penalties, logit_bias, min_tokens bans (issue #30): bit-exact against the host reference, other rows
+        // untouched
+        KernelCheckPenalties pc = new KernelCheckPenalties(k, stream, rnd, this::sync);
+        for (long seed = 41; seed <= 45; seed++) {
+            int vocab = seed % 2 == 0 ? 151937 : 4001;
+            String nm = "penalties,mixed batch,vocab=" + vocab + ",seed=" + seed;
+            long sd = seed;
+            guard("sample", DType.fp32, nm, () -> report(nm, outcome(pc.mixedBatch(vocab, sd))));
         }
     }
 

@@ -110,7 +110,8 @@ public final class Scheduler implements AutoCloseable {
         Objects.requireNonNull(listener, "listener");
         config.check(req, blocks, vocab);
         return inbox.submit(
-                this::failure, () -> new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt()));
+                this::failure,
+                () -> new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt(), eos));
     }
 
     /** Stops admitting requests (submit throws IllegalStateException); those already in finish. */

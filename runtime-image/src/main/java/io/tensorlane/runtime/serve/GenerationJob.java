@@ -74,9 +74,19 @@ final class GenerationJob {
         this.tok = tok;
     }
 
+    /** Completions' echo: each prompt's text, which starts its choices' text (null: no echo). */
+    private List<String> echoes;
+
+    void echo(List<String> promptTexts) {
+        echoes = List.copyOf(promptTexts);
+    }
+
     /** A new choice for a prompt; its listener goes to the scheduler. */
     SequenceListener choice(int index, int[] promptIds, boolean countPrompt) {
         Choice c = new Choice(index, promptIds, countPrompt);
+        if (echoes != null) {
+            c.emit(echoes.get(index / params.n()), List.of(), null); // before any token; not matched by stop strings
+        }
         synchronized (this) {
             choices.add(c);
             open++;
