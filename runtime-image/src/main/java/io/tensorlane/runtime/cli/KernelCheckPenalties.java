@@ -151,7 +151,7 @@ final class KernelCheckPenalties {
             bias.put(forced[r], 100f);
         } else if (kind == 5) {
             banned[r] = argmax;
-            ban = Set.of(argmax, 0);
+            ban = new java.util.HashSet<>(java.util.List.of(argmax, 0));
             minTokens = gen + 1;
         }
         SamplingPenalties sp = new SamplingPenalties(
