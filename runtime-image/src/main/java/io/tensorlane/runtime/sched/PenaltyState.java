@@ -89,7 +89,8 @@ public final class PenaltyState {
     public RowPenalty row(int[] tokens, int generated) {
         if (p.countsTokens()) {
             for (; seen < generated; seen++) {
-                counts[2 * slotOf(tokens[promptLength + seen]) + 1]++;
+                int slot = slotOf(tokens[promptLength + seen]); // first: it may grow counts
+                counts[2 * slot + 1]++;
             }
         }
         seen = generated;
