@@ -167,6 +167,7 @@ final class GenerationJob {
         final ToolCallStream toolStream;
         List<ChatResponses.ToolCall> calls = List.of();
         int textOffset;
+        int generated;
         String finish;
         Object stopReason;
 
@@ -195,7 +196,10 @@ final class GenerationJob {
             boolean hidden = tools != null
                     && tools.keepsSpecialTokens()
                     && tok.eosTokenIds().contains(token);
-            String delta = hidden ? "" : stops.add(decoder.append(token));
+            // as vLLM: stop strings are not looked for before min_tokens tokens (EOS and stop ids are banned on the
+            // GPU)
+            String piece = hidden ? "" : decoder.append(token);
+            String delta = ++generated < params.penalties().minTokens() ? stops.flush() + piece : stops.add(piece);
             TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : map(token, lp);
             if (tl != null) {
                 logprobs.add(tl);

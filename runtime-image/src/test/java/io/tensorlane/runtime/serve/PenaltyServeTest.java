@@ -162,6 +162,18 @@ class PenaltyServeTest {
     }
 
     @Test
+    void stopStringsWaitForMinTokens() throws Exception {
+        assertThat(text(complete("xyzw", ", \"max_tokens\": 10, \"stop\": \"y\"")))
+                .isEqualTo("x");
+        // as vLLM: no stop string is looked for before min_tokens tokens; afterwards they are again
+        assertThat(text(complete("xyzw", ", \"max_tokens\": 10, \"stop\": \"y\", \"min_tokens\": 3")))
+                .isEqualTo("xyzw");
+        assertThat(text(complete("xyzwq", ", \"max_tokens\": 10, \"stop\": \"z\", \"min_tokens\": 3")))
+                .as("the third token reaches min_tokens: its stop string counts")
+                .isEqualTo("xy");
+    }
+
+    @Test
     void echoPrependsThePrompt() throws Exception {
         assertThat(text(complete("cd", ", \"max_tokens\": 4, \"echo\": true"))).isEqualTo("abcd");
         HttpResponse<String> r = post(
