@@ -78,18 +78,21 @@ def hf_greedy(torch, model, ids, n, processors=(), **kw):
     return gen, [s[0].float() for s in out.scores]
 
 
-def compare(tok, serve_tokens, ref_ids, scores):
-    """(ok, positions compared, note): token by token; the first difference must be a near tie."""
-    ref = [tok.decode([i]) for i in ref_ids]
+def compare(strs, serve_tokens, ref_ids, scores):
+    """(ok, positions compared, note): token by token; the first difference must be a near tie. strs: each id's text
+    as serve writes a logprobs token (the id decoded alone, special tokens kept, no clean-up)."""
+    ref = [strs[i] for i in ref_ids]
     for k, (a, b) in enumerate(zip(serve_tokens, ref)):
         if a == b:
             continue
         s = scores[k]
         best = float(s.max())
-        cands = [i for i in range(s.shape[0]) if tok.decode([i]) == a] if len(a) > 0 else []
+        cands = [i for i in range(min(s.shape[0], len(strs))) if strs[i] == a]
         gap = min((best - float(s[i]) for i in cands), default=float("inf"))
         return gap <= MARGIN, k, "position %d: serve %r, transformers %r, gap %.3f" % (k, a, b, gap)
-    return len(serve_tokens) == len(ref), len(ref), "equal"
+    if len(serve_tokens) != len(ref):
+        return False, min(len(serve_tokens), len(ref)), "lengths %d (serve) vs %d" % (len(serve_tokens), len(ref))
+    return True, len(ref), "equal"
 
 
 def repeats(tok_ids):
@@ -108,6 +111,7 @@ def main():
     import transformers
     tok = transformers.AutoTokenizer.from_pretrained(a.model_dir)
     model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.bfloat16).to("cuda").eval()
+    strs = [tok.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False) for i in range(len(tok))]
     prompts = []
     for snip in common.prompt_texts(a.prompts):
         prompts.append(tok(snip["text"], add_special_tokens=True)["input_ids"][:48])
@@ -126,7 +130,7 @@ def main():
             ref, sc = hf_greedy(torch, model, ids, n, repetition_penalty=1.3)
             changed += plain != ref
             got, _ = serve_greedy(a.url, a.model, ids, n, repetition_penalty=1.3)
-            ok, k, note = compare(tok, got, ref, sc)
+            ok, k, note = compare(strs, got, ref, sc)
             oks.append(ok)
             notes.append(note)
         check("repetition", all(oks) and changed > 0,
@@ -140,7 +144,7 @@ def main():
             ban = {plain[0]: -100.0}
             ref, sc = hf_greedy(torch, model, ids, n, processors=[Bias(torch, ban)])
             got, _ = serve_greedy(a.url, a.model, ids, n, logit_bias={str(plain[0]): -100})
-            ok, k, note = compare(tok, got, ref, sc)
+            ok, k, note = compare(strs, got, ref, sc)
             oks.append(ok and ref[0] != plain[0])
             notes.append(note)
         check("bias-ban", all(oks), "%d/%d prompts match; %s" % (
@@ -155,7 +159,7 @@ def main():
             plain, _ = hf_greedy(torch, model, ids, n)
             ref, sc = hf_greedy(torch, model, ids, n, processors=[OpenAiPenalties(torch, len(ids), 1.0, 0.5)])
             got, _ = serve_greedy(a.url, a.model, ids, n, frequency_penalty=1.0, presence_penalty=0.5)
-            ok, k, note = compare(tok, got, ref, sc)
+            ok, k, note = compare(strs, got, ref, sc)
             oks.append(ok)
             notes.append(note)
             plain_serve, _ = serve_greedy(a.url, a.model, ids, n)
