@@ -10,7 +10,8 @@
 #   3. per model: serve, then oracle/penalties_check.py against transformers on the same checkpoint: repetition_penalty
 #      1.3 greedy vs generate(repetition_penalty=1.3), a logit_bias ban vs a transformers processor, a logit_bias
 #      forcing "x", frequency + presence penalties vs a processor with OpenAI's arithmetic (and fewer repeats than plain
-#      greedy), min_tokens holding a stop token back, a seeded request with every penalty reproducible
+#      greedy), bad_words vs generate(bad_words_ids=...), min_tokens holding a stop token back, a seeded request with
+#      every penalty reproducible
 # Results under $OUT: penalties.txt (the table, printed last), penalties.log, kernelcheck.txt. Last line
 # `penalties: PASS` or `penalties: FAIL`; exit 1 on FAIL.
 set -uo pipefail

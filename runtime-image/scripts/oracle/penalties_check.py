@@ -13,6 +13,7 @@ allowance for bf16 numerics), and the comparison of that prompt stops there. Che
   bias-force   logit_bias {id of "x": 100}: every token is that id
   frequency    frequency_penalty 1.0 + presence_penalty 0.5 vs a LogitsProcessor doing OpenAI's arithmetic over the
                generated tokens; and fewer repeated tokens than plain greedy, summed over the prompts
+  bad-words    bad_words [a greedy token's text, the first that is one token either way] vs generate(bad_words_ids=...) (one-token words only)
   min-tokens   stop_token_ids [the second greedy token]: without min_tokens the answer stops at its first place (2,
                or 1 when the first token is the same), with min_tokens 6 it has at least 6
   seeded       temperature 1, seed 5, all penalties on: the same answer twice
@@ -149,6 +150,33 @@ def main():
             notes.append(note)
         check("bias-ban", all(oks), "%d/%d prompts match; %s" % (
             sum(oks), len(oks), "; ".join(x for x in notes if x != "equal") or "all equal"))
+        # bad_words: a greedy token's text, tokenized as vLLM does (as is, and with a leading space when that
+        # gives as many tokens and another first one) vs generate(bad_words_ids=...); one-token words ban everywhere
+        oks, notes, tried = [], [], 0
+        for ids in prompts:
+            plain, _ = hf_greedy(torch, model, ids, n)
+            word, seqs = None, None
+            for t in plain:  # the first generated token that is a printable word of one token (either spelling)
+                w = strs[t].strip()
+                if not w or not w.isprintable():
+                    continue
+                qs = [tok.encode(w, add_special_tokens=False)]
+                sp = tok.encode(" " + w, add_special_tokens=False)
+                if len(sp) == len(qs[0]) and sp[0] != qs[0][0]:
+                    qs.append(sp)
+                if all(len(q) == 1 for q in qs):  # transformers matches longer words over the prompt too
+                    word, seqs = w, qs
+                    break
+            if word is None:
+                continue
+            tried += 1
+            ref, sc = hf_greedy(torch, model, ids, n, bad_words_ids=seqs)
+            got, _ = serve_greedy(a.url, a.model, ids, n, bad_words=[word])
+            ok, k, note = compare(strs, got, ref, sc)
+            oks.append(ok and ref != plain)
+            notes.append(note)
+        check("bad-words", tried > 0 and all(oks), "%d/%d prompts match; %s" % (
+            sum(oks), tried, "; ".join(x for x in notes if x != "equal") or "all equal"))
         x = tok.convert_tokens_to_ids("x")
         got, c = serve_greedy(a.url, a.model, prompts[0], 8, logit_bias={str(x): 100})
         check("bias-force", got == ["x"] * 8, "8 tokens %r (want 'x' x 8)" % ("".join(got),))

@@ -65,17 +65,20 @@ public record GenerationParams(
      * @param repetition repetition_penalty &gt; 0, 1 off
      * @param logitBias token id -&gt; bias in [-100, 100]
      * @param minTokens min_tokens, 0 off
+     * @param badWords vLLM's bad_words (never null)
      */
     public record Penalties(
             double presence,
             double frequency,
             double repetition,
             java.util.Map<Integer, Double> logitBias,
-            int minTokens) {
-        public static final Penalties NONE = new Penalties(0, 0, 1, java.util.Map.of(), 0);
+            int minTokens,
+            List<String> badWords) {
+        public static final Penalties NONE = new Penalties(0, 0, 1, java.util.Map.of(), 0, List.of());
 
         public Penalties {
             logitBias = logitBias == null ? java.util.Map.of() : java.util.Map.copyOf(logitBias);
+            badWords = badWords == null ? List.of() : List.copyOf(badWords);
         }
     }
 

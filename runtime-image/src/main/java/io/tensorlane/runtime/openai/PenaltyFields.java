@@ -2,6 +2,7 @@ package io.tensorlane.runtime.openai;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -9,11 +10,14 @@ import java.util.TreeMap;
  * Reads and validates the penalty fields of completions and chat (issue #30): {@code presence_penalty} and
  * {@code frequency_penalty} in [-2, 2] (OpenAI), {@code repetition_penalty} &gt; 0 (vLLM), {@code logit_bias} (token id
  * -&gt; bias in [-100, 100], at most {@link #MAX_LOGIT_BIAS} entries, ids inside the vocabulary), {@code min_tokens}
- * (vLLM: &gt;= 0, at most max_tokens).
+ * (vLLM: &gt;= 0, at most max_tokens), {@code bad_words} (vLLM: words whose tokens may not be generated in a row; at
+ * most {@link #MAX_BAD_WORDS}, none blank).
  */
 final class PenaltyFields {
     /** Most logit_bias entries (the GPU sampler's per-row bound; sched.PenaltyState.MAX_BIAS is the same). */
     static final int MAX_LOGIT_BIAS = 300;
+    /** Most bad_words strings (each becomes one or two token sequences). */
+    static final int MAX_BAD_WORDS = 64;
     /** Most ids min_tokens may hold back (stop_token_ids; the model's EOS ids come on top, sched.PenaltyState). */
     static final int MAX_MIN_TOKENS_STOP_IDS = 64;
 
@@ -45,7 +49,16 @@ final class PenaltyFields {
                     "min_tokens can hold back at most " + MAX_MIN_TOKENS_STOP_IDS + " stop_token_ids, got " + stopIds
                             + ".");
         }
-        return new GenerationParams.Penalties(presence, frequency, repetition, logitBias(f, m), minTokens);
+        List<String> badWords = f.stringOrList("bad_words");
+        if (badWords != null && badWords.size() > MAX_BAD_WORDS) {
+            throw OpenAiException.badRequest(
+                    "bad_words",
+                    "bad_words may hold at most " + MAX_BAD_WORDS + " words, got " + badWords.size() + ".");
+        }
+        if (badWords != null && badWords.stream().anyMatch(w -> w.strip().isEmpty())) {
+            throw OpenAiException.badRequest("bad_words", "bad_words cannot contain an empty word.");
+        }
+        return new GenerationParams.Penalties(presence, frequency, repetition, logitBias(f, m), minTokens, badWords);
     }
 
     private static Map<Integer, Double> logitBias(JsonFields f, ModelInfo m) {

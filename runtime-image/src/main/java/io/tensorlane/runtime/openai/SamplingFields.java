@@ -16,7 +16,6 @@ final class SamplingFields {
             "structured_outputs",
             "prompt_logprobs",
             "allowed_token_ids",
-            "bad_words",
             "logits_processors",
             "use_beam_search",
             "prompt_embeds",

@@ -17,6 +17,8 @@ public final class PenaltyState {
     public static final int MAX_BIAS = 300;
     /** Most ids min_tokens may ban (EOS and stop ids together). */
     public static final int MAX_BANNED = 128;
+    /** Most bad-word token sequences (each bans at most one id per draw). */
+    public static final int MAX_BAD_SEQUENCES = 128;
 
     private final SamplingPenalties p;
     private final int promptLength;
@@ -40,6 +42,10 @@ public final class PenaltyState {
         Set<Integer> ban = p.minTokens() > 0 ? new TreeSet<>(banned) : Set.of();
         if (ban.size() > MAX_BANNED) {
             throw new IllegalArgumentException("min_tokens can ban at most " + MAX_BANNED + " ids, got " + ban.size());
+        }
+        if (p.badWords().size() > MAX_BAD_SEQUENCES) {
+            throw new IllegalArgumentException("at most " + MAX_BAD_SEQUENCES + " bad word sequences, got "
+                    + p.badWords().size());
         }
         biasPairs = pairs(p.logitBias(), Set.of());
         biasAndBanPairs = pairs(p.logitBias(), ban);
@@ -95,16 +101,48 @@ public final class PenaltyState {
         }
         seen = generated;
         int[] bias = generated < p.minTokens() ? biasAndBanPairs : biasPairs;
+        if (!p.badWords().isEmpty()) {
+            bias = withBadWords(bias, tokens, generated);
+        }
         int[] all = Arrays.copyOf(bias, bias.length + 2 * countPairs);
         System.arraycopy(counts, 0, all, bias.length, 2 * countPairs);
         return new RowPenalty(p.presence(), p.frequency(), p.repetition(), all, bias.length / 2);
     }
 
+    /** {@code bias} plus a -inf pair for each bad word whose last id would complete it now (a ban wins). */
+    private int[] withBadWords(int[] bias, int[] tokens, int generated) {
+        java.util.TreeMap<Integer, Integer> m = new java.util.TreeMap<>();
+        for (int j = 0; j < bias.length; j += 2) {
+            m.put(bias[j], bias[j + 1]);
+        }
+        int end = promptLength + generated;
+        for (int[] w : p.badWords()) {
+            int prefix = w.length - 1;
+            if (prefix > generated) {
+                continue;
+            }
+            boolean match = true;
+            for (int j = 0; j < prefix && match; j++) {
+                match = tokens[end - prefix + j] == w[j];
+            }
+            if (match) {
+                m.put(w[prefix], Float.floatToRawIntBits(Float.NEGATIVE_INFINITY));
+            }
+        }
+        int[] out = new int[2 * m.size()];
+        int j = 0;
+        for (Map.Entry<Integer, Integer> e : m.entrySet()) {
+            out[j++] = e.getKey();
+            out[j++] = e.getValue();
+        }
+        return out;
+    }
+
     /**
      * Most pairs one row can hold for sequences of at most {@code maxModelLen} tokens over {@code vocab} ids: one count
-     * pair per distinct id, the bias and the bans.
+     * pair per distinct id, the bias, the min_tokens bans and the bad words' bans.
      */
     public static long maxPairsPerRow(int maxModelLen, int vocab) {
-        return Math.min((long) maxModelLen, vocab) + MAX_BIAS + MAX_BANNED;
+        return Math.min((long) maxModelLen, vocab) + MAX_BIAS + MAX_BANNED + MAX_BAD_SEQUENCES;
     }
 }

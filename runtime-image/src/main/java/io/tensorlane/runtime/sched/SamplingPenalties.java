@@ -13,11 +13,24 @@ import java.util.TreeMap;
  *                   it, another multiplied; 1 is off, must be &gt; 0
  * @param logitBias  id -&gt; bias added to its logit (OpenAI's logit_bias), never null
  * @param minTokens  EOS and stop ids are banned until this many tokens were generated; 0 is off
+ * @param badWords   vLLM's bad_words as token id sequences: the last id of each is banned whenever the generated tokens
+ *                   end with the ones before it (a one-id sequence is always banned); never null
  */
 public record SamplingPenalties(
-        float presence, float frequency, float repetition, Map<Integer, Float> logitBias, int minTokens) {
+        float presence,
+        float frequency,
+        float repetition,
+        Map<Integer, Float> logitBias,
+        int minTokens,
+        java.util.List<int[]> badWords) {
     /** No penalty, no bias. */
     public static final SamplingPenalties NONE = new SamplingPenalties(0f, 0f, 1f, Map.of(), 0);
+
+    /** Without bad words. */
+    public SamplingPenalties(
+            float presence, float frequency, float repetition, Map<Integer, Float> logitBias, int minTokens) {
+        this(presence, frequency, repetition, logitBias, minTokens, java.util.List.of());
+    }
 
     public SamplingPenalties {
         if (!Float.isFinite(presence) || !Float.isFinite(frequency)) {
@@ -30,6 +43,12 @@ public record SamplingPenalties(
             throw new IllegalArgumentException("min tokens must be >= 0, got " + minTokens);
         }
         logitBias = logitBias == null ? Map.of() : Map.copyOf(new TreeMap<>(logitBias));
+        badWords = badWords == null ? java.util.List.of() : java.util.List.copyOf(badWords);
+        for (int[] w : badWords) {
+            if (w.length == 0) {
+                throw new IllegalArgumentException("a bad word without tokens");
+            }
+        }
         for (Map.Entry<Integer, Float> e : logitBias.entrySet()) {
             if (e.getKey() < 0 || !Float.isFinite(e.getValue())) {
                 throw new IllegalArgumentException("logit bias " + e.getKey() + " -> " + e.getValue());
@@ -44,6 +63,6 @@ public record SamplingPenalties(
 
     /** Whether nothing is changed: the row samples as without penalties. */
     public boolean isNone() {
-        return !countsTokens() && logitBias.isEmpty() && minTokens == 0;
+        return !countsTokens() && logitBias.isEmpty() && minTokens == 0 && badWords.isEmpty();
     }
 }

@@ -267,12 +267,34 @@ public final class OpenAiService {
         return ToolCallFormat.named(toolParser);
     }
 
-    /** The request's penalties as the scheduler takes them. */
-    static SamplingPenalties penalties(GenerationParams.Penalties p) {
+    /** The request's penalties as the scheduler takes them (bad_words tokenized here). */
+    private SamplingPenalties penalties(GenerationParams.Penalties p) {
         Map<Integer, Float> bias = new java.util.TreeMap<>();
         p.logitBias().forEach((id, b) -> bias.put(id, (float) (double) b));
         return new SamplingPenalties(
-                (float) p.presence(), (float) p.frequency(), (float) p.repetition(), bias, p.minTokens());
+                (float) p.presence(),
+                (float) p.frequency(),
+                (float) p.repetition(),
+                bias,
+                p.minTokens(),
+                badWordIds(p.badWords()));
+    }
+
+    /**
+     * vLLM's bad_words as token sequences: each word (leading spaces stripped) as is, and with one leading space when
+     * that gives as many tokens and another first token (SamplingParams.update_from_tokenizer).
+     */
+    private List<int[]> badWordIds(List<String> words) {
+        List<int[]> out = new ArrayList<>();
+        for (String w : words) {
+            int[] plain = tok.encode(w.stripLeading(), false);
+            int[] spaced = tok.encode(" " + w.stripLeading(), false);
+            if (plain.length > 0) out.add(plain);
+            if (spaced.length > 0 && (plain.length == 0 || (spaced.length == plain.length && spaced[0] != plain[0]))) {
+                out.add(spaced);
+            }
+        }
+        return out;
     }
 
     /** The messages as the template gets them (vLLM's shape: the optional keys only where the message has them). */

@@ -97,6 +97,9 @@ class BadRequestTest {
                         "min_tokens",
                         "at most 64 stop_token_ids"),
                 cmpl("{" + P + ", \"echo\": 1}", 400, "echo", "must be a boolean"),
+                cmpl("{" + P + ", \"bad_words\": [\"ok\", \" \"]}", 400, "bad_words", "empty word"),
+                cmpl("{" + P + ", \"bad_words\": [1]}", 400, "bad_words", "a string or an array of strings"),
+                cmpl("{" + P + ", \"bad_words\": " + words(65) + "}", 400, "bad_words", "at most 64"),
                 cmpl("{" + P + ", \"echo\": true, \"logprobs\": 2}", 400, "echo", "prompt's logprobs"),
                 chat(
                         "{" + C + ", \"max_completion_tokens\": 3, \"min_tokens\": 5}",
@@ -273,6 +276,13 @@ class BadRequestTest {
         for (int i = 0; i < n; i++)
             b.append(i == 0 ? "" : ", ").append('"').append(i).append("\": 1");
         return b.append('}').toString();
+    }
+
+    static String words(int n) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < n; i++)
+            b.append(i == 0 ? "" : ", ").append("\"w").append(i).append('"');
+        return b.append(']').toString();
     }
 
     static String range(int n) {

@@ -81,6 +81,25 @@ class PenaltyReferenceTest {
     }
 
     @Test
+    void badWordsBanTheirLastIdAfterTheirPrefix() {
+        int inf = Float.floatToRawIntBits(Float.NEGATIVE_INFINITY);
+        SamplingPenalties p = new SamplingPenalties(
+                0f, 0f, 1f, Map.of(8, 2f), 0, java.util.List.of(new int[] {4}, new int[] {1, 2, 8}));
+        PenaltyState s = PenaltyState.of(p, new int[] {1, 2}, Set.of());
+        // the prompt ends with 1, 2 but bad words look at the output only: only the one-id word is banned
+        assertThat(s.row(new int[] {1, 2}, 0).pairs()).containsExactly(4, inf, 8, Float.floatToRawIntBits(2f));
+        // output 1, 2: the next 8 would complete the word; the ban replaces 8's bias
+        assertThat(s.row(new int[] {1, 2, 1, 2}, 2).pairs()).containsExactly(4, inf, 8, inf);
+        assertThat(s.row(new int[] {1, 2, 1, 2, 3}, 3).pairs()).containsExactly(4, inf, 8, Float.floatToRawIntBits(2f));
+        assertThat(PenaltyState.of(
+                        new SamplingPenalties(0f, 0f, 1f, Map.of(), 0, java.util.List.of(new int[] {4})),
+                        new int[] {1},
+                        Set.of()))
+                .as("bad words alone make a penalised row")
+                .isNotNull();
+    }
+
+    @Test
     void neutralPenaltiesMakeNoState() {
         assertThat(PenaltyState.of(SamplingPenalties.NONE, new int[] {1}, Set.of(2)))
                 .isNull();
@@ -123,7 +142,7 @@ class PenaltyReferenceTest {
     @Test
     void deviceBufferBoundCoversTheLongestRow() {
         // a row can have one count pair per distinct id of its sequence: at most min(max model len, vocab)
-        assertThat(PenaltyState.maxPairsPerRow(4096, 1000)).isEqualTo(1000 + 300 + 128);
-        assertThat(PenaltyState.maxPairsPerRow(4096, 152064)).isEqualTo(4096 + 300 + 128);
+        assertThat(PenaltyState.maxPairsPerRow(4096, 1000)).isEqualTo(1000 + 300 + 128 + 128);
+        assertThat(PenaltyState.maxPairsPerRow(4096, 152064)).isEqualTo(4096 + 300 + 128 + 128);
     }
 }

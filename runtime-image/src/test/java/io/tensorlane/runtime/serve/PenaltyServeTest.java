@@ -150,6 +150,17 @@ class PenaltyServeTest {
     }
 
     @Test
+    void badWordsAreNotWritten() throws Exception {
+        assertThat(text(complete("aaaa", ", \"max_tokens\": 4, \"bad_words\": [\"a\"]")))
+                .isEqualTo("zzzz");
+        int[] xq = tok.encode("xq", false);
+        assertThat(xq).as("a two-token word").hasSize(2);
+        // 'x' alone is fine; 'q' right after it would complete the word and gives way to 'z'
+        assertThat(text(complete("xqxq", ", \"max_tokens\": 4, \"bad_words\": [\"xq\"]")))
+                .isEqualTo("xzxz");
+    }
+
+    @Test
     void minTokensHoldsEosBack() throws Exception {
         JsonNode early = complete("", ", \"max_tokens\": 10");
         assertThat(text(early)).isEmpty();
