@@ -13,8 +13,7 @@
 // Penalties (issue #30; a row with pen_bias + pen_count == 0 reads neither pen nor its logits twice and samples exactly
 // as before): the row's logits are rewritten in place before anything else, in vLLM v1's order. First its pen_bias
 // "bias" pairs, value = fp32 bits added to the logit (logit_bias; -inf for the ids min_tokens or bad_words ban), then its
-// pen_count
-// "count" pairs, one per id seen in the prompt or the output (value = the id's count among the generated tokens):
+// pen_count "count" pairs, one per id seen in the prompt or the output (value = the id's count among the generated tokens):
 // l = l > 0 ? l / repetition : l * repetition; l = l - frequency * count; l = l - presence if count > 0. Every
 // operation is one IEEE round-to-nearest fp32 operation (no contraction into FMA), so the host reference
 // (sched.PenaltyReference) gives the same bits. The host sends each id at most once per phase. So a row's logits

@@ -84,15 +84,27 @@ public final class PenaltyState {
             counts = Arrays.copyOf(counts, 2 * counts.length);
         }
         counts[2 * countPairs] = id;
+        counts[2 * countPairs + 1] = 0; // a slot may be reused after a recount
         slot.put(id, countPairs);
         return countPairs++;
     }
 
     /**
      * The entries for the sequence's next draw, {@code tokens[0, promptLength + generated)} being its prompt and its
-     * generated tokens (counts the tokens generated since the last call).
+     * generated tokens (counts the tokens generated since the last call; a smaller {@code generated} than last time
+     * recounts from the start, so a speculative step may call it with proposals and roll back).
      */
     public RowPenalty row(int[] tokens, int generated) {
+        if (generated < seen) { // fewer tokens than last time (rolled back, e.g. rejected proposals): count afresh
+            slot.clear();
+            countPairs = 0;
+            seen = 0;
+            if (p.repetition() != 1f) {
+                for (int i = 0; i < promptLength; i++) {
+                    slotOf(tokens[i]);
+                }
+            }
+        }
         if (p.countsTokens()) {
             for (; seen < generated; seen++) {
                 int slot = slotOf(tokens[promptLength + seen]); // first: it may grow counts

@@ -66,6 +66,15 @@ class PenaltyReferenceTest {
     }
 
     @Test
+    void aRollbackRecountsFromTheStart() {
+        PenaltyState s = PenaltyState.of(new SamplingPenalties(0f, 0.5f, 1.2f, Map.of(), 0), new int[] {7}, Set.of());
+        assertThat(s.row(new int[] {7, 3, 3, 4}, 3).pairs()).containsExactly(7, 0, 3, 2, 4, 1);
+        // two of the three rejected, the tokens after the first overwritten: counts as if only 7 | 3 had been seen
+        assertThat(s.row(new int[] {7, 3, 9, 9}, 1).pairs()).containsExactly(7, 0, 3, 1);
+        assertThat(s.row(new int[] {7, 3, 9, 9}, 3).pairs()).containsExactly(7, 0, 3, 1, 9, 2);
+    }
+
+    @Test
     void minTokensBansUntilReachedAndBiasIsSorted() {
         int[] prompt = {5};
         PenaltyState s =
