@@ -24,8 +24,10 @@ class PenaltySchedulerTest extends SchedulerFixture {
         SamplingPenalties pen = new SamplingPenalties(0.25f, 0.5f, 1.2f, Map.of(5, 1.5f), 3);
         SeqRequest penalised = new SeqRequest("p", pp, 12, SamplingParams.greedy(), Set.of(7), false, 0, null, pen);
         Collector a = new Collector(), b = new Collector();
+        exec.gated = true; // both queued before the second step: they run side by side and must preempt
         s.submit(penalised, a);
         s.submit(req("plain", prompt(8, 4), 12), b);
+        exec.allow(1000);
         a.await();
         b.await();
         List<RowPenalty> seen = new ArrayList<>();
