@@ -98,7 +98,9 @@ final class StepInputs implements AutoCloseable {
         ints[Buf.ATTN_TILES.ordinal()] = 2L * Math.max(1, AttentionPlan.maxTiles((int) t));
         ints[Buf.ATTN_REST.ordinal()] = t;
         ints[Buf.SAMPLING.ordinal()] = SamplingRows.layoutWords(samplingCapacity, vocab); // zeros: greedy, unmasked
-        ints[Buf.PENALTIES.ordinal()] = sampler ? penaltyInts(samplingCapacity, dims.maxPositions(), vocab) : 1;
+        // one draw per sequence and step: at most maxRows penalised rows (not every logits row of a prompt-logits dump)
+        int penaltyRows = Math.min(samplingCapacity, dims.maxRows());
+        ints[Buf.PENALTIES.ordinal()] = sampler ? penaltyInts(penaltyRows, dims.maxPositions(), vocab) : 1;
         ints[Buf.OUT_IDS.ordinal()] = m;
         StepInputs in = new StepInputs(mem, phase, ints);
         in.samplingCapacity = samplingCapacity;
@@ -145,7 +147,8 @@ final class StepInputs implements AutoCloseable {
 
     /**
      * Int32 words of the penalty pairs of {@code capacity} rows of sequences of at most {@code maxModelLen} tokens: the
-     * most every row can need at once ({@link PenaltyState#maxPairsPerRow}), so no step can overflow it.
+     * most every row can need at once ({@link PenaltyState#maxPairsPerRow}), so no step can overflow it (a step with
+     * more penalised rows, e.g. several draws per sequence, fails its upload with a message, it does not write past).
      */
     static long penaltyInts(int capacity, int maxModelLen, int vocab) {
         return 2L * capacity * PenaltyState.maxPairsPerRow(maxModelLen, vocab);
