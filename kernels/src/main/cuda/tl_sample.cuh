@@ -6,8 +6,18 @@
 // logits: m rows of fp32, row i at logits + i*stride (stride >= vocab, in elements). params: the rows' parameters as
 // one block of cap (>= m, even) entries per field, in this order: temperature[cap] f32, top_p[cap] f32, min_p[cap] f32,
 // top_k[cap] i32, counter[cap] i32, seed[cap] u64, masked[cap] i32 (byte offsets 0, 4cap, 8cap, 12cap, 16cap, 20cap,
-// 28cap), then one token mask per row: row i's at byte 32cap + 4*i*words, words = (vocab + 31) / 32 uint32, bit
-// (id & 31) of word id >> 5 set for an allowed id. out_ids [m] int32.
+// 28cap), then the penalty fields presence[cap] f32, frequency[cap] f32, repetition[cap] f32, pen_start[cap] i32,
+// pen_bias[cap] i32, pen_count[cap] i32 (byte offsets 32cap .. 52cap), then one token mask per row: row i's at byte
+// 56cap + 4*i*words, words = (vocab + 31) / 32 uint32, bit (id & 31) of word id >> 5 set for an allowed id.
+// pen: (token, value) int32 pairs; row i's are pen[pen_start, pen_start + pen_bias + pen_count). out_ids [m] int32.
+// Penalties (issue #30; a row with pen_bias + pen_count == 0 reads neither pen nor its logits twice and samples exactly
+// as before): the row's logits are rewritten in place before anything else, in vLLM v1's order. First its pen_bias
+// "bias" pairs, value = fp32 bits added to the logit (logit_bias; -inf for the ids min_tokens or bad_words ban), then its
+// pen_count "count" pairs, one per id seen in the prompt or the output (value = the id's count among the generated tokens):
+// l = l > 0 ? l / repetition : l * repetition; l = l - frequency * count; l = l - presence if count > 0. Every
+// operation is one IEEE round-to-nearest fp32 operation (no contraction into FMA), so the host reference
+// (sched.PenaltyReference) gives the same bits. The host sends each id at most once per phase. So a row's logits
+// (and the logprobs the host computes from them) are those after penalties, as vLLM's processed logits.
 // A row with masked != 0 (structured output, forced tool calls) samples as if its disallowed ids were not there: they
 // never win the argmax, never count in top-k/top-p/min-p and are never drawn; with masked == 0 the mask is not read and
 // the row samples exactly as without masks.
@@ -126,9 +136,9 @@ __device__ uint32_t sample_select(const float* x, const uint32_t* allow, int voc
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const float* logits, int m, int vocab,
+extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(float* logits, int m, int vocab,
                                                                            long long stride, const unsigned char* params,
-                                                                           int cap, int* out_ids) {
+                                                                           int cap, const int2* pen, int* out_ids) {
   __shared__ unsigned long long hist[256];
   __shared__ float sv[32];
   __shared__ int si[32];
@@ -136,7 +146,8 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
   __shared__ unsigned long long total;
   const int row = blockIdx.x;
   if (row >= m) return;
-  const float* x = logits + (long long)row * stride;
+  float* const xw = logits + (long long)row * stride;
+  const float* x = xw;
   const float temperature = reinterpret_cast<const float*>(params)[row];
   const float top_p = reinterpret_cast<const float*>(params + 4ll * cap)[row];
   const float min_p = reinterpret_cast<const float*>(params + 8ll * cap)[row];
@@ -145,7 +156,30 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
   const uint64_t seed = reinterpret_cast<const unsigned long long*>(params + 20ll * cap)[row];
   const int masked = reinterpret_cast<const int*>(params + 28ll * cap)[row];
   const uint32_t* mask =
-      masked != 0 ? reinterpret_cast<const uint32_t*>(params + 32ll * cap + 4ll * row * ((vocab + 31) / 32)) : nullptr;
+      masked != 0 ? reinterpret_cast<const uint32_t*>(params + 56ll * cap + 4ll * row * ((vocab + 31) / 32)) : nullptr;
+  const int pen_bias = reinterpret_cast<const int*>(params + 48ll * cap)[row];
+  const int pen_count = reinterpret_cast<const int*>(params + 52ll * cap)[row];
+  if (pen_bias > 0 || pen_count > 0) {
+    const float presence = reinterpret_cast<const float*>(params + 32ll * cap)[row];
+    const float frequency = reinterpret_cast<const float*>(params + 36ll * cap)[row];
+    const float repetition = reinterpret_cast<const float*>(params + 40ll * cap)[row];
+    const int2* e = pen + reinterpret_cast<const int*>(params + 44ll * cap)[row];
+    for (int j = threadIdx.x; j < pen_bias; j += blockDim.x) {
+      const int2 t = e[j];
+      if (t.x >= 0 && t.x < vocab) xw[t.x] = __fadd_rn(xw[t.x], __int_as_float(t.y));
+    }
+    __syncthreads();  // a count pair may name an id a bias pair changed: the bias first (global writes, block scope)
+    for (int j = threadIdx.x; j < pen_count; j += blockDim.x) {
+      const int2 t = e[pen_bias + j];
+      if (t.x < 0 || t.x >= vocab) continue;
+      float v = xw[t.x];
+      v = v > 0.0f ? __fdiv_rn(v, repetition) : __fmul_rn(v, repetition);
+      v = __fsub_rn(v, __fmul_rn(frequency, (float)t.y));
+      if (t.y > 0) v = __fsub_rn(v, presence);
+      xw[t.x] = v;
+    }
+    __syncthreads();
+  }
 
   float bv = -INFINITY;
   int bi = INT_MAX;
@@ -201,7 +235,9 @@ extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(const
     if (sample_key(v) < floor || isnan(v) || !sample_allowed(mask, i)) continue;
     const float z = (v - mx) * inv_t;
     if (z < min_z || z == -INFINITY) continue;
-    const float u = ((float)(splitmix64(base + (uint64_t)i) >> 40) + 0.5f) * 5.9604644775390625e-8f;  // (0, 1)
+    // 23 bits: (k + 0.5) / 2^23 is exact in fp32 for every k < 2^23, so u < 1 always (with 24 bits the top value
+    // rounded to 1.0f, made the Gumbel score +inf and that id won: 1 in 2^24 ids a draw, ~0.9% of draws over 152k)
+    const float u = ((float)(splitmix64(base + (uint64_t)i) >> 41) + 0.5f) * 1.1920928955078125e-7f;  // (0, 1)
     const float score = z - logf(-logf(u));
     if (score > best || (score == best && i < besti)) {
       best = score;

@@ -147,6 +147,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
                 }
                 samplingCases();
                 specCases();
+                penaltyCases();
             } finally {
                 cuStreamDestroy(stream);
             }
@@ -319,6 +320,11 @@ public final class KernelCheckCommand implements Callable<Integer> {
                 DType.fp32,
                 "vocab=152064,p=0.9",
                 () -> report("vocab=152064,p=0.9", sc.largeVocabulary(152064, nucleus, 16)));
+        guard(
+                "sample",
+                DType.fp32,
+                "dominant id,vocab=151936,draws=1000",
+                () -> report("dominant id,vocab=151936,draws=1000", sc.dominantId(151936, 1000)));
         // token masks (structured outputs): masked rows draw allowed ids only, unmasked rows as without masks
         KernelCheckMaskedSampling ms = new KernelCheckMaskedSampling(k, stream, rnd, this::sync);
         for (long seed = 21; seed <= 25; seed++) {
@@ -347,6 +353,18 @@ public final class KernelCheckCommand implements Callable<Integer> {
         } catch (RuntimeException e) { // a missing entry point is a FAIL line of its own, not the end of the run
             out.println("  spec_verify: " + e);
             add(new Result("sample", "fp32", "spec_verify", Double.NaN, Double.NaN, false));
+        }
+    }
+
+    private void penaltyCases() {
+        // penalties, logit_bias, min_tokens bans (issue #30): bit-exact against the host reference, other rows
+        // untouched
+        KernelCheckPenalties pc = new KernelCheckPenalties(k, stream, rnd, this::sync);
+        for (long seed = 41; seed <= 45; seed++) {
+            int vocab = seed % 2 == 0 ? 151937 : 4001;
+            String nm = "penalties,mixed batch,vocab=" + vocab + ",seed=" + seed;
+            long sd = seed;
+            guard("sample", DType.fp32, nm, () -> report(nm, outcome(pc.mixedBatch(vocab, sd))));
         }
     }
 

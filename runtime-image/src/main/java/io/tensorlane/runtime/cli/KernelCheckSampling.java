@@ -117,6 +117,27 @@ final class KernelCheckSampling {
         return new Outcome(chi2 <= critical ? "" : "chi-square " + chi2 + " > " + critical, chi2, critical);
     }
 
+    /**
+     * Seeded draws, temperature 1 and no filter, of a row where one id holds all but ~e^-40 x vocab of the mass: every
+     * draw must be that id. Catches a uniform that can reach 1.0 (its Gumbel score +inf wins whatever the logit; with a
+     * 24-bit uniform that was 1 in 2^24 ids a draw: ~9 of 1,000 draws over 152k ids).
+     */
+    Outcome dominantId(int vocab, int draws) {
+        int id = vocab / 3;
+        float[] x = new float[draws * vocab];
+        Arrays.fill(x, -40f);
+        SamplingRows sr = new SamplingRows(draws);
+        SamplingParams p = new SamplingParams(1f, 1f, 0, 0f, 20261203L);
+        for (int d = 0; d < draws; d++) {
+            x[d * vocab + id] = 0f;
+            sr.set(d, p, d);
+        }
+        int[] got = draw(x, draws, vocab, vocab, sr);
+        long other = Arrays.stream(got).filter(g -> g != id).count();
+        return new Outcome(
+                other == 0 ? "" : other + " of " + draws + " draws took another id than " + id, Double.NaN, Double.NaN);
+    }
+
     /** Seeded draws over a full-size vocabulary: every draw inside the kept set (vLLM order of the filters). */
     Outcome largeVocabulary(int vocab, SamplingParams p, int rows) {
         float[] x = new float[rows * vocab];
@@ -147,7 +168,7 @@ final class KernelCheckSampling {
             long dX = a.upload(floats(x));
             long dP = a.upload(ints(sr.pack(cap)));
             long dOut = a.poisoned(m * 4L);
-            k.sample(dX, m, vocab, stride, dP, cap, dOut, stream);
+            k.sample(dX, m, vocab, stride, dP, cap, a.upload(ints(new int[2])), dOut, stream);
             sync.run();
             return toInts(a.download(dOut, m * 4));
         }

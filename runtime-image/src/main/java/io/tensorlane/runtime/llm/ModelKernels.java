@@ -345,15 +345,26 @@ public final class ModelKernels implements AutoCloseable {
      * outIds[i] = the token drawn from fp32 logits row i (row i at logits + i*stride elements) by row i of {@code params}
      * (a {@link SamplingRows} layout for {@code capacity} rows, 8-byte aligned): greedy rows take the argmax (ties: lowest
      * index; NaN never wins), others temperature / top-k / top-p / min-p with the seeded Gumbel-max draw (tl_sample.cuh).
+     * Penalised rows take their (id, value) pairs from {@code penalties} (8-byte aligned) and rewrite their logits in
+     * place first.
      */
-    public void sample(long logits, int m, int vocab, long stride, long params, int capacity, long outIds, CUstream s) {
+    public void sample(
+            long logits,
+            int m,
+            int vocab,
+            long stride,
+            long params,
+            int capacity,
+            long penalties,
+            long outIds,
+            CUstream s) {
         positive("vocab", vocab);
         if (stride < vocab) {
             throw new IllegalArgumentException("sample: stride " + stride + " < vocab " + vocab);
         }
-        if (m > capacity || capacity % 2 != 0 || (params & 7) != 0) {
+        if (m > capacity || capacity % 2 != 0 || (params & 7) != 0 || (penalties & 7) != 0) {
             throw new IllegalArgumentException("sample: " + m + " rows need an even capacity >= m (got " + capacity
-                    + ") and 8-byte aligned params");
+                    + ") and 8-byte aligned params and penalties");
         }
         if (m <= 0) {
             return;
@@ -371,6 +382,7 @@ public final class ModelKernels implements AutoCloseable {
                 l(stride),
                 p(params),
                 i(capacity),
+                p(penalties),
                 p(outIds));
     }
 

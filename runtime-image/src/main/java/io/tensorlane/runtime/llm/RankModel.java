@@ -126,7 +126,7 @@ final class RankModel implements AutoCloseable {
             int t = dims.maxTokens();
             int m = dims.maxLogitRows();
             samplingCapacity = SamplingRows.capacity(m);
-            inputs = StepInputs.forModel(mem, ACTIVATIONS, dims, samplingCapacity, cfg.vocabSize());
+            inputs = StepInputs.forModel(mem, ACTIVATIONS, dims, samplingCapacity, cfg.vocabSize(), rank.index() == 0);
             part = mem.alloc(ACTIVATIONS, "partial sums", e * t * hidden, true);
             red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
             residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));
@@ -352,6 +352,7 @@ final class RankModel implements AutoCloseable {
                     logits.stride(),
                     inputs.device(StepInputs.Buf.SAMPLING),
                     samplingCapacity,
+                    inputs.device(StepInputs.Buf.PENALTIES),
                     inputs.device(StepInputs.Buf.OUT_IDS),
                     s);
             mark("sample");

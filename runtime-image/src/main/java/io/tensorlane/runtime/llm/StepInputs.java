@@ -6,6 +6,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.sched.PenaltyState;
 import io.tensorlane.runtime.sched.SamplingRows;
 import io.tensorlane.runtime.sched.StepBatch;
 import java.nio.ByteOrder;
@@ -37,6 +38,7 @@ final class StepInputs implements AutoCloseable {
         ATTN_TILES,
         ATTN_REST,
         SAMPLING,
+        PENALTIES,
         OUT_IDS
     }
 
@@ -79,9 +81,11 @@ final class StepInputs implements AutoCloseable {
 
     /**
      * The buffers of a model's steps of at most {@code dims}; {@code samplingCapacity} rows of sampling parameters, each
-     * with a token mask slot over {@code vocab} ids.
+     * with a token mask slot over {@code vocab} ids; on the rank that samples ({@code sampler}) room for every row's
+     * penalty pairs ({@link #penaltyInts}; a word elsewhere).
      */
-    static StepInputs forModel(DeviceMemory mem, String phase, RankModel.Dims dims, int samplingCapacity, int vocab) {
+    static StepInputs forModel(
+            DeviceMemory mem, String phase, RankModel.Dims dims, int samplingCapacity, int vocab, boolean sampler) {
         long t = dims.maxTokens();
         long m = dims.maxLogitRows();
         long[] ints = new long[Buf.values().length];
@@ -94,6 +98,9 @@ final class StepInputs implements AutoCloseable {
         ints[Buf.ATTN_TILES.ordinal()] = 2L * Math.max(1, AttentionPlan.maxTiles((int) t));
         ints[Buf.ATTN_REST.ordinal()] = t;
         ints[Buf.SAMPLING.ordinal()] = SamplingRows.layoutWords(samplingCapacity, vocab); // zeros: greedy, unmasked
+        // one draw per sequence and step: at most maxRows penalised rows (not every logits row of a prompt-logits dump)
+        int penaltyRows = Math.min(samplingCapacity, dims.maxRows());
+        ints[Buf.PENALTIES.ordinal()] = sampler ? penaltyInts(penaltyRows, dims.maxPositions(), vocab) : 1;
         ints[Buf.OUT_IDS.ordinal()] = m;
         StepInputs in = new StepInputs(mem, phase, ints);
         in.samplingCapacity = samplingCapacity;
@@ -132,8 +139,19 @@ final class StepInputs implements AutoCloseable {
                 }
                 putAt(Buf.SAMPLING, SamplingRows.maskOffset(samplingCapacity, r, maskVocab), mask, stream);
             }
+            int[] pen = sr.packPenalties();
+            put(Buf.PENALTIES, pen, pen.length, stream); // none (nothing copied) unless a row is penalised
             samplingDirty = !sr.trivial();
         }
+    }
+
+    /**
+     * Int32 words of the penalty pairs of {@code capacity} rows of sequences of at most {@code maxModelLen} tokens: the
+     * most every row can need at once ({@link PenaltyState#maxPairsPerRow}), so no step can overflow it (a step with
+     * more penalised rows, e.g. several draws per sequence, fails its upload with a message, it does not write past).
+     */
+    static long penaltyInts(int capacity, int maxModelLen, int vocab) {
+        return 2L * capacity * PenaltyState.maxPairsPerRow(maxModelLen, vocab);
     }
 
     /** Rows of sampling parameters the device buffer holds (the capacity the sampler is launched with). */

@@ -24,6 +24,8 @@ import java.util.List;
  * @param skipSpecialTokens leave special tokens out of the text (vLLM's default true)
  * @param includeStopStrInOutput keep a matched stop string in the text (vLLM's default false)
  * @param responseFormat {@code response_format} json_object / json_schema (null: text)
+ * @param penalties presence/frequency/repetition penalties, logit_bias, min_tokens ({@link Penalties#NONE}: none)
+ * @param echo completions' {@code echo}: the prompt's text before the answer
  */
 public record GenerationParams(
         double temperature,
@@ -42,8 +44,11 @@ public record GenerationParams(
         boolean skipSpecialTokens,
         boolean includeStopStrInOutput,
         ResponseFormat responseFormat,
-        boolean speculative) {
+        boolean speculative,
+        Penalties penalties,
+        boolean echo) {
     public GenerationParams {
+        penalties = penalties == null ? Penalties.NONE : penalties;
         stop = stop == null ? List.of() : List.copyOf(stop);
         stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);
     }
@@ -54,6 +59,31 @@ public record GenerationParams(
      * @param name json_schema.name, null when absent
      */
     public record ResponseFormat(com.fasterxml.jackson.databind.JsonNode schema, String name) {}
+
+    /**
+     * The penalty fields, validated ({@link PenaltyFields}).
+     *
+     * @param presence presence_penalty in [-2, 2], 0 off
+     * @param frequency frequency_penalty in [-2, 2], 0 off
+     * @param repetition repetition_penalty &gt; 0, 1 off
+     * @param logitBias token id -&gt; bias in [-100, 100]
+     * @param minTokens min_tokens, 0 off
+     * @param badWords vLLM's bad_words (never null)
+     */
+    public record Penalties(
+            double presence,
+            double frequency,
+            double repetition,
+            java.util.Map<Integer, Double> logitBias,
+            int minTokens,
+            List<String> badWords) {
+        public static final Penalties NONE = new Penalties(0, 0, 1, java.util.Map.of(), 0, List.of());
+
+        public Penalties {
+            logitBias = logitBias == null ? java.util.Map.of() : java.util.Map.copyOf(logitBias);
+            badWords = badWords == null ? List.of() : List.copyOf(badWords);
+        }
+    }
 
     public boolean greedy() {
         return temperature == 0;

@@ -16,7 +16,6 @@ final class SamplingFields {
             "structured_outputs",
             "prompt_logprobs",
             "allowed_token_ids",
-            "bad_words",
             "logits_processors",
             "use_beam_search",
             "prompt_embeds",
@@ -31,21 +30,7 @@ final class SamplingFields {
                 throw OpenAiException.notSupported(field, "'" + field + "'");
             }
         }
-        neutral(f, "presence_penalty", 0);
-        neutral(f, "frequency_penalty", 0);
-        neutral(f, "repetition_penalty", 1);
         neutral(f, "length_penalty", 1);
-        Integer minTokens = f.integer("min_tokens");
-        if (minTokens != null && minTokens != 0) {
-            throw OpenAiException.notSupported("min_tokens", "'min_tokens' other than 0");
-        }
-        JsonNode logitBias = f.node("logit_bias");
-        if (logitBias != null && !(logitBias.isObject() && logitBias.isEmpty())) {
-            throw OpenAiException.notSupported("logit_bias", "'logit_bias'");
-        }
-        if (f.bool("echo", false)) {
-            throw OpenAiException.notSupported("echo", "'echo'");
-        }
 
         int n = f.integer("n") == null ? 1 : f.integer("n");
         if (n < 1) {
@@ -114,6 +99,8 @@ final class SamplingFields {
             streamOptions.bool("continuous_usage_stats"); // type-checked, not implemented: usage is sent once
         }
         Integer logprobs = chat ? chatLogprobs(f) : completionLogprobs(f);
+        GenerationParams.Penalties penalties = PenaltyFields.read(f, m, maxTokens, maxField, stopIds.size());
+        boolean echo = PenaltyFields.echo(f, chat, logprobs);
         return new GenerationParams(
                 temperature,
                 topP,
@@ -131,7 +118,9 @@ final class SamplingFields {
                 f.bool("skip_special_tokens", true),
                 f.bool("include_stop_str_in_output", false),
                 responseFormat(f),
-                f.bool("speculative", true));
+                f.bool("speculative", true),
+                penalties,
+                echo);
     }
 
     /** {@code response_format}: text (null), json_object, or json_schema with its {@code json_schema.schema}. */

@@ -170,6 +170,9 @@ final class BatchPlanner {
                 if (s.req.constraint() != null) {
                     b.mask(s.req.constraint().mask(s.tokens, s.req.promptIds().length, s.generated));
                 }
+                if (s.penalties != null) {
+                    b.penalty(s.penalties.row(s.tokens, s.generated));
+                }
             }
             entries.add(new Entry(s, e.n(), samples ? row : -1, d));
             row += samples ? d + 1 : 0;

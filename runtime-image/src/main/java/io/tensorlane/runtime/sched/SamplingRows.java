@@ -6,11 +6,14 @@ import java.util.Arrays;
 /**
  * The sampling parameters of a step's logits rows, as the GPU sampler reads them (tl_sample_f32 in tl_sample.cuh): one
  * block of {@code capacity} entries per field, in the order temperature, top_p, min_p (fp32), top_k, counter (int32),
- * seed (uint64), masked (int32), then a token mask slot per row ({@link #maskOffset}). {@code counter} is the row's
+ * seed (uint64), masked (int32), presence, frequency, repetition (fp32), pen_start, pen_bias, pen_count (int32), then a
+ * token mask slot per row ({@link #maskOffset}). {@code counter} is the row's
  * sequence's count of generated tokens: with its seed it fixes the draw, so a seeded request samples the same tokens in
  * any batch. Rows never set are greedy (temperature 0). A row with a token mask ({@link #mask}: bit {@code id % 32} of
  * word {@code id / 32} set for an allowed id) samples among its allowed ids only; {@link #pack} writes its flag, the
- * caller uploads the mask itself into the row's slot, so rows without a mask cost nothing.
+ * caller uploads the mask itself into the row's slot, so rows without a mask cost nothing. A penalised row ({@link
+ * #penalty}) has its (id, value) pairs in a second buffer ({@link #packPenalties}: the penalised rows' pairs one after
+ * the other, nothing for the others); its pen_* fields say where.
  */
 public final class SamplingRows {
     private final float[] temperature;
@@ -20,6 +23,7 @@ public final class SamplingRows {
     private final int[] counter;
     private final long[] seed;
     private final int[][] masks;
+    private final RowPenalty[] penalties;
     private final int rows;
 
     public SamplingRows(int rows) {
@@ -30,6 +34,7 @@ public final class SamplingRows {
         counter = new int[rows];
         seed = new long[rows];
         masks = new int[rows][];
+        penalties = new RowPenalty[rows];
         Arrays.fill(topP, 1f);
         this.rows = rows;
     }
@@ -56,6 +61,17 @@ public final class SamplingRows {
         return this;
     }
 
+    /** Gives row {@code row} penalty entries (null: none; not copied, must not change). */
+    public SamplingRows penalty(int row, RowPenalty p) {
+        penalties[row] = p;
+        return this;
+    }
+
+    /** Row {@code row}'s penalty entries, null when it has none. */
+    public RowPenalty penalty(int row) {
+        return penalties[row];
+    }
+
     /** Row {@code row}'s token mask, null when it has none. */
     public int[] mask(int row) {
         return masks[row];
@@ -66,8 +82,8 @@ public final class SamplingRows {
         if (!allGreedy()) {
             return false;
         }
-        for (int[] m : masks) {
-            if (m != null) {
+        for (int i = 0; i < rows; i++) {
+            if (masks[i] != null || penalties[i] != null) {
                 return false;
             }
         }
@@ -104,11 +120,15 @@ public final class SamplingRows {
         System.arraycopy(counter, 0, r.counter, 0, rows);
         System.arraycopy(seed, 0, r.seed, 0, rows);
         System.arraycopy(masks, 0, r.masks, 0, rows);
+        System.arraycopy(penalties, 0, r.penalties, 0, rows);
         return r;
     }
 
-    /** Int32 words per row of the parameters (temperature, top-p, min-p, top-k, counter, seed's two, masked). */
-    public static final int WORDS_PER_ROW = 8;
+    /**
+     * Int32 words per row of the parameters (temperature, top-p, min-p, top-k, counter, seed's two, masked, presence,
+     * frequency, repetition, pen_start, pen_bias, pen_count).
+     */
+    public static final int WORDS_PER_ROW = 14;
 
     /** Int32 words of one token mask over {@code vocab} ids. */
     public static int maskWords(int vocab) {
@@ -125,7 +145,7 @@ public final class SamplingRows {
         return maskOffset(capacity, capacity, vocab);
     }
 
-    /** Int32 words of the parameters for {@code capacity} rows (even, >= rows): 8 x capacity words (no masks). */
+    /** Int32 words of the parameters for {@code capacity} rows (even, >= rows): 14 x capacity words (no masks). */
     public int[] pack(int capacity) {
         if (capacity < rows || capacity % 2 != 0) {
             throw new IllegalArgumentException("capacity " + capacity + " must be even and >= " + rows + " rows");
@@ -141,8 +161,38 @@ public final class SamplingRows {
             w[5 * capacity + 2 * i + 1] = (int) (seed[i] >>> 32);
             w[7 * capacity + i] = masks[i] != null ? 1 : 0;
         }
+        int start = 0;
+        for (int i = 0; i < capacity; i++) {
+            RowPenalty p = i < rows ? penalties[i] : null;
+            w[10 * capacity + i] = Float.floatToRawIntBits(p == null ? 1f : p.repetition());
+            if (p != null) {
+                w[8 * capacity + i] = Float.floatToRawIntBits(p.presence());
+                w[9 * capacity + i] = Float.floatToRawIntBits(p.frequency());
+                w[11 * capacity + i] = start;
+                w[12 * capacity + i] = p.biasPairs();
+                w[13 * capacity + i] = p.countPairs();
+                start += p.entries();
+            }
+        }
         for (int i = rows; i < capacity; i++) {
             w[capacity + i] = Float.floatToRawIntBits(1f);
+        }
+        return w;
+    }
+
+    /** The penalised rows' (id, value) pairs, in row order, as int32 words (empty when no row is penalised). */
+    public int[] packPenalties() {
+        int n = 0;
+        for (RowPenalty p : penalties) {
+            n += p == null ? 0 : p.pairs().length;
+        }
+        int[] w = new int[n];
+        int at = 0;
+        for (RowPenalty p : penalties) {
+            if (p != null) {
+                System.arraycopy(p.pairs(), 0, w, at, p.pairs().length);
+                at += p.pairs().length;
+            }
         }
         return w;
     }

@@ -129,7 +129,7 @@ public final class Scheduler implements AutoCloseable {
         Objects.requireNonNull(listener, "listener");
         config.check(req, blocks, vocab);
         return inbox.submit(this::failure, () -> {
-            Sequence s = new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt());
+            Sequence s = new Sequence(req, listener, this, System.nanoTime(), config.prefixCacheSalt(), eos);
             s.speculate = speculate;
             return s;
         });

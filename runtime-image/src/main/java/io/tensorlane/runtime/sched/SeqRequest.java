@@ -15,6 +15,7 @@ import java.util.Set;
  * @param ignoreEos    keep going past the EOS ids
  * @param logprobs     how many top logprobs to return with each token; 0 for none
  * @param constraint   what the sequence may generate (null: anything); owned by the scheduler once submitted
+ * @param penalties    penalties and biases the GPU sampler applies ({@link SamplingPenalties#NONE}: none; null reads so)
  */
 public record SeqRequest(
         String id,
@@ -24,8 +25,10 @@ public record SeqRequest(
         Set<Integer> stopTokenIds,
         boolean ignoreEos,
         int logprobs,
-        TokenConstraint constraint) {
+        TokenConstraint constraint,
+        SamplingPenalties penalties) {
     public SeqRequest {
+        penalties = penalties == null ? SamplingPenalties.NONE : penalties;
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(sampling, "sampling");
         promptIds = Objects.requireNonNull(promptIds, "promptIds").clone();
@@ -41,6 +44,31 @@ public record SeqRequest(
         }
     }
 
+    /** A request without penalties. */
+    public SeqRequest(
+            String id,
+            int[] promptIds,
+            int maxTokens,
+            SamplingParams sampling,
+            Set<Integer> stopTokenIds,
+            boolean ignoreEos,
+            int logprobs,
+            TokenConstraint constraint) {
+        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, constraint, null);
+    }
+
+    /** The ids min_tokens bans until reached: {@code eos} (unless ignore_eos) and the stop ids, as vLLM. */
+    Set<Integer> minTokensBans(Set<Integer> eos) {
+        if (penalties.minTokens() == 0) {
+            return Set.of();
+        }
+        java.util.Set<Integer> ban = new java.util.TreeSet<>(stopTokenIds);
+        if (!ignoreEos) {
+            ban.addAll(eos);
+        }
+        return ban;
+    }
+
     /** A request without a constraint. */
     public SeqRequest(
             String id,
@@ -50,7 +78,7 @@ public record SeqRequest(
             Set<Integer> stopTokenIds,
             boolean ignoreEos,
             int logprobs) {
-        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, null);
+        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, null, null);
     }
 
     /** A greedy request with no stop ids and no logprobs. */

@@ -3,6 +3,7 @@ package io.tensorlane.runtime.sched;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 
 /**
  * One sequence's state. Everything but {@link #cancelled} and {@link #timings} belongs to the scheduler thread.
@@ -18,6 +19,9 @@ final class Sequence implements Scheduler.Handle {
     final List<Integer> table = new ArrayList<>();
     final int[] tokens;
     final BlockHashes hashes;
+    /** The GPU sampler's penalty entries of this sequence, null when it has no penalty or bias. */
+    final PenaltyState penalties;
+
     int length;
     int computed;
     int registered;
@@ -40,8 +44,9 @@ final class Sequence implements Scheduler.Handle {
     volatile boolean cancelled;
     volatile RequestTimings timings;
 
-    Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now, long cacheSalt) {
+    Sequence(SeqRequest req, SequenceListener listener, Scheduler owner, long now, long cacheSalt, Set<Integer> eos) {
         this.req = req;
+        this.penalties = PenaltyState.of(req.penalties(), req.promptIds(), req.minTokensBans(eos));
         this.hashes = new BlockHashes(cacheSalt);
         this.listener = listener;
         this.owner = owner;

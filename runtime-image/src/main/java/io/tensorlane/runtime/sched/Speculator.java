@@ -12,7 +12,8 @@ import java.util.List;
  * and rolls the KV cache back past them ({@link BlockAllocator#truncate}).
  *
  * <p>No guesses for: sequences that opted out, that have a token constraint (the masks of later rows would depend on
- * guesses not yet accepted), that are one token from {@code max_tokens}. Guesses are cut so that the accepted run
+ * guesses not yet accepted) or penalties (so would their counts: {@link SamplingPenalties}), that are one token from
+ * {@code max_tokens}. Guesses are cut so that the accepted run
  * plus the target's token never passes {@code max_tokens}, and so that a step's logits rows stay within
  * {@code maxLogitRows} (the engine's buffer: what is left after one row per possible sequence).
  */
@@ -60,7 +61,11 @@ public final class Speculator {
         for (Sequence s : running) {
             s.draft = null;
             int room = Math.min(Math.min(config.k(), s.req.maxTokens() - s.generated - 1), rows);
-            if (!s.speculate || s.req.constraint() != null || s.need() != 1 || room <= 0) {
+            if (!s.speculate
+                    || s.req.constraint() != null
+                    || !s.req.penalties().isNone()
+                    || s.need() != 1
+                    || room <= 0) {
                 continue;
             }
             int n = proposer.propose(s.tokens, s.length, room, buf);

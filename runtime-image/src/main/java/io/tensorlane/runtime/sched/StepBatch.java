@@ -49,7 +49,7 @@ public record StepBatch(
         private int m;
         private final List<Draw> draws = new ArrayList<>();
 
-        private record Draw(int row, SamplingParams params, int generated, int[] mask) {}
+        private record Draw(int row, SamplingParams params, int generated, int[] mask, RowPenalty penalty) {}
 
         public Builder(int blockSize, int maxBlocksPerSeq) {
             this.blockSize = blockSize;
@@ -126,7 +126,7 @@ public record StepBatch(
             if (m == 0) {
                 throw new IllegalStateException("no logits row to sample");
             }
-            draws.add(new Draw(m - 1, p, generated, null));
+            draws.add(new Draw(m - 1, p, generated, null, null));
             return this;
         }
 
@@ -139,7 +139,7 @@ public record StepBatch(
                 throw new IllegalStateException(rows + " rows to sample, " + m + " logits rows");
             }
             for (int i = 0; i < rows; i++) {
-                draws.add(new Draw(m - rows + i, p, generated + i, null));
+                draws.add(new Draw(m - rows + i, p, generated + i, null, null));
             }
             return this;
         }
@@ -150,14 +150,26 @@ public record StepBatch(
                 throw new IllegalStateException("no draw to mask");
             }
             Draw d = draws.remove(draws.size() - 1);
-            draws.add(new Draw(d.row(), d.params(), d.generated(), mask));
+            draws.add(new Draw(d.row(), d.params(), d.generated(), mask, d.penalty()));
+            return this;
+        }
+
+        /** Gives the last draw ({@link #sample}) penalty entries ({@link SamplingRows#penalty}; null: none). */
+        public Builder penalty(RowPenalty p) {
+            if (draws.isEmpty()) {
+                throw new IllegalStateException("no draw to penalize");
+            }
+            Draw d = draws.remove(draws.size() - 1);
+            draws.add(new Draw(d.row(), d.params(), d.generated(), d.mask(), p));
             return this;
         }
 
         public StepBatch build() {
             SamplingRows sr = new SamplingRows(m);
             for (Draw d : draws) {
-                sr.set(d.row(), d.params(), d.generated()).mask(d.row(), d.mask());
+                sr.set(d.row(), d.params(), d.generated())
+                        .mask(d.row(), d.mask())
+                        .penalty(d.row(), d.penalty());
             }
             return new StepBatch(
                     Arrays.copyOf(ids, n),

@@ -74,9 +74,19 @@ final class GenerationJob {
         this.tok = tok;
     }
 
+    /** Completions' echo: each prompt's text, which starts its choices' text (null: no echo). */
+    private List<String> echoes;
+
+    void echo(List<String> promptTexts) {
+        echoes = List.copyOf(promptTexts);
+    }
+
     /** A new choice for a prompt; its listener goes to the scheduler. */
     SequenceListener choice(int index, int[] promptIds, boolean countPrompt) {
         Choice c = new Choice(index, promptIds, countPrompt);
+        if (echoes != null) {
+            c.emit(echoes.get(index / params.n()), List.of(), null); // before any token; not matched by stop strings
+        }
         synchronized (this) {
             choices.add(c);
             open++;
@@ -157,6 +167,7 @@ final class GenerationJob {
         final ToolCallStream toolStream;
         List<ChatResponses.ToolCall> calls = List.of();
         int textOffset;
+        int generated;
         String finish;
         Object stopReason;
 
@@ -185,7 +196,10 @@ final class GenerationJob {
             boolean hidden = tools != null
                     && tools.keepsSpecialTokens()
                     && tok.eosTokenIds().contains(token);
-            String delta = hidden ? "" : stops.add(decoder.append(token));
+            // as vLLM: stop strings are not looked for before min_tokens tokens (EOS and stop ids are banned on the
+            // GPU)
+            String piece = hidden ? "" : decoder.append(token);
+            String delta = ++generated < params.penalties().minTokens() ? stops.flush() + piece : stops.add(piece);
             TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : map(token, lp);
             if (tl != null) {
                 logprobs.add(tl);

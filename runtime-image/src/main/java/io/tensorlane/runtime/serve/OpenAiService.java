@@ -16,6 +16,7 @@ import io.tensorlane.runtime.openai.RequestParser;
 import io.tensorlane.runtime.openai.RequestValidator;
 import io.tensorlane.runtime.openai.Responses;
 import io.tensorlane.runtime.sched.QueueFullException;
+import io.tensorlane.runtime.sched.SamplingPenalties;
 import io.tensorlane.runtime.sched.Scheduler;
 import io.tensorlane.runtime.sched.SeqRequest;
 import io.tensorlane.runtime.serve.http.HttpFront;
@@ -53,6 +54,7 @@ public final class OpenAiService {
     private final Scheduler scheduler;
     private final String toolParser;
     private volatile Grammars grammars;
+    private final TokenizeEndpoints tokenize;
 
     /**
      * @param templates the model's chat templates ({@link ChatTemplates#isEmpty()}: chat answers 400)
@@ -69,9 +71,10 @@ public final class OpenAiService {
         this.tok = tok;
         this.templates = templates;
         this.scheduler = scheduler;
+        this.tokenize = new TokenizeEndpoints(info, tok, this::render);
     }
 
-    /** Adds the three routes. */
+    /** Adds the routes (also vLLM's /tokenize and /detokenize). */
     public HttpFront.Routes routes(HttpFront.Routes r) {
         return r.add(
                         HttpMethod.GET,
@@ -84,7 +87,15 @@ public final class OpenAiService {
                 .add(
                         HttpMethod.POST,
                         "/v1/chat/completions",
-                        (req, body, out) -> guarded(out, () -> chat(req, body, out)));
+                        (req, body, out) -> guarded(out, () -> chat(req, body, out)))
+                .add(
+                        HttpMethod.POST,
+                        "/tokenize",
+                        (req, body, out) -> guarded(out, () -> out.json(200, tokenize.tokenize(body))))
+                .add(
+                        HttpMethod.POST,
+                        "/detokenize",
+                        (req, body, out) -> guarded(out, () -> out.json(200, tokenize.detokenize(body))));
     }
 
     private interface Work {
@@ -123,6 +134,7 @@ public final class OpenAiService {
     private void completion(HttpServerRequest req, byte[] body, Responder out) {
         CompletionRequest r = RequestParser.parseCompletion(body, info);
         List<int[]> prompts = new ArrayList<>();
+        List<String> echoes = new ArrayList<>();
         for (Prompt p : r.prompts()) {
             int[] ids = p.isText()
                     ? tok.encode(p.text(), true)
@@ -131,13 +143,28 @@ public final class OpenAiService {
                 throw OpenAiException.badRequest("prompt", "the prompt is empty after tokenization");
             }
             prompts.add(ids);
+            echoes.add(p.isText() ? p.text() : tok.decode(ids, r.params().skipSpecialTokens()));
         }
         TokenMasks masks = r.params().responseFormat() == null ? null : jsonMasks(r.params());
-        submit(new GenerationJob(false, info.id(), r.params(), out, tok), false, prompts, r.params(), masks, out);
+        GenerationJob job = new GenerationJob(false, info.id(), r.params(), out, tok);
+        if (r.params().echo()) {
+            job.echo(echoes);
+        }
+        submit(job, false, prompts, r.params(), masks, out);
     }
 
     private void chat(HttpServerRequest req, byte[] body, Responder out) {
         ChatCompletionRequest r = RequestParser.parseChat(body, info);
+        String text = render(r);
+        ToolCallFormat format = toolFormat(r);
+        GenerationJob job = new GenerationJob(
+                true, info.id(), r.params(), out, tok, format, r.parallelToolCalls() ? Integer.MAX_VALUE : 1);
+        // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
+        submit(job, true, List.of(tok.encode(text, false)), r.params(), constraint(r), out);
+    }
+
+    /** The prompt text of a chat request: its messages through the model's template (400 when it cannot). */
+    private String render(ChatCompletionRequest r) {
         if (templates.isEmpty()) {
             throw OpenAiException.badRequest(
                     "messages",
@@ -160,11 +187,7 @@ public final class OpenAiService {
             throw OpenAiException.badRequest(
                     "messages", "the chat template refused the conversation: " + e.getMessage());
         }
-        ToolCallFormat format = toolFormat(r);
-        GenerationJob job = new GenerationJob(
-                true, info.id(), r.params(), out, tok, format, r.parallelToolCalls() ? Integer.MAX_VALUE : 1);
-        // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
-        submit(job, true, List.of(tok.encode(text, false)), r.params(), constraint(r), out);
+        return text;
     }
 
     /** The grammar a chat answer is held to: forced tool calls, a response_format, or none. */
@@ -244,6 +267,36 @@ public final class OpenAiService {
         return ToolCallFormat.named(toolParser);
     }
 
+    /** The request's penalties as the scheduler takes them (bad_words tokenized here). */
+    private SamplingPenalties penalties(GenerationParams.Penalties p) {
+        Map<Integer, Float> bias = new java.util.TreeMap<>();
+        p.logitBias().forEach((id, b) -> bias.put(id, (float) (double) b));
+        return new SamplingPenalties(
+                (float) p.presence(),
+                (float) p.frequency(),
+                (float) p.repetition(),
+                bias,
+                p.minTokens(),
+                badWordIds(p.badWords()));
+    }
+
+    /**
+     * vLLM's bad_words as token sequences: each word (leading spaces stripped) as is, and with one leading space when
+     * that gives as many tokens and another first token (SamplingParams.update_from_tokenizer).
+     */
+    private List<int[]> badWordIds(List<String> words) {
+        List<int[]> out = new ArrayList<>();
+        for (String w : words) {
+            int[] plain = tok.encode(w.stripLeading(), false);
+            int[] spaced = tok.encode(" " + w.stripLeading(), false);
+            if (plain.length > 0) out.add(plain);
+            if (spaced.length > 0 && (plain.length == 0 || (spaced.length == plain.length && spaced[0] != plain[0]))) {
+                out.add(spaced);
+            }
+        }
+        return out;
+    }
+
     /** The messages as the template gets them (vLLM's shape: the optional keys only where the message has them). */
     static List<Map<String, Object>> templateMessages(List<ChatMessage> ms) {
         List<Map<String, Object>> messages = new ArrayList<>();
@@ -288,7 +341,8 @@ public final class OpenAiService {
                         new HashSet<>(p.stopTokenIds()),
                         p.ignoreEos(),
                         logprobs,
-                        masks == null ? null : new GrammarConstraint(masks));
+                        masks == null ? null : new GrammarConstraint(masks),
+                        penalties(p.penalties()));
                 var listener = job.choice(index, ids, j == 0);
                 submits.add(() -> job.handle(scheduler.submit(sr, listener, p.speculative())));
             }

@@ -69,19 +69,44 @@ class BadRequestTest {
                 cmpl("{" + P + ", \"logprobs\": 21}", 400, "logprobs", "logprobs must be in [0, 20], got 21"),
                 cmpl("{" + P + ", \"logprobs\": -1}", 400, "logprobs", "logprobs must be in [0, 20]"),
                 cmpl("{" + P + ", \"logprobs\": true}", 400, "logprobs", "must be an integer, got a boolean"),
-                cmpl("{" + P + ", \"echo\": true}", 400, "echo", "'echo' is not supported"),
                 cmpl("{" + P + ", \"suffix\": \"x\"}", 400, "suffix", "'suffix' is not supported"),
-                cmpl(
-                        "{" + P + ", \"presence_penalty\": 0.5}",
-                        400,
-                        "presence_penalty",
-                        "other than 0 (got 0.5) is not supp"),
-                cmpl("{" + P + ", \"frequency_penalty\": -1}", 400, "frequency_penalty", "is not supported"),
-                cmpl("{" + P + ", \"repetition_penalty\": 1.2}", 400, "repetition_penalty", "other than 1"),
                 cmpl("{" + P + ", \"best_of\": 3}", 400, "best_of", "'best_of' other than n (1) is not supported"),
-                cmpl("{" + P + ", \"logit_bias\": {\"50256\": -100}}", 400, "logit_bias", "is not supported"),
                 cmpl("{" + P + ", \"guided_json\": {}}", 400, "guided_json", "is not supported"),
-                cmpl("{" + P + ", \"min_tokens\": 4}", 400, "min_tokens", "is not supported"),
+                // issue #30: penalties, logit_bias, min_tokens, echo
+                cmpl("{" + P + ", \"presence_penalty\": 2.5}", 400, "presence_penalty", "must be in [-2, 2], got 2.5"),
+                cmpl("{" + P + ", \"presence_penalty\": -2.01}", 400, "presence_penalty", "must be in [-2, 2]"),
+                cmpl("{" + P + ", \"presence_penalty\": \"x\"}", 400, "presence_penalty", "must be a number"),
+                cmpl("{" + P + ", \"frequency_penalty\": -3}", 400, "frequency_penalty", "must be in [-2, 2]"),
+                cmpl("{" + P + ", \"frequency_penalty\": NaN}", 400, "frequency_penalty", "finite"),
+                cmpl("{" + P + ", \"repetition_penalty\": 0}", 400, "repetition_penalty", "greater than zero"),
+                cmpl("{" + P + ", \"repetition_penalty\": -1.2}", 400, "repetition_penalty", "greater than zero"),
+                cmpl("{" + P + ", \"repetition_penalty\": true}", 400, "repetition_penalty", "must be a number"),
+                cmpl("{" + P + ", \"logit_bias\": [1]}", 400, "logit_bias", "must be an object"),
+                cmpl("{" + P + ", \"logit_bias\": {\"abc\": 1}}", 400, "logit_bias", "keys must be token ids"),
+                cmpl("{" + P + ", \"logit_bias\": {\"1000\": 1}}", 400, "logit_bias", "outside the vocabulary"),
+                cmpl("{" + P + ", \"logit_bias\": {\"-1\": 1}}", 400, "logit_bias", "outside the vocabulary"),
+                cmpl("{" + P + ", \"logit_bias\": {\"5\": 101}}", 400, "logit_bias", "must be in [-100, 100]"),
+                cmpl("{" + P + ", \"logit_bias\": {\"5\": \"x\"}}", 400, "logit_bias", "must be a number"),
+                cmpl("{" + P + ", \"logit_bias\": " + manyBias(301) + "}", 400, "logit_bias", "at most 300"),
+                cmpl("{" + P + ", \"min_tokens\": -1}", 400, "min_tokens", "at least 0"),
+                cmpl("{" + P + ", \"min_tokens\": 8, \"max_tokens\": 4}", 400, "min_tokens", "max_tokens=4"),
+                cmpl("{" + P + ", \"min_tokens\": 1.5}", 400, "min_tokens", "must be an integer"),
+                cmpl(
+                        "{" + P + ", \"min_tokens\": 2, \"stop_token_ids\": " + range(65) + "}",
+                        400,
+                        "min_tokens",
+                        "at most 64 stop_token_ids"),
+                cmpl("{" + P + ", \"echo\": 1}", 400, "echo", "must be a boolean"),
+                cmpl("{" + P + ", \"bad_words\": [\"ok\", \" \"]}", 400, "bad_words", "empty word"),
+                cmpl("{" + P + ", \"bad_words\": [1]}", 400, "bad_words", "a string or an array of strings"),
+                cmpl("{" + P + ", \"bad_words\": " + words(65) + "}", 400, "bad_words", "at most 64"),
+                cmpl("{" + P + ", \"echo\": true, \"logprobs\": 2}", 400, "echo", "prompt's logprobs"),
+                chat(
+                        "{" + C + ", \"max_completion_tokens\": 3, \"min_tokens\": 5}",
+                        400,
+                        "min_tokens",
+                        "max_completion_tokens=3"),
+                chat("{" + C + ", \"logit_bias\": {\"7\": -100.5}}", 400, "logit_bias", "[-100, 100]"),
                 cmpl("{" + P + ", \"stop\": 5}", 400, "stop", "must be a string or an array of strings"),
                 cmpl("{" + P + ", \"stop\": [\"a\", \"\"]}", 400, "stop", "stop cannot contain an empty string"),
                 cmpl("{" + P + ", \"stop_token_ids\": [-3]}", 400, "stop_token_ids", "got -3"),
@@ -244,6 +269,26 @@ class BadRequestTest {
                 chat("{" + C + ", \"continue_final_message\": true}", 400, "continue_final_message", "Cannot set both"),
                 chat("{" + C + ", \"chat_template_kwargs\": [1]}", 400, "chat_template_kwargs", "must be an object"),
                 chat("{" + C + ", \"echo\": true}", 400, "echo", "is not supported"));
+    }
+
+    static String manyBias(int n) {
+        StringBuilder b = new StringBuilder("{");
+        for (int i = 0; i < n; i++)
+            b.append(i == 0 ? "" : ", ").append('"').append(i).append("\": 1");
+        return b.append('}').toString();
+    }
+
+    static String words(int n) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < n; i++)
+            b.append(i == 0 ? "" : ", ").append("\"w").append(i).append('"');
+        return b.append(']').toString();
+    }
+
+    static String range(int n) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < n; i++) b.append(i == 0 ? "" : ", ").append(i);
+        return b.append(']').toString();
     }
 
     @ParameterizedTest(name = "{0} {1}")

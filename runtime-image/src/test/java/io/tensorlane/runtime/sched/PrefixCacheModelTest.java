@@ -80,7 +80,7 @@ class PrefixCacheModelTest {
             Sequence o = live.get(rnd.nextInt(live.size()));
             p = Arrays.copyOf(o.tokens, o.length);
         }
-        Sequence s = new Sequence(SeqRequest.greedy("s", p, 24), NONE, null, 0, 77L);
+        Sequence s = new Sequence(SeqRequest.greedy("s", p, 24), NONE, null, 0, 77L, java.util.Set.of());
         int k = cache.cachedBlocks(s);
         assertThat(k).isLessThanOrEqualTo((s.length - 1) / BS);
         assertThat(k).as("held cached blocks are found").isGreaterThanOrEqualTo(heldChain(s));

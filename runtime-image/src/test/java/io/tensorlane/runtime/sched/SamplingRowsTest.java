@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The device layout tl_sample_f32 reads (tl_sample.cuh): field blocks of capacity entries at 0, 4c, 8c, 12c, 16c, 20c,
- * 28c bytes, then a mask slot per row from 32c bytes.
+ * 28c bytes, the penalty fields at 32c .. 52c, then a mask slot per row from 56c bytes.
  */
 class SamplingRowsTest {
     @Test
@@ -19,7 +19,7 @@ class SamplingRowsTest {
         SamplingRows r =
                 new SamplingRows(3).set(1, new SamplingParams(0.7f, 0.9f, 40, 0.05f, 0x1234_5678_9ABC_DEF0L), 17);
         int cap = 4;
-        ByteBuffer b = ByteBuffer.allocate(4 * 8 * cap).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(4 * 14 * cap).order(ByteOrder.LITTLE_ENDIAN);
         b.asIntBuffer().put(r.pack(cap));
         assertThat(b.getFloat(0)).isZero(); // row 0 never set: greedy
         assertThat(b.getFloat(4)).isEqualTo(0.7f); // temperature[1]
@@ -45,15 +45,15 @@ class SamplingRowsTest {
         assertThat(new SamplingRows(3).trivial()).isTrue();
         int cap = 4;
         int[] w = r.pack(cap);
-        assertThat(w).hasSize(8 * cap);
+        assertThat(w).hasSize(14 * cap);
         assertThat(w[7 * cap + 2]).isEqualTo(1);
         assertThat(w[7 * cap]).isZero();
         assertThat(r.padTo(4).mask(2)).isSameAs(mask);
         assertThat(r.padTo(4).mask(3)).isNull();
-        // vocab 33: two words per mask; row 1's slot after row 0's, all after the 8 x cap parameter words
+        // vocab 33: two words per mask; row 1's slot after row 0's, all after the 14 x cap parameter words
         assertThat(SamplingRows.maskWords(33)).isEqualTo(2);
-        assertThat(SamplingRows.maskOffset(cap, 1, 33)).isEqualTo(8L * cap + 2);
-        assertThat(SamplingRows.layoutWords(cap, 33)).isEqualTo(8L * cap + 2L * cap);
+        assertThat(SamplingRows.maskOffset(cap, 1, 33)).isEqualTo(14L * cap + 2);
+        assertThat(SamplingRows.layoutWords(cap, 33)).isEqualTo(14L * cap + 2L * cap);
     }
 
     @Test

@@ -265,6 +265,22 @@ class SpecSchedulerTest {
     }
 
     @Test
+    void aSequenceWithPenaltiesNeverSpeculates() throws Exception {
+        // a verify chunk's later rows would need counts that include guesses not yet accepted: no guesses at all
+        Scheduler s = start(ngram(4, 3), true, null, periodic());
+        SamplingPenalties pen = new SamplingPenalties(0f, 0.5f, 1f, java.util.Map.of(), 0);
+        SeqRequest r =
+                new SeqRequest("p", repetitive(30, 0), 30, SamplingParams.greedy(), Set.of(), true, 0, null, pen);
+        run(s, List.of(r), true);
+        assertThat(target.batches.subList(1, target.batches.size()))
+                .allSatisfy(b -> assertThat(b.tokens()).isEqualTo(1));
+        assertThat(spec.counts().drafts()).isZero();
+        // the same prompt without penalties does speculate (the check above can fail)
+        run(s, List.of(req("q", repetitive(30, 0), 30, SamplingParams.greedy(), true, 0)), true);
+        assertThat(spec.counts().drafts()).isPositive();
+    }
+
+    @Test
     void blocksOfAcceptedGuessesAreCachedWithTheirTokens() throws Exception {
         // a's accepted guesses fill blocks that the prefix cache registers; b's prompt is a's prompt + output, so it
         // takes those blocks; had a block been registered with the wrong tokens, b's context would differ

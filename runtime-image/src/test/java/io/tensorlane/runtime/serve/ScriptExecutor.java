@@ -1,5 +1,7 @@
 package io.tensorlane.runtime.serve;
 
+import io.tensorlane.runtime.sched.PenaltyReference;
+import io.tensorlane.runtime.sched.RowPenalty;
 import io.tensorlane.runtime.sched.StepBatch;
 import io.tensorlane.runtime.sched.StepExecutor;
 import io.tensorlane.runtime.sched.StepResult;
@@ -11,13 +13,18 @@ import java.util.Map;
  * the first block of its block table, and its prompt length is read off the step whose chunk starts at position 0
  * (prompts here fit one chunk). The script is set by the test before each request. A row with a token mask takes the
  * scripted token when the mask allows it, else the first allowed of {@code "}, {@code }}, {@code ]}, {@code 0}, EOS,
- * else the lowest allowed id (as a GPU sampler honours the mask: whatever it draws is allowed).
+ * else the lowest allowed id (as a GPU sampler honours the mask: whatever it draws is allowed). A penalised row draws
+ * greedily from logits 1 for the scripted id, 0.5 for the {@link #background} id and -10 elsewhere, penalised by the host
+ * reference of the GPU sampler ({@link PenaltyReference}), so penalties and biases change the answer as on the GPU.
  */
 final class ScriptExecutor implements StepExecutor {
     private final int vocab;
     private final int eos;
     private final Map<Integer, Integer> promptLength = new HashMap<>();
     private volatile int[] script = new int[0];
+    private volatile int background = -1;
+    /** The penalty of the last penalised row drawn (null: none yet). */
+    volatile RowPenalty lastPenalty;
 
     ScriptExecutor(int vocab, int eos) {
         this.vocab = vocab;
@@ -26,6 +33,11 @@ final class ScriptExecutor implements StepExecutor {
 
     void script(int[] ids) {
         script = ids.clone();
+    }
+
+    /** The id penalised rows take when the penalties push the scripted one below it. */
+    void background(int id) {
+        background = id;
     }
 
     @Override
@@ -44,6 +56,18 @@ final class ScriptExecutor implements StepExecutor {
             int len = promptLength.computeIfAbsent(head(b, t), h -> pos + 1);
             int k = pos + 1 - len;
             ids[i] = k < s.length ? s[k] : eos;
+            RowPenalty pen = b.sampling().penalty(i);
+            if (pen != null) {
+                lastPenalty = pen;
+                float[] row = new float[vocab];
+                java.util.Arrays.fill(row, -10f);
+                row[ids[i]] = 1f;
+                if (background >= 0 && background != ids[i]) row[background] = 0.5f;
+                PenaltyReference.apply(row, 0, vocab, pen);
+                int best = 0;
+                for (int id = 1; id < vocab; id++) if (row[id] > row[best]) best = id;
+                ids[i] = best;
+            }
             int[] mask = b.sampling().mask(i);
             if (mask != null && !allowed(mask, ids[i])) {
                 ids[i] = fallback(mask);
