@@ -141,4 +141,46 @@ class CurrentCrdServerClusterTest {
                 .contains("openAPIV3Schema.properties[spec].properties[replicas].type")
                 .contains("must not be empty for specified object fields");
     }
+
+    /**
+     * Why our CRDs carry no CEL rule ({@code x-kubernetes-validations}) such as "parallelism.tensor divides
+     * model.geometry.attentionHeads when geometry is given", though 1.36 could enforce one: a 1.20 server refuses a
+     * server-side apply of such a CRD (its CRD type has no such field; the testkit, {@code kubectl apply
+     * --server-side} and GitOps tools apply CRDs that way), so the rule stays in the operator's validator. The day
+     * 1.20 is dropped, this test says so by failing its first assertion's premise.
+     */
+    @Test
+    void aCelRuleWouldBreakServerSideApplyOfTheCrdOn120(CrdServers servers) throws Exception {
+        Path file = crdFiles().stream()
+                .filter(p -> p.getFileName().toString().startsWith("inferencedeployments"))
+                .findFirst()
+                .orElseThrow();
+        String committed = Files.readString(file);
+        assertThat(committed).doesNotContain("x-kubernetes-validations");
+        CustomResourceDefinition crd = Serialization.unmarshal(committed, CustomResourceDefinition.class);
+        var rule = new io.fabric8.kubernetes.api.model.apiextensions.v1.ValidationRule();
+        rule.setRule("!has(self.model.geometry) || self.model.geometry.attentionHeads % self.parallelism.tensor == 0");
+        rule.setMessage("parallelism.tensor must divide model.geometry.attentionHeads");
+        crd.getSpec()
+                .getVersions()
+                .get(0)
+                .getSchema()
+                .getOpenAPIV3Schema()
+                .getProperties()
+                .get("spec")
+                .setXKubernetesValidations(List.of(rule));
+        String withRule = Serialization.asYaml(crd);
+        String name = crd.getMetadata().getName();
+
+        Reply current = dryRunApply(servers.server().cluster(), name, withRule);
+        assertThat(current.status())
+                .as("1.36 takes the rule: " + current.body())
+                .isEqualTo(200);
+        assertThat(current.body()).contains("x-kubernetes-validations");
+        assertThat(current.warnings()).isEmpty();
+
+        Reply legacy = dryRunApply(SharedCluster.get().cluster(), name, withRule);
+        assertThat(legacy.status()).as("1.20: " + legacy.body()).isEqualTo(500);
+        assertThat(legacy.body()).contains("x-kubernetes-validations: field not declared in schema");
+    }
 }
