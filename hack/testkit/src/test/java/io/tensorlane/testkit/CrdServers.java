@@ -60,6 +60,8 @@ record CrdServers(KubernetesClient legacy, KubernetesClient current, CurrentCrdS
         if (!left.isEmpty()) {
             throw new IllegalStateException("CRD server processes left behind after stop: " + left);
         }
+        System.err.println("[tensorlane-testkit] CRD server stopped; no process left ("
+                + server.processes().size() + " checked)");
     }
 
     /** Resolves {@link CrdServers} parameters; the instance lives in the root store, closed at the end of the run. */
