@@ -34,7 +34,9 @@ public record KubeBinaries(Path dir) {
     /** Locates (and if needed builds) the binaries; the script's output goes to {@code buildLog}. */
     public static KubeBinaries locate(Path buildLog) {
         String env = System.getenv("TENSORLANE_K8S_BIN");
-        KubeBinaries bins = env != null && !env.isBlank() ? new KubeBinaries(Path.of(env)) : viaScript(buildLog);
+        KubeBinaries bins = env != null && !env.isBlank()
+                ? new KubeBinaries(Path.of(env))
+                : new KubeBinaries(viaScript(RepoRoot.MARKER, buildLog));
         for (String n : NAMES) {
             if (!Files.isExecutable(bins.dir.resolve(n))) {
                 throw new IllegalStateException("missing executable " + bins.dir.resolve(n)
@@ -44,8 +46,12 @@ public record KubeBinaries(Path dir) {
         return bins;
     }
 
-    private static KubeBinaries viaScript(Path buildLog) {
-        Path script = RepoRoot.require().resolve(RepoRoot.MARKER);
+    /**
+     * Runs a cache script of {@code hack/} ({@code relativeScript}, from the repository root) that verifies or builds
+     * binaries and prints their directory on its last line of stdout; its stderr goes to {@code buildLog}.
+     */
+    static Path viaScript(String relativeScript, Path buildLog) {
+        Path script = RepoRoot.require().resolve(relativeScript);
         try {
             Files.createDirectories(buildLog.getParent());
             Process p = new ProcessBuilder("bash", script.toString())
@@ -53,7 +59,7 @@ public record KubeBinaries(Path dir) {
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .start();
             byte[] out = p.getInputStream().readAllBytes();
-            // first run on a machine builds Kubernetes from source: 10-15 minutes on 2 cores
+            // first run on a machine builds from source: 10-15 minutes on 2 cores
             if (!p.waitFor(60, TimeUnit.MINUTES)) {
                 p.destroyForcibly();
                 throw new IllegalStateException(script + " did not finish in 60 minutes; log: " + buildLog);
@@ -66,7 +72,7 @@ public record KubeBinaries(Path dir) {
                 throw new IllegalStateException(
                         script + " failed (exit " + p.exitValue() + "):\n" + tail(buildLog, 15));
             }
-            return new KubeBinaries(Path.of(lines.get(lines.size() - 1).trim()));
+            return Path.of(lines.get(lines.size() - 1).trim());
         } catch (IOException e) {
             throw new IllegalStateException("cannot run " + script + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {

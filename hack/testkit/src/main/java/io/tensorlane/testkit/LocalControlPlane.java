@@ -34,8 +34,8 @@ public final class LocalControlPlane implements AutoCloseable {
     public static final String ADMIN_USER = "admin";
     public static final String SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
-    private static final String TEMP_PREFIX = "tensorlane-cp-";
-    private static final String OWNER_FILE = "owner.pid";
+    static final String TEMP_PREFIX = "tensorlane-cp-";
+    static final String OWNER_FILE = "owner.pid";
 
     private final Path stateDir;
     private final Path etcdData;
@@ -326,7 +326,7 @@ public final class LocalControlPlane implements AutoCloseable {
     }
 
     /** Distinct free loopback ports (held open together while choosing, so they differ). */
-    private static int[] freePorts(int n) throws IOException {
+    static int[] freePorts(int n) throws IOException {
         List<ServerSocket> sockets = new ArrayList<>();
         try {
             int[] ports = new int[n];
