@@ -162,7 +162,7 @@ final class KernelCheckMaskedSampling {
             long dX = a.upload(floats(x));
             long dP = a.upload(ints(sr.packWithMasks(cap, vocab)));
             long dOut = a.poisoned(m * 4L);
-            k.sample(dX, m, vocab, vocab, dP, cap, a.upload(ints(new int[2])), dOut, stream);
+            k.sampler().sample(dX, m, vocab, vocab, dP, cap, a.upload(ints(new int[2])), dOut, stream);
             sync.run();
             return toInts(a.download(dOut, m * 4));
         }

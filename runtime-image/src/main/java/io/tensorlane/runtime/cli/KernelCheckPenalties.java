@@ -182,7 +182,7 @@ final class KernelCheckPenalties {
             int[] pen = sr.packPenalties();
             long dPen = a.upload(ints(pen.length == 0 ? new int[2] : pen));
             long dOut = a.poisoned(m * 4L);
-            k.sample(dX, m, vocab, vocab, dP, cap, dPen, dOut, stream);
+            k.sampler().sample(dX, m, vocab, vocab, dP, cap, dPen, dOut, stream);
             sync.run();
             int[] bits = toInts(a.download(dX, m * vocab * 4));
             float[] logits = new float[bits.length];

@@ -168,7 +168,7 @@ final class KernelCheckSampling {
             long dX = a.upload(floats(x));
             long dP = a.upload(ints(sr.pack(cap)));
             long dOut = a.poisoned(m * 4L);
-            k.sample(dX, m, vocab, stride, dP, cap, a.upload(ints(new int[2])), dOut, stream);
+            k.sampler().sample(dX, m, vocab, stride, dP, cap, a.upload(ints(new int[2])), dOut, stream);
             sync.run();
             return toInts(a.download(dOut, m * 4));
         }

@@ -5,6 +5,7 @@ import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
 
 import io.tensorlane.contract.DType;
+import jcuda.Pointer;
 import jcuda.driver.CUstream;
 
 /**
@@ -71,7 +72,7 @@ final class AttentionKernels {
                 throw new IllegalArgumentException("attention: " + numTiles
                         + " query tiles need head dim 64 or 128 (got " + hd + ") and device tile/rest lists");
             }
-            String name = ModelKernels.kvName("tl_attn_prefill_v" + hd / 64, kvScales);
+            String name = kvName("tl_attn_prefill_v" + hd / 64, kvScales);
             k.launch(
                     k.fn(t, name),
                     numTiles,
@@ -79,7 +80,7 @@ final class AttentionKernels {
                     PREFILL_THREADS,
                     s,
                     name,
-                    ModelKernels.kvArgs(
+                    kvArgs(
                             kvScales,
                             p(q),
                             p(kCache),
@@ -103,7 +104,7 @@ final class AttentionKernels {
         }
         int gh = splitGroup(hq / hk, hd);
         if (gh == 0) {
-            String name = ModelKernels.kvName("tl_attention", kvScales);
+            String name = kvName("tl_attention", kvScales);
             k.launch(
                     k.fn(t, name),
                     n,
@@ -111,7 +112,7 @@ final class AttentionKernels {
                     ATTENTION_THREADS,
                     s,
                     name,
-                    ModelKernels.kvArgs(
+                    kvArgs(
                             kvScales,
                             p(q),
                             p(kCache),
@@ -134,7 +135,7 @@ final class AttentionKernels {
         if (splits > 1 && workspace == 0) {
             throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
         }
-        String name = ModelKernels.kvName("tl_attn_split_g" + gh + "_v" + hd / 64, kvScales);
+        String name = kvName("tl_attn_split_g" + gh + "_v" + hd / 64, kvScales);
         k.launch3(
                 k.fn(t, name),
                 count,
@@ -143,7 +144,7 @@ final class AttentionKernels {
                 SPLIT_THREADS,
                 s,
                 name,
-                ModelKernels.kvArgs(
+                kvArgs(
                         kvScales,
                         p(q),
                         p(kCache),
@@ -220,5 +221,20 @@ final class AttentionKernels {
             max = Math.max(max, (long) n * hq * splits(n, hq / gh) * (hd + 2) * 4L);
         }
         return max;
+    }
+
+    /** The entry of {@code base} for the cache {@code kvScales} describes: {@code base} for T, {@code base_kv8} for FP8. */
+    static String kvName(String base, long kvScales) {
+        return kvScales == 0 ? base : base + "_kv8";
+    }
+
+    /** {@code args}, and the layer's scales after them for an FP8 cache (the _kv8 entries' last argument). */
+    static Pointer[] kvArgs(long kvScales, Pointer... args) {
+        if (kvScales == 0) {
+            return args;
+        }
+        Pointer[] out = java.util.Arrays.copyOf(args, args.length + 1);
+        out[args.length] = p(kvScales);
+        return out;
     }
 }

@@ -2,7 +2,6 @@ package io.tensorlane.runtime.llm;
 
 import static io.tensorlane.runtime.engine.KernelArgs.f;
 import static io.tensorlane.runtime.engine.KernelArgs.i;
-import static io.tensorlane.runtime.engine.KernelArgs.l;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
@@ -13,7 +12,6 @@ import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.WeightType;
-import io.tensorlane.runtime.sched.SamplingRows;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
@@ -37,17 +35,16 @@ public final class ModelKernels implements AutoCloseable {
     static final int RMSNORM_THREADS = 512;
     static final int ROPE_WARPS = 4;
     static final int ELEMENTWISE_THREADS = 256;
-    static final int SAMPLE_THREADS = 1024;
     static final int MAX_ELEMENTWISE_BLOCKS = 65535;
 
     private final CUmodule module = new CUmodule();
     private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
-    private final CUfunction sample = new CUfunction();
     private boolean closed;
     private final AttentionKernels attention = new AttentionKernels(this);
     private final GemvKernels gemv = new GemvKernels(this);
     private final Fp8Kernels fp8 = new Fp8Kernels(this);
     private final MoeKernels moe = new MoeKernels(this);
+    private final SampleKernels sampler = new SampleKernels(this);
 
     /** Loads the model fatbin in the current context and resolves every entry point. */
     public ModelKernels() {
@@ -65,9 +62,7 @@ public final class ModelKernels implements AutoCloseable {
                 }
                 typed.put(d, m);
             }
-            Cuda.check(
-                    cuModuleGetFunction(sample, module, Kernels.SAMPLE_KERNEL),
-                    "cuModuleGetFunction(" + Kernels.SAMPLE_KERNEL + ")");
+            sampler.resolve(module);
             moe.resolve(module);
         } catch (RuntimeException e) {
             cuModuleUnload(module);
@@ -169,7 +164,7 @@ public final class ModelKernels implements AutoCloseable {
         }
         long tasks = (long) n * (hq + 2L * hk);
         long blocks = (tasks + ROPE_WARPS - 1) / ROPE_WARPS;
-        String name = kvName("tl_qkv_rope", kvScales);
+        String name = AttentionKernels.kvName("tl_qkv_rope", kvScales);
         launch(
                 fn(t, name),
                 Math.toIntExact(blocks),
@@ -177,7 +172,7 @@ public final class ModelKernels implements AutoCloseable {
                 ROPE_WARPS * 32,
                 s,
                 name,
-                kvArgs(
+                AttentionKernels.kvArgs(
                         kvScales,
                         p(qkv),
                         p(bias),
@@ -314,6 +309,11 @@ public final class ModelKernels implements AutoCloseable {
     }
 
     /** The Mixture-of-Experts kernels (tl_moe.cuh). */
+    /** The token sampler (tl_sample.cuh). */
+    public SampleKernels sampler() {
+        return sampler;
+    }
+
     public MoeKernels moe() {
         if (closed) {
             throw new IllegalStateException("ModelKernels is closed");
@@ -341,51 +341,6 @@ public final class ModelKernels implements AutoCloseable {
                 i(cols));
     }
 
-    /**
-     * outIds[i] = the token drawn from fp32 logits row i (row i at logits + i*stride elements) by row i of {@code params}
-     * (a {@link SamplingRows} layout for {@code capacity} rows, 8-byte aligned): greedy rows take the argmax (ties: lowest
-     * index; NaN never wins), others temperature / top-k / top-p / min-p with the seeded Gumbel-max draw (tl_sample.cuh).
-     * Penalised rows take their (id, value) pairs from {@code penalties} (8-byte aligned) and rewrite their logits in
-     * place first.
-     */
-    public void sample(
-            long logits,
-            int m,
-            int vocab,
-            long stride,
-            long params,
-            int capacity,
-            long penalties,
-            long outIds,
-            CUstream s) {
-        positive("vocab", vocab);
-        if (stride < vocab) {
-            throw new IllegalArgumentException("sample: stride " + stride + " < vocab " + vocab);
-        }
-        if (m > capacity || capacity % 2 != 0 || (params & 7) != 0 || (penalties & 7) != 0) {
-            throw new IllegalArgumentException("sample: " + m + " rows need an even capacity >= m (got " + capacity
-                    + ") and 8-byte aligned params and penalties");
-        }
-        if (m <= 0) {
-            return;
-        }
-        launch(
-                sample,
-                m,
-                1,
-                SAMPLE_THREADS,
-                s,
-                Kernels.SAMPLE_KERNEL,
-                p(logits),
-                i(m),
-                i(vocab),
-                l(stride),
-                p(params),
-                i(capacity),
-                p(penalties),
-                p(outIds));
-    }
-
     @Override
     public void close() {
         if (!closed) {
@@ -406,21 +361,6 @@ public final class ModelKernels implements AutoCloseable {
             throw new IllegalArgumentException(
                     "head dim " + hd + " must be a positive multiple of 32 and at most " + MAX_HEAD_DIM);
         }
-    }
-
-    /** The entry of {@code base} for the cache {@code kvScales} describes: {@code base} for T, {@code base_kv8} for FP8. */
-    static String kvName(String base, long kvScales) {
-        return kvScales == 0 ? base : base + "_kv8";
-    }
-
-    /** {@code args}, and the layer's scales after them for an FP8 cache (the _kv8 entries' last argument). */
-    static Pointer[] kvArgs(long kvScales, Pointer... args) {
-        if (kvScales == 0) {
-            return args;
-        }
-        Pointer[] out = java.util.Arrays.copyOf(args, args.length + 1);
-        out[args.length] = p(kvScales);
-        return out;
     }
 
     static void positive(String what, long v) {

@@ -345,16 +345,17 @@ final class RankModel implements AutoCloseable {
             mark("logits gather");
         }
         if (rank.index() == 0) {
-            kernels.sample(
-                    addr(logits.out),
-                    m,
-                    cfg.vocabSize(),
-                    logits.stride(),
-                    inputs.device(StepInputs.Buf.SAMPLING),
-                    samplingCapacity,
-                    inputs.device(StepInputs.Buf.PENALTIES),
-                    inputs.device(StepInputs.Buf.OUT_IDS),
-                    s);
+            kernels.sampler()
+                    .sample(
+                            addr(logits.out),
+                            m,
+                            cfg.vocabSize(),
+                            logits.stride(),
+                            inputs.device(StepInputs.Buf.SAMPLING),
+                            samplingCapacity,
+                            inputs.device(StepInputs.Buf.PENALTIES),
+                            inputs.device(StepInputs.Buf.OUT_IDS),
+                            s);
             mark("sample");
         }
     }
