@@ -26,6 +26,9 @@ PY="env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 python3"
 LOG="$OUT/prefix.log"; : > "$LOG"
 TABLE="$OUT/prefix.txt"; : > "$TABLE"
 BUDGET=${BUDGET:-570}
+# the checkpoints get what is left above 300 s (the servers and loadgen need that much): below ~400 s they would get
+# nothing and every row would read "no checkpoint" (2026-12-03, BUDGET=250)
+[ "$BUDGET" -ge 400 ] || { echo "device-prefix: BUDGET=$BUDGET s is too small (>= 400 s; 570 by default)" >&2; exit 2; }
 source runtime-image/scripts/device-lib.sh
 bash runtime-image/scripts/device-unpack.sh || exit 2
 JAVA=".device/jre/bin/java -Xmx4g"
