@@ -33,6 +33,13 @@ public class ServingSpec {
                     + "SGLang fp8_e4m3, vLLM fp8). Sizes the KV cache in the memory plan. Default auto.")
     public KvCacheDtype kvCacheDtype = KvCacheDtype.auto;
 
+    @JsonPropertyDescription(
+            "Speculative decoding, e.g. {method: ngram, numSpeculativeTokens: 4, promptLookupMax: 3}. Absent: off. "
+                    + "Tensorlane gets TENSORLANE_SPECULATIVE=ngram:k=4,n=3, vLLM --speculative-config with method ngram, "
+                    + "SGLang --speculative-algorithm NGRAM with k + 1 draft tokens (promptLookupMax is not passed to "
+                    + "SGLang). The memory plan counts the verify steps' extra logits rows.")
+    public SpeculativeSpec speculative;
+
     /** Element type of the KV cache ({@code auto}: the model's activation dtype). */
     public enum KvCacheDtype {
         auto,

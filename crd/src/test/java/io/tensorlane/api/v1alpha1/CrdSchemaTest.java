@@ -97,6 +97,8 @@ class CrdSchemaTest {
                 Arguments.of("spec.rollout.autoRollback.maxAttempts", 0.0, 20.0, null),
                 Arguments.of("spec.model.name", null, null, "^[A-Za-z0-9][A-Za-z0-9._/-]{0,252}$"),
                 Arguments.of("spec.model.source", null, null, io.tensorlane.modelfacts.ModelSource.PATTERN),
+                Arguments.of("spec.serving.speculative.numSpeculativeTokens", 1.0, 8.0, null),
+                Arguments.of("spec.serving.speculative.promptLookupMax", 1.0, 8.0, null),
                 Arguments.of(
                         "spec.model.storage.sizeLimit", null, null, "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$"));
     }
@@ -118,6 +120,7 @@ class CrdSchemaTest {
                 Arguments.of("spec.allreduce.algorithm", List.of("Auto", "OneStage", "TwoStage", "Ring"), "Auto"),
                 Arguments.of("spec.model.dtype", List.of("bf16", "fp16", "fp8", "fp32"), null),
                 Arguments.of("spec.serving.kvCacheDtype", List.of("auto", "bf16", "fp16", "fp8"), "auto"),
+                Arguments.of("spec.serving.speculative.method", List.of("ngram", "draft"), null),
                 Arguments.of(
                         "status.model.quantization.weights",
                         List.of("FP8Block", "FP8Channel", "FP8Tensor", "Other"),
@@ -151,6 +154,7 @@ class CrdSchemaTest {
         assertThat(at(r, "spec").getRequired()).containsExactlyInAnyOrder("model", "parallelism");
         assertThat(at(r, "spec.model").getRequired()).containsExactlyInAnyOrder("name");
         assertThat(at(r, "spec.model.tokenSecret").getRequired()).containsExactly("name");
+        assertThat(at(r, "spec.serving.speculative").getRequired()).containsExactly("method");
         assertThat(at(r, "spec.model.geometry").getRequired())
                 .containsExactlyInAnyOrder("layers", "hiddenSize", "attentionHeads", "kvHeads");
     }

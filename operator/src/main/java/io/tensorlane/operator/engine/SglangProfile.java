@@ -5,8 +5,10 @@ import static io.tensorlane.operator.engine.EngineProfile.env;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.Speculation;
 import io.tensorlane.operator.plan.Units;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +19,8 @@ import java.util.List;
  * SGLang's default {@code max_prefill_tokens} ({@value #DEFAULT_MAX_PREFILL_TOKENS}) also as
  * {@code --max-prefill-tokens}, the static fraction as {@code --mem-fraction-static}, an FP8 KV
  * cache as {@code --kv-cache-dtype fp8_e4m3} (its choices: auto, fp8_e4m3, fp8_e5m2, bf16/bfloat16; any other plan
- * keeps its default auto, the model's activation dtype, which is what the plan sized), its own custom allreduce
+ * keeps its default auto, the model's activation dtype, which is what the plan sized), n-gram speculation as {@code
+ * --speculative-algorithm NGRAM} ({@link #speculativeArgs}), its own custom allreduce
  * switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels), an image is
  * required.
  */
@@ -70,7 +73,27 @@ public final class SglangProfile extends PythonServerProfile {
         if (tp > 1 && !plan.allreduce().custom()) {
             args.add("--disable-custom-all-reduce");
         }
+        args.addAll(speculativeArgs(Speculation.of(spec)));
         return new Launch(List.of("python3", "-m", "sglang.launch_server"), args, List.of(env("HOME", "/tmp")));
+    }
+
+    /**
+     * SGLang's n-gram speculation for {@code s} (none when off): {@code --speculative-algorithm NGRAM} and {@code
+     * --speculative-num-draft-tokens k + 1}. SGLang's count includes the last verified token: its n-gram worker
+     * (python/sglang/srt/speculative/ngram_worker.py) verifies {@code draft_token_num} tokens per request, starting at
+     * {@code seq_lens}, with the accepted length starting at 1, so k proposed tokens are k + 1 draft tokens.
+     * {@code promptLookupMax} has no SGLang counterpart (its matcher is a trie with its own window and BFS settings,
+     * left at their defaults); it is not passed.
+     */
+    static List<String> speculativeArgs(SpeculativeSpec s) {
+        if (s == null) {
+            return List.of();
+        }
+        return List.of(
+                "--speculative-algorithm",
+                "NGRAM",
+                "--speculative-num-draft-tokens",
+                Integer.toString(Speculation.tokens(s) + 1));
     }
 
     /** Its health timeout and 5 s for the answer to arrive. */

@@ -7,12 +7,14 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MoeLimits;
 import io.tensorlane.operator.plan.AllreduceChoice;
 import io.tensorlane.operator.plan.AllreduceTables;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.Speculation;
 import io.tensorlane.operator.plan.Units;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +22,8 @@ import java.util.List;
 /**
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
  * custom allreduce's algorithm table and buffer size and the KV cache's dtype (bf16, fp16, or fp8: e4m3 with
- * per-layer scales, 1 byte an element, as the plan sized it) and tokens; reports CUDA OOM as the contract's JSON
+ * per-layer scales, 1 byte an element, as the plan sized it) and tokens, and n-gram speculation as {@code
+ * TENSORLANE_SPECULATIVE=ngram:k=K,n=N}; reports CUDA OOM as the contract's JSON
  * termination message; measured by the preflight; image defaults to the operator's runtime image. A Mixture of Experts
  * (Qwen3-MoE, Mixtral) is served in bf16/fp16 and FP8 (block-scaled or per-channel experts) and rendered as a dense
  * model is (the runtime reads its experts and their quantization from config.json; a TP size whose share of an
@@ -57,7 +60,22 @@ public final class TensorlaneProfile implements EngineProfile {
         env.add(env(EngineEnv.KV_CACHE_DTYPE, mem.kvCacheDtype().name()));
         env.add(env(EngineEnv.MAX_MODEL_LENGTH, Integer.toString(spec.serving.maxModelLength)));
         env.add(env(EngineEnv.MAX_BATCH_TOKENS, Integer.toString(spec.serving.maxBatchTokens)));
+        String speculative = speculative(Speculation.of(spec));
+        if (speculative != null) {
+            env.add(env(EngineEnv.SPECULATIVE, speculative));
+        }
         return new Launch(null, List.of("serve"), env);
+    }
+
+    /**
+     * The {@link EngineEnv#SPECULATIVE} value of {@code s} in the runtime's grammar ({@code SpeculativeConfig.parse}:
+     * {@code ngram:k=K,n=N}); null when off. Only ngram reaches a plan (the validator refuses draft).
+     */
+    static String speculative(SpeculativeSpec s) {
+        if (s == null) {
+            return null;
+        }
+        return "ngram:k=" + Speculation.tokens(s) + ",n=" + Speculation.lookupMax(s);
     }
 
     /** {@link EngineEnv#MEMORY_FRACTION} is the static pool: weights + KV cache over total memory. */

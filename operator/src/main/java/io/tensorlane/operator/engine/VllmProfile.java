@@ -2,14 +2,19 @@ package io.tensorlane.operator.engine;
 
 import static io.tensorlane.operator.engine.EngineProfile.env;
 
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.operator.plan.MemoryPlan;
 import io.tensorlane.operator.plan.Plan;
+import io.tensorlane.operator.plan.Speculation;
 import io.tensorlane.operator.plan.Units;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * vLLM ({@code vllm serve}): the model directory as the first argument, the model's dtype as {@code --dtype}, its
@@ -17,7 +22,8 @@ import java.util.List;
  * usual 5 s probe timeout fits), {@code --gpu-memory-utilization} (which
  * covers everything vLLM allocates, not only weights + KV cache), an FP8 KV cache as {@code --kv-cache-dtype fp8}
  * (vLLM's CacheDType: fp8 = fp8_e4m3; any other plan keeps its default auto, the model's activation dtype, which is
- * what the plan sized), its own custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no
+ * what the plan sized), n-gram speculation as {@code --speculative-config} JSON ({@link #speculativeConfig}), its own
+ * custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no
  * preflight, an image is required.
  */
 public final class VllmProfile extends PythonServerProfile {
@@ -55,7 +61,29 @@ public final class VllmProfile extends PythonServerProfile {
         if (tp > 1 && !plan.allreduce().custom()) {
             args.add("--disable-custom-all-reduce");
         }
+        String speculative = speculativeConfig(Speculation.of(spec));
+        if (speculative != null) {
+            args.addAll(List.of("--speculative-config", speculative));
+        }
         return new Launch(List.of("vllm", "serve"), args, List.of(env("HOME", "/tmp")));
+    }
+
+    /**
+     * vLLM's {@code --speculative-config} JSON (SpeculativeConfig in vllm/config/speculative.py) for {@code s}, or null
+     * when off: method ngram, num_speculative_tokens k, prompt_lookup_max n and prompt_lookup_min 1. The minimum is
+     * given because vLLM sets an absent prompt_lookup_min to prompt_lookup_max (only n-token suffixes), while the
+     * Tensorlane runtime's proposer tries n down to 1 ({@code NgramProposer}); the same spec means the same proposer.
+     */
+    static String speculativeConfig(SpeculativeSpec s) {
+        if (s == null) {
+            return null;
+        }
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("method", "ngram");
+        config.put("num_speculative_tokens", Speculation.tokens(s));
+        config.put("prompt_lookup_max", Speculation.lookupMax(s));
+        config.put("prompt_lookup_min", 1);
+        return Serialization.asJson(config);
     }
 
     @Override

@@ -74,9 +74,13 @@ public final class MemoryPlanner {
                 activationDtypeBytes(spec));
     }
 
-    /** Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}). */
+    /**
+     * Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}), plus
+     * the speculative verify steps' extra logits rows ({@link Speculation#logitsBytes}; 0 without speculation).
+     */
     public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
-        return MemoryBudget.activationBytes(dims(spec), spec.serving.maxBatchTokens, tensor);
+        return MemoryBudget.activationBytes(dims(spec), spec.serving.maxBatchTokens, tensor)
+                + Speculation.logitsBytes(spec);
     }
 
     /** Custom-allreduce device buffers per rank, from the kernels' layout; 0 unless the custom allreduce is used. */
@@ -100,7 +104,12 @@ public final class MemoryPlanner {
         long ipc = allreduceIpcBytes(allreduce, tensor);
         long reserve = (long) spec.memory.reserveMiB * MiB;
         long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
-        String breakdown = "activations " + Units.bytes(activations) + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
+        long speculativeLogits = Speculation.logitsBytes(spec);
+        String breakdown = "activations " + Units.bytes(activations)
+                + (speculativeLogits > 0
+                        ? " (of which speculative verify logits " + Units.bytes(speculativeLogits) + ")"
+                        : "")
+                + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
                 + ", CUDA context " + Units.bytes(CUDA_CONTEXT_BYTES) + ", reserve " + Units.bytes(reserve) + ", NCCL "
                 + Units.bytes(nccl) + ", custom-allreduce IPC buffers " + Units.bytes(ipc);
 

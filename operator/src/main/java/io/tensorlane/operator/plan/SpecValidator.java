@@ -9,6 +9,7 @@ import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.PlacementSpec;
 import io.tensorlane.api.v1alpha1.RolloutSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,6 +94,10 @@ public final class SpecValidator {
                         || s.maxBatchTokens != null && s.maxBatchTokens < 16)) {
             return "spec.serving.maxModelLength and maxBatchTokens must be >= 16";
         }
+        String speculative = Speculation.problem(Speculation.of(spec));
+        if (speculative != null) {
+            return speculative;
+        }
         AllreduceSpec a = spec.allreduce;
         if (a != null && a.maxMessageBytes != null && (a.maxMessageBytes < 4096 || a.maxMessageBytes > (1L << 30))) {
             return "spec.allreduce.maxMessageBytes must be 4096..1073741824, got " + a.maxMessageBytes;
@@ -137,6 +142,12 @@ public final class SpecValidator {
         s.serving.maxBatchTokens = or(s.serving.maxBatchTokens, dServing.maxBatchTokens);
         s.serving.port = or(s.serving.port, dServing.port);
         s.serving.kvCacheDtype = or(s.serving.kvCacheDtype, dServing.kvCacheDtype);
+        if (s.serving.speculative != null) {
+            SpeculativeSpec dSpec = new SpeculativeSpec();
+            s.serving.speculative.numSpeculativeTokens =
+                    or(s.serving.speculative.numSpeculativeTokens, dSpec.numSpeculativeTokens);
+            s.serving.speculative.promptLookupMax = or(s.serving.speculative.promptLookupMax, dSpec.promptLookupMax);
+        }
         if (s.placement == null) {
             s.placement = new PlacementSpec();
         }

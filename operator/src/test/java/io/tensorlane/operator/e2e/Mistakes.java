@@ -73,6 +73,18 @@ record Mistakes(String name, String patch, String condition, String names) {
             schema("unknown allreduce mode", "{\"allreduce\":{\"mode\":\"Fast\"}}", "spec.allreduce.mode"),
             schema("negative reserve", "{\"memory\":{\"reserveMiB\":-1}}", "spec.memory.reserveMiB"),
             schema("batch of 8 tokens", "{\"serving\":{\"maxBatchTokens\":8}}", "spec.serving.maxBatchTokens"),
+            schema(
+                    "speculating 9 tokens",
+                    "{\"serving\":{\"speculative\":{\"method\":\"ngram\",\"numSpeculativeTokens\":9}}}",
+                    "spec.serving.speculative.numSpeculativeTokens"),
+            schema(
+                    "an n-gram of 0 tokens",
+                    "{\"serving\":{\"speculative\":{\"method\":\"ngram\",\"promptLookupMax\":0}}}",
+                    "spec.serving.speculative.promptLookupMax"),
+            schema(
+                    "a speculative method no engine has",
+                    "{\"serving\":{\"speculative\":{\"method\":\"eagle\"}}}",
+                    "spec.serving.speculative.method"),
             // the validator: geometry no engine can split or run
             condition(
                     "KV heads do not divide the heads",
@@ -110,6 +122,11 @@ record Mistakes(String name, String patch, String condition, String names) {
                     "{\"model\":{\"geometry\":{\"intermediateSize\":14337}}}",
                     INVALID,
                     "spec.model.geometry.intermediateSize 14337"),
+            condition(
+                    "draft-model speculation before the runtime has it",
+                    "{\"serving\":{\"speculative\":{\"method\":\"draft\"}}}",
+                    INVALID,
+                    "spec.serving.speculative.method draft: draft-model speculation is not supported yet"),
             condition("SGLang without an image", "{\"engine\":{\"type\":\"SGLang\"}}", INVALID, "spec.engine.image"),
             condition(
                     "node selector key with a space",

@@ -52,7 +52,7 @@ class UpstreamNamesTest {
         return out;
     }
 
-    /** Launches over every knob the profiles read: TP, allreduce, KV dtype, model dtype, batch tokens. */
+    /** Launches over every knob the profiles read: TP, allreduce, KV dtype, model dtype, batch tokens, speculation. */
     static List<EngineProfile.Launch> launches(EngineType type) {
         EngineProfile p = EngineProfiles.of(type);
         List<EngineProfile.Launch> out = new ArrayList<>();
@@ -66,6 +66,12 @@ class UpstreamNamesTest {
                             spec.serving.maxBatchTokens = batch;
                             out.add(p.launch(spec, ProfileFixtures.plan(ar, kv), ProfileFixtures.MODEL));
                         }
+                        InferenceDeploymentSpec speculative = ProfileFixtures.spec(type, tp);
+                        speculative.model.dtype = model;
+                        speculative.serving.speculative = new io.tensorlane.api.v1alpha1.SpeculativeSpec();
+                        speculative.serving.speculative.method =
+                                io.tensorlane.api.v1alpha1.SpeculativeSpec.Method.ngram;
+                        out.add(p.launch(speculative, ProfileFixtures.plan(ar, kv), ProfileFixtures.MODEL));
                     }
                 }
             }

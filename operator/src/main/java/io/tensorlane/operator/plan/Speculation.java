@@ -1,0 +1,83 @@
+package io.tensorlane.operator.plan;
+
+import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
+import io.tensorlane.contract.MemoryBudget;
+
+/**
+ * {@code spec.serving.speculative}: what the schema cannot say about it (InvalidSpec messages naming the field) and
+ * what it adds to the memory plan. Pure.
+ */
+public final class Speculation {
+    private Speculation() {}
+
+    /** The speculation of {@code spec}, or null when off (no {@code spec.serving.speculative}). */
+    public static SpeculativeSpec of(InferenceDeploymentSpec spec) {
+        return spec == null || spec.serving == null ? null : spec.serving.speculative;
+    }
+
+    /**
+     * The InvalidSpec message for {@code s}, or null when it can be served (or is absent). Bounds are checked here too:
+     * an object written before the schema had them, or by a client that skips validation, is refused with the field.
+     */
+    public static String problem(SpeculativeSpec s) {
+        if (s == null) {
+            return null;
+        }
+        if (s.method == null) {
+            return "spec.serving.speculative.method is required (ngram)";
+        }
+        if (s.method == SpeculativeSpec.Method.draft) {
+            return "spec.serving.speculative.method draft: draft-model speculation is not supported yet; use method "
+                    + "ngram or remove spec.serving.speculative";
+        }
+        Integer k = s.numSpeculativeTokens;
+        if (k != null && (k < 1 || k > SpeculativeSpec.MAX_TOKENS)) {
+            return "spec.serving.speculative.numSpeculativeTokens must be 1.." + SpeculativeSpec.MAX_TOKENS + ", got "
+                    + k;
+        }
+        Integer n = s.promptLookupMax;
+        if (n != null && (n < 1 || n > SpeculativeSpec.MAX_LOOKUP)) {
+            return "spec.serving.speculative.promptLookupMax must be 1.." + SpeculativeSpec.MAX_LOOKUP + ", got " + n;
+        }
+        return null;
+    }
+
+    /** Proposed tokens per sequence and step (k), the schema default where unset. */
+    public static int tokens(SpeculativeSpec s) {
+        return s.numSpeculativeTokens != null ? s.numSpeculativeTokens : new SpeculativeSpec().numSpeculativeTokens;
+    }
+
+    /** The n-gram proposer's longest suffix (n), the schema default where unset. */
+    public static int lookupMax(SpeculativeSpec s) {
+        return s.promptLookupMax != null ? s.promptLookupMax : new SpeculativeSpec().promptLookupMax;
+    }
+
+    /**
+     * Extra bytes on one GPU for the verify steps' logits: 0 without speculation. A verify step computes k + 1 logits
+     * rows per sequence (the k proposed tokens and the one after them), fp32 and vocabulary wide. The Tensorlane
+     * runtime sizes its logits buffers for {@code max(maxSeqs, maxSeqs × (k + 1))} rows ({@code
+     * SpeculativeConfig.logitRows} and {@code EngineArgs.Resolved.logitRows} in runtime-image; {@code RankLogits}
+     * allocates {@code 4 × rows × vocab} bytes per buffer: one at TP 1, the gathered and output buffers of the padded
+     * vocabulary plus the rank's shard at TP > 1). {@link MemoryBudget#activationBytes} already counts {@code
+     * maxSeqs} rows in two full-vocabulary fp32 buffers (logits and probabilities); this is the growth of those two
+     * buffers from {@code maxSeqs} to {@code maxSeqs × (k + 1)} rows: {@code maxSeqs × k × vocab × 4 × 2}, with
+     * {@code maxSeqs = min(maxBatchTokens, MemoryBudget.MAX_SEQUENCES)} as the base estimate takes it.
+     */
+    public static long logitsBytes(InferenceDeploymentSpec spec) {
+        SpeculativeSpec s = of(spec);
+        if (s == null || s.method != SpeculativeSpec.Method.ngram) {
+            return 0;
+        }
+        Integer vocab = spec.model.geometry.vocabSize;
+        if (vocab == null || vocab <= 0) {
+            return 0;
+        }
+        long maxSeqs = Math.min(spec.serving.maxBatchTokens, MemoryBudget.MAX_SEQUENCES);
+        long extraRows = Math.multiplyExact(maxSeqs, (long) tokens(s));
+        return Math.multiplyExact(extraRows, (long) vocab) * Float.BYTES * LOGITS_BUFFERS;
+    }
+
+    /** Full-vocabulary fp32 buffers per logits row in {@link MemoryBudget#activationBytes} (logits, probabilities). */
+    static final int LOGITS_BUFFERS = 2;
+}
