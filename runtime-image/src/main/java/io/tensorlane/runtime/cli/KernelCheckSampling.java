@@ -87,29 +87,9 @@ final class KernelCheckSampling {
             seen[id]++;
         }
         // chi-square over the kept ids, those expecting fewer than 5 draws pooled into one cell
-        double chi2 = 0;
-        int cells = 0;
-        double poolE = 0;
-        long poolO = 0;
-        for (int i = 0; i < vocab; i++) {
-            double e = want[i] * draws;
-            if (e == 0) {
-                continue;
-            }
-            if (e < 5) {
-                poolE += e;
-                poolO += seen[i];
-                continue;
-            }
-            chi2 += (seen[i] - e) * (seen[i] - e) / e;
-            cells++;
-        }
-        if (poolE > 0) {
-            chi2 += (poolO - poolE) * (poolO - poolE) / poolE;
-            cells++;
-        }
-        int df = Math.max(1, cells - 1);
-        double critical = chiSquareCritical(df);
+        double[] c = chiSquare(seen, want);
+        double chi2 = c[0];
+        double critical = c[1];
         int[] again = draw(x, draws, vocab, vocab, sr);
         if (!Arrays.equals(got, again)) {
             return new Outcome("the same seeds and counters drew other tokens", chi2, critical);
@@ -219,6 +199,33 @@ final class KernelCheckSampling {
             out[i] /= sum;
         }
         return out;
+    }
+
+    /**
+     * {statistic, critical value at p = 1e-4} of {@code seen} draws against the distribution {@code want}: a cell per id
+     * expected at least 5 times, the rest pooled into one (ids of weight 0 add nothing while nothing was drawn there).
+     */
+    static double[] chiSquare(long[] seen, double[] want) {
+        long n = Arrays.stream(seen).sum();
+        double chi2 = 0;
+        int cells = 0;
+        double poolE = 0;
+        long poolO = 0;
+        for (int i = 0; i < want.length; i++) {
+            double e = want[i] * n;
+            if (e < 5) {
+                poolE += e;
+                poolO += seen[i];
+                continue;
+            }
+            chi2 += (seen[i] - e) * (seen[i] - e) / e;
+            cells++;
+        }
+        if (poolE > 0) {
+            chi2 += (poolO - poolE) * (poolO - poolE) / poolE;
+            cells++;
+        }
+        return new double[] {chi2, chiSquareCritical(Math.max(1, cells - 1))};
     }
 
     /** Chi-square critical value at p = 1e-4 (Wilson-Hilferty). */

@@ -127,8 +127,8 @@ final class KernelCheckSpec {
         if (mismatches > 0) {
             return fail(mismatches + " of " + seqs + " sequences kept another count of guesses than the host rule");
         }
-        double[] c1 = chiSquare(first, pr[0]);
-        double[] c2 = chiSquare(second, pr[1]);
+        double[] c1 = KernelCheckSampling.chiSquare(first, pr[0]);
+        double[] c2 = KernelCheckSampling.chiSquare(second, pr[1]);
         String f = c1[0] > c1[1]
                 ? "first token: chi-square " + c1[0] + " > " + c1[1]
                 : c2[0] > c2[1] ? "second token: chi-square " + c2[0] + " > " + c2[1] : "";
@@ -207,30 +207,6 @@ final class KernelCheckSpec {
 
     static float unit(long h) {
         return ((float) (h >>> 41) + 0.5f) * 1.1920928955078125e-7f;
-    }
-
-    /** {statistic, critical value at p = 1e-4} over the ids expected at least 5 times (the rest pooled). */
-    static double[] chiSquare(long[] seen, double[] want) {
-        long n = Arrays.stream(seen).sum();
-        double chi2 = 0;
-        int cells = 0;
-        double poolE = 0;
-        long poolO = 0;
-        for (int i = 0; i < want.length; i++) {
-            double e = want[i] * n;
-            if (e < 5) {
-                poolE += e;
-                poolO += seen[i];
-                continue;
-            }
-            chi2 += (seen[i] - e) * (seen[i] - e) / e;
-            cells++;
-        }
-        if (poolE > 0) {
-            chi2 += (poolO - poolE) * (poolO - poolE) / poolE;
-            cells++;
-        }
-        return new double[] {chi2, KernelCheckSampling.chiSquareCritical(Math.max(1, cells - 1))};
     }
 
     private double[] simplex(int v, boolean sparse) {

@@ -44,25 +44,12 @@ public record SeqRequest(
         }
     }
 
-    /** A request without penalties. */
-    public SeqRequest(
-            String id,
-            int[] promptIds,
-            int maxTokens,
-            SamplingParams sampling,
-            Set<Integer> stopTokenIds,
-            boolean ignoreEos,
-            int logprobs,
-            TokenConstraint constraint) {
-        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, constraint, null);
-    }
-
     /** The ids min_tokens bans until reached: {@code eos} (unless ignore_eos) and the stop ids, as vLLM. */
     Set<Integer> minTokensBans(Set<Integer> eos) {
         if (penalties.minTokens() == 0) {
             return Set.of();
         }
-        java.util.Set<Integer> ban = new java.util.TreeSet<>(stopTokenIds);
+        Set<Integer> ban = new java.util.TreeSet<>(stopTokenIds);
         if (!ignoreEos) {
             ban.addAll(eos);
         }

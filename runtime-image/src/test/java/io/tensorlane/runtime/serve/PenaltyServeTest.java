@@ -4,24 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.tensorlane.runtime.openai.ModelInfo;
-import io.tensorlane.runtime.sched.BlockAllocator;
-import io.tensorlane.runtime.sched.EngineMetrics;
 import io.tensorlane.runtime.sched.RowPenalty;
-import io.tensorlane.runtime.sched.Scheduler;
-import io.tensorlane.runtime.sched.SchedulerConfig;
 import io.tensorlane.runtime.text.ModelTokenizer;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,36 +23,21 @@ class PenaltyServeTest {
     private ModelServer server;
     private ScriptExecutor executor;
     private int z;
-    private final HttpClient http =
-            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private ScriptedServer fixture;
 
     @BeforeEach
     void start() {
-        tok = ModelTokenizer.load(Path.of("src/test/resources/tokenizers/tiny-bpe"));
-        executor = new ScriptExecutor(277, tok.eosTokenIds().get(0));
+        fixture = new ScriptedServer("hermes");
+        tok = fixture.tok;
+        executor = fixture.executor;
+        server = fixture.server;
         z = single("z");
         executor.background(z);
-        EngineMetrics metrics =
-                new EngineMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "tiny", 16, 64);
-        Scheduler scheduler = new Scheduler(
-                executor,
-                new BlockAllocator(64, 16),
-                new SchedulerConfig(8, 512, 4, 1024, 64),
-                Set.copyOf(tok.eosTokenIds()),
-                metrics);
-        server = ModelServer.start(
-                new ModelServer.Options("tiny", "127.0.0.1", 0, 4, 1 << 20, Duration.ofSeconds(5), true, "hermes"),
-                tok,
-                scheduler,
-                metrics,
-                new ModelInfo("tiny", 1024, 277, 1_700_000_000L),
-                new PrintWriter(new StringWriter()));
     }
 
     @AfterEach
     void stop() {
-        server.close();
-        tok.close();
+        fixture.close();
     }
 
     private int single(String s) {
@@ -78,13 +48,7 @@ class PenaltyServeTest {
 
     private HttpResponse<String> post(String path, int[] script, String body) throws Exception {
         executor.script(script);
-        return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-                        .timeout(Duration.ofSeconds(20))
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return fixture.post(path, body);
     }
 
     private JsonNode complete(String script, String extra) throws Exception {

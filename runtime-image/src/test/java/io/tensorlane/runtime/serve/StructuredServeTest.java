@@ -4,24 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.tensorlane.runtime.openai.ModelInfo;
-import io.tensorlane.runtime.sched.BlockAllocator;
-import io.tensorlane.runtime.sched.EngineMetrics;
-import io.tensorlane.runtime.sched.Scheduler;
-import io.tensorlane.runtime.sched.SchedulerConfig;
 import io.tensorlane.runtime.text.ModelTokenizer;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,45 +29,24 @@ class StructuredServeTest {
     private ModelTokenizer tok;
     private ModelServer server;
     private ScriptExecutor executor;
-    private final HttpClient http =
-            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private ScriptedServer fixture;
 
     @BeforeEach
     void start() {
-        tok = ModelTokenizer.load(Path.of("src/test/resources/tokenizers/tiny-bpe"));
-        executor = new ScriptExecutor(277, tok.eosTokenIds().get(0));
-        EngineMetrics metrics =
-                new EngineMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "tiny", 16, 64);
-        Scheduler scheduler = new Scheduler(
-                executor,
-                new BlockAllocator(64, 16),
-                new SchedulerConfig(8, 512, 4, 1024, 64),
-                Set.copyOf(tok.eosTokenIds()),
-                metrics);
-        server = ModelServer.start(
-                new ModelServer.Options("tiny", "127.0.0.1", 0, 4, 1 << 20, Duration.ofSeconds(5), true, "hermes"),
-                tok,
-                scheduler,
-                metrics,
-                new ModelInfo("tiny", 1024, 277, 1_700_000_000L),
-                new PrintWriter(new StringWriter()));
+        fixture = new ScriptedServer("hermes");
+        tok = fixture.tok;
+        executor = fixture.executor;
+        server = fixture.server;
     }
 
     @AfterEach
     void stop() {
-        server.close();
-        tok.close();
+        fixture.close();
     }
 
     private HttpResponse<String> post(String path, String script, String body) throws Exception {
         executor.script(tok.encode(script, false));
-        return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-                        .timeout(Duration.ofSeconds(20))
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return fixture.post(path, body);
     }
 
     private JsonNode chat(String script, String extra) throws Exception {

@@ -6,27 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.tensorlane.runtime.openai.ModelInfo;
-import io.tensorlane.runtime.sched.BlockAllocator;
-import io.tensorlane.runtime.sched.EngineMetrics;
-import io.tensorlane.runtime.sched.Scheduler;
-import io.tensorlane.runtime.sched.SchedulerConfig;
 import io.tensorlane.runtime.text.ModelTokenizer;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -46,43 +31,22 @@ class ToolCallServeTest {
     private ModelTokenizer tok;
     private ModelServer server;
     private ScriptExecutor executor;
-    private final HttpClient http =
-            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private ScriptedServer fixture;
 
     private void start(String parser) {
-        tok = ModelTokenizer.load(Path.of("src/test/resources/tokenizers/tiny-bpe"));
-        executor = new ScriptExecutor(277, tok.eosTokenIds().get(0));
-        EngineMetrics metrics =
-                new EngineMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "tiny", 16, 64);
-        Scheduler scheduler = new Scheduler(
-                executor,
-                new BlockAllocator(64, 16),
-                new SchedulerConfig(8, 512, 4, 1024, 64),
-                Set.copyOf(tok.eosTokenIds()),
-                metrics);
-        server = ModelServer.start(
-                new ModelServer.Options("tiny", "127.0.0.1", 0, 4, 1 << 20, Duration.ofSeconds(5), true, parser),
-                tok,
-                scheduler,
-                metrics,
-                new ModelInfo("tiny", 1024, 277, 1_700_000_000L),
-                new PrintWriter(new StringWriter()));
+        fixture = new ScriptedServer(parser);
+        tok = fixture.tok;
+        executor = fixture.executor;
+        server = fixture.server;
     }
 
     @AfterEach
     void stop() {
-        if (server != null) server.close();
-        if (tok != null) tok.close();
+        if (fixture != null) fixture.close();
     }
 
     private HttpResponse<String> post(String body) throws Exception {
-        return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/v1/chat/completions"))
-                        .timeout(Duration.ofSeconds(20))
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return fixture.post("/v1/chat/completions", body);
     }
 
     private JsonNode answer(String script, String extra) throws Exception {
