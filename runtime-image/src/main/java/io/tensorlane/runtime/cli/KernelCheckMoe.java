@@ -118,7 +118,6 @@ final class KernelCheckMoe {
         }
         ids[0] = experts - 1; // the last expert's rows are read
         String name = "n=" + n + ",E=" + experts + ",k=" + topK + ",hidden=" + hidden + ",inter=" + inter;
-        double u = HostTensors.unitRoundoff(t);
         byte[] x = encode(t, uniform(n * hidden));
         byte[] wgu = encode(t, uniform(experts * 2 * inter * hidden));
         byte[] act = encode(t, uniform(pairs * inter));
@@ -152,22 +151,9 @@ final class KernelCheckMoe {
             byte[] rawGu = a.download(dGu, guBytes + guard);
             byte[] rawPairs = a.download(dPairs, 4 * pairs * hidden + guard);
             byte[] rawY = a.download(dY, downBytes + guard);
-            double[] refGu = MoeReference.gateUp(xd, wgud, ids, n, topK, hidden, 2 * inter);
-            double[] magGu = MoeReference.gateUp(abs(xd), abs(wgud), ids, n, topK, hidden, 2 * inter);
-            Stat sg = compare(
-                    HostTensors.decode(Arrays.copyOf(rawGu, guBytes), t), refGu, u, hidden * 0x1p-24, maxAbs(magGu));
-            double[] refY = MoeReference.down(actd, wdd, ids, weights, n, topK, inter, hidden);
-            double[] magY = MoeReference.down(abs(actd), abs(wdd), ids, weights, n, topK, inter, hidden);
-            Stat sd = compare(
-                    HostTensors.decode(Arrays.copyOf(rawY, downBytes), t),
-                    refY,
-                    u,
-                    (inter + topK) * 0x1p-24,
-                    maxAbs(magY));
-            long tg = poisonBroken(rawGu, guBytes, guard);
-            long td = poisonBroken(rawY, downBytes, guard) + poisonBroken(rawPairs, 4L * pairs * hidden, guard);
-            results.accept(Result.of("moe_gate_up", t, name, new Stat(sg.maxAbs(), sg.maxRel(), sg.bad() + tg)));
-            results.accept(Result.of("moe_down", t, name, new Stat(sd.maxAbs(), sd.maxRel(), sd.bad() + td)));
+            judgePairs(
+                    results, "", t, name, xd, wgud, actd, wdd, ids, weights, n, topK, hidden, inter, rawGu, rawPairs,
+                    rawY, guard);
         }
     }
 
@@ -267,7 +253,49 @@ final class KernelCheckMoe {
         return v;
     }
 
-    private static double[] abs(double[] v) {
+    /**
+     * The pair kernels' outputs against fp64 of the same (decoded, or dequantized) inputs: gate_up of every pair
+     * ({@code moe_gate_up<suffix>}), down + combine ({@code moe_down<suffix>}), each with its guard bytes (the outputs
+     * were poisoned first; a guard byte changed is a bad element).
+     */
+    static void judgePairs(
+            Consumer<Result> results,
+            String suffix,
+            DType t,
+            String name,
+            double[] xd,
+            double[] wgud,
+            double[] actd,
+            double[] wdd,
+            int[] ids,
+            double[] weights,
+            int n,
+            int topK,
+            int hidden,
+            int inter,
+            byte[] rawGu,
+            byte[] rawPairs,
+            byte[] rawY,
+            int guard) {
+        int pairs = n * topK;
+        int guBytes = pairs * 2 * inter * t.bytes();
+        int downBytes = n * hidden * t.bytes();
+        double u = HostTensors.unitRoundoff(t);
+        double[] refGu = MoeReference.gateUp(xd, wgud, ids, n, topK, hidden, 2 * inter);
+        double[] magGu = MoeReference.gateUp(abs(xd), abs(wgud), ids, n, topK, hidden, 2 * inter);
+        Stat sg = compare(
+                HostTensors.decode(Arrays.copyOf(rawGu, guBytes), t), refGu, u, hidden * 0x1p-24, maxAbs(magGu));
+        double[] refY = MoeReference.down(actd, wdd, ids, weights, n, topK, inter, hidden);
+        double[] magY = MoeReference.down(abs(actd), abs(wdd), ids, weights, n, topK, inter, hidden);
+        Stat sd = compare(
+                HostTensors.decode(Arrays.copyOf(rawY, downBytes), t), refY, u, (inter + topK) * 0x1p-24, maxAbs(magY));
+        long tg = poisonBroken(rawGu, guBytes, guard);
+        long td = poisonBroken(rawY, downBytes, guard) + poisonBroken(rawPairs, 4L * pairs * hidden, guard);
+        results.accept(Result.of("moe_gate_up" + suffix, t, name, new Stat(sg.maxAbs(), sg.maxRel(), sg.bad() + tg)));
+        results.accept(Result.of("moe_down" + suffix, t, name, new Stat(sd.maxAbs(), sd.maxRel(), sd.bad() + td)));
+    }
+
+    static double[] abs(double[] v) {
         return Arrays.stream(v).map(Math::abs).toArray();
     }
 

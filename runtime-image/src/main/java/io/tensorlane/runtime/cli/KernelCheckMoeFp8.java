@@ -141,23 +141,9 @@ final class KernelCheckMoeFp8 {
             byte[] rawGu = a.download(dGu, guBytes + guard);
             byte[] rawPairs = a.download(dPairs, 4 * pairs * hidden + guard);
             byte[] rawY = a.download(dY, downBytes + guard);
-            double u = HostTensors.unitRoundoff(t);
-            double[] refGu = MoeReference.gateUp(xd, wgud, ids, n, topK, hidden, gu);
-            double[] magGu = MoeReference.gateUp(abs(xd), abs(wgud), ids, n, topK, hidden, gu);
-            Stat sg = compare(
-                    HostTensors.decode(Arrays.copyOf(rawGu, guBytes), t), refGu, u, hidden * 0x1p-24, maxAbs(magGu));
-            double[] refY = MoeReference.down(actd, wdd, ids, weights, n, topK, inter, hidden);
-            double[] magY = MoeReference.down(abs(actd), abs(wdd), ids, weights, n, topK, inter, hidden);
-            Stat sdn = compare(
-                    HostTensors.decode(Arrays.copyOf(rawY, downBytes), t),
-                    refY,
-                    u,
-                    (inter + topK) * 0x1p-24,
-                    maxAbs(magY));
-            long tg = poisonBroken(rawGu, guBytes, guard);
-            long td = poisonBroken(rawY, downBytes, guard) + poisonBroken(rawPairs, 4L * pairs * hidden, guard);
-            results.accept(Result.of("moe_gate_up_fp8", t, name, new Stat(sg.maxAbs(), sg.maxRel(), sg.bad() + tg)));
-            results.accept(Result.of("moe_down_fp8", t, name, new Stat(sdn.maxAbs(), sdn.maxRel(), sdn.bad() + td)));
+            KernelCheckMoe.judgePairs(
+                    results, "_fp8", t, name, xd, wgud, actd, wdd, ids, weights, n, topK, hidden, inter, rawGu,
+                    rawPairs, rawY, guard);
         }
     }
 
@@ -197,9 +183,5 @@ final class KernelCheckMoeFp8 {
             v[i] = rnd.nextDouble() * 2 - 1;
         }
         return v;
-    }
-
-    private static double[] abs(double[] v) {
-        return Arrays.stream(v).map(Math::abs).toArray();
     }
 }
