@@ -2,10 +2,16 @@
 # FP8 against bf16 on the Llama-3.1-8B geometry, one GPU, one call (device tool, kind nvidia-h200, carry [".device"]):
 #   1. make   oracle/bench_make_8b.py (random bf16 weights, /tmp/tl-8b), then oracle/bench_make_fp8.py: the same
 #             weights block-scaled (fp8b, /tmp/tl-8b-fp8b) and per channel (fp8c, /tmp/tl-8b-fp8c)
-#   2. bench  bench-model --tp 1 on each checkpoint in the same run (bf16 first): decode per batch (CUDA graphs) and a
-#             prefill of $PREFILL tokens; the ratios against the bf16 run are printed last.
+#   2. bw     oracle/bench_transformers.py --parts bw: the device read bandwidth of this run (bw.json)
+#   3. bench  bench-model --tp 1 on each label in the same run (bf16 first): decode per batch (CUDA graphs) and a
+#             prefill of $PREFILL tokens; the ratios against the bf16 run and each batch-1 step against its roofline
+#             (the bytes a decode step reads: every weight but the input embedding table, / the read bandwidth) are
+#             printed last.
+# A label is a checkpoint (bf16, or a variant of VARIANTS) with optional modifiers after '@': @warp = the one-warp-
+# per-row GEMVs (TENSORLANE_GEMV_MMA=off), @gemv8 = the FP8 GEMV up to 8 tokens (TENSORLANE_FP8_GEMM=9).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
-# BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json (bench-model's), fp8-bench.log.
+# LABELS ("bf16 $VARIANTS"), BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json
+# (bench-model's), bw.json, fp8-bench.log.
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
 mkdir -p "$OUT"
@@ -24,7 +30,8 @@ PREFILL=${PREFILL:-2048}
 WARMUP=${WARMUP:-300}
 ITERS=${ITERS:-50}
 VARIANTS=${VARIANTS:-fp8b fp8c}
-STEPS=${STEPS:-make bench}
+LABELS=${LABELS:-bf16 $VARIANTS}
+STEPS=${STEPS:-make bw bench}
 LOG="$OUT/fp8-bench.log"
 W=/tmp/tl-fp8-bench
 mkdir -p "$W"
@@ -39,12 +46,20 @@ if has_step make; then
     grep '^bench_make_fp8' "$W/make-$v.log" | tee -a "$LOG"
   done
 fi
+if has_step bw; then
+  step "bw" "$W/bw.log" timeout "$(tmo 60 20)" $PY $ORACLE/bench_transformers.py --model "$CKPT" --out "$OUT/bw.json" --parts bw
+  grep '^bw' "$W/bw.log" | tee -a "$LOG"
+fi
 if has_step bench; then
-  for label in bf16 $VARIANTS; do
-    dir=$CKPT; [ "$label" != bf16 ] && dir=$CKPT-$label
+  for label in $LABELS; do
+    variant=${label%%@*}; mods=${label#"$variant"}
+    dir=$CKPT; [ "$variant" != bf16 ] && dir=$CKPT-$variant
     [ -f "$dir/.complete" ] || { say "== $label: no checkpoint in $dir"; continue; }
+    envs=()
+    case "$mods" in *@warp*) envs+=(TENSORLANE_GEMV_MMA=off) ;; esac
+    case "$mods" in *@gemv8*) envs+=(TENSORLANE_FP8_GEMM=9) ;; esac
     t=$(tmo 150 30)
-    step "bench-model $label" "$W/$label.log" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
+    step "bench-model $label ${envs[*]}" "$W/$label.log" env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
       --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
       --max-seconds $(( t - 15 )) --label "$label" --json "$OUT/$label.json"
     grep -vE '^engine: loaded [0-9.]+ GB$' "$W/$label.log" | grep -E '^(bench-model|load|engine: (weights|loading)| batch| +[0-9]+ |prefill)' | tee -a "$LOG"
@@ -52,9 +67,9 @@ if has_step bench; then
 fi
 {
   echo "================ fp8 bench: $(date -u +%FT%TZ) ================"
-  $PY - "$OUT" $VARIANTS <<'PYEOF'
+  $PY - "$OUT" $LABELS <<'PYEOF'
 import json, os, sys
-out, variants = sys.argv[1], sys.argv[2:]
+out, variants = sys.argv[1], [l for l in sys.argv[2:] if l != "bf16"]
 def load(l):
     p = os.path.join(out, l + ".json")
     return json.load(open(p)) if os.path.exists(p) else None
@@ -79,5 +94,23 @@ for v in ["bf16"] + variants:
     pf = r.get("prefill", {}).get("tokens_per_s")
     bpf = (base or {}).get("prefill", {}).get("tokens_per_s")
     print("%-6s %s | %s" % (v, "  ".join(cells), "%.0f (%.3fx)" % (pf, pf / bpf) if pf and bpf else "-"))
+bw = (load("bw") or {}).get("device_bw", {}).get("read_gbps")
+print("batch-1 roofline: the bytes a decode step reads (weights per rank less the input embedding table) / device read "
+      "bandwidth %s GB/s" % ("%.1f" % bw if bw else "-"))
+for v in ["bf16"] + variants:
+    r = load(v)
+    d1 = decode(r).get(1)
+    if not r or not d1 or not bw:
+        continue
+    cfg = r.get("config") or {}
+    wb = (r.get("load") or {}).get("weight_bytes_per_rank")
+    emb = 0 if cfg.get("tied_embeddings") else cfg.get("vocab", 0) * cfg.get("hidden", 0) * 2
+    if not wb:
+        continue
+    roof = (wb - emb) / (bw * 1e9) * 1e3
+    ms = d1["wall_ms"]["median"]
+    print("%-12s b1 %.3f ms (gpu %.3f), reads %.3f GB, roofline %.3f ms: %.1f%% of it (%.1f%% counting the embedding "
+          "table)" % (v, ms, d1["gpu_ms"]["median"], (wb - emb) / 1e9, roof, 100 * roof / ms,
+                      100 * wb / (bw * 1e9) * 1e3 / ms))
 PYEOF
 } | tee "$OUT/fp8-bench.txt"

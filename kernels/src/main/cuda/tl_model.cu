@@ -669,6 +669,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 }
 
 #include "tl_fp8.cuh"
+#include "tl_gemv_mma.cuh"
 #include "tl_moe.cuh"
 #include "tl_moe_fp8.cuh"
 
@@ -877,6 +878,8 @@ TL_KV8_ENTRIES(bf16, __nv_bfloat16)
 TL_KV8_ENTRIES(fp16, __half)
 TL_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_FP8_ENTRIES(fp16, __half)
+TL_GEMV_MMA_ENTRIES(bf16, __nv_bfloat16)
+TL_GEMV_MMA_ENTRIES(fp16, __half)
 TL_MOE_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_ENTRIES(fp16, __half)
 TL_MOE_FP8_ENTRIES(bf16, __nv_bfloat16)

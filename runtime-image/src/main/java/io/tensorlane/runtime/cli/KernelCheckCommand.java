@@ -70,6 +70,9 @@ public final class KernelCheckCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "20261130", description = "Random seed (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--only", description = "Run only the guarded cases whose kernel name matches this regex.")
+    java.util.regex.Pattern only;
+
     /** One checked case. */
     record Result(String kernel, String dtype, String name, double maxAbs, double maxRel, boolean pass) {
         static Result of(String kernel, DType t, String name, KernelCheckMath.Stat s) {
@@ -216,6 +219,9 @@ public final class KernelCheckCommand implements Callable<Integer> {
         int[][] gemvShapes = {{4096, 768}, {520, 1003}, {8, 5}, {1536, 256}};
         for (int[] sh : gemvShapes) {
             guard("gemv", t, "in=" + sh[0] + ",out=" + sh[1], () -> lc.gemvCase(t, sh[0], sh[1]));
+            for (int n : new int[] {1, 3, 8}) {
+                guard("gemv_mma", t, "n=" + n + ",in=" + sh[0], () -> lc.gemvCase(t, n, sh[0], sh[1], true));
+            }
         }
         KernelCheckFp8 fp8 = new KernelCheckFp8(k, stream, rnd, this::sync, out, this::add);
         fp8.all(t, this::guard);
@@ -267,6 +273,9 @@ public final class KernelCheckCommand implements Callable<Integer> {
 
     /** Runs a case; an exception (a CUDA error, an illegal address) is a FAIL line of its own. */
     private void guard(String kernel, DType t, String name, Case c) {
+        if (only != null && !only.matcher(kernel).matches()) {
+            return;
+        }
         try {
             c.run();
         } catch (Exception e) {

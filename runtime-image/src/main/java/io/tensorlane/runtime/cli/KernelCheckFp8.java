@@ -71,7 +71,16 @@ final class KernelCheckFp8 {
             for (int[] g : gemv) {
                 String nm =
                         type.name().toLowerCase(java.util.Locale.ROOT) + ",n=" + g[2] + ",in=" + g[0] + ",out=" + g[1];
-                guard.run("gemv_fp8", t, nm, () -> gemvCase(t, type, g[2], g[0], g[1], nm));
+                guard.run("gemv_fp8", t, nm, () -> gemvCase(t, type, g[2], g[0], g[1], nm, false, 1));
+                guard.run("gemv_mma_fp8", t, nm, () -> gemvCase(t, type, g[2], g[0], g[1], nm, true, 1));
+            }
+            // the tensor-core kernel's staging of x as f16 times 2^p: bf16 x far outside f16's range (|x| up to
+            // 2^20), fp16 x small (2^-6: staged times 2^21; the outputs stay normal fp16); in = 1040: a 16-column tail
+            for (int[] g : new int[][] {{1040, 37, 1}, {4096, 64, 3}, {4096, 300, 8}}) {
+                double mag = t == DType.bf16 ? 0x1p20 : 0x1p-6;
+                String nm = type.name().toLowerCase(java.util.Locale.ROOT) + ",n=" + g[2] + ",in=" + g[0] + ",out="
+                        + g[1] + ",|x|~" + (t == DType.bf16 ? "2^20" : "2^-6");
+                guard.run("gemv_mma_fp8", t, nm, () -> gemvCase(t, type, g[2], g[0], g[1], nm, true, mag));
             }
             // the 16-element path (448 columns), the one-element path (200, 36 columns: not multiples of 16)
             for (int[] d : new int[][] {{300, 448}, {130, 200}, {5, 36}}) {
@@ -104,10 +113,15 @@ final class KernelCheckFp8 {
         return s;
     }
 
-    void gemvCase(DType t, WeightType type, int n, int in, int rows, String name) {
+    /**
+     * The FP8 linear of n tokens ({@code mma}: the tensor-core kernel) against fp64 on the same codes and scales: x
+     * uniform in [-mag, mag], every eighth column of token 0 also times 2^-12 (values far below the amax of their
+     * staged group).
+     */
+    void gemvCase(DType t, WeightType type, int n, int in, int rows, String name, boolean mma, double mag) {
         double[] xv = new double[n * in];
         for (int i = 0; i < xv.length; i++) {
-            xv[i] = rnd.nextDouble() * 2 - 1;
+            xv[i] = (rnd.nextDouble() * 2 - 1) * mag * (i < in && i % 8 == 0 ? 0x1p-12 : 1);
         }
         byte[] x = encode(t, xv);
         byte[] w = codes(rows * in);
@@ -119,7 +133,11 @@ final class KernelCheckFp8 {
             long dW = a.upload(w);
             long dS = a.upload(floats(s));
             long dY = a.poisoned((long) outBytes + guardBytes);
-            k.gemvFp8(t, type, dX, dW, dS, dY, n, in, rows, stream);
+            if (mma) {
+                k.gemvFp8Mma(t, type, dX, dW, dS, dY, n, in, rows, stream);
+            } else {
+                k.gemvFp8(t, type, dX, dW, dS, dY, n, in, rows, stream);
+            }
             sync.run();
             double[] xd = HostTensors.decode(x, t);
             double[] wd = Fp8.dequantize(w, s, type, rows, in);
@@ -127,10 +145,11 @@ final class KernelCheckFp8 {
             double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
             Stat st = compareLinear(got, xd, wd, n, in, rows, HostTensors.unitRoundoff(t), in * 0x1p-24);
             long touched = poisonBroken(raw, outBytes, guardBytes);
+            String kernel = mma ? "gemv_mma_fp8" : "gemv_fp8";
             if (touched > 0) {
-                out.println("  gemv_fp8 " + t + " " + name + ": " + touched + " bytes written past the output");
+                out.println("  " + kernel + " " + t + " " + name + ": " + touched + " bytes written past the output");
             }
-            results.accept(Result.of("gemv_fp8", t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+            results.accept(Result.of(kernel, t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
         }
     }
 

@@ -229,26 +229,37 @@ final class KernelCheckLayers {
      * after the outputs are poisoned guard space the kernel must not touch.
      */
     void gemvCase(DType t, int in, int rows) {
-        byte[] x = encode(t, uniform(in, -1, 1));
+        gemvCase(t, 1, in, rows, false);
+    }
+
+    /** The same for n tokens; {@code mma}: the tensor-core kernel (tl_gemv_mma*), else the warp-per-row one (n = 1). */
+    void gemvCase(DType t, int n, int in, int rows, boolean mma) {
+        byte[] x = encode(t, uniform(n * in, -1, 1));
         byte[] w = encode(t, uniform(in * rows, -1, 1));
+        int outBytes = n * rows * t.bytes();
         int guard = rows * t.bytes();
+        String kernel = mma ? "gemv_mma" : "gemv";
+        String name = (mma ? "n=" + n + "," : "") + "in=" + in + ",out=" + rows;
         try (KernelCheckArena a = new KernelCheckArena()) {
             long dX = a.upload(x);
             long dW = a.upload(w);
-            long dY = a.poisoned((long) rows * t.bytes() + guard);
-            k.gemv(t, dX, dW, dY, in, rows, stream);
+            long dY = a.poisoned((long) outBytes + guard);
+            if (mma) {
+                k.gemvMma(t, dX, dW, dY, n, in, rows, stream);
+            } else {
+                k.gemv(t, dX, dW, dY, in, rows, stream);
+            }
             sync();
             double[] xd = HostTensors.decode(x, t);
             double[] wd = HostTensors.decode(w, t);
-            byte[] raw = a.download(dY, rows * t.bytes() + guard);
-            double[] got = HostTensors.decode(Arrays.copyOf(raw, rows * t.bytes()), t);
-            Stat st = compareLinear(got, xd, wd, 1, in, rows, HostTensors.unitRoundoff(t), in * 0x1p-24);
-            long touched = poisonBroken(raw, (long) rows * t.bytes(), guard);
+            byte[] raw = a.download(dY, outBytes + guard);
+            double[] got = HostTensors.decode(Arrays.copyOf(raw, outBytes), t);
+            Stat st = compareLinear(got, xd, wd, n, in, rows, HostTensors.unitRoundoff(t), in * 0x1p-24);
+            long touched = poisonBroken(raw, outBytes, guard);
             if (touched > 0) {
-                out.println("  gemv " + t + " in=" + in + ": " + touched + " bytes written past the output");
+                out.println("  " + kernel + " " + t + " " + name + ": " + touched + " bytes written past the output");
             }
-            add(Result.of(
-                    "gemv", t, "in=" + in + ",out=" + rows, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
+            add(Result.of(kernel, t, name, new Stat(st.maxAbs(), st.maxRel(), st.bad() + touched)));
         }
     }
 

@@ -35,8 +35,22 @@ final class Fp8Kernels {
         return n >= 1 && n <= MAX_TOKENS && in > 0 && in % 16 == 0;
     }
 
-    /** y[n, out] = x[n, in] · weight[out, in]ᵀ with weight = fp8 w times its scales. */
-    void gemv(DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
+    /**
+     * y[n, out] = x[n, in] · weight[out, in]ᵀ with weight = fp8 w times its scales: on the tensor cores
+     * (tl_gemv_mma[1]_fp8, x staged as f16, {@code mma}) or one warp per output row (tl_gemv[1]_fp8).
+     */
+    void gemv(
+            DType t,
+            WeightType type,
+            long x,
+            long w,
+            long scales,
+            long y,
+            int n,
+            int in,
+            int out,
+            boolean mma,
+            CUstream s) {
         ModelKernels.positive("out", out);
         if (!gemvFits(n, in)) {
             throw new IllegalArgumentException(
@@ -45,13 +59,16 @@ final class Fp8Kernels {
         if ((x & 15) != 0 || (w & 15) != 0) {
             throw new IllegalArgumentException("fp8 gemv: x and w must be 16-byte aligned");
         }
-        // one token: the entry without per-token predication, 8 loads in flight a lane
-        String name = base(n == 1 ? "tl_gemv1_fp8" : "tl_gemv_fp8", type);
+        // one token: the entries without per-token predication (warp: 8 loads in flight a lane; mma: 1-token tiles)
+        String name = mma
+                ? base(n == 1 ? "tl_gemv_mma1_fp8" : "tl_gemv_mma_fp8", type)
+                : base(n == 1 ? "tl_gemv1_fp8" : "tl_gemv_fp8", type);
+        int rowsPerBlock = mma ? GemvKernels.MMA_ROWS : WARPS;
         k.launch(
                 k.fn(t, name),
-                (out + WARPS - 1) / WARPS,
+                (out + rowsPerBlock - 1) / rowsPerBlock,
                 1,
-                WARPS * 32,
+                mma ? GemvKernels.MMA_THREADS : WARPS * 32,
                 s,
                 name,
                 p(x),

@@ -11,7 +11,8 @@ import jcuda.driver.CUstream;
  *   <li>at least {@link KernelChoices#fp8TensorMinTokens} tokens, on a GPU and a scale layout cuBLASLt takes: FP8
  *       tensor cores, the activations quantized per token and 128 columns into e4m3 first
  *       (W8A8, as the checkpoints' dynamic activation scheme intends);
- *   <li>else up to 8 tokens: the FP8 GEMV (W8A16, the weight dequantized in registers);
+ *   <li>else up to 8 tokens: the FP8 GEMV (W8A16, the weight dequantized in registers; on the tensor cores where
+ *       {@link KernelChoices#gemvMma});
  *   <li>else: the weight dequantized to the model's dtype into a scratch buffer, then cuBLAS.
  * </ul>
  * Allocated on the rank's thread with its buffers in the {@link RankModel#ACTIVATIONS} phase.
@@ -21,6 +22,7 @@ final class Fp8Linear implements AutoCloseable {
     private final Cublas blas;
     private final DType dt;
     private final GemvPolicy gemv;
+    private final boolean mma;
     private final int tensorMinTokens;
     /** The model-dtype copy of a weight for cuBLAS. */
     private final long scratch;
@@ -53,6 +55,7 @@ final class Fp8Linear implements AutoCloseable {
         this.blas = blas;
         this.dt = dt;
         this.gemv = choices.gemv();
+        this.mma = choices.gemvMma();
         this.tensorMinTokens = choices.fp8TensorMinTokens();
         this.maxTokens = maxTokens;
         this.scratch = Cuda.address(
@@ -92,7 +95,11 @@ final class Fp8Linear implements AutoCloseable {
             kernels.quantFp8(dt, x, xq, xs, n, rows, in, CublasLt.Fp8Scaling.GROUP, s);
             lt.run(plan, w.address(), w.gemmScales(), xq, xs, y);
         } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
-            kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
+            if (mma) {
+                kernels.gemvFp8Mma(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
+            } else {
+                kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
+            }
         } else {
             kernels.dequantFp8(dt, w.type(), w.address(), w.scales(), scratch, out, in, s);
             blas.linear(dt, x, scratch, y, dt, n, in, out, out);

@@ -19,6 +19,9 @@ import java.util.Locale;
  *                     steps the FP8 GEMV; 0: never (the weight dequantized to the model's dtype, then cuBLAS);
  *                     {@value #FP8_GEMM_ENV} = {@code auto} (unset: {@value #FP8_TENSOR_MIN_TOKENS}), {@code off} or a
  *                     number of tokens
+ * @param gemvMma      the one-token (and FP8 few-token) GEMVs on the tensor cores (tl_gemv_mma*: 16 rows a block, an
+ *                     mma per 16 x 16 weight tile) instead of one warp per output row; {@value #GEMV_MMA_ENV} =
+ *                     {@code on} (unset) or {@code off}
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -26,10 +29,12 @@ public record KernelChoices(
         boolean fusedNorm,
         boolean push,
         int fp8TensorMinTokens,
-        boolean moeGroupedGemm) {
+        boolean moeGroupedGemm,
+        boolean gemvMma) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
+    public static final String GEMV_MMA_ENV = "TENSORLANE_GEMV_MMA";
     /**
      * {@code on} (unset): a MoE layer's long steps run each projection's experts in one cuBLAS grouped GEMM (24.0 vs
      * 34.3 ms for a 2,048-token prefill of 8 Qwen3-30B-A3B layers; outputs checked against transformers at TP 1-8, both
@@ -43,7 +48,8 @@ public record KernelChoices(
      * The earlier kernels: split-key attention for prefill tokens, cuBLAS for every linear, allreduce and norm apart,
      * OneStage pulling.
      */
-    public static final KernelChoices BASELINE = new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false);
+    public static final KernelChoices BASELINE =
+            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, false);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -55,13 +61,20 @@ public record KernelChoices(
 
     /** {@link #parse(String, String, String, String)} and {@value #MOE_GROUPED_GEMM_ENV}. */
     public static KernelChoices parse(String gemv, String fusedNorm, String push, String fp8Gemm, String moeGrouped) {
+        return parse(gemv, fusedNorm, push, fp8Gemm, moeGrouped, null);
+    }
+
+    /** {@link #parse(String, String, String, String, String)} and {@value #GEMV_MMA_ENV}. */
+    public static KernelChoices parse(
+            String gemv, String fusedNorm, String push, String fp8Gemm, String moeGrouped, String gemvMma) {
         return new KernelChoices(
                 true,
                 GemvPolicy.parse(gemv),
                 parseOnOff(FUSED_NORM_ENV, fusedNorm, true),
                 parseOnOff(PUSH_ENV, push, false),
                 parseFp8(fp8Gemm),
-                parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true));
+                parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
+                parseOnOff(GEMV_MMA_ENV, gemvMma, true));
     }
 
     /** The choices of this process's environment. */
@@ -71,7 +84,8 @@ public record KernelChoices(
                 System.getenv(FUSED_NORM_ENV),
                 System.getenv(PUSH_ENV),
                 System.getenv(FP8_GEMM_ENV),
-                System.getenv(MOE_GROUPED_GEMM_ENV));
+                System.getenv(MOE_GROUPED_GEMM_ENV),
+                System.getenv(GEMV_MMA_ENV));
     }
 
     static int parseFp8(String value) {

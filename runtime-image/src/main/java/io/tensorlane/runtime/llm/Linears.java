@@ -15,9 +15,18 @@ final class Linears {
     private final Fp8Linear fp8;
     private final GemvPolicy gemv;
     private final DType dt;
+    private final boolean mma;
 
-    /** {@code fp8} null: the model has no FP8 weights. */
-    Linears(RankWeights weights, ModelKernels kernels, Cublas blas, Fp8Linear fp8, GemvPolicy gemv, DType dt) {
+    /** {@code fp8} null: the model has no FP8 weights; {@code mma}: the GEMV on the tensor cores. */
+    Linears(
+            RankWeights weights,
+            ModelKernels kernels,
+            Cublas blas,
+            Fp8Linear fp8,
+            GemvPolicy gemv,
+            boolean mma,
+            DType dt) {
+        this.mma = mma;
         this.weights = weights;
         this.kernels = kernels;
         this.blas = blas;
@@ -30,7 +39,11 @@ final class Linears {
         RankWeights.Weight w = weights.weight(key);
         if (!w.type().fp8()) {
             if (gemv.use(l, n, in)) {
-                kernels.gemv(dt, x, w.address(), y, in, out, s);
+                if (mma) {
+                    kernels.gemvMma(dt, x, w.address(), y, n, in, out, s);
+                } else {
+                    kernels.gemv(dt, x, w.address(), y, in, out, s);
+                }
             } else {
                 blas.linear(dt, x, w.address(), y, dt, n, in, out, out);
             }

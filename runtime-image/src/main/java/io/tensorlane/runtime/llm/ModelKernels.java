@@ -286,13 +286,24 @@ public final class ModelKernels implements AutoCloseable {
         gemv.launch(t, x, w, y, in, out, s);
     }
 
+    /** y[n, out] = x[n, in] · w[out, in]ᵀ in T on the tensor cores, 1..8 tokens (tl_gemv_mma*, {@code in % 8 == 0}). */
+    public void gemvMma(DType t, long x, long w, long y, int n, int in, int out, CUstream s) {
+        gemv.launchMma(t, x, w, y, n, in, out, s);
+    }
+
     /**
      * y[n, out] = x[n, in] · weight[out, in]ᵀ for an FP8 weight (e4m3 {@code w} and fp32 {@code scales} in the layout of
      * {@code type}), x and y in T, fp32 accumulation; 1..8 tokens, {@code in % 16 == 0} ({@link Fp8Kernels#gemvFits}).
      */
     public void gemvFp8(
             DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
-        fp8.gemv(t, type, x, w, scales, y, n, in, out, s);
+        fp8.gemv(t, type, x, w, scales, y, n, in, out, false, s);
+    }
+
+    /** {@link #gemvFp8} on the tensor cores (tl_gemv_mma*_fp8: the weight as f16, x staged as f16 times 2^p). */
+    public void gemvFp8Mma(
+            DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
+        fp8.gemv(t, type, x, w, scales, y, n, in, out, true, s);
     }
 
     /** out[rows, cols] in T = an FP8 weight (e4m3 {@code w}, fp32 {@code scales} in the layout of {@code type}). */

@@ -75,6 +75,8 @@ final class RankModel implements AutoCloseable {
     private final int samplingCapacity;
     /** Which linears of one-token steps take the GEMV kernel instead of cuBLAS. */
     private final GemvPolicy gemv;
+
+    private final boolean gemvMma;
     /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
     private final boolean tiledPrefill;
     /** The allreduce fused with the residual add + RMSNorm where it fits ({@link FusedNorm}). */
@@ -106,6 +108,7 @@ final class RankModel implements AutoCloseable {
     RankModel(Rank rank, ModelConfig cfg, TpLayout tpl, DType dt, Dims dims, GemmShare share, KernelChoices choices) {
         this.rank = rank;
         this.gemv = choices.gemv();
+        this.gemvMma = choices.gemvMma();
         this.tiledPrefill = choices.tiledPrefill();
         this.fusedNorm = choices.fusedNorm();
         this.cfg = cfg;
@@ -165,7 +168,7 @@ final class RankModel implements AutoCloseable {
      */
     long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
         long bytes = weights.load(ck, plan, dims.maxPositions(), progress);
-        lin = new Linears(weights, kernels, blas, fp8, gemv, dt);
+        lin = new Linears(weights, kernels, blas, fp8, gemv, gemvMma, dt);
         mlp.build(weights, lin, kernels, blas);
         if (kv.fp8()) {
             kv.setScales(weights.upload(KvScales.read(ck, cfg.numLayers()), "KV cache scales"));

@@ -75,6 +75,20 @@ class KernelChoicesTest {
         assertThat(KernelChoices.parse(null, null, null, null).moeGroupedGemm()).isTrue();
     }
 
+    @ParameterizedTest(name = "TENSORLANE_GEMV_MMA=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"; true", "off; false", " Off ; false", "on; true"})
+    void gemvMmaIsOnUnlessSwitchedOffAndNotInTheBaseline(String value, boolean on) {
+        assertThat(KernelChoices.parse(null, null, null, null, null, value).gemvMma())
+                .isEqualTo(on);
+        assertThat(KernelChoices.parse(null, null, null, null).gemvMma()).isTrue();
+        assertThat(KernelChoices.BASELINE.gemvMma()).isFalse();
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, null, "tensor"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("TENSORLANE_GEMV_MMA");
+    }
+
     @Test
     void badMoeGroupedGemmValuesAreRefused() {
         assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, "grouped"))
