@@ -133,11 +133,7 @@ final class KernelCheckFp8 {
             long dW = a.upload(w);
             long dS = a.upload(floats(s));
             long dY = a.poisoned((long) outBytes + guardBytes);
-            if (mma) {
-                k.gemvFp8Mma(t, type, dX, dW, dS, dY, n, in, rows, stream);
-            } else {
-                k.gemvFp8(t, type, dX, dW, dS, dY, n, in, rows, stream);
-            }
+            k.fp8().gemv(t, type, dX, dW, dS, dY, n, in, rows, mma, stream);
             sync.run();
             double[] xd = HostTensors.decode(x, t);
             double[] wd = Fp8.dequantize(w, s, type, rows, in);
@@ -162,7 +158,7 @@ final class KernelCheckFp8 {
             long dW = a.upload(w);
             long dS = a.upload(floats(s));
             long dOut = a.poisoned((long) outBytes + guardBytes);
-            k.dequantFp8(t, type, dW, dS, dOut, rows, cols, stream);
+            k.fp8().dequant(t, type, dW, dS, dOut, rows, cols, stream);
             sync.run();
             double[] ref = Fp8.dequantize(w, s, type, rows, cols);
             byte[] raw = a.download(dOut, outBytes + guardBytes);

@@ -135,7 +135,7 @@ final class KernelCheckFp8Gemm {
             long dX = a.upload(x);
             long dQ = a.poisoned((long) rows * in + 64);
             long dS = a.poisoned(4L * groups * rows + 64);
-            k.quantFp8(t, dX, dQ, dS, n, rows, in, group, stream);
+            k.fp8().quantize(t, dX, dQ, dS, n, rows, in, group, stream);
             sync.run();
             byte[] rawQ = a.download(dQ, rows * in + 64);
             byte[] rawS = a.download(dS, 4 * groups * rows + 64);
@@ -185,7 +185,7 @@ final class KernelCheckFp8Gemm {
                     results.accept(new Result("gemm_fp8", t.name(), name, Double.NaN, Double.NaN, false));
                     return;
                 }
-                k.quantFp8(t, dX, dQ, dXs, n, m, in, group, stream);
+                k.fp8().quantize(t, dX, dQ, dXs, n, m, in, group, stream);
                 lt.run(plan, dW, dS, dQ, dXs, dY);
                 sync.run();
             }

@@ -159,7 +159,7 @@ final class KernelCheckMoeFp8 {
             long dOut = a.poisoned(bytes + guard);
             long wAt = dW + (long) e * out * in;
             long sAt = dS + 4L * type.scaleOffset((long) e * out, in);
-            k.dequantFp8(t, type, wAt, sAt, dOut, out, in, stream);
+            k.fp8().dequant(t, type, wAt, sAt, dOut, out, in, stream);
             sync.run();
             double[] all = Fp8.dequantize(w, s, type, experts * out, in);
             double[] ref = Arrays.copyOfRange(all, e * out * in, (e + 1) * out * in);

@@ -106,7 +106,7 @@ final class ExpertGemms {
             }
             long wAt = w.address() + (long) x0 * out * in; // e4m3: one byte an element
             long sAt = w.scales() + 4L * w.type().scaleOffset((long) x0 * out, in);
-            kernels.dequantFp8(dt, w.type(), wAt, sAt, scratch, out, in, s);
+            kernels.fp8().dequant(dt, w.type(), wAt, sAt, scratch, out, in, s);
             blas.linear(
                     dt,
                     x + (long) offsets[x0] * in * e,

@@ -12,7 +12,7 @@ import jcuda.driver.CUstream;
  * which reads each FP8 weight once for all of them and dequantizes in registers, and the dequantization to the model's
  * dtype that feeds cuBLAS in larger steps. Scales in the layout of the weight's {@link WeightType}.
  */
-final class Fp8Kernels {
+public final class Fp8Kernels {
     /** Output rows per block (one warp each); the kernel's kFp8Warps. */
     static final int WARPS = 8;
     /** Most tokens one GEMV launch takes; the kernel's kFp8MaxTokens. */
@@ -31,7 +31,7 @@ final class Fp8Kernels {
     }
 
     /** Whether the GEMV takes this step: 1..8 tokens and rows of whole 16-byte chunks (in % 16 == 0). */
-    static boolean gemvFits(int n, int in) {
+    public static boolean gemvFits(int n, int in) {
         return n >= 1 && n <= MAX_TOKENS && in > 0 && in % 16 == 0;
     }
 
@@ -39,7 +39,7 @@ final class Fp8Kernels {
      * y[n, out] = x[n, in] · weight[out, in]ᵀ with weight = fp8 w times its scales: on the tensor cores
      * (tl_gemv_mma[1]_fp8, x staged as f16, {@code mma}) or one warp per output row (tl_gemv[1]_fp8).
      */
-    void gemv(
+    public void gemv(
             DType t,
             WeightType type,
             long x,
@@ -82,7 +82,7 @@ final class Fp8Kernels {
     }
 
     /** out[rows, cols] (type t) = fp8 w times its scales. */
-    void dequant(DType t, WeightType type, long w, long scales, long out, int rows, int cols, CUstream s) {
+    public void dequant(DType t, WeightType type, long w, long scales, long out, int rows, int cols, CUstream s) {
         ModelKernels.positive("rows", rows);
         ModelKernels.positive("cols", cols);
         long work = cols % 16 == 0 ? (long) rows * cols / 16 : (long) rows * cols;
@@ -108,7 +108,7 @@ final class Fp8Kernels {
      * q[rows, in] e4m3 and fp32 scales of x[n, in] for the tensor-core GEMM: one scale per token and {@code group}
      * columns, amax / 448, at {@code scales[g * rows + t]}; rows n..rows-1 (padding) get zero codes and scale 1.
      */
-    void quantize(DType t, long x, long q, long scales, int n, int rows, int in, int group, CUstream s) {
+    public void quantize(DType t, long x, long q, long scales, int n, int rows, int in, int group, CUstream s) {
         ModelKernels.positive("n", n);
         ModelKernels.positive("in", in);
         ModelKernels.positive("group", group);

@@ -92,16 +92,12 @@ final class Fp8Linear implements AutoCloseable {
                 ? lt.gemm(scaling, dt, rows, in, out, out, w.gemmScales(), xs)
                 : null;
         if (plan != null) {
-            kernels.quantFp8(dt, x, xq, xs, n, rows, in, CublasLt.Fp8Scaling.GROUP, s);
+            kernels.fp8().quantize(dt, x, xq, xs, n, rows, in, CublasLt.Fp8Scaling.GROUP, s);
             lt.run(plan, w.address(), w.gemmScales(), xq, xs, y);
         } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
-            if (mma) {
-                kernels.gemvFp8Mma(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
-            } else {
-                kernels.gemvFp8(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, s);
-            }
+            kernels.fp8().gemv(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, mma, s);
         } else {
-            kernels.dequantFp8(dt, w.type(), w.address(), w.scales(), scratch, out, in, s);
+            kernels.fp8().dequant(dt, w.type(), w.address(), w.scales(), scratch, out, in, s);
             blas.linear(dt, x, scratch, y, dt, n, in, out, out);
         }
     }

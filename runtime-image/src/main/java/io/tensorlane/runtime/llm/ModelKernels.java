@@ -11,7 +11,6 @@ import static jcuda.driver.JCudaDriver.cuModuleUnload;
 import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
-import io.tensorlane.runtime.model.WeightType;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
@@ -291,40 +290,17 @@ public final class ModelKernels implements AutoCloseable {
         gemv.launchMma(t, x, w, y, n, in, out, s);
     }
 
-    /**
-     * y[n, out] = x[n, in] · weight[out, in]ᵀ for an FP8 weight (e4m3 {@code w} and fp32 {@code scales} in the layout of
-     * {@code type}), x and y in T, fp32 accumulation; 1..8 tokens, {@code in % 16 == 0} ({@link Fp8Kernels#gemvFits}).
-     */
-    public void gemvFp8(
-            DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
-        fp8.gemv(t, type, x, w, scales, y, n, in, out, false, s);
+    /** The FP8-weight kernels (tl_fp8.cuh, and the tensor-core GEMV's FP8 entries). */
+    public Fp8Kernels fp8() {
+        return fp8;
     }
 
-    /** {@link #gemvFp8} on the tensor cores (tl_gemv_mma*_fp8: the weight as f16, x staged as f16 times 2^p). */
-    public void gemvFp8Mma(
-            DType t, WeightType type, long x, long w, long scales, long y, int n, int in, int out, CUstream s) {
-        fp8.gemv(t, type, x, w, scales, y, n, in, out, true, s);
-    }
-
-    /** out[rows, cols] in T = an FP8 weight (e4m3 {@code w}, fp32 {@code scales} in the layout of {@code type}). */
-    public void dequantFp8(DType t, WeightType type, long w, long scales, long out, int rows, int cols, CUstream s) {
-        fp8.dequant(t, type, w, scales, out, rows, cols, s);
-    }
-
-    /**
-     * e4m3 q[rows, in] and fp32 scales[g * rows + t] of x[n, in] (T), one per token and {@code group} columns; rows
-     * past n are padding (zero codes, scale 1).
-     */
-    public void quantFp8(DType t, long x, long q, long scales, int n, int rows, int in, int group, CUstream s) {
-        fp8.quantize(t, x, q, scales, n, rows, in, group, s);
-    }
-
-    /** The Mixture-of-Experts kernels (tl_moe.cuh). */
     /** The token sampler (tl_sample.cuh). */
     public SampleKernels sampler() {
         return sampler;
     }
 
+    /** The Mixture-of-Experts kernels (tl_moe.cuh). */
     public MoeKernels moe() {
         if (closed) {
             throw new IllegalStateException("ModelKernels is closed");
