@@ -4,8 +4,17 @@
 # of the probe's Kubernetes client stays behind). The device tool carries at most 64 MiB with the working tree; the JRE
 # and jars take ~100 MiB unpacked and ~45 MiB as xz. The GPU scripts unpack it with scripts/device-unpack.sh.
 set -euo pipefail
+# A fresh machine may lack some of these (Debian ships no zip or unzip by default): say which before building anything.
+# Shell builtins only up to here, so the check runs first and changes nothing when it fails.
+missing=()
+for tool in git mvn jlink tar xz zip unzip; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "device-prepare: missing ${missing[*]} (Debian: apt-get install git maven openjdk-17-jdk-headless tar xz-utils zip unzip)" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/../.."
 exclude="$(git rev-parse --git-common-dir)/info/exclude"   # a worktree's .git is a file
+mkdir -p "$(dirname "$exclude")"   # a clone made without git's templates has no info/
 grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >> "$exclude"
 rm -rf runtime-image/target/lib runtime-image/target/tensorlane-runtime-*.jar   # no stale jars or manifest class paths
 # offline first (fast, no registry round trips); on a fresh machine (nothing downloaded yet) the same build online

@@ -19,7 +19,9 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every flag, flag value and environment variable a profile renders is a name of the pinned upstream release, as
@@ -131,8 +133,58 @@ class UpstreamNamesTest {
                 assertThat(e.get("line") != null || e.get("locator") != null)
                         .as("%s %s has a line or a locator", name, e.get("name"))
                         .isTrue();
+                assertThat(lineProblem(e))
+                        .as("%s %s: an entry with an upstream file names its line", name, e.get("name"))
+                        .isNull();
             }
         }
+    }
+
+    /**
+     * Null when the entry is well placed: it has no upstream file (a POSIX variable such as HOME), or it has a file
+     * and a 1-based line in it; otherwise what is wrong.
+     */
+    static String lineProblem(Map<String, Object> entry) {
+        Object file = entry.get("file");
+        if (file == null) {
+            return null;
+        }
+        if (!(file instanceof String f) || f.isBlank()) {
+            return "file is not a path: " + file;
+        }
+        Object line = entry.get("line");
+        if (!(line instanceof Integer || line instanceof Long)) {
+            return "file " + f + " without an integer line (line: " + line + ")";
+        }
+        if (((Number) line).longValue() < 1) {
+            return "file " + f + " with line " + line + " (lines count from 1)";
+        }
+        return null;
+    }
+
+    @ParameterizedTest
+    @MethodSource("lineCases")
+    void anEntryWithAFileMustNameAPositiveLine(Map<String, Object> entry, boolean accepted) {
+        assertThat(lineProblem(entry) == null).as("%s", entry).isEqualTo(accepted);
+    }
+
+    static Stream<Arguments> lineCases() {
+        Map<String, Object> noFile = new java.util.HashMap<>(Map.of("name", "HOME", "locator", "POSIX"));
+        noFile.put("file", null);
+        noFile.put("line", null);
+        Map<String, Object> nullLine = new java.util.HashMap<>(Map.of("name", "--x", "file", "a.py"));
+        nullLine.put("line", null);
+        return Stream.of(
+                Arguments.of(Map.of("name", "--x", "file", "a.py", "line", 12), true),
+                Arguments.of(Map.of("name", "--x", "file", "a.py", "line", 1L), true),
+                Arguments.of(noFile, true),
+                Arguments.of(nullLine, false),
+                Arguments.of(Map.of("name", "--x", "file", "a.py"), false),
+                Arguments.of(Map.of("name", "--x", "file", "a.py", "line", 0), false),
+                Arguments.of(Map.of("name", "--x", "file", "a.py", "line", -3), false),
+                Arguments.of(Map.of("name", "--x", "file", "a.py", "line", "12"), false),
+                Arguments.of(Map.of("name", "--x", "file", "a.py", "line", 12.5), false),
+                Arguments.of(Map.of("name", "--x", "file", " ", "line", 3), false));
     }
 
     @Test
