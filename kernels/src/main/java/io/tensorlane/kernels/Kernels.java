@@ -39,6 +39,13 @@ public final class Kernels {
             "tl_dequant_fp8_block",
             "tl_dequant_fp8_row",
             "tl_quant_fp8",
+            // the decode linears on the tensor cores (tl_gemv_mma.cuh): dense T and FP8 weights, 1 and up to 8 tokens
+            "tl_gemv_mma1",
+            "tl_gemv_mma",
+            "tl_gemv_mma1_fp8_block",
+            "tl_gemv_mma1_fp8_row",
+            "tl_gemv_mma_fp8_block",
+            "tl_gemv_mma_fp8_row",
             "tl_moe_gate_up",
             "tl_moe_down",
             "tl_moe_combine_f32",

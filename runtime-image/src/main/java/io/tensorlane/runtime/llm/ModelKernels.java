@@ -364,7 +364,11 @@ public final class ModelKernels implements AutoCloseable {
         if (m == null) {
             throw new IllegalArgumentException(base + ": element type " + t + " is not supported (bf16, fp16)");
         }
-        return m.get(base);
+        CUfunction f = m.get(base);
+        if (f == null) {
+            throw new IllegalArgumentException(base + ": not among the model kernels (Kernels.MODEL_TYPED_KERNELS)");
+        }
+        return f;
     }
 
     void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
