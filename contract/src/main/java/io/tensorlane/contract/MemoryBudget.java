@@ -78,6 +78,34 @@ public final class MemoryBudget {
         return live + logits + ATTENTION_WORKSPACE_BYTES;
     }
 
+    /**
+     * The sampling buffers of a GPU that samples ({@link SamplingBuffers}; rank 0, the fullest): {@code
+     * parametersAndMasks} on every rank, {@code penaltyPairs} on the sampling rank.
+     */
+    public record Sampling(long parametersAndMasks, long penaltyPairs) {
+        public long total() {
+            return parametersAndMasks + penaltyPairs;
+        }
+    }
+
+    /**
+     * The Tensorlane runtime's sampling buffers ({@link SamplingBuffers}) for forward passes of {@code tokens}: up to
+     * {@code min(tokens, }{@link #MAX_SEQUENCES}{@code )} sequences a step, as the logits estimate of {@link
+     * #activationBytes} takes them, each with {@code speculativeTokens + 1} logits rows (the k proposed tokens verified,
+     * and the one after them; one row without speculation), of at most {@code maxModelLen} tokens over {@code vocab}
+     * ids; the engine's step rows are its sequences plus one. Zeros when the vocabulary is unknown (0).
+     */
+    public static Sampling samplingBytes(int vocab, long tokens, int speculativeTokens, int maxModelLen) {
+        if (vocab <= 0 || tokens <= 0) {
+            return new Sampling(0, 0);
+        }
+        int sequences = (int) Math.min(tokens, MAX_SEQUENCES);
+        int logitRows = Math.multiplyExact(sequences, speculativeTokens + 1);
+        return new Sampling(
+                SamplingBuffers.parameterBytes(logitRows, vocab),
+                SamplingBuffers.penaltyBytes(logitRows, sequences + 1, maxModelLen, vocab));
+    }
+
     /** NCCL's buffers: {@link #NCCL_BYTES} for TP > 1, else 0. */
     public static long ncclBytes(int tp) {
         return tp > 1 ? NCCL_BYTES : 0;

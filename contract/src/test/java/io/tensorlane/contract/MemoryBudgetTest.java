@@ -91,4 +91,25 @@ class MemoryBudgetTest {
                         MemoryBudget.PHASE_CUDA_GRAPHS,
                         MemoryBudget.PHASE_RESERVE);
     }
+
+    static Stream<Arguments> sampling() {
+        return Stream.of(
+                // vocab, batch tokens, k, max model length, parameters and masks, penalty pairs
+                Arguments.of(152064, 8192, 0, 4096, 4L * 256 * (14 + 4752), 8L * 256 * (4096 + 556)),
+                Arguments.of(152064, 8192, 0, 262144, 4L * 256 * (14 + 4752), 8L * 256 * (152064 + 556)),
+                Arguments.of(32000, 7, 0, 4096, 4L * 8 * (14 + 1000), 8L * 8 * (4096 + 556)),
+                Arguments.of(32000, 8192, 2, 4096, 4L * 768 * (14 + 1000), 8L * 257 * (4096 + 556)),
+                Arguments.of(0, 8192, 0, 4096, 0L, 0L),
+                Arguments.of(32000, 0, 0, 4096, 0L, 0L));
+    }
+
+    @ParameterizedTest
+    @MethodSource("sampling")
+    void samplingBuffersForTheSequencesOfAStep(
+            int vocab, long tokens, int k, int maxModelLen, long parametersAndMasks, long penaltyPairs) {
+        MemoryBudget.Sampling s = MemoryBudget.samplingBytes(vocab, tokens, k, maxModelLen);
+        assertThat(s.parametersAndMasks()).isEqualTo(parametersAndMasks);
+        assertThat(s.penaltyPairs()).isEqualTo(penaltyPairs);
+        assertThat(s.total()).isEqualTo(parametersAndMasks + penaltyPairs);
+    }
 }

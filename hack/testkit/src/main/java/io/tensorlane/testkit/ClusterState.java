@@ -89,8 +89,8 @@ public record ClusterState(
             return false;
         }
         LocalControlPlane.stopProcesses(s.processes());
-        LocalControlPlane.deleteTree(Path.of(s.etcdData()));
-        LocalControlPlane.deleteTree(stateDir);
+        StateDirs.deleteTree(Path.of(s.etcdData()));
+        StateDirs.deleteTree(stateDir);
         return true;
     }
 }

@@ -44,19 +44,12 @@ public final class CurrentCrdServer implements AutoCloseable {
     public static CurrentCrdServer start(LocalCluster core) {
         Path dir;
         try {
-            dir = Files.createTempDirectory(LocalControlPlane.TEMP_PREFIX + "crd-");
             // the control plane's sweep removes this state (and the etcd data below) once this JVM is gone
-            Files.writeString(
-                    dir.resolve(LocalControlPlane.OWNER_FILE),
-                    Long.toString(ProcessHandle.current().pid()));
+            dir = StateDirs.createOwned("crd-");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Path shm = Path.of("/dev/shm");
-        Path etcdData = Files.isDirectory(shm) && Files.isWritable(shm)
-                ? shm.resolve("tensorlane-etcd-" + dir.getFileName() + "-"
-                        + ProcessHandle.current().pid())
-                : dir.resolve("etcd");
+        Path etcdData = StateDirs.etcdData(dir);
         Path logs = dir.resolve("logs");
         KubeBinaries kube = KubeBinaries.locate(logs.resolve("k8s-binaries.log"));
         CrdServerBinary crd = CrdServerBinary.locate(logs.resolve("crd-apiserver.log"));
@@ -153,9 +146,9 @@ public final class CurrentCrdServer implements AutoCloseable {
     /** Stops the server, then etcd, by PID, and removes the etcd data and the state directory. */
     public synchronized void stop() {
         LocalControlPlane.stopProcesses(processes);
-        LocalControlPlane.deleteTree(etcdData);
+        StateDirs.deleteTree(etcdData);
         if (!"1".equals(System.getenv("TENSORLANE_KEEP_STATE"))) {
-            LocalControlPlane.deleteTree(stateDir);
+            StateDirs.deleteTree(stateDir);
         }
     }
 

@@ -8,13 +8,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * A real Kubernetes 1.20 control plane on 127.0.0.1: etcd, kube-apiserver, kube-controller-manager and
- * kube-scheduler, on free loopback ports, with their data, keys, logs and a kubeconfig in one state directory.
+ * kube-scheduler, on free loopback ports, with their data, keys, logs and a kubeconfig in one state directory
+ * ({@link StateDirs}: etcd's data on /dev/shm where it can, the state of dead owners swept at the next start).
  *
  * <ul>
  *   <li>kube-apiserver: RBAC ({@code Node,RBAC}), a static token file with user {@code admin} in
@@ -34,8 +33,6 @@ public final class LocalControlPlane implements AutoCloseable {
     public static final String ADMIN_USER = "admin";
     public static final String SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
-    static final String TEMP_PREFIX = "tensorlane-cp-";
-    static final String OWNER_FILE = "owner.pid";
 
     private final Path stateDir;
     private final Path etcdData;
@@ -60,12 +57,8 @@ public final class LocalControlPlane implements AutoCloseable {
     /** Starts an attached control plane in a fresh temporary state directory (deleted on stop unless TENSORLANE_KEEP_STATE=1). */
     public static LocalControlPlane start() {
         try {
-            sweepStaleTempState();
-            Path dir = Files.createTempDirectory(TEMP_PREFIX);
-            Files.writeString(
-                    dir.resolve(OWNER_FILE),
-                    Long.toString(ProcessHandle.current().pid()));
-            return start(dir, false);
+            StateDirs.sweepStale();
+            return start(StateDirs.createOwned(""), false);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -77,13 +70,8 @@ public final class LocalControlPlane implements AutoCloseable {
      */
     public static LocalControlPlane start(Path stateDir, boolean detached) {
         long t0 = System.nanoTime();
-        Path shm = Path.of("/dev/shm");
-        Path etcdData = Files.isDirectory(shm) && Files.isWritable(shm)
-                ? shm.resolve("tensorlane-etcd-" + stateDir.getFileName() + "-"
-                        + ProcessHandle.current().pid())
-                : stateDir.resolve("etcd");
         var plane = new LocalControlPlane(
-                stateDir, etcdData, detached || "1".equals(System.getenv("TENSORLANE_KEEP_STATE")));
+                stateDir, StateDirs.etcdData(stateDir), detached || "1".equals(System.getenv("TENSORLANE_KEEP_STATE")));
         if (!detached) {
             plane.shutdownHook = new Thread(plane::stopQuietly, "tensorlane-control-plane-stop");
             Runtime.getRuntime().addShutdownHook(plane.shutdownHook);
@@ -98,38 +86,6 @@ public final class LocalControlPlane implements AutoCloseable {
         }
         plane.startupTime = Duration.ofNanos(System.nanoTime() - t0);
         return plane;
-    }
-
-    /**
-     * A test JVM killed with SIGKILL takes its control plane with it (parent-death signal) but cannot delete its
-     * temporary state; the next start removes state (and in-memory etcd data) whose owning JVM is gone.
-     */
-    private static void sweepStaleTempState() {
-        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-        try (Stream<Path> dirs = Files.list(tmp)) {
-            for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(TEMP_PREFIX))
-                    .toList()) {
-                Path owner = dir.resolve(OWNER_FILE);
-                long pid;
-                try {
-                    pid = Long.parseLong(Files.readString(owner).trim());
-                } catch (IOException | NumberFormatException e) {
-                    continue; // not ours to judge (being created, or an older layout)
-                }
-                if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                    continue;
-                }
-                try (Stream<Path> shm = Files.list(Path.of("/dev/shm"))) {
-                    shm.filter(p -> p.getFileName().toString().startsWith("tensorlane-etcd-" + dir.getFileName() + "-"))
-                            .forEach(LocalControlPlane::deleteTree);
-                } catch (IOException ignored) {
-                    // no /dev/shm
-                }
-                deleteTree(dir);
-            }
-        } catch (IOException e) {
-            System.err.println("[tensorlane] cannot sweep " + tmp + ": " + e.getMessage());
-        }
     }
 
     private void launch(KubeBinaries bin, boolean detached) throws IOException {
@@ -376,9 +332,9 @@ public final class LocalControlPlane implements AutoCloseable {
             }
             shutdownHook = null;
         }
-        deleteTree(etcdData);
+        StateDirs.deleteTree(etcdData);
         if (!keepState) {
-            deleteTree(stateDir);
+            StateDirs.deleteTree(stateDir);
         }
     }
 
@@ -404,17 +360,6 @@ public final class LocalControlPlane implements AutoCloseable {
         for (List<ManagedProcess> group : List.of(first, last)) {
             group.forEach(ManagedProcess::terminate);
             group.forEach(p -> p.awaitOrKill(3_000));
-        }
-    }
-
-    static void deleteTree(Path dir) {
-        if (dir == null || !Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            System.err.println("[tensorlane] cannot delete " + dir + ": " + e.getMessage());
         }
     }
 }

@@ -76,11 +76,29 @@ public final class MemoryPlanner {
 
     /**
      * Activation workspace on one GPU for a forward pass of maxBatchTokens ({@link MemoryBudget#activationBytes}), plus
-     * the speculative verify steps' extra logits rows ({@link Speculation#logitsBytes}; 0 without speculation).
+     * the speculative verify steps' extra logits rows ({@link Speculation#logitsBytes}; 0 without speculation), plus
+     * the sampler's per-row buffers ({@link #sampling}).
      */
     public static long activationBytes(InferenceDeploymentSpec spec, int tensor) {
         return MemoryBudget.activationBytes(dims(spec), spec.serving.maxBatchTokens, tensor)
-                + Speculation.logitsBytes(spec);
+                + Speculation.logitsBytes(spec)
+                + sampling(spec).total();
+    }
+
+    /**
+     * The sampler's per-row buffers on the GPU that samples ({@link MemoryBudget#samplingBytes}, the Tensorlane
+     * runtime's layout from the contract's {@code SamplingBuffers}): the sampling parameters and a token-mask slot
+     * (structured outputs, tool-call enforcement) for every logits row, k + 1 a sequence with speculation, and the
+     * penalty pairs of every sequence of serving.maxModelLength tokens, for min(maxBatchTokens, 256) sequences a step.
+     * Zeros when the vocabulary is unknown.
+     */
+    public static MemoryBudget.Sampling sampling(InferenceDeploymentSpec spec) {
+        Integer vocab = spec.model.geometry.vocabSize;
+        return MemoryBudget.samplingBytes(
+                vocab == null ? 0 : vocab,
+                spec.serving.maxBatchTokens,
+                Speculation.verifiedTokens(spec),
+                spec.serving.maxModelLength);
     }
 
     /** Custom-allreduce device buffers per rank, from the kernels' layout; 0 unless the custom allreduce is used. */
@@ -104,11 +122,7 @@ public final class MemoryPlanner {
         long ipc = allreduceIpcBytes(allreduce, tensor);
         long reserve = (long) spec.memory.reserveMiB * MiB;
         long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
-        long speculativeLogits = Speculation.logitsBytes(spec);
-        String breakdown = "activations " + Units.bytes(activations)
-                + (speculativeLogits > 0
-                        ? " (of which speculative verify logits " + Units.bytes(speculativeLogits) + ")"
-                        : "")
+        String breakdown = "activations " + Units.bytes(activations) + ofWhich(spec)
                 + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
                 + ", CUDA context " + Units.bytes(CUDA_CONTEXT_BYTES) + ", reserve " + Units.bytes(reserve) + ", NCCL "
                 + Units.bytes(nccl) + ", custom-allreduce IPC buffers " + Units.bytes(ipc);
@@ -164,6 +178,21 @@ public final class MemoryPlanner {
                 tooHigh,
                 warnings);
         return new Result(plan, doesNotFit, autoFraction);
+    }
+
+    /** The named terms inside the activations, " (of which …)", or "" when there are none. */
+    private static String ofWhich(InferenceDeploymentSpec spec) {
+        List<String> terms = new ArrayList<>();
+        long speculativeLogits = Speculation.logitsBytes(spec);
+        if (speculativeLogits > 0) {
+            terms.add("speculative verify logits " + Units.bytes(speculativeLogits));
+        }
+        MemoryBudget.Sampling s = sampling(spec);
+        if (s.total() > 0) {
+            terms.add("sampling parameters and token masks " + Units.bytes(s.parametersAndMasks()));
+            terms.add("sampling penalty pairs " + Units.bytes(s.penaltyPairs()));
+        }
+        return terms.isEmpty() ? "" : " (of which " + String.join(", ", terms) + ")";
     }
 
     /**

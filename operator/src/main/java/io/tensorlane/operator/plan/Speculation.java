@@ -65,8 +65,8 @@ public final class Speculation {
      * {@code maxSeqs = min(maxBatchTokens, MemoryBudget.MAX_SEQUENCES)} as the base estimate takes it.
      */
     public static long logitsBytes(InferenceDeploymentSpec spec) {
-        SpeculativeSpec s = of(spec);
-        if (s == null || s.method != SpeculativeSpec.Method.ngram) {
+        int k = verifiedTokens(spec);
+        if (k == 0) {
             return 0;
         }
         Integer vocab = spec.model.geometry.vocabSize;
@@ -74,8 +74,17 @@ public final class Speculation {
             return 0;
         }
         long maxSeqs = Math.min(spec.serving.maxBatchTokens, MemoryBudget.MAX_SEQUENCES);
-        long extraRows = Math.multiplyExact(maxSeqs, (long) tokens(s));
+        long extraRows = Math.multiplyExact(maxSeqs, (long) k);
         return Math.multiplyExact(extraRows, (long) vocab) * Float.BYTES * LOGITS_BUFFERS;
+    }
+
+    /**
+     * Proposed tokens a verify step checks per sequence (k, each adding a logits row): 0 without speculation (and for
+     * a method that never reaches a plan).
+     */
+    public static int verifiedTokens(InferenceDeploymentSpec spec) {
+        SpeculativeSpec s = of(spec);
+        return s == null || s.method != SpeculativeSpec.Method.ngram ? 0 : tokens(s);
     }
 
     /** Full-vocabulary fp32 buffers per logits row in {@link MemoryBudget#activationBytes} (logits, probabilities). */

@@ -288,8 +288,16 @@ class MemoryPlannerTest {
         long a8k = MemoryPlanner.activationBytes(s, 8);
         s.serving.maxBatchTokens = 16384;
         long a16k = MemoryPlanner.activationBytes(s, 8);
-        // live tensors: 8192 × 2 B × (4×8192 + (8+2)×128 + 3×3584) × 2 = 1400 MiB; logits 256 × 128256 × 8 B; workspace
-        assertThat(a8k).isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2 + 256L * 128256 * 8 + 256 * MiB);
+        // live tensors: 8192 × 2 B × (4×8192 + (8+2)×128 + 3×3584) × 2 = 1400 MiB; logits 256 × 128256 × 8 B;
+        // workspace;
+        // the sampler's parameters and masks (256 rows × (14 + 4008) int32) and penalty pairs (256 × (8192 + 556) × 8
+        // B)
+        assertThat(a8k)
+                .isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2
+                        + 256L * 128256 * 8
+                        + 256 * MiB
+                        + 4L * 256 * (14 + 4008)
+                        + 8L * 256 * (8192 + 556));
         assertThat(a16k - a8k).isEqualTo(8192L * 2 * (4 * 8192 + 10 * 128 + 3 * 3584) * 2);
     }
 }

@@ -121,8 +121,13 @@ class SpeculationTest {
         InferenceDeploymentSpec on = llama8b(spec(SpeculativeSpec.Method.ngram, 4, 3));
         MemoryPlan a = MemoryPlanner.plan(off, 1, total, none, null).plan();
         MemoryPlan b = MemoryPlanner.plan(on, 1, total, none, null).plan();
-        long extra = Speculation.logitsBytes(on);
-        assertThat(a.activationBytes()).isEqualTo(MemoryBudget.activationBytes(MemoryPlanner.dims(off), 8192, 1));
+        // the verify logits, and the token-mask slots of the k extra logits rows a sequence (PlannerSamplingTableTest)
+        long extra = Speculation.logitsBytes(on)
+                + MemoryPlanner.sampling(on).total()
+                - MemoryPlanner.sampling(off).total();
+        assertThat(a.activationBytes())
+                .isEqualTo(MemoryBudget.activationBytes(MemoryPlanner.dims(off), 8192, 1)
+                        + MemoryPlanner.sampling(off).total());
         assertThat(b.activationBytes() - a.activationBytes()).isEqualTo(extra);
         assertThat(b.nonStaticBytes() - a.nonStaticBytes()).isEqualTo(extra);
         assertThat(b.staticFraction()).isLessThanOrEqualTo(a.staticFraction());

@@ -2,9 +2,6 @@ package io.tensorlane.runtime.llm;
 
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
-import io.tensorlane.contract.Algorithm;
-import io.tensorlane.contract.AlgorithmTable;
-import io.tensorlane.contract.BufferLayout;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
@@ -41,6 +38,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     private final TpLayout layout;
     private final DType dtype;
     private final int maxModelLen;
+    private final LoadPlan loadPlan;
     private final List<Integer> devices;
     private Communicator comm;
     private NcclComm nccl;
@@ -55,17 +53,19 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
 
     private final AllreduceCounts allreduces = new AllreduceCounts();
 
-    private LlmEngine(EngineOptions options, ModelConfig config, TpLayout layout, int maxModelLen) {
+    private LlmEngine(
+            EngineOptions options, ModelConfig config, TpLayout layout, List<Integer> devices, LoadPlan plan) {
         this.options = options;
         this.config = config;
         this.layout = layout;
-        this.dtype = config.dtype() == WeightDType.FP16 ? DType.fp16 : DType.bf16;
-        this.maxModelLen = maxModelLen;
-        List<Integer> d = new ArrayList<>();
-        for (int r = 0; r < options.tp(); r++) {
-            d.add(options.virtualRanks() ? 0 : r);
-        }
-        this.devices = List.copyOf(d);
+        this.dtype = activationDtype(config);
+        this.loadPlan = plan;
+        this.maxModelLen = plan.maxModelLen();
+        this.devices = devices;
+    }
+
+    private static DType activationDtype(ModelConfig config) {
+        return config.dtype() == WeightDType.FP16 ? DType.fp16 : DType.bf16;
     }
 
     /** What the engine took on each GPU, per rank; {@code kvBytesPerBlock} of {@code kvDtype} elements. */
@@ -81,32 +81,22 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             long kvBytesPerBlock) {}
 
     /**
-     * Reads and checks the model (every problem is reported before any GPU memory is taken), then builds the ranks and
-     * loads the weights; progress goes to {@code log}.
+     * Reads and checks the model (every problem is reported before any GPU memory is taken: {@link LoadPlan}, the
+     * checkpoint's tensors, every rank's shard plan), then builds the ranks and loads the weights; progress goes to
+     * {@code log}.
      */
     public static LlmEngine load(EngineOptions options, PrintWriter log) {
         ModelConfig config = ModelConfig.read(options.modelDir());
         TpLayout layout = TpLayout.of(config, options.tp());
-        int hd = config.headDim();
-        if (hd % 32 != 0 || hd > 256) {
-            throw new IllegalArgumentException(
-                    "head_dim " + hd + " is not supported by the attention kernels (a multiple of 32, at most 256)");
+        List<Integer> devices = new ArrayList<>();
+        for (int r = 0; r < options.tp(); r++) {
+            devices.add(options.virtualRanks() ? 0 : r);
         }
-        int maxLen = options.maxModelLen() == 0
-                ? Math.min(DEFAULT_MAX_MODEL_LEN, config.maxPositionEmbeddings())
-                : options.maxModelLen();
-        if (maxLen > config.maxPositionEmbeddings()) {
-            throw new IllegalArgumentException("max model length " + maxLen
-                    + " exceeds the model's max_position_embeddings " + config.maxPositionEmbeddings());
-        }
-        if (config.slidingWindow() != null && maxLen > config.slidingWindow()) {
-            throw new IllegalArgumentException("max model length " + maxLen + " exceeds the model's sliding window "
-                    + config.slidingWindow() + " (sliding-window attention is not implemented); pass --max-model-len "
-                    + config.slidingWindow() + " or less");
-        }
+        LoadPlan plan =
+                LoadPlan.of(options, config, layout, activationDtype(config), CommunicatorConfig.sharesAGpu(devices));
         // a bad value ends here, before any GPU memory is taken
         KernelChoices choices = options.baselineKernels() ? KernelChoices.BASELINE : KernelChoices.fromEnv();
-        LlmEngine e = new LlmEngine(options, config, layout, maxLen);
+        LlmEngine e = new LlmEngine(options, config, layout, List.copyOf(devices), plan);
         try (Checkpoint ck = Checkpoint.open(options.modelDir())) {
             ShardPlan.validate(ck, config);
             // every rank's shard plan: a TP split an FP8 checkpoint's scale blocks refuse ends here too
@@ -124,28 +114,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
 
     private void start(Checkpoint ck, List<List<DeviceTensor>> plans, PrintWriter log, KernelChoices choices) {
         int world = options.tp();
-        long e = dtype.bytes();
-        long needed = Math.max(
-                (long) options.maxBatchTokens() * config.hiddenSize() * e,
-                4L * options.maxLogitRows() * layout.vocabPadded());
         boolean sharing = CommunicatorConfig.sharesAGpu(devices);
-        // The plan's budget when there is one (larger messages go to NCCL); virtual ranks have no NCCL: what the steps
-        // need.
-        long maxMsg = options.maxMessageBytes() > 0 && !sharing
-                ? options.maxMessageBytes()
-                : Math.max(needed, options.maxMessageBytes());
-        // Virtual ranks: fewer allreduce blocks each, so half the GPU stays free for the other ranks' kernels.
-        BufferLayout bl = BufferLayout.of(
-                world,
-                world > 1 && !options.nccl() ? maxMsg : BufferLayout.VECTOR_BYTES,
-                sharing ? VIRTUAL_RANK_BLOCKS : BufferLayout.DEFAULT_BLOCKS,
-                BufferLayout.DEFAULT_GRAPH_SLOTS);
-        AlgorithmTable table = options.nccl()
-                ? AlgorithmTable.single(world, Algorithm.OneStage, 1)
-                : options.table() != null && options.table().maxMessageBytes() <= bl.maxMessageBytes()
-                        ? options.table()
-                        : AlgorithmTable.defaults(world, bl.maxMessageBytes());
-        comm = Communicator.create(new CommunicatorConfig(devices, bl, table, 60_000));
+        comm = Communicator.create(new CommunicatorConfig(devices, loadPlan.buffers(), loadPlan.table(), 60_000));
         comm.setPush(choices.push());
         steps = new StepRunner(options, config, layout, dtype, comm, ranks, allreduces);
         boolean virtual = comm.config().virtual();
@@ -163,12 +133,11 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             throw new IllegalArgumentException(
                     "--nccl needs one GPU per rank (NCCL cannot run several ranks on one GPU)");
         }
-        int maxBlocksPerSeq = (maxModelLen + options.blockSize() - 1) / options.blockSize();
         RankModel.Dims dims = new RankModel.Dims(
                 options.maxBatchTokens(),
                 options.maxLogitRows(),
                 options.maxSeqs() + 1,
-                maxBlocksPerSeq,
+                loadPlan.maxBlocksPerSeq(),
                 options.blockSize(),
                 maxModelLen,
                 plans.stream().mapToLong(RankWeights::largestFp8).max().orElse(0),
@@ -234,7 +203,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         log.printf(
                 "engine: weights on the GPUs: %.3f GB in %.2f s (%.2f GB/s; checkpoint %.3f GB)%n",
                 weightBytes / 1e9, loadSeconds, weightBytes / 1e9 / Math.max(loadSeconds, 1e-9), total / 1e9);
-        allocateKv(log, maxBlocksPerSeq);
+        allocateKv(log);
         if (world > 1 && !options.nccl()) {
             List<jcuda.driver.CUdeviceptr> parts = new ArrayList<>();
             List<jcuda.driver.CUdeviceptr> logits = new ArrayList<>();
@@ -248,12 +217,6 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         log.flush();
     }
 
-    /** The longest sequence when none is given: the model's own limit, at most this (KV and rope tables stay modest). */
-    public static final int DEFAULT_MAX_MODEL_LEN = 8192;
-
-    /** Allreduce blocks per virtual rank (each multiprocessor holds two). */
-    static final int VIRTUAL_RANK_BLOCKS = 16;
-
     private static int multiprocessors(Rank r) {
         jcuda.driver.CUdevice dev = new jcuda.driver.CUdevice();
         Cuda.check(jcuda.driver.JCudaDriver.cuDeviceGet(dev, r.device()), "cuDeviceGet");
@@ -265,7 +228,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         return n[0];
     }
 
-    private void allocateKv(PrintWriter log, int maxBlocksPerSeq) {
+    private void allocateKv(PrintWriter log) {
         RankModel r0 = ranks.get(0);
         long perBlock = r0.kv.bytesPerBlock();
         int nblocks;
@@ -287,11 +250,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             }
             nblocks = KvCache.blocksThatFit(best, perBlock);
         }
-        if (nblocks < maxBlocksPerSeq) {
-            throw new IllegalArgumentException("the KV cache holds " + (long) nblocks * options.blockSize()
-                    + " tokens, less than one sequence of " + maxModelLen + " tokens: raise the memory fraction or "
-                    + "TENSORLANE_KV_CACHE_TOKENS, or lower --max-model-len");
-        }
+        loadPlan.checkKvHoldsOneSequence(nblocks, options.blockSize());
         int n = nblocks;
         comm.onEachRank(r -> {
             ranks.get(r.index()).kv.allocate(n);
@@ -339,7 +298,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     }
 
     public int maxBlocksPerSeq() {
-        return (maxModelLen + options.blockSize() - 1) / options.blockSize();
+        return loadPlan.maxBlocksPerSeq();
     }
 
     public BlockAllocator blocks() {

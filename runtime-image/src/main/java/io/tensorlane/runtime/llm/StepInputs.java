@@ -5,8 +5,8 @@ import static jcuda.driver.JCudaDriver.cuMemFreeHost;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 
+import io.tensorlane.contract.SamplingBuffers;
 import io.tensorlane.runtime.engine.Cuda;
-import io.tensorlane.runtime.sched.PenaltyState;
 import io.tensorlane.runtime.sched.SamplingRows;
 import io.tensorlane.runtime.sched.StepBatch;
 import java.nio.ByteOrder;
@@ -86,6 +86,14 @@ final class StepInputs implements AutoCloseable {
      */
     static StepInputs forModel(
             DeviceMemory mem, String phase, RankModel.Dims dims, int samplingCapacity, int vocab, boolean sampler) {
+        StepInputs in = new StepInputs(mem, phase, sizes(dims, samplingCapacity, vocab, sampler));
+        in.samplingCapacity = samplingCapacity;
+        in.maskVocab = vocab;
+        return in;
+    }
+
+    /** Int32 words of each buffer ({@link Buf} order) for {@link #forModel}; pure. */
+    static long[] sizes(RankModel.Dims dims, int samplingCapacity, int vocab, boolean sampler) {
         long t = dims.maxTokens();
         long m = dims.maxLogitRows();
         long[] ints = new long[Buf.values().length];
@@ -99,13 +107,10 @@ final class StepInputs implements AutoCloseable {
         ints[Buf.ATTN_REST.ordinal()] = t;
         ints[Buf.SAMPLING.ordinal()] = SamplingRows.layoutWords(samplingCapacity, vocab); // zeros: greedy, unmasked
         // one draw per sequence and step: at most maxRows penalised rows (not every logits row of a prompt-logits dump)
-        int penaltyRows = Math.min(samplingCapacity, dims.maxRows());
+        int penaltyRows = SamplingBuffers.penaltyRows(samplingCapacity, dims.maxRows());
         ints[Buf.PENALTIES.ordinal()] = sampler ? penaltyInts(penaltyRows, dims.maxPositions(), vocab) : 1;
         ints[Buf.OUT_IDS.ordinal()] = m;
-        StepInputs in = new StepInputs(mem, phase, ints);
-        in.samplingCapacity = samplingCapacity;
-        in.maskVocab = vocab;
-        return in;
+        return ints;
     }
 
     /**
@@ -147,11 +152,11 @@ final class StepInputs implements AutoCloseable {
 
     /**
      * Int32 words of the penalty pairs of {@code capacity} rows of sequences of at most {@code maxModelLen} tokens: the
-     * most every row can need at once ({@link PenaltyState#maxPairsPerRow}), so no step can overflow it (a step with
+     * most every row can need at once ({@link SamplingBuffers#penaltyInts}), so no step can overflow it (a step with
      * more penalised rows, e.g. several draws per sequence, fails its upload with a message, it does not write past).
      */
     static long penaltyInts(int capacity, int maxModelLen, int vocab) {
-        return 2L * capacity * PenaltyState.maxPairsPerRow(maxModelLen, vocab);
+        return SamplingBuffers.penaltyInts(capacity, maxModelLen, vocab);
     }
 
     /** Rows of sampling parameters the device buffer holds (the capacity the sampler is launched with). */

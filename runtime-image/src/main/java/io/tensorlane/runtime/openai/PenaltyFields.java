@@ -14,8 +14,8 @@ import java.util.TreeMap;
  * most {@link #MAX_BAD_WORDS}, none blank).
  */
 final class PenaltyFields {
-    /** Most logit_bias entries (the GPU sampler's per-row bound; sched.PenaltyState.MAX_BIAS is the same). */
-    static final int MAX_LOGIT_BIAS = 300;
+    /** Most logit_bias entries (the GPU sampler's per-row bound, which sizes its penalty buffer). */
+    static final int MAX_LOGIT_BIAS = io.tensorlane.contract.SamplingBuffers.MAX_BIAS;
     /** Most bad_words strings (each becomes one or two token sequences). */
     static final int MAX_BAD_WORDS = 64;
     /** Most ids min_tokens may hold back (stop_token_ids; the model's EOS ids come on top, sched.PenaltyState). */

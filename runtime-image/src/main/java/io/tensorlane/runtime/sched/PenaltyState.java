@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.sched;
 
+import io.tensorlane.contract.SamplingBuffers;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -13,12 +14,12 @@ import java.util.TreeSet;
  * generated). {@link #row} hands the sampler a row's entries; only penalised sequences have one.
  */
 public final class PenaltyState {
-    /** Most logit_bias entries a request may carry (the device buffer is sized by it). */
-    public static final int MAX_BIAS = 300;
+    /** Most logit_bias entries a request may carry (the device buffer is sized by it; {@link SamplingBuffers}). */
+    public static final int MAX_BIAS = SamplingBuffers.MAX_BIAS;
     /** Most ids min_tokens may ban (EOS and stop ids together). */
-    public static final int MAX_BANNED = 128;
+    public static final int MAX_BANNED = SamplingBuffers.MAX_BANNED;
     /** Most bad-word token sequences (each bans at most one id per draw). */
-    public static final int MAX_BAD_SEQUENCES = 128;
+    public static final int MAX_BAD_SEQUENCES = SamplingBuffers.MAX_BAD_SEQUENCES;
 
     private final SamplingPenalties p;
     private final int promptLength;
@@ -155,6 +156,6 @@ public final class PenaltyState {
      * pair per distinct id, the bias, the min_tokens bans and the bad words' bans.
      */
     public static long maxPairsPerRow(int maxModelLen, int vocab) {
-        return Math.min((long) maxModelLen, vocab) + MAX_BIAS + MAX_BANNED + MAX_BAD_SEQUENCES;
+        return SamplingBuffers.maxPairsPerRow(maxModelLen, vocab);
     }
 }

@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.sched;
 
+import io.tensorlane.contract.SamplingBuffers;
 import io.tensorlane.runtime.text.SamplingParams;
 import java.util.Arrays;
 
@@ -13,7 +14,8 @@ import java.util.Arrays;
  * word {@code id / 32} set for an allowed id) samples among its allowed ids only; {@link #pack} writes its flag, the
  * caller uploads the mask itself into the row's slot, so rows without a mask cost nothing. A penalised row ({@link
  * #penalty}) has its (id, value) pairs in a second buffer ({@link #packPenalties}: the penalised rows' pairs one after
- * the other, nothing for the others); its pen_* fields say where.
+ * the other, nothing for the others); its pen_* fields say where. The layout's arithmetic is {@link SamplingBuffers}'s,
+ * which the operator's memory plan budgets from.
  */
 public final class SamplingRows {
     private final float[] temperature;
@@ -124,25 +126,22 @@ public final class SamplingRows {
         return r;
     }
 
-    /**
-     * Int32 words per row of the parameters (temperature, top-p, min-p, top-k, counter, seed's two, masked, presence,
-     * frequency, repetition, pen_start, pen_bias, pen_count).
-     */
-    public static final int WORDS_PER_ROW = 14;
+    /** Int32 words per row of the parameters ({@link SamplingBuffers#WORDS_PER_ROW}). */
+    public static final int WORDS_PER_ROW = SamplingBuffers.WORDS_PER_ROW;
 
-    /** Int32 words of one token mask over {@code vocab} ids. */
+    /** Int32 words of one token mask over {@code vocab} ids ({@link SamplingBuffers#maskWords}). */
     public static int maskWords(int vocab) {
-        return (vocab + 31) / 32;
+        return SamplingBuffers.maskWords(vocab);
     }
 
     /** Where row {@code row}'s mask starts (int32 words from the layout's start) for {@code capacity} rows. */
     public static long maskOffset(int capacity, int row, int vocab) {
-        return (long) WORDS_PER_ROW * capacity + (long) row * maskWords(vocab);
+        return SamplingBuffers.maskOffset(capacity, row, vocab);
     }
 
     /** Int32 words of the whole device layout: the parameters and a mask slot per row. */
     public static long layoutWords(int capacity, int vocab) {
-        return maskOffset(capacity, capacity, vocab);
+        return SamplingBuffers.layoutWords(capacity, vocab);
     }
 
     /** Int32 words of the parameters for {@code capacity} rows (even, >= rows): 14 x capacity words (no masks). */
@@ -217,6 +216,6 @@ public final class SamplingRows {
 
     /** Capacity the device buffer is laid out for: {@code maxRows} rounded up to even. */
     public static int capacity(int maxRows) {
-        return maxRows + (maxRows & 1);
+        return SamplingBuffers.capacity(maxRows);
     }
 }

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ServingSpec;
 import io.tensorlane.contract.Allreduce;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MemoryBudget;
@@ -16,8 +17,9 @@ import java.util.Optional;
  * Would this pod die of CUDA OOM at start-up on its GPU? The same {@link MemoryBudget} the operator's planner sizes
  * the fraction from, over what the pod is started with (static fraction, tensor parallelism, custom allreduce and its
  * buffer size, batch tokens: the Tensorlane runtime's env or SGLang's flags), the node's GPU memory and the model of
- * the InferenceDeployment that owns the pod (geometry, dtype, memory.reserveMiB). So the planner's {@code auto} fraction
- * runs, and a fraction above what the non-static memory leaves fails in the allocation that no longer fits. Pure.
+ * the InferenceDeployment that owns the pod (geometry, dtype, memory.reserveMiB, serving.maxModelLength for the
+ * sampler's penalty buffer). So the planner's {@code auto} fraction runs, and a fraction above what the non-static
+ * memory leaves fails in the allocation that no longer fits. Pure.
  */
 public final class SimMemory {
     /** The custom allreduce's buffer size when the pod does not say (the operator's default, 8 MiB). */
@@ -100,10 +102,28 @@ public final class SimMemory {
         long reserve = owner != null && owner.memory != null && owner.memory.reserveMiB != null
                 ? owner.memory.reserveMiB * (1L << 20)
                 : DEFAULT_RESERVE_BYTES;
-        MemoryBudget.NonStatic n = MemoryBudget.nonStatic(
-                dims(owner), p.batchTokens(), p.tp(), p.customAllreduce(), p.maxMessageBytes(), reserve);
+        MemoryBudget.Dims d = dims(owner);
+        MemoryBudget.NonStatic base =
+                MemoryBudget.nonStatic(d, p.batchTokens(), p.tp(), p.customAllreduce(), p.maxMessageBytes(), reserve);
+        // the sampler's per-row buffers, as the planner counts them (without speculation: the simulator counts no
+        // speculative rows, neither these nor the verify logits)
+        long sampling = MemoryBudget.samplingBytes(d.vocabSize(), p.batchTokens(), 0, maxModelLength(owner))
+                .total();
+        MemoryBudget.NonStatic n = new MemoryBudget.NonStatic(
+                base.activations() + sampling,
+                base.cudaContext(),
+                base.cudaGraphs(),
+                base.nccl(),
+                base.ipc(),
+                base.reserve());
         return MemoryBudget.firstFailure(
                 gpuMemoryBytes, MemoryBudget.startup(MemoryBudget.staticPoolBytes(p.fraction(), gpuMemoryBytes), n));
+    }
+
+    /** spec.serving.maxModelLength of {@code owner} (the CRD default without one). */
+    private static int maxModelLength(InferenceDeploymentSpec owner) {
+        Integer n = owner == null || owner.serving == null ? null : owner.serving.maxModelLength;
+        return n != null ? n : new ServingSpec().maxModelLength;
     }
 
     private static double first(Pod pod, String envName, List<String> flags, double dflt) {
