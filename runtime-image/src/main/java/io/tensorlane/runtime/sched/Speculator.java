@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * The scheduler's side of speculative decoding (scheduler thread only). Before each step it asks the {@link Proposer}
- * for up to k next tokens of every decoding sequence that speculates ({@link #propose}); the planner then feeds such a
+ * for up to k next tokens of every decoding sequence that speculates ({@link #propose}; the sequence's own
+ * {@link Proposer.Session}, opened at its first guess, sees its tokens so far, which only grow); the planner then feeds such a
  * sequence its last token and the guesses as one chunk of k + 1 query tokens with logits for all of them (a verify
  * step), and every row draws its token by the sequence's sampling parameters with counter {@code generated + i}, as
  * the non-speculative run would draw its i-th next token. After the step {@link #verify} keeps the leading guesses the
@@ -68,7 +69,10 @@ public final class Speculator {
                     || room <= 0) {
                 continue;
             }
-            int n = proposer.propose(s.tokens, s.length, room, buf);
+            if (s.proposer == null) {
+                s.proposer = proposer.open(s.tokens.length);
+            }
+            int n = s.proposer.propose(s.tokens, s.length, room, buf);
             if (n > 0) {
                 s.draft = java.util.Arrays.copyOf(buf, n);
                 rows -= n;
