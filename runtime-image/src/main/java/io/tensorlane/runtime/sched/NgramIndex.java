@@ -40,6 +40,11 @@ final class NgramIndex implements Proposer.Session {
     private int length;
 
     NgramIndex(int n, int capacity) {
+        this(n, capacity, java.util.concurrent.ThreadLocalRandom.current().nextLong());
+    }
+
+    /** With a given hash seed (tests: a failure reproduces). */
+    NgramIndex(int n, int capacity, long seed) {
         if (n < 1 || n > SpeculativeConfig.MAX_N) {
             throw new IllegalArgumentException("n-gram size must be 1.." + SpeculativeConfig.MAX_N + ", got " + n);
         }
@@ -48,7 +53,7 @@ final class NgramIndex implements Proposer.Session {
         }
         this.n = n;
         this.capacity = capacity;
-        this.seed = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        this.seed = seed;
         int first = Math.min(capacity, FIRST_ARRAY);
         this.toks = new int[first];
         this.prev = new int[(first + 1) * n];
