@@ -8,25 +8,30 @@ import java.util.Arrays;
  * equal to {@code tokens[e - s, e)}), found when the token before {@code e} is appended. A proposal at length
  * {@code L} reads that for {@code e = L}, sizes {@code min(n, L - 1)} down to 1, and copies what followed the first
  * hit: O(n + k), and exactly the guess of scanning the whole sequence for the latest earlier occurrence of the longest
- * suffix (the test oracle {@code NgramScan}). Appending a token costs n expected-O(1) hash probes (one open-addressing
- * table per size, keyed by a per-index random seed so that a prompt cannot be made to collide; a hit is confirmed by
- * comparing the s tokens); cutting the sequence back restores the tables from the same links, O(n) per token removed.
+ * suffix (the test oracle {@code NgramScan}). Appending a token costs n expected-O(1) hash probes (one linear-probing
+ * table per size; the hash is keyed by random per-index constants, so a prompt cannot be crafted to crowd a probe run,
+ * and a crowded run would cost time only: a hit is confirmed by comparing the s tokens); a table that doubles rehashes
+ * its entries (amortized O(n) per token; one such step at 32k distinct n-grams takes a few ms). The first proposal of
+ * a sequence indexes its whole prompt (a few ms at 32k tokens), once. Cutting the sequence back restores the tables
+ * from the same links, O(n) per token removed.
  *
  * <p>Memory, per token of the sequence: its copy of the token (4 bytes), one link per size (4n bytes), and per size at
  * most one table slot of 4 bytes per distinct n-gram at a load of 1/4..1/2 (8..16 bytes): at most about
  * {@code (4 + 20 n)} bytes per token. Arrays grow by doubling but never past {@code capacity} (a sequence's prompt plus
  * {@code max_tokens}, so at most the max model length), hence below {@code (4 + 20 n) * capacity + 72 n} bytes
- * ({@link #footprintBytes}): the default n = 3 at a 32k context is at most 2 MiB (and 216 bytes) per speculating sequence; n = 16 at
- * 128k at most 41 MiB. Scheduler thread only.
+ * ({@link #footprintBytes}): for the default n = 3 at a 32k context about 2 MiB per speculating sequence, for n = 16
+ * at 128k at most 41 MiB. Scheduler thread only.
  */
 final class NgramIndex implements Proposer.Session {
-    private static final long P = 0x9E3779B97F4A7C15L;
     private static final int MIN_TABLE = 16;
     private static final int FIRST_ARRAY = 64;
 
     private final int n;
     private final int capacity;
+    /** The hash's start value and (odd) multiplier, random per index. */
     private final long seed;
+
+    private final long mul;
     private int[] toks;
     /**
      * {@code prev[e * n + s - 1]}: the latest end before {@code e} of the s tokens ending at {@code e}, 0 when none
@@ -43,7 +48,7 @@ final class NgramIndex implements Proposer.Session {
         this(n, capacity, java.util.concurrent.ThreadLocalRandom.current().nextLong());
     }
 
-    /** With a given hash seed (tests: a failure reproduces). */
+    /** With the hash keyed by {@code seed} (tests: a failure reproduces). */
     NgramIndex(int n, int capacity, long seed) {
         if (n < 1 || n > SpeculativeConfig.MAX_N) {
             throw new IllegalArgumentException("n-gram size must be 1.." + SpeculativeConfig.MAX_N + ", got " + n);
@@ -53,7 +58,9 @@ final class NgramIndex implements Proposer.Session {
         }
         this.n = n;
         this.capacity = capacity;
-        this.seed = seed;
+        java.util.SplittableRandom keys = new java.util.SplittableRandom(seed);
+        this.seed = keys.nextLong();
+        this.mul = keys.nextLong() | 1;
         int first = Math.min(capacity, FIRST_ARRAY);
         this.toks = new int[first];
         this.prev = new int[(first + 1) * n];
@@ -119,7 +126,7 @@ final class NgramIndex implements Proposer.Session {
         int base = e * n - 1;
         long acc = seed;
         for (int s = 1, top = Math.min(n, e); s <= top; s++) {
-            acc = acc * P + toks[e - s];
+            acc = acc * mul + toks[e - s];
             int[] t = tables[s - 1];
             int mask = t.length - 1;
             int i = slot(acc) & mask;
@@ -147,7 +154,7 @@ final class NgramIndex implements Proposer.Session {
         for (int e = length; e > len; e--) {
             long acc = seed;
             for (int s = 1, top = Math.min(n, e); s <= top; s++) {
-                acc = acc * P + toks[e - s];
+                acc = acc * mul + toks[e - s];
                 int[] t = tables[s - 1];
                 int mask = t.length - 1;
                 int i = slot(acc) & mask;
@@ -183,7 +190,7 @@ final class NgramIndex implements Proposer.Session {
     private int hash(int e, int s) {
         long acc = seed;
         for (int j = 1; j <= s; j++) {
-            acc = acc * P + toks[e - j];
+            acc = acc * mul + toks[e - j];
         }
         return slot(acc);
     }
