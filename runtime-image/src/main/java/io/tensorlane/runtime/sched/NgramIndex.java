@@ -11,8 +11,9 @@ import java.util.Arrays;
  * suffix (the test oracle {@code NgramScan}). Appending a token costs n expected-O(1) hash probes (one linear-probing
  * table per size; the hash is keyed by random per-index constants, so a prompt cannot be crafted to crowd a probe run,
  * and a crowded run would cost time only: a hit is confirmed by comparing the s tokens); a table that doubles rehashes
- * its entries (amortized O(n) per token; one such step at 32k distinct n-grams takes a few ms). The first proposal of
- * a sequence indexes its whole prompt (a few ms at 32k tokens), once. Cutting the sequence back restores the tables
+ * its entries (amortized O(n) per token; one such step at 32k distinct n-grams takes a few ms). A sequence's prompt is
+ * taken in {@link #PREPARE_TOKENS} tokens per prefill step ({@link #prepare}), the rest at its first proposal (all of
+ * a 32k prompt at once would take a few ms). Cutting the sequence back restores the tables
  * from the same links, O(n) per token removed.
  *
  * <p>Memory, per token of the sequence: its copy of the token (4 bytes), one link per size (4n bytes), and per size at
@@ -25,6 +26,8 @@ import java.util.Arrays;
 final class NgramIndex implements Proposer.Session {
     private static final int MIN_TABLE = 16;
     private static final int FIRST_ARRAY = 64;
+    /** Prompt tokens {@link #prepare} takes in per call: about a millisecond at n = 3. */
+    static final int PREPARE_TOKENS = 8192;
 
     private final int n;
     private final int capacity;
@@ -83,19 +86,30 @@ final class NgramIndex implements Proposer.Session {
      */
     @Override
     public int propose(int[] tokens, int len, int k, int[] out) {
+        catchUp(tokens, len, len);
+        return propose(k, out);
+    }
+
+    /** Takes in at most {@link #PREPARE_TOKENS} more of {@code tokens[0, len)} (a prefilling sequence's prompt). */
+    @Override
+    public void prepare(int[] tokens, int len) {
+        catchUp(tokens, len, Math.min(len, length + PREPARE_TOKENS));
+    }
+
+    /** Cut back to {@code len} when shorter than what is indexed, else {@code tokens[length, to)} appended. */
+    private void catchUp(int[] tokens, int len, int to) {
         if (len < length) {
             truncate(len);
-        } else {
-            if (len > capacity) {
-                throw new IllegalArgumentException(
-                        "sequence of " + len + " tokens past the n-gram index's capacity " + capacity);
-            }
-            reserve(len);
-            while (length < len) {
-                append(tokens[length]);
-            }
+            return;
         }
-        return propose(k, out);
+        if (len > capacity) {
+            throw new IllegalArgumentException(
+                    "sequence of " + len + " tokens past the n-gram index's capacity " + capacity);
+        }
+        reserve(to);
+        while (length < to) {
+            append(tokens[length]);
+        }
     }
 
     /** The up to {@code k} tokens that followed the latest earlier occurrence of the longest suffix (n..1 tokens). */

@@ -19,5 +19,12 @@ public interface Proposer {
          * {@code [0, min of the two lengths)} (the scheduler's sequences only grow; a shorter length is a cut).
          */
         int propose(int[] tokens, int length, int k, int[] out);
+
+        /**
+         * The sequence {@code tokens[0, length)} is still being prefilled, its first guess some steps away: the
+         * session may get ready for it, doing a bounded amount of work per call (the same rule as {@link #propose}
+         * for what may change between calls). Nothing by default.
+         */
+        default void prepare(int[] tokens, int length) {}
     }
 }

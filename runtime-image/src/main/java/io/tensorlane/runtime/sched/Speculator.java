@@ -56,21 +56,29 @@ public final class Speculator {
         return config;
     }
 
-    /** Sets {@code s.draft} of every running sequence: its guesses (decoding and speculating), else null. */
+    /**
+     * Sets {@code s.draft} of every running sequence: its guesses (decoding and speculating), else null. A sequence
+     * that will speculate but is still prefilling lets its session prepare ({@link Proposer.Session#prepare}: the
+     * n-gram index takes in its prompt over the prefill steps rather than all at the first decode step).
+     */
     void propose(List<Sequence> running) {
         int rows = draftRowBudget;
         for (Sequence s : running) {
             s.draft = null;
-            int room = Math.min(Math.min(config.k(), s.req.maxTokens() - s.generated - 1), rows);
-            if (!s.speculate
-                    || s.req.constraint() != null
-                    || !s.req.penalties().isNone()
-                    || s.need() != 1
-                    || room <= 0) {
+            int left = s.req.maxTokens() - s.generated - 1;
+            if (!s.speculate || s.req.constraint() != null || !s.req.penalties().isNone() || left <= 0) {
                 continue;
             }
             if (s.proposer == null) {
                 s.proposer = proposer.open(s.tokens.length);
+            }
+            if (s.need() != 1) {
+                s.proposer.prepare(s.tokens, s.length);
+                continue;
+            }
+            int room = Math.min(Math.min(config.k(), left), rows);
+            if (room <= 0) {
+                continue;
             }
             int n = s.proposer.propose(s.tokens, s.length, room, buf);
             if (n > 0) {

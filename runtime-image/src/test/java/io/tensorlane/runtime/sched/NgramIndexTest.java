@@ -175,4 +175,24 @@ class NgramIndexTest {
         assertThatThrownBy(() -> new NgramIndex(0, 4)).hasMessageContaining("n-gram size must be 1..16");
         assertThatThrownBy(() -> new NgramIndex(3, -1)).hasMessageContaining("capacity must be >= 0");
     }
+
+    @Test
+    void prepareTakesInABoundedPieceOfThePromptPerCall() {
+        int len = 2 * NgramIndex.PREPARE_TOKENS + 1000;
+        Random rnd = new Random(5);
+        int[] seq = new int[len + 10];
+        for (int i = 0; i < len; i++) {
+            seq[i] = rnd.nextInt(3);
+        }
+        NgramIndex index = new NgramIndex(4, seq.length, 9);
+        index.prepare(seq, len);
+        assertThat(index.length()).isEqualTo(NgramIndex.PREPARE_TOKENS);
+        index.prepare(seq, len);
+        assertThat(index.length()).isEqualTo(2 * NgramIndex.PREPARE_TOKENS);
+        index.prepare(seq, len);
+        assertThat(index.length()).isEqualTo(len);
+        agrees(index, seq, len, 4, "prepared");
+        index.prepare(seq, 100); // a shorter sequence is a cut
+        agrees(index, seq, 100, 4, "cut by prepare");
+    }
 }
