@@ -35,6 +35,8 @@ public final class MemoryBudget {
     public static final int ACTIVATION_PEAK_FACTOR = 2;
     /** Logits rows: engines sample at most this many sequences per step (their default max running requests). */
     public static final int MAX_SEQUENCES = 256;
+    /** Full-vocabulary fp32 buffers per logits row in {@link #activationBytes}: logits and probabilities. */
+    public static final int LOGITS_BUFFERS = 2;
 
     public static final String PHASE_CONTEXT = "cuda-context";
     public static final String PHASE_NCCL = "nccl";
@@ -74,7 +76,7 @@ public final class MemoryBudget {
         long qkv = (ceilDiv(d.attentionHeads(), tp) + 2L * Math.max(1, ceilDiv(d.kvHeads(), tp))) * d.headDim();
         long perToken = 4L * d.hiddenSize() + qkv + 3L * ceilDiv(d.intermediateSize(), tp);
         long live = tokens * d.dtypeBytes() * perToken * ACTIVATION_PEAK_FACTOR;
-        long logits = Math.min(tokens, MAX_SEQUENCES) * (long) d.vocabSize() * Float.BYTES * 2;
+        long logits = Math.min(tokens, MAX_SEQUENCES) * (long) d.vocabSize() * Float.BYTES * LOGITS_BUFFERS;
         return live + logits + ATTENTION_WORKSPACE_BYTES;
     }
 
@@ -106,6 +108,22 @@ public final class MemoryBudget {
                 SamplingBuffers.penaltyBytes(logitRows, sequences + 1, maxModelLen, vocab));
     }
 
+    /**
+     * What speculative decoding with {@code k} proposed tokens per sequence and step adds to {@link #activationBytes}
+     * (0 for {@code k = 0}): a verify step computes k + 1 logits rows per sequence, so the {@link #LOGITS_BUFFERS}
+     * full-vocabulary fp32 buffers grow from {@code min(tokens, MAX_SEQUENCES)} rows to that × (k + 1), i.e. by
+     * {@code min(tokens, MAX_SEQUENCES) × k × vocab × 4 × 2} bytes. The Tensorlane runtime sizes its logits buffers for
+     * {@code maxSeqs × (k + 1)} rows ({@code SpeculativeConfig.logitRows}); the planner counts the same for every
+     * engine, and so does the node simulator.
+     */
+    public static long speculativeLogitsBytes(int vocabSize, long tokens, int k) {
+        if (k <= 0 || vocabSize <= 0) {
+            return 0;
+        }
+        long extraRows = Math.multiplyExact(Math.min(tokens, MAX_SEQUENCES), (long) k);
+        return Math.multiplyExact(extraRows, (long) vocabSize) * Float.BYTES * LOGITS_BUFFERS;
+    }
+
     /** NCCL's buffers: {@link #NCCL_BYTES} for TP > 1, else 0. */
     public static long ncclBytes(int tp) {
         return tp > 1 ? NCCL_BYTES : 0;
@@ -134,8 +152,20 @@ public final class MemoryBudget {
 
     public static NonStatic nonStatic(
             Dims d, long tokens, int tp, boolean customAllreduce, long maxMessageBytes, long reserveBytes) {
+        return nonStatic(d, tokens, tp, customAllreduce, maxMessageBytes, reserveBytes, 0);
+    }
+
+    /** {@link #nonStatic}, the activations with {@link #speculativeLogitsBytes} of {@code speculativeTokens} (k). */
+    public static NonStatic nonStatic(
+            Dims d,
+            long tokens,
+            int tp,
+            boolean customAllreduce,
+            long maxMessageBytes,
+            long reserveBytes,
+            int speculativeTokens) {
         return new NonStatic(
-                activationBytes(d, tokens, tp),
+                activationBytes(d, tokens, tp) + speculativeLogitsBytes(d.vocabSize(), tokens, speculativeTokens),
                 CUDA_CONTEXT_BYTES,
                 CUDA_GRAPH_BYTES,
                 ncclBytes(tp),

@@ -112,4 +112,32 @@ class MemoryBudgetTest {
         assertThat(s.penaltyPairs()).isEqualTo(penaltyPairs);
         assertThat(s.total()).isEqualTo(parametersAndMasks + penaltyPairs);
     }
+
+    /** min(tokens, 256) x k x vocab x 4 x 2 (the logits and probabilities buffers grown by k rows per sequence). */
+    @ParameterizedTest(name = "vocab {0}, {1} tokens, k {2}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "128256, 8192, 0, 0",
+        "128256, 8192, 1, 262668288",
+        "128256, 8192, 4, 1050673152",
+        "128256, 16384, 8, 2101346304",
+        "128256, 64, 4, 262668288",
+        "0, 8192, 4, 0",
+        "32000, 1, 16, 4096000"
+    })
+    void speculativeLogitsBytes(int vocab, long tokens, int k, long bytes) {
+        assertThat(MemoryBudget.speculativeLogitsBytes(vocab, tokens, k)).isEqualTo(bytes);
+    }
+
+    @Test
+    void speculationGrowsOnlyTheActivations() {
+        var dims = new MemoryBudget.Dims(8192, 64, 8, 128, 28672, 128256, 2);
+        var off = MemoryBudget.nonStatic(dims, 16384, 8, true, 8 * MIB, 512 * MIB);
+        var on = MemoryBudget.nonStatic(dims, 16384, 8, true, 8 * MIB, 512 * MIB, 4);
+        assertThat(MemoryBudget.nonStatic(dims, 16384, 8, true, 8 * MIB, 512 * MIB, 0))
+                .isEqualTo(off);
+        assertThat(on.activations() - off.activations())
+                .isEqualTo(MemoryBudget.speculativeLogitsBytes(128256, 16384, 4))
+                .isEqualTo(256L * 4 * 128256 * 4 * 2);
+        assertThat(on.total() - off.total()).isEqualTo(on.activations() - off.activations());
+    }
 }

@@ -54,15 +54,14 @@ public final class Speculation {
     }
 
     /**
-     * Extra bytes on one GPU for the verify steps' logits: 0 without speculation. A verify step computes k + 1 logits
-     * rows per sequence (the k proposed tokens and the one after them), fp32 and vocabulary wide. The Tensorlane
-     * runtime sizes its logits buffers for {@code max(maxSeqs, maxSeqs × (k + 1))} rows ({@code
+     * Extra bytes on one GPU for the verify steps' logits: 0 without speculation (or without a vocabulary size), else
+     * {@link MemoryBudget#speculativeLogitsBytes} of the vocabulary, {@code spec.serving.maxBatchTokens} and k: the
+     * growth of the two full-vocabulary fp32 buffers {@link MemoryBudget#activationBytes} counts from {@code maxSeqs}
+     * to {@code maxSeqs × (k + 1)} rows, {@code maxSeqs = min(maxBatchTokens, MemoryBudget.MAX_SEQUENCES)}. The
+     * Tensorlane runtime sizes its logits buffers for {@code max(maxSeqs, maxSeqs × (k + 1))} rows ({@code
      * SpeculativeConfig.logitRows} and {@code EngineArgs.Resolved.logitRows} in runtime-image; {@code RankLogits}
      * allocates {@code 4 × rows × vocab} bytes per buffer: one at TP 1, the gathered and output buffers of the padded
-     * vocabulary plus the rank's shard at TP > 1). {@link MemoryBudget#activationBytes} already counts {@code
-     * maxSeqs} rows in two full-vocabulary fp32 buffers (logits and probabilities); this is the growth of those two
-     * buffers from {@code maxSeqs} to {@code maxSeqs × (k + 1)} rows: {@code maxSeqs × k × vocab × 4 × 2}, with
-     * {@code maxSeqs = min(maxBatchTokens, MemoryBudget.MAX_SEQUENCES)} as the base estimate takes it.
+     * vocabulary plus the rank's shard at TP > 1).
      */
     public static long logitsBytes(InferenceDeploymentSpec spec) {
         int k = verifiedTokens(spec);
@@ -73,9 +72,7 @@ public final class Speculation {
         if (vocab == null || vocab <= 0) {
             return 0;
         }
-        long maxSeqs = Math.min(spec.serving.maxBatchTokens, MemoryBudget.MAX_SEQUENCES);
-        long extraRows = Math.multiplyExact(maxSeqs, (long) k);
-        return Math.multiplyExact(extraRows, (long) vocab) * Float.BYTES * LOGITS_BUFFERS;
+        return MemoryBudget.speculativeLogitsBytes(vocab, spec.serving.maxBatchTokens, k);
     }
 
     /**
@@ -86,7 +83,4 @@ public final class Speculation {
         SpeculativeSpec s = of(spec);
         return s == null || s.method != SpeculativeSpec.Method.ngram ? 0 : tokens(s);
     }
-
-    /** Full-vocabulary fp32 buffers per logits row in {@link MemoryBudget#activationBytes} (logits, probabilities). */
-    static final int LOGITS_BUFFERS = 2;
 }

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.contract.MemoryBudget;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
@@ -61,6 +62,14 @@ class SimulatedOomAgreesWithPlannerTest {
         return s;
     }
 
+    /** n-gram speculation with k guesses per step: the plan counts its verify logits, the simulator reads k. */
+    static InferenceDeploymentSpec speculating(InferenceDeploymentSpec s, int k) {
+        s.serving.speculative = new SpeculativeSpec();
+        s.serving.speculative.method = SpeculativeSpec.Method.ngram;
+        s.serving.speculative.numSpeculativeTokens = k;
+        return s;
+    }
+
     static Stream<Arguments> cases() {
         return Stream.of(
                 Arguments.of("seed box, auto", seed("auto"), PRO, false),
@@ -90,6 +99,16 @@ class SimulatedOomAgreesWithPlannerTest {
                         fp8Kv(sglang(llama405bFp8(8), "0.98")),
                         H200,
                         true),
+                // the verify logits of k = 8 (2.1 GB) take the auto fraction down a step: 0.96 fits only without
+                Arguments.of("H200 8B TP 1, 0.96", spec(llama8b(1), "0.96"), H200, false),
+                Arguments.of("H200 8B TP 1, ngram k=8, auto", speculating(spec(llama8b(1), "auto"), 8), H200, false),
+                Arguments.of("H200 8B TP 1, ngram k=8, 0.96", speculating(spec(llama8b(1), "0.96"), 8), H200, true),
+                Arguments.of(
+                        "H200 8B TP 1 on SGLang, ngram k=8, 0.96",
+                        speculating(sglang(llama8b(1), "0.96"), 8),
+                        H200,
+                        true),
+                Arguments.of("seed box, ngram k=4, auto", speculating(seed("auto"), 4), PRO, false),
                 Arguments.of("RTX 4090 8B TP 4 (NCCL), auto", spec(llama8b(4), "auto"), RTX4090, false),
                 Arguments.of("RTX 4090 8B TP 4 (NCCL), 0.95", spec(llama8b(4), "0.95"), RTX4090, true));
     }

@@ -71,27 +71,7 @@ final class ModelBenchSteps {
             // prefill to the context minus the warm-up steps, packed: at most maxBatchTokens tokens and maxSeqs
             // rows per step (long contexts chunked)
             int prefilled = context - warmup;
-            int seq = 0;
-            int done = 0;
-            while (seq < batch) {
-                StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-                while (seq < batch && sb.tokens() < maxBatchTokens && sb.rows() < plan.maxBatch()) {
-                    int chunk = Math.min(prefilled - done, maxBatchTokens - sb.tokens());
-                    ensure(alloc, tables.get(seq), done + chunk);
-                    boolean last = done + chunk == prefilled;
-                    sb.add(
-                            tables.get(seq),
-                            randomIds(rng, chunk, vocab),
-                            done,
-                            last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
-                    done += chunk;
-                    if (last) {
-                        seq++;
-                        done = 0;
-                    }
-                }
-                engine.step(sb.build(), false);
-            }
+            ModelBenchPrefill.run(engine, tables, prefilled, maxBatchTokens, plan.maxBatch(), rng, vocab);
             double[] wall = new double[iters];
             double[] gpu = new double[iters];
             int replays = 0;
@@ -101,7 +81,7 @@ final class ModelBenchSteps {
                 int pos = prefilled + k; // the timed steps (k >= warmup) at context and on
                 StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
                 for (List<Integer> t : tables) {
-                    ensure(alloc, t, pos + 1);
+                    ModelBenchPrefill.ensure(alloc, t, pos + 1);
                     sb.add(t, randomIds(rng, 1, vocab), pos, StepBatch.Logits.LAST);
                 }
                 StepBatch step = sb.build();
@@ -140,7 +120,7 @@ final class ModelBenchSteps {
         int[] ids = randomIds(rng, prefillTokens, plan.config().vocabSize());
         List<StepBatch> steps = new ArrayList<>();
         try {
-            ensure(alloc, table, prefillTokens);
+            ModelBenchPrefill.ensure(alloc, table, prefillTokens);
             for (int from = 0; from < prefillTokens; from += maxBatchTokens) {
                 int to = Math.min(prefillTokens, from + maxBatchTokens);
                 steps.add(new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq())
@@ -180,13 +160,6 @@ final class ModelBenchSteps {
                     prefillTokens, steps.size(), ModelBenchStats.of(wall), ModelBenchStats.of(gpu), ops);
         } finally {
             alloc.release(table);
-        }
-    }
-
-    private static void ensure(BlockAllocator alloc, List<Integer> table, long tokens) {
-        if (!alloc.ensure(table, tokens)) {
-            throw new IllegalStateException("the KV cache (" + alloc.blocks() + " blocks, " + alloc.freeBlocks()
-                    + " free) cannot hold " + tokens + " more tokens of a sequence");
         }
     }
 

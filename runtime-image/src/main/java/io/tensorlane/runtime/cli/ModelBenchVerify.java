@@ -52,7 +52,7 @@ final class ModelBenchVerify {
                             "the KV cache cannot hold " + batch + " sequences of " + (context + maxK + 1) + " tokens");
                 }
             }
-            prefill(tables, rng, vocab);
+            ModelBenchPrefill.run(engine, tables, context, maxBatchTokens, maxRows, rng, vocab);
             List<Row> rows = new ArrayList<>();
             double[] decode = time(step(tables, 0, rng, vocab));
             rows.add(new Row(batch, 0, decode[0], decode[1], 1, 1));
@@ -65,30 +65,6 @@ final class ModelBenchVerify {
             for (List<Integer> t : tables) {
                 alloc.release(t);
             }
-        }
-    }
-
-    private void prefill(List<List<Integer>> tables, SplittableRandom rng, int vocab) {
-        BlockAllocator alloc = engine.blocks();
-        int seq = 0;
-        int done = 0;
-        while (seq < tables.size()) {
-            StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-            while (seq < tables.size() && sb.tokens() < maxBatchTokens && sb.rows() < maxRows) {
-                int chunk = Math.min(context - done, maxBatchTokens - sb.tokens());
-                boolean last = done + chunk == context;
-                sb.add(
-                        tables.get(seq),
-                        ModelBenchSteps.randomIds(rng, chunk, vocab),
-                        done,
-                        last ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
-                done += chunk;
-                if (last) {
-                    seq++;
-                    done = 0;
-                }
-            }
-            engine.step(sb.build(), false);
         }
     }
 

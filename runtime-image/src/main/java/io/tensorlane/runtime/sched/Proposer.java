@@ -1,13 +1,30 @@
 package io.tensorlane.runtime.sched;
 
 /**
- * Guesses the next tokens of a sequence for speculative decoding ({@link Speculator}); the target model then checks
- * all of them in one step. Called on the scheduler thread only.
+ * Guesses the next tokens of sequences for speculative decoding ({@link Speculator}); the target model then checks
+ * all of them in one step. A proposer makes one {@link Session} per sequence, which may keep what it learned of that
+ * sequence's tokens between steps (the n-gram index of {@link NgramProposer}, later a draft model's KV cache). Called
+ * on the scheduler thread only.
  */
 public interface Proposer {
-    /**
-     * Writes up to {@code k} proposed next tokens of the sequence {@code tokens[0, length)} (prompt and output so far)
-     * into {@code out} and returns how many (0: no guess). Must not change {@code tokens}.
-     */
-    int propose(int[] tokens, int length, int k, int[] out);
+    /** Starts proposing for one sequence of at most {@code capacity} tokens (prompt + {@code max_tokens}). */
+    Session open(int capacity);
+
+    /** One sequence's proposer state; dropped with the sequence. */
+    interface Session {
+        /**
+         * Writes up to {@code k} proposed next tokens of the sequence {@code tokens[0, length)} (prompt and output so
+         * far) into {@code out} and returns how many (0: no guess). Must not change {@code tokens}. A session may rely
+         * on the sequence changing only at its end: each call's {@code tokens} agree with the previous call's on
+         * {@code [0, min of the two lengths)} (the scheduler's sequences only grow; a shorter length is a cut).
+         */
+        int propose(int[] tokens, int length, int k, int[] out);
+
+        /**
+         * The sequence {@code tokens[0, length)} is still being prefilled, its first guess some steps away: the
+         * session may get ready for it, doing a bounded amount of work per call (the same rule as {@link #propose}
+         * for what may change between calls). Nothing by default.
+         */
+        default void prepare(int[] tokens, int length) {}
+    }
 }

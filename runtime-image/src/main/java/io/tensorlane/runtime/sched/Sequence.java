@@ -33,6 +33,8 @@ final class Sequence implements Scheduler.Handle {
     boolean speculate = true;
     /** This step's proposed next tokens ({@link Speculator#propose}), null when none. */
     int[] draft;
+    /** The proposer's state for this sequence ({@link Proposer#open}), made when it first speculates. */
+    Proposer.Session proposer;
 
     int preemptions;
     final long arrivalNanos;

@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * The scheduler's side of speculative decoding (scheduler thread only). Before each step it asks the {@link Proposer}
- * for up to k next tokens of every decoding sequence that speculates ({@link #propose}); the planner then feeds such a
+ * for up to k next tokens of every decoding sequence that speculates ({@link #propose}; the sequence's own
+ * {@link Proposer.Session}, opened at its first guess, sees its tokens so far, which only grow); the planner then feeds such a
  * sequence its last token and the guesses as one chunk of k + 1 query tokens with logits for all of them (a verify
  * step), and every row draws its token by the sequence's sampling parameters with counter {@code generated + i}, as
  * the non-speculative run would draw its i-th next token. After the step {@link #verify} keeps the leading guesses the
@@ -55,20 +56,31 @@ public final class Speculator {
         return config;
     }
 
-    /** Sets {@code s.draft} of every running sequence: its guesses (decoding and speculating), else null. */
+    /**
+     * Sets {@code s.draft} of every running sequence: its guesses (decoding and speculating), else null. A sequence
+     * that will speculate but is still prefilling lets its session prepare ({@link Proposer.Session#prepare}: the
+     * n-gram index takes in its prompt over the prefill steps rather than all at the first decode step).
+     */
     void propose(List<Sequence> running) {
         int rows = draftRowBudget;
         for (Sequence s : running) {
             s.draft = null;
-            int room = Math.min(Math.min(config.k(), s.req.maxTokens() - s.generated - 1), rows);
-            if (!s.speculate
-                    || s.req.constraint() != null
-                    || !s.req.penalties().isNone()
-                    || s.need() != 1
-                    || room <= 0) {
+            int left = s.req.maxTokens() - s.generated - 1;
+            if (!s.speculate || s.req.constraint() != null || !s.req.penalties().isNone() || left <= 0) {
                 continue;
             }
-            int n = proposer.propose(s.tokens, s.length, room, buf);
+            if (s.proposer == null) {
+                s.proposer = proposer.open(s.tokens.length);
+            }
+            if (s.need() != 1) {
+                s.proposer.prepare(s.tokens, s.length);
+                continue;
+            }
+            int room = Math.min(Math.min(config.k(), left), rows);
+            if (room <= 0) {
+                continue;
+            }
+            int n = s.proposer.propose(s.tokens, s.length, room, buf);
             if (n > 0) {
                 s.draft = java.util.Arrays.copyOf(buf, n);
                 rows -= n;

@@ -37,9 +37,12 @@ class NgramProposerTest {
         int[] seq = Arrays.copyOf(tokens, tokens.length + 10); // room past length is never read
         Arrays.fill(seq, tokens.length, seq.length, 99);
         int[] out = new int[Math.max(k, 1)];
-        int got = new NgramProposer(n).propose(seq, tokens.length, k, out);
+        int got = new NgramProposer(n).open(seq.length).propose(seq, tokens.length, k, out);
         assertThat(Arrays.copyOf(out, got)).containsExactly(want);
         assertThat(Arrays.copyOf(seq, tokens.length)).containsExactly(tokens);
+        int[] oracle = new int[out.length];
+        assertThat(Arrays.copyOf(oracle, NgramScan.propose(seq, tokens.length, n, k, oracle)))
+                .containsExactly(want);
     }
 
     @ParameterizedTest

@@ -202,13 +202,16 @@ class SpecSchedulerTest {
     void aStopInsideAnAcceptedRunEndsTheSequenceAtThatToken() throws Exception {
         Scheduler s = start(ngram(8, 3), true, null, periodic());
         Collector c = new Collector(7); // the listener's stop string matched at the 7th token
-        s.submit(req("a", repetitive(36, 1), 60, SamplingParams.greedy(), true, 0), c, true);
+        Scheduler.Handle h = s.submit(req("a", repetitive(36, 1), 60, SamplingParams.greedy(), true, 0), c, true);
         assertThat(c.await()).isEqualTo(FinishReason.STOP);
         assertThat(c.tokens).hasSize(7);
         assertThat(c.completionTokens).isEqualTo(7);
         assertThat(spec.counts().accepted()).isPositive();
         assertThat(s.awaitIdle(Duration.ofSeconds(5))).isTrue();
         assertThat(blocks.freeBlocks()).isEqualTo(KV_BLOCKS);
+        assertThat(((Sequence) h).proposer)
+                .as("the n-gram index goes with the sequence")
+                .isNull();
     }
 
     @ParameterizedTest(name = "max_tokens={0}")

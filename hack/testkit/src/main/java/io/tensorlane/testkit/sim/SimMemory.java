@@ -19,7 +19,9 @@ import java.util.Optional;
  * buffer size, batch tokens: the Tensorlane runtime's env or SGLang's flags), the node's GPU memory and the model of
  * the InferenceDeployment that owns the pod (geometry, dtype, memory.reserveMiB, serving.maxModelLength for the
  * sampler's penalty buffer). So the planner's {@code auto} fraction runs, and a fraction above what the non-static
- * memory leaves fails in the allocation that no longer fits. Pure.
+ * memory leaves fails in the allocation that no longer fits. Speculative decoding counts as the plan counts it: its
+ * verify steps' extra logits rows in the activations ({@link MemoryBudget#speculativeLogitsBytes} of k, read from
+ * {@code TENSORLANE_SPECULATIVE} or SGLang's {@code --speculative-num-draft-tokens}) and the sampler's rows. Pure.
  */
 public final class SimMemory {
     /** The custom allreduce's buffer size when the pod does not say (the operator's default, 8 MiB). */
@@ -28,6 +30,8 @@ public final class SimMemory {
     public static final long DEFAULT_BATCH_TOKENS = 8192;
     /** memory.reserveMiB when there is no owner to read it from (the CRD default). */
     public static final long DEFAULT_RESERVE_BYTES = 512L << 20;
+    /** k of {@code TENSORLANE_SPECULATIVE=ngram} without {@code k=} (the runtime's default, SpeculativeConfig). */
+    public static final int DEFAULT_SPECULATIVE_TOKENS = 4;
 
     private SimMemory() {}
 
@@ -39,8 +43,15 @@ public final class SimMemory {
      * @param customAllreduce whether the custom allreduce allocates its IPC buffers
      * @param maxMessageBytes the custom allreduce's largest message
      * @param batchTokens tokens of one forward batch
+     * @param speculativeTokens tokens proposed per sequence and step (k), 0 without speculation
      */
-    public record PodPlan(double fraction, int tp, boolean customAllreduce, long maxMessageBytes, long batchTokens) {}
+    public record PodPlan(
+            double fraction,
+            int tp,
+            boolean customAllreduce,
+            long maxMessageBytes,
+            long batchTokens,
+            int speculativeTokens) {}
 
     /** The plan the pod is started with; empty when it has no static fraction (vLLM's utilization is not one). */
     public static Optional<PodPlan> read(Pod pod) {
@@ -65,7 +76,45 @@ public final class SimMemory {
                 EngineEnv.MAX_BATCH_TOKENS,
                 List.of("--chunked-prefill-size", "--max-num-batched-tokens"),
                 DEFAULT_BATCH_TOKENS);
-        return Optional.of(new PodPlan(fraction.getAsDouble(), Math.max(1, tp), custom, maxMessage, tokens));
+        return Optional.of(new PodPlan(
+                fraction.getAsDouble(), Math.max(1, tp), custom, maxMessage, tokens, speculativeTokens(pod)));
+    }
+
+    /**
+     * k of the pod's speculation, 0 without: the Tensorlane runtime's {@code TENSORLANE_SPECULATIVE} ({@code
+     * ngram:k=K,n=N}, k defaulting to {@link #DEFAULT_SPECULATIVE_TOKENS}; off, none, a draft model (refused at start)
+     * or a value that does not parse: 0), else SGLang's {@code --speculative-num-draft-tokens}, which counts the last
+     * verified token too (k + 1).
+     */
+    public static int speculativeTokens(Pod pod) {
+        String v = env(pod, EngineEnv.SPECULATIVE);
+        if (v != null) {
+            return ngramTokens(v);
+        }
+        var draftTokens = PodFacts.argNumber(pod, "--speculative-num-draft-tokens");
+        return draftTokens.isPresent() ? Math.max(0, (int) draftTokens.getAsDouble() - 1) : 0;
+    }
+
+    /** k of a {@code TENSORLANE_SPECULATIVE} value (see {@link #speculativeTokens}). */
+    static int ngramTokens(String value) {
+        String s = value.trim();
+        int colon = s.indexOf(':');
+        String method = (colon < 0 ? s : s.substring(0, colon)).trim();
+        if (!method.equalsIgnoreCase("ngram")) {
+            return 0;
+        }
+        int k = DEFAULT_SPECULATIVE_TOKENS;
+        for (String field : colon < 0 ? new String[0] : s.substring(colon + 1).split(",")) {
+            String[] kv = field.split("=", 2);
+            if (kv.length == 2 && kv[0].trim().equalsIgnoreCase("k")) {
+                try {
+                    k = Integer.parseInt(kv[1].trim());
+                } catch (NumberFormatException e) {
+                    return 0;
+                }
+            }
+        }
+        return Math.max(0, k);
     }
 
     /** The model dimensions of {@code owner}; zeros (no activations but the attention workspace) when unknown. */
@@ -103,11 +152,11 @@ public final class SimMemory {
                 ? owner.memory.reserveMiB * (1L << 20)
                 : DEFAULT_RESERVE_BYTES;
         MemoryBudget.Dims d = dims(owner);
-        MemoryBudget.NonStatic base =
-                MemoryBudget.nonStatic(d, p.batchTokens(), p.tp(), p.customAllreduce(), p.maxMessageBytes(), reserve);
-        // the sampler's per-row buffers, as the planner counts them (without speculation: the simulator counts no
-        // speculative rows, neither these nor the verify logits)
-        long sampling = MemoryBudget.samplingBytes(d.vocabSize(), p.batchTokens(), 0, maxModelLength(owner))
+        MemoryBudget.NonStatic base = MemoryBudget.nonStatic(
+                d, p.batchTokens(), p.tp(), p.customAllreduce(), p.maxMessageBytes(), reserve, p.speculativeTokens());
+        // the sampler's per-row buffers, as the planner counts them (k + 1 rows a sequence with speculation)
+        long sampling = MemoryBudget.samplingBytes(
+                        d.vocabSize(), p.batchTokens(), p.speculativeTokens(), maxModelLength(owner))
                 .total();
         MemoryBudget.NonStatic n = new MemoryBudget.NonStatic(
                 base.activations() + sampling,

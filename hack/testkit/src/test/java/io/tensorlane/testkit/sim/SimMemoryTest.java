@@ -180,4 +180,90 @@ class SimMemoryTest {
         assertThat(a.requestedBytes()).isEqualTo(MemoryBudget.CUDA_GRAPH_BYTES);
         assertThat(a.freeBytes()).isEqualTo(oom.orElseThrow().freeBytes());
     }
+
+    static Pod speculating(String fraction, String speculative) {
+        Pod p = tensorlane(fraction, "Custom");
+        p.getSpec()
+                .getContainers()
+                .get(0)
+                .getEnv()
+                .add(new io.fabric8.kubernetes.api.model.EnvVar("TENSORLANE_SPECULATIVE", speculative, null));
+        return p;
+    }
+
+    @ParameterizedTest(name = "{0} -> k {1}")
+    @org.junit.jupiter.params.provider.CsvSource(
+            delimiter = ';',
+            value = {
+                "ngram:k=4,n=3; 4",
+                "ngram:n=2,k=8; 8",
+                " NGRAM : k = 6 ; 6",
+                "ngram; 4",
+                "ngram:n=5; 4",
+                "off; 0",
+                "none; 0",
+                "''; 0",
+                "draft:/models/small,k=4; 0",
+                "ngram:k=x; 0"
+            })
+    void readsKFromTheRuntimesSpeculativeValue(String value, int k) {
+        assertThat(SimMemory.ngramTokens(value)).isEqualTo(k);
+    }
+
+    @org.junit.jupiter.api.Test
+    void readsKFromThePod() {
+        assertThat(SimMemory.speculativeTokens(tensorlane("0.94", "Custom"))).isZero();
+        assertThat(SimMemory.speculativeTokens(speculating("0.94", "ngram:k=4,n=3")))
+                .isEqualTo(4);
+        // SGLang counts the last verified token: k + 1 draft tokens
+        Pod sglang = pod(
+                List.of("--tp", "8", "--speculative-algorithm", "NGRAM", "--speculative-num-draft-tokens", "5"),
+                Map.of());
+        assertThat(SimMemory.speculativeTokens(sglang)).isEqualTo(4);
+        assertThat(SimMemory.read(speculating("0.94", "ngram:k=8,n=3"))
+                        .orElseThrow()
+                        .speculativeTokens())
+                .isEqualTo(8);
+    }
+
+    /**
+     * The verify logits the plan counts ({@link MemoryBudget#speculativeLogitsBytes}: 256 x k x 128256 x 8 bytes, 2.1
+     * GB at k = 8) are allocated with the activations: the seed's auto fraction without speculation leaves too little
+     * for them.
+     */
+    static Stream<Arguments> speculation() {
+        return Stream.of(
+                Arguments.of("0.94 without speculation runs", tensorlane("0.94", "Custom"), null),
+                Arguments.of(
+                        "0.94 with k = 8 runs out",
+                        speculating("0.94", "ngram:k=8,n=3"),
+                        MemoryBudget.PHASE_ACTIVATIONS),
+                Arguments.of("0.90 with k = 8 runs", speculating("0.90", "ngram:k=8,n=3"), null),
+                Arguments.of("0.94 with speculation off runs", speculating("0.94", "off"), null));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("speculation")
+    void speculationsVerifyLogitsCountAsThePlanCountsThem(String why, Pod pod, String phase) {
+        Optional<MemoryBudget.Oom> oom = SimMemory.startupOom(pod, PRO_6000, llama70b());
+        assertThat(oom.map(MemoryBudget.Oom::phase).orElse(null)).isEqualTo(phase);
+    }
+
+    @org.junit.jupiter.api.Test
+    void theVerifyLogitsAreWhatIsMissing() {
+        // at 0.94 the last allocation leaves some free memory; k = 8 asks for more than that on top of it
+        long free = PRO_6000
+                - MemoryBudget.startup(
+                                MemoryBudget.staticPoolBytes(0.94, PRO_6000),
+                                MemoryBudget.nonStatic(
+                                        SimMemory.dims(llama70b()), 16384, 8, true, 8L << 20, 512L << 20))
+                        .stream()
+                        .mapToLong(MemoryBudget.Allocation::bytes)
+                        .sum();
+        long extra = MemoryBudget.speculativeLogitsBytes(128256, 16384, 8);
+        assertThat(free).isPositive().isLessThan(extra);
+        var oom = SimMemory.startupOom(speculating("0.94", "ngram:k=8,n=3"), PRO_6000, llama70b())
+                .orElseThrow();
+        assertThat(oom.requestedBytes() - oom.freeBytes()).isPositive().isLessThanOrEqualTo(extra - free);
+    }
 }
