@@ -21,7 +21,8 @@ import java.util.Locale;
  *                     number of tokens
  * @param gemvMma      the one-token (and FP8 few-token) GEMVs on the tensor cores (tl_gemv_mma*: 16 rows a block, an
  *                     mma per 16 x 16 weight tile) instead of one warp per output row; {@value #GEMV_MMA_ENV} =
- *                     {@code on} (unset) or {@code off}
+ *                     {@code on} or {@code off} (unset: off until kernelcheck has passed them on a GPU and the FP8
+ *                     bench has measured them; written 2026-12-03, no GPU run of them yet)
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -74,7 +75,7 @@ public record KernelChoices(
                 parseOnOff(PUSH_ENV, push, false),
                 parseFp8(fp8Gemm),
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
-                parseOnOff(GEMV_MMA_ENV, gemvMma, true));
+                parseOnOff(GEMV_MMA_ENV, gemvMma, false));
     }
 
     /** The choices of this process's environment. */

@@ -78,11 +78,11 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_GEMV_MMA=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"; true", "off; false", " Off ; false", "on; true"})
-    void gemvMmaIsOnUnlessSwitchedOffAndNotInTheBaseline(String value, boolean on) {
+            value = {"; false", "off; false", " On ; true", "on; true"})
+    void gemvMmaIsOffUnlessSwitchedOnAndNotInTheBaseline(String value, boolean on) {
         assertThat(KernelChoices.parse(null, null, null, null, null, value).gemvMma())
                 .isEqualTo(on);
-        assertThat(KernelChoices.parse(null, null, null, null).gemvMma()).isTrue();
+        assertThat(KernelChoices.parse(null, null, null, null).gemvMma()).isFalse();
         assertThat(KernelChoices.BASELINE.gemvMma()).isFalse();
         assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, null, "tensor"))
                 .isInstanceOf(IllegalArgumentException.class)
