@@ -21,8 +21,8 @@ import java.util.Locale;
  *                     number of tokens
  * @param gemvMma      the one-token (and FP8 few-token) GEMVs on the tensor cores (tl_gemv_mma*: 16 rows a block, an
  *                     mma per 16 x 16 weight tile) instead of one warp per output row; {@value #GEMV_MMA_ENV} =
- *                     {@code on} or {@code off} (unset: off until kernelcheck has passed them on a GPU and the FP8
- *                     bench has measured them; written 2026-12-03, no GPU run of them yet)
+ *                     {@code on} or {@code off} (unset: off; kernelcheck passes them on an H200, 2026-12-03, but
+ *                     dense bf16 batch-1 is slower on them and their FP8 speed is not measured yet)
  */
 public record KernelChoices(
         boolean tiledPrefill,
