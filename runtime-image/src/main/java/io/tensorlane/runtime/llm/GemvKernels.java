@@ -41,10 +41,7 @@ final class GemvKernels {
         if (!fits(1, in)) {
             throw new IllegalArgumentException("gemv takes rows of whole 16-byte chunks (in % 8 == 0), got in=" + in);
         }
-        if ((x & 15) != 0 || (w & 15) != 0) {
-            throw new IllegalArgumentException("gemv: x and w must be 16-byte aligned (x=0x" + Long.toHexString(x)
-                    + ", w=0x" + Long.toHexString(w) + ")");
-        }
+        aligned(x, w);
         k.launch(
                 k.fn(t, "tl_gemv"),
                 (out + WARPS - 1) / WARPS,
@@ -70,10 +67,7 @@ final class GemvKernels {
             throw new IllegalArgumentException("gemv (tensor cores) takes 1.." + MMA_TOKENS
                     + " tokens and in % 8 == 0, got n=" + n + ", in=" + in);
         }
-        if ((x & 15) != 0 || (w & 15) != 0) {
-            throw new IllegalArgumentException("gemv: x and w must be 16-byte aligned (x=0x" + Long.toHexString(x)
-                    + ", w=0x" + Long.toHexString(w) + ")");
-        }
+        aligned(x, w);
         String name = n == 1 ? "tl_gemv_mma1" : "tl_gemv_mma";
         k.launch(
                 k.fn(t, name),
@@ -88,5 +82,12 @@ final class GemvKernels {
                 i(n),
                 i(in),
                 i(out));
+    }
+
+    private static void aligned(long x, long w) {
+        if ((x & 15) != 0 || (w & 15) != 0) {
+            throw new IllegalArgumentException("gemv: x and w must be 16-byte aligned (x=0x" + Long.toHexString(x)
+                    + ", w=0x" + Long.toHexString(w) + ")");
+        }
     }
 }
