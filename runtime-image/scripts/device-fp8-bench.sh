@@ -7,8 +7,8 @@
 #             prefill of $PREFILL tokens; the ratios against the bf16 run and each batch-1 step against its roofline
 #             (the bytes a decode step reads: every weight but the input embedding table, / the read bandwidth) are
 #             printed last.
-# A label is a checkpoint (bf16, or a variant of VARIANTS) with optional modifiers after '@': @warp = the one-warp-
-# per-row GEMVs (TENSORLANE_GEMV_MMA=off), @mma = the tensor-core GEMVs (TENSORLANE_GEMV_MMA=on), @gemv8 = the FP8 GEMV
+# A label is a checkpoint (bf16, or a variant of VARIANTS) with optional modifiers after '@' (none: the defaults): @warp =
+# the one-warp-per-row GEMVs (TENSORLANE_GEMV_MMA=off), @mma = the tensor-core GEMVs (TENSORLANE_GEMV_MMA=on), @gemv8 = the FP8 GEMV
 # up to 8 tokens (TENSORLANE_FP8_GEMM=9).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
 # LABELS ("bf16 $VARIANTS"), BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json

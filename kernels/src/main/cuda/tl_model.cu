@@ -644,11 +644,20 @@ __device__ __forceinline__ uint4 ld_readonly(const uint4* p) {
   return v;
 }
 
-template <typename T, int U>
-__device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, int out) {
-  const int row = blockIdx.x * kGemvWarps + (threadIdx.x >> 5);
+// x from global memory through the read-only cache, or (XS) from shared memory (tl_gemv_fused.cuh's staged x).
+template <bool XS>
+__device__ __forceinline__ uint4 ld_x(const uint4* p) {
+  if constexpr (XS) {
+    return *p;
+  } else {
+    return ld_readonly(p);
+  }
+}
+
+// w[row, :] . x summed over the warp (every lane gets it): lane l takes the 16-byte chunks l + 32 k, U loads in flight.
+template <typename T, int U, bool XS = false>
+__device__ __forceinline__ float tl_gemv_dot(const T* x, const T* w, int row, int in) {
   const int lane = threadIdx.x & 31;
-  if (row >= out) return;
   const uint4* wr = reinterpret_cast<const uint4*>(w + (long long)row * in);
   const uint4* xr = reinterpret_cast<const uint4*>(x);
   const int chunks = in >> 3;
@@ -659,17 +668,25 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 #pragma unroll
     for (int u = 0; u < U; ++u) wv[u] = ld_stream(wr + c + 32 * u);
 #pragma unroll
-    for (int u = 0; u < U; ++u) xv[u] = ld_readonly(xr + c + 32 * u);
+    for (int u = 0; u < U; ++u) xv[u] = ld_x<XS>(xr + c + 32 * u);
 #pragma unroll
     for (int u = 0; u < U; ++u) acc = dot8<T>(wv[u], xv[u], acc);
   }
-  for (; c < chunks; c += 32) acc = dot8<T>(ld_stream(wr + c), ld_readonly(xr + c), acc);
-  acc = warp_sum(acc);
-  if (lane == 0) y[row] = Cv<T>::t(acc);
+  for (; c < chunks; c += 32) acc = dot8<T>(ld_stream(wr + c), ld_x<XS>(xr + c), acc);
+  return warp_sum(acc);
+}
+
+template <typename T, int U>
+__device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, int out) {
+  const int row = blockIdx.x * kGemvWarps + (threadIdx.x >> 5);
+  if (row >= out) return;
+  const float acc = tl_gemv_dot<T, U>(x, w, row, in);
+  if ((threadIdx.x & 31) == 0) y[row] = Cv<T>::t(acc);
 }
 
 #include "tl_fp8.cuh"
 #include "tl_gemv_mma.cuh"
+#include "tl_gemv_fused.cuh"
 #include "tl_moe.cuh"
 #include "tl_moe_fp8.cuh"
 
@@ -782,6 +799,18 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_##SUF(const T* x, const T* w, T* y, int in, \
                                                                            int out) {                             \
     tl_gemv<T, kGemvUnroll>(x, w, y, in, out);                                                                     \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_##SUF(                           \
+      const float* r, const T* gamma, float eps, const T* w, T* y, int in, int out) {                               \
+    tlfuse::gemv_norm<T, false>(r, gamma, eps, w, y, in, out);                                                     \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_silu_##SUF(                      \
+      const float* r, const T* gamma, float eps, const T* w, T* y, int in, int inter) {                             \
+    tlfuse::gemv_norm<T, true>(r, gamma, eps, w, y, in, inter);                                                    \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_res_##SUF(const T* x, const T* w,         \
+                                                                               float* r, int in, int out) {       \
+    tlfuse::gemv_res<T>(x, w, r, in, out);                                                                         \
   }
 
 // The FP8 KV cache's entries (tl_kvcache.cuh): the same kernels over e4m3 codes, one more argument kv_scale (the

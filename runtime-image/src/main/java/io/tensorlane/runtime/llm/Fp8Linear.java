@@ -12,7 +12,7 @@ import jcuda.driver.CUstream;
  *       tensor cores, the activations quantized per token and 128 columns into e4m3 first
  *       (W8A8, as the checkpoints' dynamic activation scheme intends);
  *   <li>else up to 8 tokens: the FP8 GEMV (W8A16, the weight dequantized in registers; on the tensor cores where
- *       {@link KernelChoices#gemvMma});
+ *       {@link KernelChoices#gemvMma} takes the weight's type);
  *   <li>else: the weight dequantized to the model's dtype into a scratch buffer, then cuBLAS.
  * </ul>
  * Allocated on the rank's thread with its buffers in the {@link RankModel#ACTIVATIONS} phase.
@@ -22,7 +22,7 @@ final class Fp8Linear implements AutoCloseable {
     private final Cublas blas;
     private final DType dt;
     private final GemvPolicy gemv;
-    private final boolean mma;
+    private final GemvMma mma;
     private final int tensorMinTokens;
     /** The model-dtype copy of a weight for cuBLAS. */
     private final long scratch;
@@ -95,7 +95,7 @@ final class Fp8Linear implements AutoCloseable {
             kernels.fp8().quantize(dt, x, xq, xs, n, rows, in, CublasLt.Fp8Scaling.GROUP, s);
             lt.run(plan, w.address(), w.gemmScales(), xq, xs, y);
         } else if (gemv.linears().contains(l) && Fp8Kernels.gemvFits(n, in)) {
-            kernels.fp8().gemv(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, mma, s);
+            kernels.fp8().gemv(dt, w.type(), x, w.address(), w.scales(), y, n, in, out, mma.uses(w.type()), s);
         } else {
             kernels.fp8().dequant(dt, w.type(), w.address(), w.scales(), scratch, out, in, s);
             blas.linear(dt, x, scratch, y, dt, n, in, out, out);

@@ -19,10 +19,8 @@ import java.util.Locale;
  *                     steps the FP8 GEMV; 0: never (the weight dequantized to the model's dtype, then cuBLAS);
  *                     {@value #FP8_GEMM_ENV} = {@code auto} (unset: {@value #FP8_TENSOR_MIN_TOKENS}), {@code off} or a
  *                     number of tokens
- * @param gemvMma      the one-token (and FP8 few-token) GEMVs on the tensor cores (tl_gemv_mma*: 16 rows a block, an
- *                     mma per 16 x 16 weight tile) instead of one warp per output row; {@value #GEMV_MMA_ENV} =
- *                     {@code on} or {@code off} (unset: off; kernelcheck passes them on an H200, 2026-12-03, but
- *                     dense bf16 batch-1 is slower on them and their FP8 speed is not measured yet)
+ * @param gemvMma      which one-token (and FP8 few-token) GEMVs run on the tensor cores ({@link GemvMma}: by weight
+ *                     type; {@value #GEMV_MMA_ENV} = {@code auto} (unset), {@code on} or {@code off})
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -31,11 +29,11 @@ public record KernelChoices(
         boolean push,
         int fp8TensorMinTokens,
         boolean moeGroupedGemm,
-        boolean gemvMma) {
+        GemvMma gemvMma) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
-    public static final String GEMV_MMA_ENV = "TENSORLANE_GEMV_MMA";
+    public static final String GEMV_MMA_ENV = GemvMma.ENV;
     /**
      * {@code on} (unset): a MoE layer's long steps run each projection's experts in one cuBLAS grouped GEMM (24.0 vs
      * 34.3 ms for a 2,048-token prefill of 8 Qwen3-30B-A3B layers; outputs checked against transformers at TP 1-8, both
@@ -50,7 +48,7 @@ public record KernelChoices(
      * OneStage pulling.
      */
     public static final KernelChoices BASELINE =
-            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, false);
+            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -75,7 +73,7 @@ public record KernelChoices(
                 parseOnOff(PUSH_ENV, push, false),
                 parseFp8(fp8Gemm),
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
-                parseOnOff(GEMV_MMA_ENV, gemvMma, false));
+                GemvMma.parse(gemvMma));
     }
 
     /** The choices of this process's environment. */

@@ -15,16 +15,16 @@ final class Linears {
     private final Fp8Linear fp8;
     private final GemvPolicy gemv;
     private final DType dt;
-    private final boolean mma;
+    private final GemvMma mma;
 
-    /** {@code fp8} null: the model has no FP8 weights; {@code mma}: the GEMV on the tensor cores. */
+    /** {@code fp8} null: the model has no FP8 weights; {@code mma}: which GEMVs run on the tensor cores. */
     Linears(
             RankWeights weights,
             ModelKernels kernels,
             Cublas blas,
             Fp8Linear fp8,
             GemvPolicy gemv,
-            boolean mma,
+            GemvMma mma,
             DType dt) {
         this.mma = mma;
         this.weights = weights;
@@ -39,7 +39,7 @@ final class Linears {
         RankWeights.Weight w = weights.weight(key);
         if (!w.type().fp8()) {
             if (gemv.use(l, n, in)) {
-                if (mma) {
+                if (mma.uses(w.type())) {
                     kernels.gemvMma(dt, x, w.address(), y, n, in, out, s);
                 } else {
                     kernels.gemv(dt, x, w.address(), y, in, out, s);

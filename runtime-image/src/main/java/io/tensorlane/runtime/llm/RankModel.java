@@ -76,7 +76,7 @@ final class RankModel implements AutoCloseable {
     /** Which linears of one-token steps take the GEMV kernel instead of cuBLAS. */
     private final GemvPolicy gemv;
 
-    private final boolean gemvMma;
+    private final GemvMma gemvMma;
     /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
     private final boolean tiledPrefill;
     /** The allreduce fused with the residual add + RMSNorm where it fits ({@link FusedNorm}). */

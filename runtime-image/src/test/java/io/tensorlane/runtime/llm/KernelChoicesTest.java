@@ -3,6 +3,7 @@ package io.tensorlane.runtime.llm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tensorlane.runtime.model.WeightType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -75,18 +76,36 @@ class KernelChoicesTest {
         assertThat(KernelChoices.parse(null, null, null, null).moeGroupedGemm()).isTrue();
     }
 
-    @ParameterizedTest(name = "TENSORLANE_GEMV_MMA=''{0}'' -> {1}")
+    @ParameterizedTest(name = "TENSORLANE_GEMV_MMA=''{0}'': dense {1}, FP8 block {2}, block rows {3}, row {4}")
     @CsvSource(
             delimiter = ';',
-            value = {"; false", "off; false", " On ; true", "on; true"})
-    void gemvMmaIsOffUnlessSwitchedOnAndNotInTheBaseline(String value, boolean on) {
-        assertThat(KernelChoices.parse(null, null, null, null, null, value).gemvMma())
-                .isEqualTo(on);
-        assertThat(KernelChoices.parse(null, null, null, null).gemvMma()).isFalse();
-        assertThat(KernelChoices.BASELINE.gemvMma()).isFalse();
+            value = {
+                "; false; true; true; false",
+                "auto; false; true; true; false",
+                " AUTO ; false; true; true; false",
+                "off; false; false; false; false",
+                " On ; true; true; true; true",
+                "on; true; true; true; true"
+            })
+    void gemvMmaTakesTheTensorCoresByWeightType(
+            String value, boolean dense, boolean block, boolean blockRows, boolean row) {
+        GemvMma m = KernelChoices.parse(null, null, null, null, null, value).gemvMma();
+        assertThat(m.uses(WeightType.DENSE)).isEqualTo(dense);
+        assertThat(m.uses(WeightType.FP8_BLOCK)).isEqualTo(block);
+        assertThat(m.uses(WeightType.FP8_BLOCK_ROWS)).isEqualTo(blockRows);
+        assertThat(m.uses(WeightType.FP8_ROW)).isEqualTo(row);
+    }
+
+    @Test
+    void gemvMmaDefaultsToAutoAndTheBaselineIsOff() {
+        assertThat(KernelChoices.parse(null, null, null, null).gemvMma()).isEqualTo(GemvMma.AUTO);
+        for (WeightType t : WeightType.values()) {
+            assertThat(KernelChoices.BASELINE.gemvMma().uses(t)).as(t.name()).isFalse();
+        }
         assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, null, "tensor"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("TENSORLANE_GEMV_MMA");
+                .hasMessageContaining("TENSORLANE_GEMV_MMA='tensor'")
+                .hasMessageContaining("auto, on or off");
     }
 
     @Test
