@@ -1,17 +1,20 @@
-// One-token GEMVs with the residual stream folded in (decode steps of one token on one rank; dense weights T):
-//   tl_gemv_norm:      y[o] = T(w[o] . x) with x = RMSNorm(r) * gamma computed by every block into shared memory
-//   tl_gemv_norm_silu: the same x; w is a fused gate/up weight [2 inter, in]; y[j] = T(silu(T(g_j)) * T(u_j)) with
-//                      g_j = w[j] . x, u_j = w[inter + j] . x (the arithmetic of tl_silu_mul)
-//   tl_gemv_res:       r[o] += float(T(w[o] . x)) (x in global memory, as tl_gemv): the residual add of the next norm
+// One-token GEMVs with the residual stream folded in (decode steps of one token on one rank), for dense weights T
+// and FP8 weights (the scale layouts of tl_fp8.cuh):
+//   tl_gemv_norm[_fp8_*]:      y[o] = T(w[o] . x), x = RMSNorm(r) * gamma computed by every block into shared memory
+//   tl_gemv_norm_silu[_fp8_*]: the same x; w a fused gate/up weight [2 inter, in]; y[j] = T(silu(T(g)) * T(u)) with
+//                              g = w[j] . x, u = w[inter + j] . x (the arithmetic of tl_silu_mul)
+//   tl_gemv_res[_fp8_*]:       r[o] += float(T(w[o] . x)), x in global memory: the linear and the residual add of
+//                              tl_add_rmsnorm's mode 1 in one kernel
 // A batch-1 decode step is latency-bound outside its weight reads: folding the residual add into the linear that
-// produces it (o, down) and the RMSNorm into the linear that consumes it (qkv, gate_up), and silu into gate_up,
-// removes three kernels a layer (two add+RMSNorms and silu). Bits: the norm is tlnorm::add_rmsnorm_row in mode 2 on
-// a block of 512 threads, as tl_add_rmsnorm computes it; the dot products are tl_gemv's (the same lane order and
-// warp sum), so each fused kernel gives the bits of the kernels it replaces (kernelcheck compares them).
-// Included by tl_model.cu after tl_gemv (ld_stream, ld_readonly, dot8, Cv, Pair).
-// Requires: in % 8 == 0, in <= kFuseMaxIn (norm kernels), x, w, r 16-byte aligned.
-// Launch: norm kernels block kFuseThreads (512), any grid (rows are strided over it; the caller takes
-// min(ceil(rows / 16), 2 x multiprocessors)); tl_gemv_res as tl_gemv (grid ceil(out / kGemvWarps), block 256).
+// produces it (o, down), the RMSNorm into the linear that consumes it (qkv, gate_up) and silu into gate_up removes
+// three kernels a layer. Bits: the norm is tlnorm::add_rmsnorm_row in mode 2 on a block of 512 threads, as
+// tl_add_rmsnorm computes it, and each dot product is the one-warp-per-row kernel's (tl_gemv, tl_gemv1_fp8_*: the
+// same lane order, scale arithmetic and warp sum), so each fused kernel gives the bits of the kernels it replaces
+// (kernelcheck compares them bit for bit).
+// Included by tl_model.cu after tl_gemv and tl_fp8.cuh (ld_stream, ld_x, tl_gemv_dot, Cv, dot16, unpack16).
+// Requires: in % 8 == 0 (T) or % 16 == 0 (FP8); in <= kFuseMaxIn for the norm kernels; x, w 16-byte aligned.
+// Launch: norm kernels block kFuseThreads, any grid (rows strided over it; the caller takes
+// min(ceil(rows / kFuseWarps), 2 x multiprocessors)); res kernels grid ceil(out / kGemvWarps), block kGemvWarps * 32.
 #pragma once
 
 namespace tlfuse {
@@ -19,75 +22,117 @@ namespace tlfuse {
 constexpr int kFuseThreads = 512;
 constexpr int kFuseWarps = kFuseThreads / 32;
 constexpr int kFuseMaxIn = 8192;  // the staged x: 16 KB of bf16
-constexpr int kFuseUnroll = 4;
 
-// Two rows at once (gate j and up j): both rows' loads in flight together, each row's sum in tl_gemv's order.
-template <typename T, int U>
-__device__ __forceinline__ float2 dot_rows2(const T* w, const T* xs, int ra, int rb, int in) {
+// w[row, :] . x for an FP8 row, summed over the warp, times the row's scale: tl_gemv1_fp8_*'s arithmetic (gemv_fp8
+// with NT 1: chunk c of 16 weights scaled per 128-column block with an fma, per row after the warp sum).
+template <typename T, bool BLOCK, bool XS>
+__device__ __forceinline__ float fp8_dot1(const T* x, const uint8_t* w, const float* scale, int row, int in,
+                                          int row_block) {
+  constexpr int U = 8;
   const int lane = threadIdx.x & 31;
-  const uint4* wa = reinterpret_cast<const uint4*>(w + (long long)ra * in);
-  const uint4* wb = reinterpret_cast<const uint4*>(w + (long long)rb * in);
-  const uint4* xr = reinterpret_cast<const uint4*>(xs);
-  const int chunks = in >> 3;
-  float acc_a = 0.0f, acc_b = 0.0f;
+  const uint4* wr = reinterpret_cast<const uint4*>(w + (long long)row * in);
+  const uint4* xr = reinterpret_cast<const uint4*>(x);
+  const int chunks = in >> 4;
+  const float* srow =
+      BLOCK ? scale + (long long)(row / row_block) * ((in + tlfp8::kFp8Block - 1) / tlfp8::kFp8Block) : scale;
+  float acc = 0.0f;
+  auto consume = [&](const uint4 wv, int c) {
+    float wf[16];
+    tlfp8::unpack16(wv, wf);
+    const float d = tlfp8::dot16<T>(wf, ld_x<XS>(xr + 2 * c), ld_x<XS>(xr + 2 * c + 1));
+    acc = BLOCK ? fmaf(srow[c >> 3], d, acc) : acc + d;
+  };
   int c = lane;
   for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
-    uint4 av[U], bv[U], xv[U];
+    uint4 wv[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) av[u] = ld_stream(wa + c + 32 * u);
+    for (int u = 0; u < U; ++u) wv[u] = ld_stream(wr + c + 32 * u);
 #pragma unroll
-    for (int u = 0; u < U; ++u) bv[u] = ld_stream(wb + c + 32 * u);
-#pragma unroll
-    for (int u = 0; u < U; ++u) xv[u] = xr[c + 32 * u];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      acc_a = dot8<T>(av[u], xv[u], acc_a);
-      acc_b = dot8<T>(bv[u], xv[u], acc_b);
-    }
+    for (int u = 0; u < U; ++u) consume(wv[u], c + 32 * u);
   }
-  for (; c < chunks; c += 32) {
-    const uint4 xv = xr[c];
-    acc_a = dot8<T>(ld_stream(wa + c), xv, acc_a);
-    acc_b = dot8<T>(ld_stream(wb + c), xv, acc_b);
-  }
-  return make_float2(warp_sum(acc_a), warp_sum(acc_b));
+  for (; c < chunks; c += 32) consume(ld_stream(wr + c), c);
+  const float v = warp_sum(acc);
+  return BLOCK ? v : v * scale[row];
 }
 
-// x = RMSNorm(r) * gamma into xs (every thread of the block; ends with a barrier so xs is complete).
+// The row dot products the kernels take: dense T, or FP8 with its scales. Every entry takes (w, scale, row_block);
+// the dense ones ignore the last two.
 template <typename T>
-__device__ __forceinline__ void stage_norm(const float* r, const T* gamma, float eps, T* xs, int in, float* red) {
-  tlnorm::add_rmsnorm_row<T>(const_cast<float*>(r), nullptr, gamma, xs, in, eps, 2, red);
-  __syncthreads();
-}
+struct DenseRows {
+  const T* w;
+  __device__ DenseRows(const void* w_, const float*, int) : w(static_cast<const T*>(w_)) {}
+  template <bool XS>
+  __device__ __forceinline__ float dot(const T* x, int row, int in) const {
+    return tl_gemv_dot<T, kGemvUnroll, XS>(x, w, row, in);
+  }
+};
+template <typename T, bool BLOCK>
+struct Fp8Rows {
+  const uint8_t* w;
+  const float* scale;
+  int row_block;
+  __device__ Fp8Rows(const void* w_, const float* s, int rb) : w(static_cast<const uint8_t*>(w_)), scale(s), row_block(rb) {}
+  template <bool XS>
+  __device__ __forceinline__ float dot(const T* x, int row, int in) const {
+    return fp8_dot1<T, BLOCK, XS>(x, w, scale, row, in, row_block);
+  }
+};
+template <typename T>
+using Fp8BlockRows = Fp8Rows<T, true>;
+template <typename T>
+using Fp8RowRows = Fp8Rows<T, false>;
 
-template <typename T, bool SILU>
-__device__ __forceinline__ void gemv_norm(const float* r, const T* gamma, float eps, const T* w, T* y, int in,
-                                          int rows) {
+// x = RMSNorm(r) * gamma into shared memory by the whole block, then rows strided over the grid, a warp each.
+template <typename T, bool SILU, typename Rows>
+__device__ __forceinline__ void gemv_norm(const float* r, const T* gamma, float eps, const Rows rows_of, T* y,
+                                          int in, int rows) {
   __shared__ __align__(16) T xs[kFuseMaxIn];
   __shared__ float red[32];
-  stage_norm<T>(r, gamma, eps, xs, in, red);
+  tlnorm::add_rmsnorm_row<T>(const_cast<float*>(r), nullptr, gamma, xs, in, eps, 2, red);  // mode 2: r only read
+  __syncthreads();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int row = blockIdx.x * kFuseWarps + warp; row < rows; row += gridDim.x * kFuseWarps) {
     if (SILU) {
-      const float2 gu = dot_rows2<T, kFuseUnroll>(w, xs, row, rows + row, in);
-      if (lane == 0) {
-        const float g = Cv<T>::f(Cv<T>::t(gu.x)), u = Cv<T>::f(Cv<T>::t(gu.y));
-        y[row] = Cv<T>::t(g / (1.0f + expf(-g)) * u);
-      }
+      const float g = Cv<T>::f(Cv<T>::t(rows_of.template dot<true>(xs, row, in)));
+      const float u = Cv<T>::f(Cv<T>::t(rows_of.template dot<true>(xs, rows + row, in)));
+      if (lane == 0) y[row] = Cv<T>::t(g / (1.0f + expf(-g)) * u);
     } else {
-      const float acc = tl_gemv_dot<T, kFuseUnroll, true>(xs, w, row, in);
+      const float acc = rows_of.template dot<true>(xs, row, in);
       if (lane == 0) y[row] = Cv<T>::t(acc);
     }
   }
 }
 
-// r[o] += float(T(w[o] . x)): tl_gemv, then the residual add of tl_add_rmsnorm's mode 1, in one kernel.
-template <typename T>
-__device__ __forceinline__ void gemv_res(const T* x, const T* w, float* r, int in, int out) {
+// r[o] += float(T(w[o] . x)), a warp a row.
+template <typename T, typename Rows>
+__device__ __forceinline__ void gemv_res(const T* x, const Rows rows_of, float* r, int in, int out) {
   const int row = blockIdx.x * kGemvWarps + (threadIdx.x >> 5);
   if (row >= out) return;
-  const float acc = tl_gemv_dot<T, kGemvUnroll>(x, w, row, in);
+  const float acc = rows_of.template dot<false>(x, row, in);
   if ((threadIdx.x & 31) == 0) r[row] = r[row] + Cv<T>::f(Cv<T>::t(acc));
 }
 
 }  // namespace tlfuse
+
+// Entries (instantiated per model dtype in tl_model.cu's TL_MODEL_ENTRIES): w is T (dense) or e4m3 (FP8, with
+// scale and row_block as in tl_fp8.cuh; the dense entries ignore them).
+#define TL_FUSE_ROWS_ENTRIES(SUF, T, NAME, ROWS)                                                                   \
+  extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm##NAME##_##SUF(                   \
+      const float* r, const T* gamma, float eps, const void* w, const float* scale, int row_block, T* y, int in,    \
+      int out) {                                                                                                   \
+    tlfuse::gemv_norm<T, false>(r, gamma, eps, ROWS(w, scale, row_block), y, in, out);                             \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_silu##NAME##_##SUF(              \
+      const float* r, const T* gamma, float eps, const void* w, const float* scale, int row_block, T* y, int in,    \
+      int inter) {                                                                                                 \
+    tlfuse::gemv_norm<T, true>(r, gamma, eps, ROWS(w, scale, row_block), y, in, inter);                            \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_res##NAME##_##SUF(                         \
+      const T* x, const void* w, const float* scale, int row_block, float* r, int in, int out) {                    \
+    tlfuse::gemv_res<T>(x, ROWS(w, scale, row_block), r, in, out);                                                 \
+  }
+
+#define TL_FUSE_ENTRIES(SUF, T)                                  \
+  TL_FUSE_ROWS_ENTRIES(SUF, T, , tlfuse::DenseRows<T>)           \
+  TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_block, tlfuse::Fp8BlockRows<T>) \
+  TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_row, tlfuse::Fp8RowRows<T>)

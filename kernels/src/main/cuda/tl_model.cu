@@ -800,18 +800,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
                                                                            int out) {                             \
     tl_gemv<T, kGemvUnroll>(x, w, y, in, out);                                                                     \
   }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_##SUF(                           \
-      const float* r, const T* gamma, float eps, const T* w, T* y, int in, int out) {                               \
-    tlfuse::gemv_norm<T, false>(r, gamma, eps, w, y, in, out);                                                     \
-  }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_silu_##SUF(                      \
-      const float* r, const T* gamma, float eps, const T* w, T* y, int in, int inter) {                             \
-    tlfuse::gemv_norm<T, true>(r, gamma, eps, w, y, in, inter);                                                    \
-  }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_res_##SUF(const T* x, const T* w,         \
-                                                                               float* r, int in, int out) {       \
-    tlfuse::gemv_res<T>(x, w, r, in, out);                                                                         \
-  }
+  TL_FUSE_ENTRIES(SUF, T)
 
 // The FP8 KV cache's entries (tl_kvcache.cuh): the same kernels over e4m3 codes, one more argument kv_scale (the
 // layer's {k_scale, v_scale}, fp32 on the device).

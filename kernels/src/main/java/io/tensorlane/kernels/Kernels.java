@@ -39,11 +39,18 @@ public final class Kernels {
             "tl_dequant_fp8_block",
             "tl_dequant_fp8_row",
             "tl_quant_fp8",
-            // the decode linears on the tensor cores (tl_gemv_mma.cuh): dense T and FP8 weights, 1 and up to 8 tokens
-            "tl_gemv_mma1",
+            // one-token linears with the residual add, RMSNorm and silu folded in (tl_gemv_fused.cuh)
             "tl_gemv_norm",
             "tl_gemv_norm_silu",
             "tl_gemv_res",
+            "tl_gemv_norm_fp8_block",
+            "tl_gemv_norm_silu_fp8_block",
+            "tl_gemv_res_fp8_block",
+            "tl_gemv_norm_fp8_row",
+            "tl_gemv_norm_silu_fp8_row",
+            "tl_gemv_res_fp8_row",
+            // the decode linears on the tensor cores (tl_gemv_mma.cuh): dense T and FP8 weights, 1 and up to 8 tokens
+            "tl_gemv_mma1",
             "tl_gemv_mma",
             "tl_gemv_mma1_fp8_block",
             "tl_gemv_mma1_fp8_row",

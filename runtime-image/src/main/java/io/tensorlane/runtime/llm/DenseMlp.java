@@ -35,4 +35,19 @@ final class DenseMlp implements MlpBlock {
         lin.linear(GemvPolicy.Linear.DOWN, act, prefix + "down", out, n, inter, hidden, s);
         mark.mark("gemm down");
     }
+
+    @Override
+    public boolean fusable() {
+        return lin.fusable(GemvPolicy.Linear.GATE_UP, prefix + "gate_up", hidden)
+                && lin.fusable(GemvPolicy.Linear.DOWN, prefix + "down", inter);
+    }
+
+    @Override
+    public void forwardFused(long residual, long gamma, float eps, CUstream s, OpMarks mark) {
+        lin.normLinear(
+                GemvPolicy.Linear.GATE_UP, residual, gamma, eps, prefix + "gate_up", act, hidden, inter, true, s);
+        mark.mark("gemm gate_up+norm+silu");
+        lin.residualLinear(GemvPolicy.Linear.DOWN, act, prefix + "down", residual, inter, hidden, s);
+        mark.mark("gemm down+residual");
+    }
 }

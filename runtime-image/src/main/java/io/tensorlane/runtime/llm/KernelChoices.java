@@ -21,6 +21,9 @@ import java.util.Locale;
  *                     number of tokens
  * @param gemvMma      which one-token (and FP8 few-token) GEMVs run on the tensor cores ({@link GemvMma}: by weight
  *                     type; {@value #GEMV_MMA_ENV} = {@code auto} (unset), {@code on} or {@code off})
+ * @param fusedGemv    one-token steps on one rank fold the residual add, the RMSNorms and silu into the one-warp-per-row
+ *                     linears around them ({@link FusedGemvKernels}: three kernels fewer a layer, the same bits);
+ *                     {@value #FUSED_GEMV_ENV} = {@code on} (unset) or {@code off}
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -29,11 +32,13 @@ public record KernelChoices(
         boolean push,
         int fp8TensorMinTokens,
         boolean moeGroupedGemm,
-        GemvMma gemvMma) {
+        GemvMma gemvMma,
+        boolean fusedGemv) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
     public static final String GEMV_MMA_ENV = GemvMma.ENV;
+    public static final String FUSED_GEMV_ENV = "TENSORLANE_FUSED_GEMV";
     /**
      * {@code on} (unset): a MoE layer's long steps run each projection's experts in one cuBLAS grouped GEMM (24.0 vs
      * 34.3 ms for a 2,048-token prefill of 8 Qwen3-30B-A3B layers; outputs checked against transformers at TP 1-8, both
@@ -48,7 +53,7 @@ public record KernelChoices(
      * OneStage pulling.
      */
     public static final KernelChoices BASELINE =
-            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF);
+            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -66,6 +71,18 @@ public record KernelChoices(
     /** {@link #parse(String, String, String, String, String)} and {@value #GEMV_MMA_ENV}. */
     public static KernelChoices parse(
             String gemv, String fusedNorm, String push, String fp8Gemm, String moeGrouped, String gemvMma) {
+        return parse(gemv, fusedNorm, push, fp8Gemm, moeGrouped, gemvMma, null);
+    }
+
+    /** {@link #parse(String, String, String, String, String, String)} and {@value #FUSED_GEMV_ENV}. */
+    public static KernelChoices parse(
+            String gemv,
+            String fusedNorm,
+            String push,
+            String fp8Gemm,
+            String moeGrouped,
+            String gemvMma,
+            String fusedGemv) {
         return new KernelChoices(
                 true,
                 GemvPolicy.parse(gemv),
@@ -73,7 +90,8 @@ public record KernelChoices(
                 parseOnOff(PUSH_ENV, push, false),
                 parseFp8(fp8Gemm),
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
-                GemvMma.parse(gemvMma));
+                GemvMma.parse(gemvMma),
+                parseOnOff(FUSED_GEMV_ENV, fusedGemv, true));
     }
 
     /** The choices of this process's environment. */
@@ -84,7 +102,8 @@ public record KernelChoices(
                 System.getenv(PUSH_ENV),
                 System.getenv(FP8_GEMM_ENV),
                 System.getenv(MOE_GROUPED_GEMM_ENV),
-                System.getenv(GEMV_MMA_ENV));
+                System.getenv(GEMV_MMA_ENV),
+                System.getenv(FUSED_GEMV_ENV));
     }
 
     static int parseFp8(String value) {

@@ -1,6 +1,7 @@
 package io.tensorlane.runtime.llm;
 
 import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.model.WeightType;
 import jcuda.driver.CUstream;
 
 /**
@@ -16,8 +17,12 @@ final class Linears {
     private final GemvPolicy gemv;
     private final DType dt;
     private final GemvMma mma;
+    private final boolean fused;
 
-    /** {@code fp8} null: the model has no FP8 weights; {@code mma}: which GEMVs run on the tensor cores. */
+    /**
+     * {@code fp8} null: the model has no FP8 weights; {@code mma}: which GEMVs run on the tensor cores; {@code fused}:
+     * the one-token kernels with the residual stream folded in may be used ({@link #fusable}).
+     */
     Linears(
             RankWeights weights,
             ModelKernels kernels,
@@ -25,8 +30,10 @@ final class Linears {
             Fp8Linear fp8,
             GemvPolicy gemv,
             GemvMma mma,
+            boolean fused,
             DType dt) {
         this.mma = mma;
+        this.fused = fused;
         this.weights = weights;
         this.kernels = kernels;
         this.blas = blas;
@@ -50,5 +57,63 @@ final class Linears {
         } else {
             fp8.linear(l, x, w, y, n, in, out, s);
         }
+    }
+
+    /**
+     * Whether the weight {@code key} of linear {@code l} (rows of {@code in}) takes the one-token kernels with the
+     * residual stream folded in ({@link FusedGemvKernels}): switched on, a linear the GEMV policy gives the GEMV whose
+     * weight takes the one-warp-per-row kernel (not {@link GemvMma}'s tensor cores), and a shape the kernels fit.
+     */
+    boolean fusable(GemvPolicy.Linear l, String key, int in) {
+        WeightType t = weights.weight(key).type();
+        return fused && gemv.linears().contains(l) && !mma.uses(t) && FusedGemvKernels.fits(t, in);
+    }
+
+    /**
+     * y = w · (RMSNorm(r) · gamma) for one token, r fp32 [in] unchanged; {@code silu}: w is a fused gate/up weight of
+     * 2 {@code out} rows and y = silu(gate) · up. Only where {@link #fusable}.
+     */
+    void normLinear(
+            GemvPolicy.Linear l,
+            long r,
+            long gamma,
+            float eps,
+            String key,
+            long y,
+            int in,
+            int out,
+            boolean silu,
+            CUstream s) {
+        RankWeights.Weight w = fusedWeight(l, key, in);
+        kernels.fused().norm(dt, w.type(), r, gamma, eps, w.address(), scales(w), y, in, out, silu, s);
+    }
+
+    /** r[out] += w · x for one token (x [in] in the model's dtype, r fp32). Only where {@link #fusable}. */
+    void residualLinear(GemvPolicy.Linear l, long x, String key, long r, int in, int out, CUstream s) {
+        RankWeights.Weight w = fusedWeight(l, key, in);
+        kernels.fused().residual(dt, w.type(), x, w.address(), scales(w), r, in, out, s);
+    }
+
+    /** Whether every layer's qkv and o projections are {@link #fusable} (the attention half of a fused step). */
+    boolean fusesAttention(int layers, int hidden, int attnCols) {
+        for (int l = 0; l < layers; l++) {
+            String p = "layers." + l + ".";
+            if (!fusable(GemvPolicy.Linear.QKV, p + "qkv", hidden)
+                    || !fusable(GemvPolicy.Linear.O, p + "o", attnCols)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private RankWeights.Weight fusedWeight(GemvPolicy.Linear l, String key, int in) {
+        if (!fusable(l, key, in)) {
+            throw new IllegalStateException(key + ": not a linear of the fused one-token kernels");
+        }
+        return weights.weight(key);
+    }
+
+    private static long scales(RankWeights.Weight w) {
+        return w.type().fp8() ? w.scales() : 0;
     }
 }

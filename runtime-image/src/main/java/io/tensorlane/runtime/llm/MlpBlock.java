@@ -11,6 +11,22 @@ interface MlpBlock {
     /** Enqueues the block on {@code s}; {@code mark} labels each operation for the op timer. */
     void forward(int n, long xn, long out, CUstream s, OpMarks mark);
 
+    /**
+     * Whether {@link #forwardFused} takes this block: its linears fit the one-token kernels with the residual stream
+     * folded in ({@link Linears#fusable}).
+     */
+    default boolean fusable() {
+        return false;
+    }
+
+    /**
+     * One token on one rank, the residual stream folded in: the block's input is RMSNorm(residual) · {@code gamma}
+     * (computed inside its first linear) and its output is added to {@code residual} (fp32) by its last.
+     */
+    default void forwardFused(long residual, long gamma, float eps, CUstream s, OpMarks mark) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no fused one-token path");
+    }
+
     /** The op timer's labels, one call after each operation. */
     interface OpMarks {
         void mark(String label);

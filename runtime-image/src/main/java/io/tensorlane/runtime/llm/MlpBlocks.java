@@ -84,6 +84,16 @@ final class MlpBlocks {
         }
     }
 
+    /** Whether every layer's block takes the fused one-token path ({@link MlpBlock#fusable}). */
+    boolean allFusable() {
+        for (MlpBlock b : blocks) {
+            if (!b.fusable()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     MlpBlock layer(int l) {
         return blocks[l];
     }

@@ -42,6 +42,7 @@ public final class ModelKernels implements AutoCloseable {
     private final AttentionKernels attention = new AttentionKernels(this);
     private final GemvKernels gemv = new GemvKernels(this);
     private final Fp8Kernels fp8 = new Fp8Kernels(this);
+    private final FusedGemvKernels fused = new FusedGemvKernels(this);
     private final MoeKernels moe = new MoeKernels(this);
     private final SampleKernels sampler = new SampleKernels(this);
 
@@ -293,6 +294,11 @@ public final class ModelKernels implements AutoCloseable {
     /** The FP8-weight kernels (tl_fp8.cuh, and the tensor-core GEMV's FP8 entries). */
     public Fp8Kernels fp8() {
         return fp8;
+    }
+
+    /** The one-token linears with the residual add, RMSNorm and silu folded in (tl_gemv_fused.cuh). */
+    public FusedGemvKernels fused() {
+        return fused;
     }
 
     /** The token sampler (tl_sample.cuh). */

@@ -1,9 +1,7 @@
 package io.tensorlane.runtime.llm;
 
-import io.tensorlane.contract.Algorithm;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
-import io.tensorlane.runtime.engine.FusedNorm;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.model.Checkpoint;
 import io.tensorlane.runtime.model.DeviceTensor;
@@ -52,8 +50,6 @@ final class RankModel implements AutoCloseable {
 
     final Rank rank;
     private OpTimer timer = OpTimer.OFF;
-    /** Rank 0's allreduce timer (null: none); it records only while a timed pass is on. */
-    private AllreduceTimer allreduceTimer;
 
     final ModelConfig cfg;
     final TpLayout tpl;
@@ -79,8 +75,12 @@ final class RankModel implements AutoCloseable {
     private final GemvMma gemvMma;
     /** The tensor-core prefill kernel (false: the split-key attention kernel for every token). */
     private final boolean tiledPrefill;
-    /** The allreduce fused with the residual add + RMSNorm where it fits ({@link FusedNorm}). */
-    private final boolean fusedNorm;
+    /** The layer's allreduces and the norms after them. */
+    private final RankReduce reduce;
+    /** The one-token kernels with the residual stream folded in may be used ({@link KernelChoices#fusedGemv}). */
+    private final boolean fusedGemv;
+    /** One-token steps fold the residual stream into the linears (set once the weights are in: {@link Linears}). */
+    private boolean fuseOneToken;
 
     private int numTiles;
     private int numRest;
@@ -110,7 +110,7 @@ final class RankModel implements AutoCloseable {
         this.gemv = choices.gemv();
         this.gemvMma = choices.gemvMma();
         this.tiledPrefill = choices.tiledPrefill();
-        this.fusedNorm = choices.fusedNorm();
+        this.fusedGemv = choices.fusedGemv();
         this.cfg = cfg;
         this.tpl = tpl;
         this.dt = dt;
@@ -134,6 +134,7 @@ final class RankModel implements AutoCloseable {
             red = tpl.tp() > 1 ? mem.alloc(ACTIVATIONS, "reduced sums", e * t * hidden, true) : part;
             residual = addr(mem.alloc(ACTIVATIONS, "residual", 4L * t * hidden, true));
             xn = addr(mem.alloc(ACTIVATIONS, "normed", e * t * hidden, true));
+            reduce = new RankReduce(rank, tpl.tp(), choices.fusedNorm(), kernels, dt, hidden, part, red, residual, xn);
             qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
             q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
@@ -168,8 +169,9 @@ final class RankModel implements AutoCloseable {
      */
     long loadWeights(Checkpoint ck, List<DeviceTensor> plan, LongConsumer progress) {
         long bytes = weights.load(ck, plan, dims.maxPositions(), progress);
-        lin = new Linears(weights, kernels, blas, fp8, gemv, gemvMma, dt);
+        lin = new Linears(weights, kernels, blas, fp8, gemv, gemvMma, fusedGemv, dt);
         mlp.build(weights, lin, kernels, blas);
+        fuseOneToken = tpl.tp() == 1 && mlp.allFusable() && lin.fusesAttention(cfg.numLayers(), hidden, hq * hd);
         if (kv.fp8()) {
             kv.setScales(weights.upload(KvScales.read(ck, cfg.numLayers()), "KV cache scales"));
         }
@@ -202,59 +204,13 @@ final class RankModel implements AutoCloseable {
         return weights.get(key);
     }
 
-    /** The reduced copy of {@code part}: the allreduce's output, or {@code part} itself on one rank. */
-    private long reduce(long count, DType type, CUdeviceptr in, CUdeviceptr out) {
-        if (tpl.tp() == 1) {
-            return addr(in);
-        }
-        allReduce(in, out, count, type);
-        mark("allreduce");
-        return addr(out);
-    }
-
-    /**
-     * The layer's partial sums in {@code part} reduced over the ranks, then added to the residual stream ({@code mode}
-     * 1; 0 starts it) and normalized with {@code norm} into {@code xn}: one fused kernel where it fits
-     * ({@link FusedNorm#fits}: OneStage's messages of at most 8 tokens on two or more ranks), else the allreduce and
-     * the norm kernel apart. The same bits either way. The allreduce timer times the fused kernel as the allreduce it
-     * stands for.
-     */
-    private void reduceAndNorm(int n, String norm, int mode, float eps) {
-        var s = rank.stream();
-        FusedNorm f = fusedNorm && tpl.tp() > 1 ? new FusedNorm(n, hidden, dt, residual, w(norm), xn, eps, mode) : null;
-        if (f != null && rank.fits(f)) {
-            timed(Algorithm.OneStage, () -> rank.allReduceAddRmsNorm(part, f, s));
-            mark("allreduce+norm");
-            return;
-        }
-        long delta = reduce((long) n * hidden, dt, part, red);
-        kernels.addRmsNorm(dt, residual, delta, w(norm), xn, n, hidden, eps, mode, s);
-        mark("norm");
-    }
-
-    /** The rank's allreduce with the table's algorithm. */
-    private void allReduce(CUdeviceptr in, CUdeviceptr out, long count, DType type) {
-        Algorithm a = rank.route(count * type.bytes());
-        timed(a, () -> rank.allReduce(in, out, count, type, rank.stream(), a));
-    }
-
-    /** Enqueues {@code call}, an allreduce taking {@code a}, between the timer's events when a timed pass is on. */
-    private void timed(Algorithm a, Runnable call) {
-        var s = rank.stream();
-        AllreduceTimer t = allreduceTimer;
-        boolean on = t != null && t.on();
-        if (on) {
-            t.before(s);
-        }
-        call.run();
-        if (on) {
-            t.after(a, s);
-        }
-    }
-
     /** Rank 0: the timer its allreduces report to (see {@link AllreduceTimer}). */
     void timeAllreducesWith(AllreduceTimer t) {
-        allreduceTimer = t;
+        reduce.timeWith(t);
+    }
+
+    private void reduceAndNorm(int n, String norm, int mode, float eps) {
+        reduce.andNorm(n, w(norm), mode, eps, this::mark);
     }
 
     /** Enqueues one forward step of {@code n} tokens producing {@code m} logits rows (inputs already uploaded). */
@@ -278,11 +234,26 @@ final class RankModel implements AutoCloseable {
                 s);
         mark("embed");
         reduceAndNorm(n, "layers.0.input_norm", 0, eps);
+        boolean fuse = fuseOneToken && n == 1;
         int qkvCols = (hq + 2 * hk) * hd;
         float scale = (float) (1.0 / Math.sqrt(hd));
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
-            lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
+            if (fuse && l > 0) {
+                lin.normLinear(
+                        GemvPolicy.Linear.QKV,
+                        residual,
+                        w(p + "input_norm"),
+                        eps,
+                        p + "qkv",
+                        qkv,
+                        hidden,
+                        qkvCols,
+                        false,
+                        s);
+            } else {
+                lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
+            }
             mark("gemm qkv");
             long kc = kv.k(l);
             long vc = kv.v(l);
@@ -331,6 +302,12 @@ final class RankModel implements AutoCloseable {
                     kv.scales(l),
                     s);
             mark("attention");
+            if (fuse) { // residual += o(attn); gate_up reads RMSNorm(residual); down adds to the residual
+                lin.residualLinear(GemvPolicy.Linear.O, attn, p + "o", residual, hq * hd, hidden, s);
+                mark("gemm o+residual");
+                mlp.layer(l).forwardFused(residual, w(p + "post_norm"), eps, s, this::mark);
+                continue;
+            }
             lin.linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden, s);
             mark("gemm o");
             reduceAndNorm(n, p + "post_norm", 1, eps);
@@ -338,13 +315,17 @@ final class RankModel implements AutoCloseable {
             // the next layer's input norm, or the final norm
             reduceAndNorm(n, l + 1 < cfg.numLayers() ? "layers." + (l + 1) + ".input_norm" : "final_norm", 1, eps);
         }
+        if (fuse) {
+            kernels.addRmsNorm(dt, residual, 0, w("final_norm"), xn, n, hidden, eps, 2, s);
+            mark("norm");
+        }
         kernels.gatherRows(dt, xn, inputs.device(StepInputs.Buf.LOGIT_TOKENS), xl, m, hidden, s);
         mark("gather");
         blas.linear(dt, xl, w("lm_head"), addr(logits.local), DType.fp32, m, hidden, vr, vr);
         mark("gemm lm_head");
         if (logits.gathered()) {
             logits.placeShard(m, s);
-            allReduce(logits.full, logits.out, logits.fullCount(m), DType.fp32);
+            reduce.allReduce(logits.full, logits.out, logits.fullCount(m), DType.fp32);
             mark("logits gather");
         }
         if (rank.index() == 0) {

@@ -96,6 +96,20 @@ class KernelChoicesTest {
         assertThat(m.uses(WeightType.FP8_ROW)).isEqualTo(row);
     }
 
+    @ParameterizedTest(name = "TENSORLANE_FUSED_GEMV=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"; true", "on; true", " OFF ; false", "off; false"})
+    void fusedGemvIsOnUnlessSwitchedOffAndNotInTheBaseline(String value, boolean on) {
+        assertThat(KernelChoices.parse(null, null, null, null, null, null, value)
+                        .fusedGemv())
+                .isEqualTo(on);
+        assertThat(KernelChoices.BASELINE.fusedGemv()).isFalse();
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, null, null, "fused"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("TENSORLANE_FUSED_GEMV='fused'");
+    }
+
     @Test
     void gemvMmaDefaultsToAutoAndTheBaselineIsOff() {
         assertThat(KernelChoices.parse(null, null, null, null).gemvMma()).isEqualTo(GemvMma.AUTO);

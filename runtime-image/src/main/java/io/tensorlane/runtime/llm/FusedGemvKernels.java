@@ -1,0 +1,134 @@
+package io.tensorlane.runtime.llm;
+
+import static io.tensorlane.runtime.engine.KernelArgs.f;
+import static io.tensorlane.runtime.engine.KernelArgs.i;
+import static io.tensorlane.runtime.engine.KernelArgs.p;
+
+import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.model.WeightType;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * The one-token linears of {@link ModelKernels} with the residual stream folded in (tl_gemv_fused.cuh), for dense and
+ * FP8 weights: {@link #norm} computes x = RMSNorm(residual) · gamma in every block and multiplies it by the weight
+ * (optionally a fused gate/up weight followed by silu(gate) · up), {@link #residual} adds a linear's output to the fp32
+ * residual. Each gives the bits of the kernels it replaces (tl_add_rmsnorm, tl_gemv / tl_gemv1_fp8_*, tl_silu_mul).
+ */
+public final class FusedGemvKernels {
+    /** Threads of a norm kernel's block (its norm is tl_add_rmsnorm's, on as many threads); the kernel's kFuseThreads. */
+    static final int NORM_THREADS = 512;
+    /** Output rows a norm block takes at once (a warp each). */
+    static final int NORM_WARPS = NORM_THREADS / 32;
+    /** The widest input of a norm kernel (its x staged in shared memory); the kernel's kFuseMaxIn. */
+    public static final int MAX_IN = 8192;
+
+    private final ModelKernels k;
+    private int normGridCap;
+
+    FusedGemvKernels(ModelKernels k) {
+        this.k = k;
+    }
+
+    /** Whether the fused kernels take a linear with rows of {@code in} elements of this weight type. */
+    public static boolean fits(WeightType type, int in) {
+        return in > 0 && in <= MAX_IN && in % (type.fp8() ? 16 : 8) == 0;
+    }
+
+    /**
+     * y[out] = w · (RMSNorm(r) · gamma) for one token (r fp32 [in], unchanged); with {@code silu} w is a fused gate/up
+     * weight of 2 {@code out} rows and y[j] = silu(gate_j) · up_j. {@code scales} 0 for a dense weight.
+     */
+    public void norm(
+            DType t,
+            WeightType type,
+            long r,
+            long gamma,
+            float eps,
+            long w,
+            long scales,
+            long y,
+            int in,
+            int out,
+            boolean silu,
+            CUstream s) {
+        check(type, in, out, w, scales);
+        String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type);
+        int grid = Math.min((out + NORM_WARPS - 1) / NORM_WARPS, gridCap());
+        k.launch(
+                k.fn(t, name),
+                grid,
+                1,
+                NORM_THREADS,
+                s,
+                name,
+                p(r),
+                p(gamma),
+                f(eps),
+                p(w),
+                p(scales),
+                i(type.rowBlock()),
+                p(y),
+                i(in),
+                i(out));
+    }
+
+    /** r[out] += float(T(w · x)) for one token (x [in] in T, r fp32): a linear and the residual add after it. */
+    public void residual(DType t, WeightType type, long x, long w, long scales, long r, int in, int out, CUstream s) {
+        check(type, in, out, w, scales);
+        if ((x & 15) != 0) {
+            throw new IllegalArgumentException("fused gemv: x must be 16-byte aligned");
+        }
+        String name = name("tl_gemv_res", type);
+        k.launch(
+                k.fn(t, name),
+                (out + GemvKernels.WARPS - 1) / GemvKernels.WARPS,
+                1,
+                GemvKernels.WARPS * 32,
+                s,
+                name,
+                p(x),
+                p(w),
+                p(scales),
+                i(type.rowBlock()),
+                p(r),
+                i(in),
+                i(out));
+    }
+
+    private static void check(WeightType type, int in, int out, long w, long scales) {
+        ModelKernels.positive("out", out);
+        if (!fits(type, in)) {
+            throw new IllegalArgumentException("fused gemv takes rows of whole 16-byte chunks of at most " + MAX_IN
+                    + " elements, got in=" + in + " (" + type + ")");
+        }
+        if ((w & 15) != 0) {
+            throw new IllegalArgumentException("fused gemv: w must be 16-byte aligned");
+        }
+        if (type.fp8() && scales == 0) {
+            throw new IllegalArgumentException("fused gemv: an FP8 weight needs its scales");
+        }
+    }
+
+    private static String name(String prefix, WeightType type) {
+        return switch (type) {
+            case DENSE -> prefix;
+            case FP8_BLOCK, FP8_BLOCK_ROWS -> prefix + "_fp8_block";
+            case FP8_ROW -> prefix + "_fp8_row";
+        };
+    }
+
+    /** Blocks of a norm launch: two a multiprocessor of the current device (each stages x once for many rows). */
+    private int gridCap() {
+        if (normGridCap == 0) {
+            CUdevice dev = new CUdevice();
+            JCudaDriver.cuCtxGetDevice(dev);
+            int[] sms = {0};
+            JCudaDriver.cuDeviceGetAttribute(sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+            normGridCap = Math.max(1, 2 * sms[0]);
+        }
+        return normGridCap;
+    }
+}
