@@ -32,9 +32,14 @@ public final class FusedGemvKernels {
         this.k = k;
     }
 
-    /** Whether the fused kernels take a linear with rows of {@code in} elements of this weight type. */
+    /** Whether {@link #residual} takes a linear with rows of {@code in} elements of this weight type. */
     public static boolean fits(WeightType type, int in) {
-        return in > 0 && in <= MAX_IN && in % (type.fp8() ? 16 : 8) == 0;
+        return in > 0 && in % (type.fp8() ? 16 : 8) == 0;
+    }
+
+    /** Whether {@link #norm} takes it: {@link #fits} and x staged in shared memory ({@value #MAX_IN} elements). */
+    public static boolean normFits(WeightType type, int in) {
+        return fits(type, in) && in <= MAX_IN;
     }
 
     /**
@@ -55,6 +60,10 @@ public final class FusedGemvKernels {
             boolean silu,
             CUstream s) {
         check(type, in, out, w, scales);
+        if (!normFits(type, in)) {
+            throw new IllegalArgumentException("fused gemv: the norm kernels stage x in shared memory, at most "
+                    + MAX_IN + " elements, got " + in);
+        }
         String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type);
         int grid = Math.min((out + NORM_WARPS - 1) / NORM_WARPS, gridCap());
         k.launch(
@@ -101,8 +110,8 @@ public final class FusedGemvKernels {
     private static void check(WeightType type, int in, int out, long w, long scales) {
         ModelKernels.positive("out", out);
         if (!fits(type, in)) {
-            throw new IllegalArgumentException("fused gemv takes rows of whole 16-byte chunks of at most " + MAX_IN
-                    + " elements, got in=" + in + " (" + type + ")");
+            throw new IllegalArgumentException(
+                    "fused gemv takes rows of whole 16-byte chunks, got in=" + in + " (" + type + ")");
         }
         if ((w & 15) != 0) {
             throw new IllegalArgumentException("fused gemv: w must be 16-byte aligned");

@@ -66,7 +66,11 @@ final class Linears {
      */
     boolean fusable(GemvPolicy.Linear l, String key, int in) {
         WeightType t = weights.weight(key).type();
-        return fused && gemv.linears().contains(l) && !mma.uses(t) && FusedGemvKernels.fits(t, in);
+        boolean normed = l == GemvPolicy.Linear.QKV || l == GemvPolicy.Linear.GATE_UP; // x = RMSNorm staged in-kernel
+        return fused
+                && gemv.linears().contains(l)
+                && !mma.uses(t)
+                && (normed ? FusedGemvKernels.normFits(t, in) : FusedGemvKernels.fits(t, in));
     }
 
     /**
