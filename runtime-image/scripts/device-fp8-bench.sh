@@ -66,7 +66,7 @@ if has_step bench; then
     step "bench-model $label ${envs[*]}" "$W/$label.log" env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
       --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \
       --max-seconds $(( t - 15 )) --label "$label" --json "$OUT/$label.json"
-    grep -vE '^engine: loaded [0-9.]+ GB$' "$W/$label.log" | grep -E '^(bench-model|load|engine: (weights|loading)| batch| +[0-9]+ |prefill)' | tee -a "$LOG"
+    grep -vE '^engine: loaded [0-9.]+ GB$' "$W/$label.log" | grep -E '^(bench-model|load|engine: (weights|loading|one-token)| batch| +[0-9]+ |prefill)' | tee -a "$LOG"
   done
 fi
 {

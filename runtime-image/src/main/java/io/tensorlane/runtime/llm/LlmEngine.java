@@ -203,6 +203,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         log.printf(
                 "engine: weights on the GPUs: %.3f GB in %.2f s (%.2f GB/s; checkpoint %.3f GB)%n",
                 weightBytes / 1e9, loadSeconds, weightBytes / 1e9 / Math.max(loadSeconds, 1e-9), total / 1e9);
+        if (ranks.get(0).fusesOneToken()) {
+            log.println("engine: one-token steps fold the residual add, RMSNorms and silu into the linears");
+        }
         allocateKv(log);
         if (world > 1 && !options.nccl()) {
             List<jcuda.driver.CUdeviceptr> parts = new ArrayList<>();

@@ -178,6 +178,11 @@ final class RankModel implements AutoCloseable {
         return bytes;
     }
 
+    /** Whether one-token steps take the fused linears ({@link KernelChoices#fusedGemv}; set by {@link #loadWeights}). */
+    boolean fusesOneToken() {
+        return fuseOneToken;
+    }
+
     /** Enqueues the copies of the step's inputs on the rank's stream ({@link StepInputs#upload}). */
     void uploadInputs(StepBatch b) {
         int n = b.tokens();
