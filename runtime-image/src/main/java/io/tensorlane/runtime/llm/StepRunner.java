@@ -88,11 +88,11 @@ final class StepRunner {
     TimedStep run(StepBatch batch, boolean wantLogits, boolean timed) {
         int m = batch.logitTokens().length;
         int key = options.graphs() ? buckets().tokens(batch) : GraphBuckets.EAGER;
-        boolean decode = key != GraphBuckets.EAGER;
-        StepBatch b = decode ? batch.padTo(key) : batch;
+        boolean graph = key != GraphBuckets.EAGER;
+        StepBatch b = graph ? batch.padTo(key) : batch;
         boolean sample = sampleAllreduces();
-        BucketGraphs g = decode ? graphs.get(key) : null;
-        GraphPlan plan = GraphPlan.of(decode, g != null, g != null && g.timed() != null, sample, timingPossible());
+        BucketGraphs g = graph ? graphs.get(key) : null;
+        GraphPlan plan = GraphPlan.of(graph, g != null, g != null && g.timed() != null, sample, timingPossible());
         List<CapturedGraph> replay = switch (plan.run()) {
             case EAGER -> null;
             case REPLAY_PLAIN -> g.plain();
