@@ -315,7 +315,7 @@ final class StepRunner {
         return new long[] {replays, verifyReplays};
     }
 
-    /** Frees what this runner made on rank {@code r} (on the rank's thread): its decode graphs, rank 0's events. */
+    /** Frees what this runner made on rank {@code r} (on the rank's thread): its graphs, rank 0's events. */
     void close(Rank r) {
         for (BucketGraphs bg : graphs.values()) {
             for (List<CapturedGraph> gs : Arrays.asList(bg.plain(), bg.timed())) {
