@@ -9,7 +9,8 @@ import io.tensorlane.runtime.sched.StepBatch;
  * tokens' rows, positions, KV slots, block tables and logits rows from device buffers, and the key slices of the
  * split-key kernel are a function of n alone ({@link AttentionKernels#splits}), so one graph serves every step of that
  * shape as its sequences grow: plain decode steps (one token per sequence) and speculative verify steps (the last token
- * and up to k guesses per sequence, causal by position within the step) alike.
+ * and up to k guesses per sequence, causal by position within the step) alike, and short prompt chunks with logits
+ * for every token (a prompt-logits dump's).
  *
  * <p>The bucket of a step of R sequences whose longest chunk is c tokens is {@code rowBucket(R) x c} tokens
  * ({@link #rowBucket}: the next power of two, at most maxSeqs); the step is padded up to it ({@link StepBatch#padTo}).
