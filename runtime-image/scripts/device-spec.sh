@@ -6,19 +6,21 @@
 #   2. kernel   kernelcheck: its spec_verify lines (tl_spec_verify_f32: verdicts vs the host rule, chi-square of the
 #               output distribution) must PASS; the other kernelcheck lines are reported, not judged here
 #   3. greedy   per model and TP in $TPS (virtual ranks on GPU 0 for TP > 1): `generate` on the reference prompts,
-#               64 tokens, --logprobs 5, without and with --speculative $SPEC
+#               64 tokens, --logprobs 5, without and with --speculative $SPEC (verify steps from CUDA graphs unless
+#               SPEC_GRAPHS=off), and with SPEC_EAGER=1 (default) once more with TENSORLANE_SPEC_GRAPHS=off (spec-eager)
 #   4. sampled  one prompt x $SAMPLES copies, temperature $TEMP, $SAMPLE_TOKENS tokens, per-prompt seeds: base (seeds
 #               1000..), spec (--speculative, seeds 500000..), spec-same (--speculative, seeds 1000..)
 #   5. compare  oracle/spec_compare.py: greedy vs transformers (the top-5 walk of compare.py) for both runs, spec vs base
-#               (exact-match rate), drafts verified, the sampled token distributions at steps 1..4 (two-sample
+#               (exact-match rate), spec (graphs) vs spec-eager, drafts verified, verify steps replayed CUDA graphs
+#               (the summaries' verify_graph_replays > 0 with SPEC_GRAPHS=on), the sampled token distributions at steps 1..4 (two-sample
 #               chi-square at p = 1e-4, total variation), same-seed agreement (informational)
 #   6. bench    (when $BENCH_STEP is not 0 and >= 150 s are left) bench-model --verify-ks 1..8 at batches 1,8,32 on the
 #               Llama-3.1-8B geometry with $BENCH_LAYERS layers (random weights, oracle/bench_make_8b.py): verify-step
-#               cost / decode-step cost; the issue's target is k=4 at batch 1 <= 1.3x (reported, not judged: verify
-#               steps run eagerly in this slice)
+#               cost / decode-step cost; the issue's target is k=4 at batch 1 <= 1.3x (reported, not judged here:
+#               device-spec-bench.sh judges it on all 32 layers, graphs on and off)
 # Environment: STEPS (default "models kernel greedy sampled compare bench"; with no checkpoints yet, run STEPS=models
 # first, then the rest in a second call: /tmp stays while the machine is warm), MODELS ("llama qwen3"), TPS ("1 2"),
-# SPEC (ngram:k=4,n=3), SAMPLED_MODEL (llama), SAMPLES (3000), TEMP (0.8), SAMPLE_TOKENS (6), BENCH_LAYERS (8), BUDGET
+# SPEC (ngram:k=4,n=3), SPEC_GRAPHS (on), SPEC_EAGER (1), SAMPLED_MODEL (llama), SAMPLES (3000), TEMP (0.8), SAMPLE_TOKENS (6), BENCH_LAYERS (8), BUDGET
 # (570 s), MODELDIR/REFDIR/RUNS (/tmp/tl-models, /tmp/tl-ref, /tmp/tl-spec-runs).
 # Results under $OUT: spec.txt (the table), spec-results.json, spec.log (the combined log). Last line: spec: PASS|FAIL;
 # exit 0 on PASS, 1 on a FAIL, 2 when a preparation step failed.
@@ -41,6 +43,9 @@ STEPS=${STEPS:-models kernel greedy sampled compare bench}
 MODELS=${MODELS:-llama qwen3}
 TPS=${TPS:-1 2}
 SPEC=${SPEC:-ngram:k=4,n=3}
+SPEC_GRAPHS=${SPEC_GRAPHS:-on}
+SPEC_EAGER=${SPEC_EAGER:-1}
+export TENSORLANE_SPEC_GRAPHS=$SPEC_GRAPHS
 SAMPLED_MODEL=${SAMPLED_MODEL:-llama}
 SAMPLES=${SAMPLES:-3000}
 TEMP=${TEMP:-0.8}
@@ -54,7 +59,7 @@ LOG="$OUT/spec.log"
 prep_rc=0
 fail=0
 {
-  echo "== date: $(date -u +%FT%TZ)  steps: $STEPS  models: $MODELS  tps: $TPS  spec: $SPEC"
+  echo "== date: $(date -u +%FT%TZ)  steps: $STEPS  models: $MODELS  tps: $TPS  spec: $SPEC  verify graphs: $SPEC_GRAPHS"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
   $JAVA -jar "$APP" version 2>&1 | head -3
 } | tee -a "$LOG"
@@ -107,6 +112,14 @@ if has_step greedy; then
               --ignore-eos --json --logprobs 5)
       gen "greedy $m tp$tp base" "$LOGS/$m-tp$tp-base.log" "$d/base.jsonl" "${common[@]}"
       gen "greedy $m tp$tp spec" "$LOGS/$m-tp$tp-spec.log" "$d/spec.jsonl" "${common[@]}" --speculative "$SPEC"
+      if [ "$SPEC_EAGER" = 1 ] && [ "$SPEC_GRAPHS" = on ]; then
+        if [ "$(left)" -lt 90 ]; then
+          say "== greedy $m tp$tp spec-eager: skipped, $(left) s left"
+        else
+          TENSORLANE_SPEC_GRAPHS=off gen "greedy $m tp$tp spec-eager" "$LOGS/$m-tp$tp-spec-eager.log" \
+            "$d/spec-eager.jsonl" "${common[@]}" --speculative "$SPEC"
+        fi
+      fi
     done
   done
 fi
@@ -137,7 +150,7 @@ fi
 # ---- 5. compare
 if has_step compare; then
   $PY $ORACLE/spec_compare.py --ref "$REFDIR" --runs "$RUNS" --out "$OUT/spec-results.json" --models "$MODELS" \
-    --tps "$TPS" > "$OUT/spec.txt" 2>&1 || fail=1
+    --tps "$TPS" --verify-graphs "$SPEC_GRAPHS" > "$OUT/spec.txt" 2>&1 || fail=1
   { echo "---- spec_compare"; cat "$OUT/spec.txt"; } >> "$LOG"
 fi
 

@@ -3,7 +3,7 @@
 transformers (needs numpy only; device-spec.sh makes the runs).
 
   --ref  REFDIR   reference.py's REFDIR/<model>/{prompts.jsonl, greedy.jsonl}
-  --runs RUNSDIR  RUNSDIR/<model>/tp<N>/{base.jsonl, spec.jsonl}: `generate` greedy (64 tokens, --logprobs 5) without
+  --runs RUNSDIR  RUNSDIR/<model>/tp<N>/{base.jsonl, spec.jsonl[, spec-eager.jsonl]}: `generate` greedy (64 tokens, --logprobs 5) without
                   and with --speculative; RUNSDIR/sampled/{base.jsonl, spec.jsonl, spec-same.jsonl}: many copies of one
                   prompt sampled with per-prompt seeds (base and spec-same with the same seeds, spec with others)
   --out  RESULT.json
@@ -13,7 +13,11 @@ Rows (PASS/FAIL):
                           ours (compare.py's walk; then the prompt stops being compared)
   greedy/base spec        the same walk of the speculative run against the plain run (their own top-5); the exact-match
                           rate (prompts whose 64 tokens are all equal) is reported
+  greedy/eager spec       (when spec-eager.jsonl is there: the same speculation with TENSORLANE_SPEC_GRAPHS=off) the
+                          walk of the spec run (verify steps from CUDA graphs) against it; exact-match rate reported
   drafts      spec        the speculative run verified drafts (its summary's spec_drafts > 0), acceptance reported
+  graphs      spec        (--verify-graphs on) the speculative run's verify steps replayed CUDA graphs (its summary's
+                          verify_graph_replays > 0); greedy runs and the sampled spec run
   sampled/chi2 step S     two-sample chi-square (homogeneity) of the token at generated step S (1..), spec vs base,
                           ids expected fewer than 5 times pooled; PASS at p = 1e-4 (Wilson-Hilferty critical value);
                           total variation reported. Step 0 comes from the prefill in both and is left out.
@@ -74,12 +78,41 @@ def main():
     ap.add_argument("--tps", default="1 2")
     ap.add_argument("--max-new", type=int, default=64)
     ap.add_argument("--steps", type=int, default=4, help="sampled steps compared (1..)")
+    ap.add_argument("--verify-graphs", choices=("on", "off"), default="on",
+                    help="on: the spec runs' verify steps must have replayed CUDA graphs (TENSORLANE_SPEC_GRAPHS)")
     args = ap.parse_args()
     rows = []
 
     def add(model, run, check, status_ok, reason, metrics):
         rows.append({"model": model, "run": run, "check": check, "status": "PASS" if status_ok else "FAIL",
                      "reason": reason, "metrics": metrics})
+
+    def agreement(base, spec, n):
+        """(problems, metrics): compare.py's top-5 walk of run `spec` against run `base` over n prompts."""
+        bad, exact, counts = [], 0, {"match": 0, "close": 0, "fail": 0, "short": 0}
+        for i in range(n):
+            if i not in base or i not in spec:
+                bad.append("prompt %d missing" % i)
+                continue
+            b_ids, b_top = compare.our_greedy(base[i])
+            s_ids, s_top = compare.our_greedy(spec[i])
+            kind, m, detail = compare.walk(b_ids, b_top, s_ids, s_top, args.max_new)
+            counts[kind] += 1
+            exact += 1 if b_ids == s_ids else 0
+            if kind in ("fail", "short") and len(bad) < 4:
+                bad.append("prompt %d %s: %s" % (i, kind, detail))
+        return bad, dict(counts, exact=exact, prompts=n, exact_rate=round(exact / max(1, n), 3))
+
+    def graphs(model, run, summary):
+        """With --verify-graphs on, a spec run's verify steps must have replayed CUDA graphs (its summary's count)."""
+        vg = summary.get("verify_graph_replays")
+        met = {"graph_replays": summary.get("graph_replays"), "verify_graph_replays": vg}
+        if args.verify_graphs == "off":
+            rows.append({"model": model, "run": run, "check": "graphs spec", "status": "INFO", "reason": "",
+                         "metrics": met})
+            return
+        add(model, run, "graphs spec", bool(vg),
+            "" if vg else "no verify step replayed a CUDA graph (verify_graph_replays: %s)" % vg, met)
 
     for model in args.models.split():
         rdir = os.path.join(args.ref, model)
@@ -108,21 +141,15 @@ def main():
             if "base" not in got or "spec" not in got:
                 add(model, run, "greedy/base spec", False, "a run is missing", {})
                 continue
-            base, spec = got["base"][0], got["spec"][0]
-            bad, exact, counts = [], 0, {"match": 0, "close": 0, "fail": 0, "short": 0}
-            for i in range(len(prompts)):
-                if i not in base or i not in spec:
-                    bad.append("prompt %d missing" % i)
-                    continue
-                b_ids, b_top = compare.our_greedy(base[i])
-                s_ids, s_top = compare.our_greedy(spec[i])
-                kind, m, detail = compare.walk(b_ids, b_top, s_ids, s_top, args.max_new)
-                counts[kind] += 1
-                exact += 1 if b_ids == s_ids else 0
-                if kind in ("fail", "short") and len(bad) < 4:
-                    bad.append("prompt %d %s: %s" % (i, kind, detail))
-            met = dict(counts, exact=exact, prompts=len(prompts), exact_rate=round(exact / max(1, len(prompts)), 3))
+            bad, met = agreement(got["base"][0], got["spec"][0], len(prompts))
             add(model, run, "greedy/base spec", not bad, "; ".join(bad), met)
+            eager = os.path.join(d, "spec-eager.jsonl")
+            if os.path.exists(eager):  # the same speculation with verify steps eager (TENSORLANE_SPEC_GRAPHS=off)
+                try:
+                    bad, met = agreement(compare.read_generate(eager)[0], got["spec"][0], len(prompts))
+                except compare.Missing as e:
+                    bad, met = [str(e)], {}
+                add(model, run, "greedy/eager spec", not bad, "; ".join(bad), met)
             s = got["spec"][1] or {}
             drafts, dt, acc = s.get("spec_drafts", 0), s.get("spec_draft_tokens", 0), s.get("spec_accepted_tokens", 0)
             add(model, run, "drafts spec", drafts > 0, "" if drafts > 0 else "no draft was verified",
@@ -130,6 +157,7 @@ def main():
                  "acceptance": round(acc / dt, 3) if dt else None,
                  "per_position": s.get("spec_accepted_per_position"),
                  "decode_steps": s.get("decode_steps"), "tokens": s.get("decode_tokens")})
+            graphs(model, run, s)
 
     sdir = os.path.join(args.runs, "sampled")
     if os.path.isdir(sdir):
@@ -160,6 +188,7 @@ def main():
                 "" if s.get("spec_drafts", 0) > 0 else "no draft was verified",
                 {"drafts": s.get("spec_drafts"), "draft_tokens": s.get("spec_draft_tokens"),
                  "accepted": s.get("spec_accepted_tokens")})
+            graphs("sampled", "spec", s)
         if "base" in seqs and "spec-same" in seqs:
             same = sum(1 for x, y in zip(seqs["base"][0], seqs["spec-same"][0]) if x == y)
             n = min(len(seqs["base"][0]), len(seqs["spec-same"][0]))

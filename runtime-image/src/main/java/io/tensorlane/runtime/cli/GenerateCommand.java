@@ -198,6 +198,9 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
                 sum.put("kv_dtype", engine.memory().kvDtype().toString());
                 sum.put("kv_bytes", engine.memory().kvBytesPerRank());
                 sum.put("kv_bytes_per_block", engine.memory().kvBytesPerBlock());
+                LlmEngine.GraphReplays gr = engine.graphReplays();
+                sum.put("graph_replays", gr.steps());
+                sum.put("verify_graph_replays", gr.verifySteps());
                 if (spec != null) {
                     var c = sg.stats().counts();
                     sum.put("speculative", spec.toString());

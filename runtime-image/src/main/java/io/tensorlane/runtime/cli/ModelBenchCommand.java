@@ -261,7 +261,8 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
             EngineOptions o,
             SplittableRandom rng,
             PrintWriter out,
-            ModelBenchJson report) {
+            ModelBenchJson report)
+            throws IOException {
         ModelBenchVerify v =
                 new ModelBenchVerify(engine, context, Math.min(warmup, 20), iters, o.maxBatchTokens(), plan.maxBatch());
         ModelBenchVerify.printHeader(out);
@@ -273,6 +274,7 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
             }
             for (ModelBenchVerify.Row r : v.measure(b, verifyKs, rng)) {
                 ModelBenchVerify.print(out, r);
+                report.verify(r);
                 if (r.batch() == 1 && r.k() == 4) {
                     out.printf(
                             Locale.ROOT,
@@ -282,6 +284,7 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
                 }
             }
             out.flush();
+            report.write(false);
         }
     }
 

@@ -30,6 +30,7 @@ final class ModelBenchJson {
     private final long startNanos;
     private final List<DecodeResult> decodes = new ArrayList<>();
     private final List<String> skipped = new ArrayList<>();
+    private final List<ModelBenchVerify.Row> verifies = new ArrayList<>();
     private PrefillResult prefill;
     private ObjectNode header;
     private ObjectNode allreduces;
@@ -52,6 +53,11 @@ final class ModelBenchJson {
 
     void decode(DecodeResult r) {
         decodes.add(r);
+    }
+
+    /** A row of {@code --verify-ks}'s table ({@link ModelBenchVerify}). */
+    void verify(ModelBenchVerify.Row r) {
+        verifies.add(r);
     }
 
     void prefill(PrefillResult r) {
@@ -134,6 +140,18 @@ final class ModelBenchJson {
                 }
             });
             putOps(x, r.ops());
+        }
+        ArrayNode v = o.putArray("verify");
+        for (ModelBenchVerify.Row r : verifies) {
+            ObjectNode x = v.addObject();
+            x.put("batch", r.batch());
+            x.put("k", r.k());
+            x.put("wall_ms_median", r.wallMs());
+            x.put("gpu_ms_median", r.gpuMs());
+            x.put("x_decode_wall", r.wallRatio());
+            x.put("x_decode_gpu", r.gpuRatio());
+            x.put("graph_replayed_steps", r.replayed());
+            x.put("steps", r.steps());
         }
         if (prefill != null) {
             ObjectNode p = o.putObject("prefill");

@@ -13,13 +13,25 @@ import java.util.SplittableRandom;
  * {@code bench-model --verify-ks}: the cost of a speculative verify step against a plain decode step. Per batch size B,
  * B sequences of {@code --context} random ids are prefilled; then the decode step (one token per sequence at position
  * context, a CUDA graph replay) and, per k, the verify step (k + 1 tokens per sequence at positions context ..
- * context + k, logits and a draw for every one of them, as the scheduler sends them; eager: verify steps have no graph
- * yet) are each timed {@code iters} times after a warm-up, on the same KV slots. The ratio verify / decode is what a
+ * context + k, logits and a draw for every one of them, as the scheduler sends them; a graph replay too unless
+ * {@code TENSORLANE_SPEC_GRAPHS=off}, {@link io.tensorlane.runtime.llm.KernelChoices#SPEC_GRAPHS_ENV}) are each timed
+ * {@code iters} times after a warm-up (whose first step captures the graph), on the same KV slots. The ratio verify / decode is what a
  * step of speculation costs; with acceptance rate a per guess, a verify step yields 1 + a + a^2 + ... + a^k tokens.
  */
 final class ModelBenchVerify {
-    /** One row of the table: medians of wall and GPU ms, and the ratios to the decode step. */
-    record Row(int batch, int k, double wallMs, double gpuMs, double wallRatio, double gpuRatio) {}
+    /**
+     * One row of the table: medians of wall and GPU ms, the ratios to the decode step, and how many of the {@code steps}
+     * timed steps replayed a CUDA graph.
+     */
+    record Row(
+            int batch,
+            int k,
+            double wallMs,
+            double gpuMs,
+            double wallRatio,
+            double gpuRatio,
+            int replayed,
+            int steps) {}
 
     private final LlmEngine engine;
     private final int context;
@@ -55,10 +67,10 @@ final class ModelBenchVerify {
             ModelBenchPrefill.run(engine, tables, context, maxBatchTokens, maxRows, rng, vocab);
             List<Row> rows = new ArrayList<>();
             double[] decode = time(step(tables, 0, rng, vocab));
-            rows.add(new Row(batch, 0, decode[0], decode[1], 1, 1));
+            rows.add(new Row(batch, 0, decode[0], decode[1], 1, 1, (int) decode[2], iters));
             for (int k : ks) {
                 double[] v = time(step(tables, k, rng, vocab));
-                rows.add(new Row(batch, k, v[0], v[1], v[0] / decode[0], v[1] / decode[1]));
+                rows.add(new Row(batch, k, v[0], v[1], v[0] / decode[0], v[1] / decode[1], (int) v[2], iters));
             }
             return rows;
         } finally {
@@ -81,10 +93,14 @@ final class ModelBenchVerify {
         return sb.build();
     }
 
-    /** Median wall and GPU ms of {@code iters} runs of {@code step} after {@code warmup} untimed ones. */
+    /**
+     * Median wall and GPU ms of {@code iters} runs of {@code step} after {@code warmup} untimed ones, and how many of
+     * them replayed a graph.
+     */
     private double[] time(StepBatch step) {
         double[] wall = new double[iters];
         double[] gpu = new double[iters];
+        int replayed = 0;
         for (int i = 0; i < warmup + iters; i++) {
             long s = System.nanoTime();
             LlmEngine.TimedStep ts = engine.timedStep(step);
@@ -92,27 +108,31 @@ final class ModelBenchVerify {
             if (i >= warmup) {
                 wall[i - warmup] = (e - s) / 1e6;
                 gpu[i - warmup] = ts.gpuMillis();
+                replayed += ts.graphReplayed() ? 1 : 0;
             }
         }
         return new double[] {
-            ModelBenchStats.of(wall).median(), ModelBenchStats.of(gpu).median()
+            ModelBenchStats.of(wall).median(), ModelBenchStats.of(gpu).median(), replayed
         };
     }
 
     static void printHeader(PrintWriter out) {
-        out.println("verify  batch   k | wall ms  gpu ms | x decode (wall)  x decode (gpu)   [k=0: the decode step, "
-                + "graph replay; k>0 eager]");
+        out.println(
+                "verify  batch   k | wall ms  gpu ms | x decode (wall)  x decode (gpu) | replayed  [k=0: the decode "
+                        + "step]");
     }
 
     static void print(PrintWriter out, Row r) {
         out.printf(
                 Locale.ROOT,
-                "verify %6d %3d | %7.3f %7.3f | %15.3f %15.3f%n",
+                "verify %6d %3d | %7.3f %7.3f | %15.3f %15.3f | %4d/%-4d%n",
                 r.batch(),
                 r.k(),
                 r.wallMs(),
                 r.gpuMs(),
                 r.wallRatio(),
-                r.gpuRatio());
+                r.gpuRatio(),
+                r.replayed(),
+                r.steps());
     }
 }

@@ -1,7 +1,7 @@
 package io.tensorlane.runtime.llm;
 
 /**
- * What one forward pass does with the decode CUDA graphs (StepRunner): run eagerly or replay a bucket's graph, time the
+ * What one forward pass does with the CUDA graphs of decode and verify steps (StepRunner): run eagerly or replay a bucket's graph, time the
  * allreduces of an eager run, capture the bucket's graphs. A pure decision, apart from the CUDA calls.
  *
  * <p>Captures happen only after an eager run of the same step, when every rank's stream has finished: then no
@@ -24,7 +24,7 @@ record GraphPlan(Run run, boolean timeEager, boolean capturePlain, boolean captu
     }
 
     /**
-     * @param decode the step can replay a graph (graphs on, one token per sequence, at most maxSeqs rows)
+     * @param decode the step can replay a graph (graphs on, a shape {@link GraphBuckets} gives a graph)
      * @param hasPlain the bucket's graph exists
      * @param hasTimed the bucket's timed graph exists
      * @param sample this step's allreduces are timed

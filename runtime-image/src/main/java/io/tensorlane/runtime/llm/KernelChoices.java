@@ -45,6 +45,18 @@ public record KernelChoices(
      * H200, 2026-12-02); {@code off}: one GEMM per expert.
      */
     public static final String MOE_GROUPED_GEMM_ENV = "TENSORLANE_MOE_GROUPED_GEMM";
+    /**
+     * {@code on} (unset): speculative verify steps (several tokens of a sequence in one step) replay CUDA graphs like
+     * decode steps ({@link GraphBuckets}); {@code off}: they run eagerly (decode steps keep their graphs). Not a kernel
+     * choice of {@link #BASELINE}: read by the engine's step runner on its own ({@link #specGraphs}).
+     */
+    public static final String SPEC_GRAPHS_ENV = "TENSORLANE_SPEC_GRAPHS";
+
+    /** {@value #SPEC_GRAPHS_ENV}'s value: on (also unset or blank) or off; anything else is an error naming it. */
+    public static boolean specGraphs(String value) {
+        return parseOnOff(SPEC_GRAPHS_ENV, value, true);
+    }
+
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
     public static final int FP8_TENSOR_MIN_TOKENS = 2;
 

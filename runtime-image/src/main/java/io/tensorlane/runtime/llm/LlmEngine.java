@@ -332,8 +332,8 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
      * it leaves out the host's work before (staging the inputs in pinned memory, enqueuing their copies, which the GPU
      * runs before the start event) and the synchronization and read-back of the sampled ids after, which the caller's
      * wall clock around this call includes. With several ranks it includes rank 0's waits for its peers in
-     * the allreduces. {@code graphReplayed}: the step replayed a captured decode graph (false for eager steps and for the
-     * first step of a decode bucket, which runs eagerly and captures the graph afterwards). {@code host}: where the
+     * the allreduces. {@code graphReplayed}: the step replayed a captured graph (false for eager steps and for the
+     * first step of a bucket, which runs eagerly and captures the graph afterwards). {@code host}: where the
      * step's wall time went on the host ({@link HostPhases}; timed steps only, null otherwise).
      */
     public record TimedStep(StepResult result, double gpuMillis, boolean graphReplayed, HostPhases.Marks host) {}
@@ -350,6 +350,17 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
      */
     public Map<String, Double> profileStep(StepBatch batch) {
         return steps.profileStep(batch);
+    }
+
+    /**
+     * Steps replayed from a captured CUDA graph since the engine started: all, and the speculative verify steps among
+     * them (several tokens of a sequence in one step; {@link KernelChoices#SPEC_GRAPHS_ENV}).
+     */
+    public record GraphReplays(long steps, long verifySteps) {}
+
+    public GraphReplays graphReplays() {
+        long[] r = steps.graphReplays();
+        return new GraphReplays(r[0], r[1]);
     }
 
     /** Allreduce calls, bytes and sampled GPU times per algorithm since the engine started (serve's metrics). */

@@ -20,8 +20,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Runs {@link LlmEngine}'s forward passes on every rank: decode steps through the CUDA graph captured per batch-size
- * bucket, the step timing and per-operation profile on rank 0's stream, and the count of the allreduces the passes run.
+ * Runs {@link LlmEngine}'s forward passes on every rank: decode and speculative verify steps through the CUDA graph
+ * captured per bucket of tokens ({@link GraphBuckets}), the step timing and per-operation profile on rank 0's stream, and the count of the allreduces the passes run.
  */
 final class StepRunner {
     private final EngineOptions options;
@@ -34,7 +34,16 @@ final class StepRunner {
     /** Steps between two steps whose allreduces are timed (serve's tensorlane_allreduce_latency_seconds). */
     static final int ALLREDUCE_SAMPLE_EVERY = 64;
 
-    /** Per decode bucket: its graphs, captured together ({@link GraphPlan}). */
+    /** Which graph a step replays; null until the ranks exist (its token limit reads their buffers' sizes). */
+    private GraphBuckets buckets;
+    /** Whether verify steps replay graphs ({@link KernelChoices#SPEC_GRAPHS_ENV}). */
+    private final boolean specGraphs;
+    /** Steps replayed from a graph: all, and those with several tokens in a sequence (verify steps). */
+    private long replays;
+
+    private long verifyReplays;
+
+    /** Per bucket (the graph's tokens): its graphs, captured together ({@link GraphPlan}). */
     private final Map<Integer, BucketGraphs> graphs = new HashMap<>();
 
     /**
@@ -72,26 +81,18 @@ final class StepRunner {
         this.comm = comm;
         this.ranks = ranks;
         this.allreduces = allreduces;
+        this.specGraphs = KernelChoices.specGraphs(System.getenv(KernelChoices.SPEC_GRAPHS_ENV));
     }
 
     /** One forward pass of {@code batch} on every rank ({@link LlmEngine#step}, {@link LlmEngine#timedStep}). */
     TimedStep run(StepBatch batch, boolean wantLogits, boolean timed) {
         int m = batch.logitTokens().length;
-        boolean decode = options.graphs()
-                && batch.tokens() == batch.rows()
-                && m == batch.tokens()
-                && batch.tokens() <= options.maxSeqs();
-        StepBatch run = batch;
-        int bucket = 0;
-        if (decode) {
-            bucket = bucket(batch.tokens());
-            run = batch.padTo(bucket);
-        }
-        StepBatch b = run;
-        int key = bucket;
+        int key = options.graphs() ? buckets().tokens(batch) : GraphBuckets.EAGER;
+        boolean graph = key != GraphBuckets.EAGER;
+        StepBatch b = graph ? batch.padTo(key) : batch;
         boolean sample = sampleAllreduces();
-        BucketGraphs g = decode ? graphs.get(key) : null;
-        GraphPlan plan = GraphPlan.of(decode, g != null, g != null && g.timed() != null, sample, timingPossible());
+        BucketGraphs g = graph ? graphs.get(key) : null;
+        GraphPlan plan = GraphPlan.of(graph, g != null, g != null && g.timed() != null, sample, timingPossible());
         List<CapturedGraph> replay = switch (plan.run()) {
             case EAGER -> null;
             case REPLAY_PLAIN -> g.plain();
@@ -173,6 +174,10 @@ final class StepRunner {
             return new TimedStep(result, ms[0], plan.replays(), host);
         });
         mark(host, 7);
+        if (plan.replays()) {
+            replays++;
+            verifyReplays += batch.tokens() > batch.rows() ? 1 : 0;
+        }
         if (plan.capturePlain()) {
             graphs.put(key, new BucketGraphs(captured, plan.captureTimed() ? capturedTimed : null, capturedPass[0]));
         }
@@ -289,20 +294,28 @@ final class StepRunner {
         }
     }
 
-    /** The decode-graph bucket for {@code n} sequences: the next power of two, at most maxSeqs. */
-    int bucket(int n) {
-        return bucketFor(n, options.maxSeqs());
-    }
-
-    static int bucketFor(int n, int maxSeqs) {
-        int b = Integer.highestOneBit(Math.max(1, n));
-        if (b < n) {
-            b <<= 1;
+    /**
+     * The buckets of this engine: graphs of at most the step buffers' tokens and logits rows, and for MoE models at most
+     * the rows of a decode step ({@link RankModel.Dims#maxRows}: the longest step its MoE layers keep on the device).
+     */
+    private GraphBuckets buckets() {
+        if (buckets == null) {
+            RankModel.Dims d = ranks.get(0).dims;
+            int max = Math.min(d.maxTokens(), d.maxLogitRows());
+            if (config.moe() != null) {
+                max = Math.min(max, d.maxRows());
+            }
+            buckets = new GraphBuckets(options.maxSeqs(), Math.max(max, options.maxSeqs()), specGraphs);
         }
-        return Math.min(b, maxSeqs);
+        return buckets;
     }
 
-    /** Frees what this runner made on rank {@code r} (on the rank's thread): its decode graphs, rank 0's events. */
+    /** Steps replayed from a graph so far: all of them, and the verify steps among them (several tokens a sequence). */
+    long[] graphReplays() {
+        return new long[] {replays, verifyReplays};
+    }
+
+    /** Frees what this runner made on rank {@code r} (on the rank's thread): its graphs, rank 0's events. */
     void close(Rank r) {
         for (BucketGraphs bg : graphs.values()) {
             for (List<CapturedGraph> gs : Arrays.asList(bg.plain(), bg.timed())) {

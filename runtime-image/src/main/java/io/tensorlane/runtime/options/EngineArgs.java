@@ -83,7 +83,9 @@ public final class EngineArgs {
                     + ", else " + DEFAULT_MEMORY_FRACTION + "; serve: required, the operator sets it).")
     Double memoryFraction;
 
-    @Option(names = "--no-graphs", description = "Launch decode steps eagerly instead of replaying CUDA graphs.")
+    @Option(
+            names = "--no-graphs",
+            description = "Launch decode and verify steps eagerly instead of replaying CUDA graphs.")
     boolean noGraphs;
 
     @Option(
@@ -114,7 +116,8 @@ public final class EngineArgs {
                     "Speculative decoding: ngram:k=4,n=3 (prompt lookup: up to k guessed tokens per step from the "
                             + "longest of the last n..1 tokens seen before, checked by the model in one step; greedy and sampled "
                             + "output stay as without it), draft:DIR,k=4 (a draft model: not built yet), or off (default: "
-                            + EngineEnv.SPECULATIVE + ", else off). Verify steps run without CUDA graphs for now.")
+                            + EngineEnv.SPECULATIVE
+                            + ", else off). Verify steps replay CUDA graphs (TENSORLANE_SPEC_GRAPHS=off: eagerly).")
     String speculative;
 
     /**

@@ -26,5 +26,8 @@ public interface Proposer {
          * for what may change between calls). Nothing by default.
          */
         default void prepare(int[] tokens, int length) {}
+
+        /** The sequence ended: give back what the session holds (a draft model's KV blocks). Nothing by default. */
+        default void close() {}
     }
 }

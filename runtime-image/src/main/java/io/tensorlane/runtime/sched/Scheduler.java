@@ -367,7 +367,7 @@ public final class Scheduler implements AutoCloseable {
         }
         s.finish = reason;
         blocks.release(s.table);
-        s.proposer = null; // its n-gram index goes now, not when the client drops the handle
+        Speculator.drop(s); // its n-gram index or draft KV goes now, not when the client drops the handle
         long now = System.nanoTime();
         RequestTimings t = new RequestTimings(
                 s.admittedNanos < 0 ? -1 : (s.admittedNanos - s.arrivalNanos) / 1e9,

@@ -8,8 +8,8 @@ import java.util.Map;
  * How the engine speculates ({@code --speculative} / {@code TENSORLANE_SPECULATIVE}): {@code ngram:k=4,n=3} proposes
  * up to {@code k} tokens per step by prompt lookup over suffixes of up to {@code n} tokens ({@link NgramProposer});
  * {@code draft:DIR,k=4} (a smaller model with the same tokenizer) is parsed but not built yet and is refused with a
- * clear message. {@code off} / {@code none} / empty: no speculation. Verify steps of this slice run eagerly (no CUDA
- * graph for k+1 query tokens per sequence yet).
+ * clear message. {@code off} / {@code none} / empty: no speculation. Verify steps replay CUDA graphs like decode steps
+ * (the engine's {@code GraphBuckets}; {@code TENSORLANE_SPEC_GRAPHS=off}: eagerly).
  *
  * @param method   {@link Method#NGRAM} (the draft method is refused at parse time)
  * @param k        proposed tokens per sequence and step, 1..{@value #MAX_K}

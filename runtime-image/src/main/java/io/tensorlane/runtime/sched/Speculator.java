@@ -119,6 +119,14 @@ public final class Speculator {
         return a;
     }
 
+    /** {@code s} ended: its proposer session is closed ({@link Proposer.Session#close}) and dropped. */
+    static void drop(Sequence s) {
+        if (s.proposer != null) {
+            s.proposer.close();
+            s.proposer = null;
+        }
+    }
+
     /** Drafts verified, guesses verified, guesses accepted, and accepted per position (tests, logs). */
     public record Counts(long drafts, long draftTokens, long accepted, long[] acceptedAt) {}
 

@@ -192,7 +192,7 @@ public record StepBatch(
     }
 
     /**
-     * The same batch padded to {@code bucket} tokens for a captured decode graph: padding tokens write no K/V (slot -1),
+     * The same batch padded to {@code bucket} tokens for a captured decode or verify graph: padding tokens write no K/V (slot -1),
      * sit at position 0 of an extra row whose block table is block 0, and get logits rows that nobody reads.
      */
     public StepBatch padTo(int bucket) {

@@ -49,6 +49,22 @@ class KernelChoicesTest {
                 .hasMessageContaining("expected on or off");
     }
 
+    @ParameterizedTest(name = "TENSORLANE_SPEC_GRAPHS=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; true", "  ; true"})
+    void specGraphsAreOnUnlessSwitchedOff(String value, boolean on) {
+        assertThat(KernelChoices.specGraphs(value)).isEqualTo(on);
+    }
+
+    @Test
+    void aBadSpecGraphsValueIsRefusedNamingTheVariable() {
+        assertThatThrownBy(() -> KernelChoices.specGraphs("eager"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(KernelChoices.SPEC_GRAPHS_ENV + "='eager'")
+                .hasMessageContaining("expected on or off");
+    }
+
     @Test
     void gemvComesFromItsOwnVariable() {
         assertThat(KernelChoices.parse("o,down", "off", null, null).gemv()).hasToString("o,down");
