@@ -349,6 +349,19 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         return steps.profileStep(batch);
     }
 
+    /**
+     * Rank {@code rank}'s K (or, with {@code value}, V) of layer {@code layer} for KV blocks {@code blocks}: per block its
+     * {@code blockSize} slots of [the rank's KV heads, headDim], as floats, after the rank's stream is done (prefixcheck
+     * compares cached blocks with fresh ones). 16-bit KV caches only.
+     */
+    public float[] readKv(int rank, int layer, boolean value, int[] blocks) {
+        RankModel m = ranks.get(rank);
+        return comm.rank(rank).call(() -> {
+            m.rank.synchronize();
+            return m.kv.read(layer, value, blocks);
+        });
+    }
+
     /** Allreduce calls, bytes and sampled GPU times per algorithm since the engine started (serve's metrics). */
     public AllreduceCounts allreduces() {
         return allreduces;
