@@ -10,9 +10,10 @@
 #               writer's blocks (only the rest computed), plus a one-token rest (eager, then the decode graph replayed);
 #               every rank's K and V of every layer read back and compared block by block (relative L2 <= 2^-6, 4 x
 #               bf16's rounding), the logits of every position computed on the cached blocks too; a negative control
-#               (block k/2 taken from the prefix shifted by one token) must be reported as a mismatch. MoE models: the
-#               layers after the first MoE layer are reported, not gated (a router near-tie tips a token to another
-#               expert). A TP degree the geometry refuses (mixtral's expert intermediate 702 at TP 4 and 8) is a SKIP
+#               (block k/2 taken from the prefix shifted by one token) must be reported as a mismatch. MoE models
+#               (TENSORLANE_MOE_ROUTING_DUMP on): the layers after the first MoE layer, and the logits, are gated where
+#               the routing dump shows fresh and cached routed every token alike, else reported (a router near-tie
+#               that rounding tips sends a token to another expert). A TP degree the geometry refuses (mixtral's expert intermediate 702 at TP 4 and 8) is a SKIP
 #               with the reason. Table: oracle/prefix_kv_report.py table
 #   3. pressure serve llama with the cache on, --kv-cache-tokens PRESSURE_TOKENS (4800 = 300 blocks) and --kv-audit (the
 #               allocator's self-audit after every step), and a cache-off server; at once against the first, for
@@ -74,8 +75,9 @@ if has_step kv; then
       j="$OUT/prefixcheck/$m-tp$tp.json"; rm -f "$j"
       [ -f "$MODELDIR/$m/config.json" ] || { say "== prefixcheck $m tp$tp: no checkpoint"; continue; }
       if [ "$(left)" -lt 80 ]; then say "== prefixcheck $m tp$tp: skipped, $(left) s left of BUDGET=$BUDGET"; continue; fi
+      # the routing dump: a MoE model's layers after MoE routing are gated where fresh and cached routed alike
       step "prefixcheck $m tp$tp" "$OUT/prefixcheck/$m-tp$tp.log" timeout -s QUIT -k 5 "$(tmo 60 60)" \
-        $JAVA -jar "$APP" prefixcheck --model "$MODELDIR/$m" --tp "$tp" --virtual-ranks --kv-cache-tokens 2048 \
+        env TENSORLANE_MOE_ROUTING_DUMP="$W/routing-$m-tp$tp.bin" $JAVA -jar "$APP" prefixcheck --model "$MODELDIR/$m" --tp "$tp" --virtual-ranks --kv-cache-tokens 2048 \
         --max-model-len 1024 --memory-fraction 0.3 --json "$j"
       grep -E '^prefixcheck: ' "$OUT/prefixcheck/$m-tp$tp.log" | tee -a "$LOG"
     done

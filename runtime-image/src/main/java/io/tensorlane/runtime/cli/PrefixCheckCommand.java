@@ -127,7 +127,8 @@ public final class PrefixCheckCommand implements Callable<Integer>, EngineComman
                 throw new IllegalArgumentException("the check needs " + need + " KV blocks, the cache has "
                         + engine.blocks().blocks() + ": give --kv-cache-tokens >= " + need * opts.blockSize());
             }
-            rows = new PrefixCheckRun(engine).run(prefixTokens, tailTokens, seed);
+            String dump = System.getenv(LlmEngine.ROUTING_DUMP_ENV);
+            rows = new PrefixCheckRun(engine).run(prefixTokens, tailTokens, seed, () -> routing(dump, err));
         }
         boolean pass = rows.stream().allMatch(r -> r.pass(tolerance));
         out.printf(
@@ -152,6 +153,20 @@ public final class PrefixCheckCommand implements Callable<Integer>, EngineComman
         out.println("prefixcheck: " + (pass ? "PASS " : "FAIL ") + label);
         write(label, opts, pass ? "PASS" : "FAIL", null, rows);
         return pass ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
+    }
+
+    /** The routing dump's steps, or null (none asked for, or unreadable: said on {@code err}). */
+    static List<RoutingRecords.Step> routing(String file, PrintWriter err) {
+        if (file == null || file.isBlank()) {
+            return null;
+        }
+        try {
+            return RoutingRecords.read(Path.of(file));
+        } catch (IOException | RuntimeException e) {
+            err.println("prefixcheck: the routing dump " + file + " is not readable (" + e.getMessage()
+                    + "); the layers after MoE routing are reported, not gated");
+            return null;
+        }
     }
 
     private void write(String label, EngineOptions opts, String result, String reason, List<PrefixCheckRun.Row> rows)

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Supplier;
 
 /**
  * prefixcheck's computations on the GPU, through the engine's own step (what the scheduler feeds it with the prefix
@@ -29,7 +30,8 @@ import java.util.Random;
  *
  * Then every rank's K and V of every layer are read back and compared position by position with the fresh run's
  * ({@link KvDiff}, groups of one block per rank, layer and K/V), as are the logits of every position computed on the
- * cached blocks.
+ * cached blocks. A MoE model's layers after its first MoE layer (and its logits) are gated only where the routing dump
+ * ({@link RoutingRecords}) shows both computations routed alike.
  */
 final class PrefixCheckRun {
     /** One verdict: {@code expectMatch} false for the negative control; an ungated row is reported only. */
@@ -52,7 +54,6 @@ final class PrefixCheckRun {
     private final int routingFree;
 
     private final List<List<Integer>> owned = new ArrayList<>();
-    private static final String MOE_INFO = " (info: after MoE routing)";
 
     PrefixCheckRun(LlmEngine engine) {
         this.engine = engine;
@@ -92,17 +93,23 @@ final class PrefixCheckRun {
                 + 2;
     }
 
-    /** Runs the computations and compares them; every block taken is given back. */
-    List<Row> run(int prefixTokens, int tailTokens, long seed) {
+    /** The steps {@link #run} takes (the routing dump's last records are theirs). */
+    static final int STEPS = 8;
+
+    /**
+     * Runs the computations and compares them; every block taken is given back. {@code routing}: the MoE routing dump's
+     * steps once the check's have run (null: no dump), read only for a MoE model.
+     */
+    List<Row> run(int prefixTokens, int tailTokens, long seed, Supplier<List<RoutingRecords.Step>> routing) {
         try {
-            return rows(prefixTokens, tailTokens, seed);
+            return rows(prefixTokens, tailTokens, seed, routing);
         } finally {
             owned.forEach(alloc::release);
             owned.clear();
         }
     }
 
-    private List<Row> rows(int prefixTokens, int tailTokens, long seed) {
+    private List<Row> rows(int prefixTokens, int tailTokens, long seed, Supplier<List<RoutingRecords.Step>> routing) {
         Random rnd = new Random(seed);
         int[] p0 = ids(rnd, prefixTokens);
         int[] p = concat(p0, ids(rnd, tailTokens));
@@ -135,6 +142,26 @@ final class PrefixCheckRun {
         List<Integer> cb2 = onCached(w, k, 1);
         float[] cb2Logits = step(builder().add(cb2, new int[] {pb[cached]}, cached, Logits.LAST));
 
+        // MoE: (token, layer) pairs routed differently (null: unknown); the writer's prefix in its two steps
+        Integer[] flips = new Integer[5];
+        List<RoutingRecords.Step> rs = routingFree < layers ? routing.get() : null;
+        if (rs != null && rs.size() >= STEPS) {
+            List<RoutingRecords.At> at = new ArrayList<>();
+            for (RoutingRecords.Step st : rs.subList(rs.size() - STEPS, rs.size())) {
+                at.add(new RoutingRecords.At(st, 0));
+            }
+            List<RoutingRecords.At> writer = at.subList(0, 2);
+            int pre = RoutingRecords.differing(writer, at.subList(2, 3), 0, cached);
+            int preB = RoutingRecords.differing(writer, at.subList(5, 6), 0, cached);
+            flips[0] = pre;
+            flips[1] = pre + RoutingRecords.differing(at.subList(2, 3), at.subList(3, 4), cached, p.length);
+            flips[2] = preB;
+            for (int i = 0; i < 2; i++) {
+                flips[3 + i] =
+                        preB + RoutingRecords.differing(at.subList(5, 6), at.subList(6 + i, 7 + i), cached, cached + 1);
+            }
+        }
+
         float[][][] sf = snapshot(f, p.length);
         float[][][] sc = snapshot(c, p.length);
         float[][][] sn = snapshot(n, p.length);
@@ -142,27 +169,26 @@ final class PrefixCheckRun {
         String pre = "0.." + (cached - 1);
         String cont = cached + ".." + (p.length - 1);
         int rest = p.length - cached;
-        boolean dense = routingFree == layers;
         List<Row> rows = new ArrayList<>();
-        kvRows(rows, "prefix KV: cached blocks vs fresh", pre, sc, sf, 0, cached, true);
-        kvRows(rows, "continuation KV on cached vs fresh", cont, sc, sf, cached, p.length, true);
+        kvRows(rows, "prefix KV: cached blocks vs fresh", pre, sc, sf, 0, cached, flips[0]);
+        kvRows(rows, "continuation KV on cached vs fresh", cont, sc, sf, cached, p.length, flips[1]);
         rows.add(new Row(
-                "continuation logits on cached vs fresh" + (dense ? "" : MOE_INFO),
+                "continuation logits on cached vs fresh" + routed(flips[1]),
                 cont,
                 logits(cLogits, 0, fLogits, cached, rest),
                 true,
-                dense));
-        kvRows(rows, "one-token rest: prefix KV vs fresh", pre, snapshot(cb1, cached + 1), sfb, 0, cached, true);
+                gate(flips[1])));
+        kvRows(rows, "one-token rest: prefix KV vs fresh", pre, snapshot(cb1, cached + 1), sfb, 0, cached, flips[2]);
         for (int i = 0; i < 2; i++) {
             float[][][] s = snapshot(i == 0 ? cb1 : cb2, cached + 1);
             String how = i == 0 ? " (eager)" : " (graph replay)";
-            kvRows(rows, "one-token rest: KV vs fresh" + how, "" + cached, s, sfb, cached, cached + 1, true);
+            kvRows(rows, "one-token rest: KV vs fresh" + how, "" + cached, s, sfb, cached, cached + 1, flips[3 + i]);
             rows.add(new Row(
-                    "one-token rest: logits vs fresh" + how + (dense ? "" : MOE_INFO),
+                    "one-token rest: logits vs fresh" + how + routed(flips[3 + i]),
                     "" + cached,
                     logits(i == 0 ? cb1Logits : cb2Logits, 0, fbLogits, cached, 1),
                     true,
-                    dense));
+                    gate(flips[3 + i])));
         }
         String blk = "block " + j + " (" + j * bs + ".." + ((j + 1) * bs - 1) + ") shifted";
         rows.add(new Row(
@@ -235,20 +261,40 @@ final class PrefixCheckRun {
 
     /**
      * The rows comparing positions [from, to) of two snapshots: one over every layer for a dense model; for a MoE model
-     * one over the layers no router touches (gated) and one over the rest (reported: a router near-tie that rounding
-     * tips the other way sends a token to another expert, a discrete change no tolerance covers).
+     * one over the layers no router touches (gated) and one over the rest, gated only where the two computations routed
+     * every token the KV depends on alike ({@code flips} 0): a router near-tie that rounding tips the other way sends a
+     * token to another expert, a discrete change no tolerance covers, so then the row is reported only.
      */
     private void kvRows(
-            List<Row> rows, String check, String pos, float[][][] a, float[][][] b, int from, int to, boolean match) {
-        rows.add(new Row(check + layerNote(0, routingFree), pos, kv(a, b, from, to, 0, routingFree), match, true));
+            List<Row> rows, String check, String pos, float[][][] a, float[][][] b, int from, int to, Integer flips) {
+        rows.add(new Row(check + layerNote(0, routingFree), pos, kv(a, b, from, to, 0, routingFree), true, true));
         if (routingFree < layers) {
             rows.add(new Row(
-                    check + layerNote(routingFree, layers) + MOE_INFO,
+                    check + layerNote(routingFree, layers) + routed(flips),
                     pos,
                     kv(a, b, from, to, routingFree, layers),
-                    match,
-                    false));
+                    true,
+                    gate(flips)));
         }
+    }
+
+    /**
+     * Whether a comparison that depends on MoE routing is gated: always for a dense model; for a MoE model where both
+     * computations routed every token alike ({@code flips} 0; null: unknown, no routing dump).
+     */
+    private boolean gate(Integer flips) {
+        return routingFree == layers || (flips != null && flips == 0);
+    }
+
+    /** What a row after MoE routing says about it. */
+    private String routed(Integer flips) {
+        if (routingFree == layers) {
+            return "";
+        }
+        if (flips == null) {
+            return " (info: no routing dump)";
+        }
+        return flips == 0 ? " (routing identical)" : " (info: routing differs at " + flips + " token-layer pairs)";
     }
 
     /** " (layers lo..hi-1)" when a model's layers are split, else nothing. */

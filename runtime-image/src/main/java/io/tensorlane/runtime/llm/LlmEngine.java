@@ -53,6 +53,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
 
     private final AllreduceCounts allreduces = new AllreduceCounts();
 
+    /** The variable naming the file MoE models dump every step's experts to (a diagnostic; {@code RoutingDump}). */
+    public static final String ROUTING_DUMP_ENV = RoutingDump.ENV;
+
     private LlmEngine(
             EngineOptions options, ModelConfig config, TpLayout layout, List<Integer> devices, LoadPlan plan) {
         this.options = options;
