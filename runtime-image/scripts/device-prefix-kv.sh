@@ -2,8 +2,9 @@
 # Prefix caching's correctness on the GPU machine (device tool, kind nvidia-h200, carry [".device"]; issue #33 item 4).
 # Needs .device/ from scripts/device-prepare.sh and the machine's python3 (torch, transformers, tokenizers). Builds
 # nothing there; about 3-4 minutes on a fresh machine (BUDGET, 240 s by default).
-#   1. train    oracle/make_models.py --steps TRAIN_STEPS (30: the check compares the engine with itself, so the models
-#               need their architectures and shapes, not their quality): llama mistral qwen2 qwen3 qwen3moe mixtral in
+#   1. train    oracle/make_models.py --steps TRAIN_STEPS (60: the check compares the engine with itself, so the models
+#               need their architectures and shapes more than quality; a few dozen steps make attention less uniform,
+#               so a cached block read from the wrong place moves the later layers' KV more than on random weights): llama mistral qwen2 qwen3 qwen3moe mixtral in
 #               MODELDIR (/tmp/tl-pkv-models, its own: other scripts' SKIP_TRAIN must not pick these up); skipped when present
 #   2. kv       `prefixcheck` per model and TP in TPS (1 2 4 8, virtual ranks on GPU 0): a prompt's prefix computed once
 #               by a writer (two chunks, beside another sequence), then the same prompt fresh in one step and on the
@@ -60,8 +61,8 @@ if has_step train; then
   missing=""
   for m in $MODELS; do [ -f "$MODELDIR/$m/config.json" ] || missing="$missing $m"; done
   if [ -n "$missing" ]; then
-    step "train$missing (${TRAIN_STEPS:-30} steps)" "$W/train.log" timeout "$(tmo 120 100)" $PY $ORACLE/make_models.py \
-      --out "$MODELDIR" --steps "${TRAIN_STEPS:-30}" --models "$missing" || { fails=$((fails + 1)); say "== train failed"; }
+    step "train$missing (${TRAIN_STEPS:-60} steps)" "$W/train.log" timeout "$(tmo 120 100)" $PY $ORACLE/make_models.py \
+      --out "$MODELDIR" --steps "${TRAIN_STEPS:-60}" --models "$missing" || { fails=$((fails + 1)); say "== train failed"; }
   else
     say "== train: $MODELDIR has every model"
   fi

@@ -128,7 +128,8 @@ public final class PrefixCheckCommand implements Callable<Integer>, EngineComman
                         + engine.blocks().blocks() + ": give --kv-cache-tokens >= " + need * opts.blockSize());
             }
             String dump = System.getenv(LlmEngine.ROUTING_DUMP_ENV);
-            rows = new PrefixCheckRun(engine).run(prefixTokens, tailTokens, seed, () -> routing(dump, err));
+            rows = new PrefixCheckRun(PrefixCheckTarget.of(engine))
+                    .run(prefixTokens, tailTokens, seed, () -> routing(dump, err));
         }
         boolean pass = rows.stream().allMatch(r -> r.pass(tolerance));
         out.printf(

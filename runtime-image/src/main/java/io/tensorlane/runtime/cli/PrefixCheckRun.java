@@ -1,8 +1,6 @@
 package io.tensorlane.runtime.cli;
 
-import io.tensorlane.runtime.llm.LlmEngine;
 import io.tensorlane.runtime.model.ModelConfig;
-import io.tensorlane.runtime.model.TpLayout;
 import io.tensorlane.runtime.sched.BlockAllocator;
 import io.tensorlane.runtime.sched.StepBatch;
 import io.tensorlane.runtime.sched.StepBatch.Logits;
@@ -41,7 +39,7 @@ final class PrefixCheckRun {
         }
     }
 
-    private final LlmEngine engine;
+    private final PrefixCheckTarget engine;
     private final BlockAllocator alloc;
     private final int bs;
     private final int layers;
@@ -55,16 +53,15 @@ final class PrefixCheckRun {
 
     private final List<List<Integer>> owned = new ArrayList<>();
 
-    PrefixCheckRun(LlmEngine engine) {
+    PrefixCheckRun(PrefixCheckTarget engine) {
         this.engine = engine;
         this.alloc = engine.blocks();
         this.bs = alloc.blockSize();
-        this.layers = engine.config().numLayers();
-        this.tp = engine.options().tp();
-        this.vocab = engine.vocabSize();
-        this.routingFree = routingFree(engine.config());
-        this.width = TpLayout.of(engine.config(), tp).kvHeadsPerRank()
-                * engine.config().headDim();
+        this.layers = engine.layers();
+        this.tp = engine.tp();
+        this.vocab = engine.vocab();
+        this.routingFree = engine.routingFree();
+        this.width = engine.width();
     }
 
     /**
