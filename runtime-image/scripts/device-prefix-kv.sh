@@ -4,8 +4,9 @@
 # nothing there; about 3-4 minutes on a fresh machine (BUDGET, 240 s by default).
 #   1. train    oracle/make_models.py --steps TRAIN_STEPS (60: the check compares the engine with itself, so the models
 #               need their architectures and shapes more than quality; a few dozen steps make attention less uniform,
-#               so a cached block read from the wrong place moves the later layers' KV more than on random weights): llama mistral qwen2 qwen3 qwen3moe mixtral in
-#               MODELDIR (/tmp/tl-pkv-models, its own: other scripts' SKIP_TRAIN must not pick these up); skipped when present
+#               so a cached block read from the wrong place moves the later layers' KV more than on random weights):
+#               llama mistral qwen2 qwen3 qwen3moe mixtral in MODELDIR (/tmp/tl-pkv-models, its own: other scripts'
+#               SKIP_TRAIN must not pick these up); skipped when present
 #   2. kv       `prefixcheck` per model and TP in TPS (1 2 4 8, virtual ranks on GPU 0): a prompt's prefix computed once
 #               by a writer (two chunks, beside another sequence), then the same prompt fresh in one step and on the
 #               writer's blocks (only the rest computed), plus a one-token rest (eager, then the decode graph replayed);
@@ -14,13 +15,13 @@
 #               (block k/2 taken from the prefix shifted by one token) must be reported as a mismatch. MoE models
 #               (TENSORLANE_MOE_ROUTING_DUMP on): the layers after the first MoE layer, and the logits, are gated where
 #               the routing dump shows fresh and cached routed every token alike, else reported (a router near-tie
-#               that rounding tips sends a token to another expert). A TP degree the geometry refuses (mixtral's expert intermediate 702 at TP 4 and 8) is a SKIP
-#               with the reason. Table: oracle/prefix_kv_report.py table
+#               that rounding tips sends a token to another expert). A TP degree the geometry refuses (mixtral's
+#               expert intermediate 702 at TP 4 and 8) is a SKIP with the reason. Table: oracle/prefix_kv_report.py table
 #   3. pressure serve llama with the cache on, --kv-cache-tokens PRESSURE_TOKENS (4800 = 300 blocks) and --kv-audit (the
 #               allocator's self-audit after every step), and a cache-off server; at once against the first, for
 #               LOAD_SECONDS: loadgen multi-turn with two system prompts (seeds 1, 2; every conversation its own
-#               history), shared-prompt (seed 3), random token ids (distinct prompts), and oracle/prefix_check.py (seeds 33,34,35, each token the cache-off server's or in its top-5)
-#               while the load runs; then, idle: every request succeeded, the free-block gauge is back at the total with
+#               history), shared-prompt (seed 3), random token ids (distinct prompts), and oracle/prefix_check.py
+#               (seeds 33,34,35; each token the cache-off server's or in its top-5) while the load runs; then, idle: every request succeeded, the free-block gauge is back at the total with
 #               none in use, evictions > 0 (it was under pressure), the audit ran with no failure and no request ended in
 #               error (oracle/prefix_kv_report.py pressure)
 # Environment: STEPS ("train kv pressure"), MODELS, TPS, TRAIN_STEPS, MODELDIR, BUDGET, PRESSURE_TOKENS, LOAD_SECONDS
