@@ -6,7 +6,9 @@ after the same prefix, the first prompt with more ids after it, the first again,
 a burst of 8 concurrent requests with one prefix. Prints one line per model and exits 1 on a mismatch or when the
 cache-on run reports no cached tokens (or the cache-off run reports some).
 
-usage: prefix_check.py ON_URL OFF_URL MODEL VOCAB"""
+usage: prefix_check.py ON_URL OFF_URL MODEL VOCAB [SEEDS]
+SEEDS: comma-separated seeds of the requests' token ids (default 33); each seed is one round of the requests above with
+its own prefix, the rounds one after another (device-prefix-kv.sh sends three while loadgen keeps the KV cache full)."""
 import json
 import random
 import sys
@@ -50,8 +52,15 @@ def requests(vocab, seed):
     return prefix, t1, t2, t3, ids
 
 
-def run(url, model, vocab):
-    prefix, t1, t2, t3, ids = requests(vocab, 33)
+def run(url, model, vocab, seeds=(33,)):
+    res = []
+    for seed in seeds:
+        res.extend((f"seed {seed} {name}", r) for name, r in run_seed(url, model, vocab, seed))
+    return res
+
+
+def run_seed(url, model, vocab, seed):
+    prefix, t1, t2, t3, ids = requests(vocab, seed)
     res = []
     first = complete(url, model, prefix + t1)
     res.append(("first", first))
@@ -68,7 +77,8 @@ def run(url, model, vocab):
 
 def main():
     on_url, off_url, model, vocab = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    on, off = run(on_url, model, vocab), run(off_url, model, vocab)
+    seeds = [int(x) for x in sys.argv[5].split(",")] if len(sys.argv) > 5 else [33]
+    on, off = run(on_url, model, vocab, seeds), run(off_url, model, vocab, seeds)
     bad, compared, maxdiff, cached_on, cached_off = [], 0, 0.0, 0, 0
     for (name, a), (_, b) in zip(on, off):
         cached_on += a["usage"].get("prompt_tokens_details", {}).get("cached_tokens", 0)

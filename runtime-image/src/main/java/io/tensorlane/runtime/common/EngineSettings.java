@@ -14,6 +14,11 @@ public final class EngineSettings {
      * wins). Not part of the operator's plan: set it through the deployment's extra environment.
      */
     public static final String PREFIX_CACHING = "TENSORLANE_PREFIX_CACHING";
+    /**
+     * {@code serve}'s debug switch: {@code true} audits the KV block allocator against the sequences' block tables after
+     * every step and stops serving at the first inconsistency ({@code --kv-audit} wins); {@code false} by default.
+     */
+    public static final String KV_AUDIT = "TENSORLANE_KV_AUDIT";
 
     private EngineSettings() {}
 

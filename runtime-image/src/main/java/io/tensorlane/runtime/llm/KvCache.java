@@ -2,6 +2,10 @@ package io.tensorlane.runtime.llm;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.engine.HostTensors;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.JCudaDriver;
 
 /**
  * One rank's paged KV cache: per layer a K and a V array of [blocks x blockSize slots, kvHeads, headDim] elements, in
@@ -17,6 +21,7 @@ final class KvCache {
     private final int headDim;
     private final KvCacheDtype dtype;
     private final int elementBytes;
+    private final DType act;
     private long base;
     private long layerBytes;
     private int blocks;
@@ -31,6 +36,7 @@ final class KvCache {
         this.headDim = headDim;
         this.dtype = dtype;
         this.elementBytes = dtype.elementBytes(act);
+        this.act = act;
     }
 
     /** Bytes one block of {@code blockSize} tokens takes: all layers, K and V, {@code elementBytes} an element. */
@@ -94,6 +100,42 @@ final class KvCache {
     /** Layer {@code l}'s V array. */
     long v(int l) {
         return k(l) + layerBytes;
+    }
+
+    /**
+     * Layer {@code l}'s K (or, with {@code value}, V) of {@code ids}: each block's {@code blockSize} slots of
+     * [kvHeads, headDim] elements, in order, as floats. A 16-bit cache only (an FP8 cache's codes would need its
+     * scales). Synchronous copies: the caller runs it on the rank's thread after the rank's stream is done.
+     */
+    float[] read(int l, boolean value, int[] ids) {
+        if (fp8()) {
+            throw new IllegalStateException("reading an FP8 KV cache back is not supported (16-bit caches only)");
+        }
+        if (l < 0 || l >= layers) {
+            throw new IllegalArgumentException(
+                    "layer " + l + " is not a layer of this cache (0.." + (layers - 1) + ")");
+        }
+        int per = blockSize * kvHeads * headDim;
+        short[] raw = new short[per];
+        float[] out = new float[Math.multiplyExact(ids.length, per)];
+        long base = value ? v(l) : k(l);
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] < 0 || ids[i] >= blocks) {
+                throw new IllegalArgumentException(
+                        "block " + ids[i] + " is not a block of this cache (0.." + (blocks - 1) + ")");
+            }
+            Cuda.check(
+                    JCudaDriver.cuMemcpyDtoH(
+                            Pointer.to(raw),
+                            new CUdeviceptr().withByteOffset(base + (long) ids[i] * per * elementBytes),
+                            (long) per * elementBytes),
+                    "read KV block " + ids[i]);
+            for (int j = 0; j < per; j++) {
+                out[i * per + j] =
+                        act == DType.bf16 ? HostTensors.bf16ToFloat(raw[j]) : HostTensors.halfToFloat(raw[j]);
+            }
+        }
+        return out;
     }
 
     /** Layer {@code l}'s {k_scale, v_scale} on the GPU (0 for a 16-bit cache). */

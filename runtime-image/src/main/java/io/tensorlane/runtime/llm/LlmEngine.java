@@ -53,6 +53,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
 
     private final AllreduceCounts allreduces = new AllreduceCounts();
 
+    /** The variable naming the file MoE models dump every step's experts to (a diagnostic; {@code RoutingDump}). */
+    public static final String ROUTING_DUMP_ENV = RoutingDump.ENV;
+
     private LlmEngine(
             EngineOptions options, ModelConfig config, TpLayout layout, List<Integer> devices, LoadPlan plan) {
         this.options = options;
@@ -361,6 +364,19 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     public GraphReplays graphReplays() {
         long[] r = steps.graphReplays();
         return new GraphReplays(r[0], r[1]);
+    }
+
+    /**
+     * Rank {@code rank}'s K (or, with {@code value}, V) of layer {@code layer} for KV blocks {@code blocks}: per block its
+     * {@code blockSize} slots of [the rank's KV heads, headDim], as floats, after the rank's stream is done (prefixcheck
+     * compares cached blocks with fresh ones). 16-bit KV caches only.
+     */
+    public float[] readKv(int rank, int layer, boolean value, int[] blocks) {
+        RankModel m = ranks.get(rank);
+        return comm.rank(rank).call(() -> {
+            m.rank.synchronize();
+            return m.kv.read(layer, value, blocks);
+        });
     }
 
     /** Allreduce calls, bytes and sampled GPU times per algorithm since the engine started (serve's metrics). */

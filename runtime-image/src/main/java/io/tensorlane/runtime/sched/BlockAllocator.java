@@ -194,7 +194,7 @@ public final class BlockAllocator {
         if (b == null || parentOf[b] != parent) {
             return -1;
         }
-        return Arrays.equals(tokensOf, b * blockSize, (b + 1) * blockSize, tokens, from, from + blockSize) ? b : -1;
+        return holdsTokens(b, tokens, from) ? b : -1;
     }
 
     /** One more reference to a cached block (from {@link #lookup}): it is no longer evictable. */
@@ -232,6 +232,41 @@ public final class BlockAllocator {
     public boolean isCached(int block) {
         check(block);
         return hashed[block];
+    }
+
+    // --- views for BlockAudit (scheduler thread) ---
+
+    /** The never-registered free blocks, in hand-out order. */
+    Iterable<Integer> freeList() {
+        return free;
+    }
+
+    /** The free blocks still registered, least recently released first. */
+    Iterable<Integer> evictableList() {
+        return evictable;
+    }
+
+    /** Content hash to registered block. */
+    Map<Long, Integer> cachedMap() {
+        return java.util.Collections.unmodifiableMap(cached);
+    }
+
+    /** The hash {@code block} is registered under (meaningful only while {@link #isCached}). */
+    long hashOf(int block) {
+        check(block);
+        return hashOf[block];
+    }
+
+    /** The parent hash {@code block} was registered with (meaningful only while {@link #isCached}). */
+    long parentOf(int block) {
+        check(block);
+        return parentOf[block];
+    }
+
+    /** Whether registered {@code block}'s token ids are {@code tokens[from, from + blockSize)}. */
+    boolean holdsTokens(int block, int[] tokens, int from) {
+        check(block);
+        return Arrays.equals(tokensOf, block * blockSize, (block + 1) * blockSize, tokens, from, from + blockSize);
     }
 
     private void check(int b) {

@@ -102,7 +102,7 @@ public final class EngineMetrics {
 
     private SchedulerStats current() {
         Supplier<SchedulerStats> s = stats.get();
-        return s == null ? new SchedulerStats(0, 0, 0, 0, 0, 0, 0) : s.get();
+        return s == null ? SchedulerStats.idle(numGpuBlocks) : s.get();
     }
 
     // --- recording (scheduler thread) ---
@@ -187,6 +187,7 @@ public final class EngineMetrics {
         info.put("engine", "0");
         t.family(p + "cache_config_info", "gauge", "Information of the LLMEngine CacheConfig")
                 .sample(p + "cache_config_info", info, 1);
+        renderBlocks(t, s);
         t.family(p + "num_preemptions_total", "counter", "Cumulative number of preemption from the engine.")
                 .sample(p + "num_preemptions_total", labels, preemptions.sum());
         t.family(
@@ -223,6 +224,32 @@ public final class EngineMetrics {
         t.family(p + "request_queue_time_seconds", "histogram", "Histogram of time spent in WAITING phase for request.")
                 .histogram(p + "request_queue_time_seconds", labels, queue.snapshot());
         return t.toString();
+    }
+
+    /**
+     * Ours, beside vLLM's: the KV blocks by state (free / in use partition {@code num_gpu_blocks}; cached ones are held
+     * or free), the prefix cache's evictions and, with the debug audit on, the audits run.
+     */
+    private void renderBlocks(PromText t, SchedulerStats s) {
+        String p = PREFIX;
+        t.family(
+                        p + "kv_cache_free_blocks",
+                        "gauge",
+                        "KV-cache blocks no request holds (never used, or cached and evictable); all when idle.")
+                .sample(p + "kv_cache_free_blocks", labels, s.freeBlocks());
+        t.family(p + "kv_cache_in_use_blocks", "gauge", "KV-cache blocks held by requests.")
+                .sample(p + "kv_cache_in_use_blocks", labels, numGpuBlocks - s.freeBlocks());
+        t.family(
+                        p + "kv_cache_cached_blocks",
+                        "gauge",
+                        "KV-cache blocks registered in the prefix cache (held or evictable).")
+                .sample(p + "kv_cache_cached_blocks", labels, s.cachedBlocks());
+        t.family(p + "prefix_cache_evictions_total", "counter", "Cached KV blocks evicted to make room.")
+                .sample(p + "prefix_cache_evictions_total", labels, s.evictions());
+        if (s.audits() > 0) {
+            t.family(p + "kv_cache_audits_total", "counter", "Block allocator self-audits run (serve --kv-audit).")
+                    .sample(p + "kv_cache_audits_total", labels, s.audits());
+        }
     }
 
     /** vLLM v1's spec_decode counters (only with speculation on, as vLLM renders them only then). */

@@ -15,4 +15,16 @@ public record RequestTimings(
         int promptTokens,
         int completionTokens,
         int preemptions,
-        FinishReason reason) {}
+        FinishReason reason) {
+    /** The timings of {@code s}, finished at {@code now} for {@code reason}. */
+    static RequestTimings of(Sequence s, long now, FinishReason reason) {
+        return new RequestTimings(
+                s.admittedNanos < 0 ? -1 : (s.admittedNanos - s.arrivalNanos) / 1e9,
+                s.firstTokenNanos < 0 ? -1 : (s.firstTokenNanos - s.arrivalNanos) / 1e9,
+                (now - s.arrivalNanos) / 1e9,
+                s.req.promptIds().length,
+                s.generated,
+                s.preemptions,
+                reason);
+    }
+}

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -63,6 +62,7 @@ public final class Scheduler implements AutoCloseable {
     private long steps;
     private long promptTokens;
     private long generatedTokens;
+    private long audits;
 
     private volatile Throwable failure;
     private volatile SchedulerStats stats;
@@ -105,7 +105,7 @@ public final class Scheduler implements AutoCloseable {
                 metrics.preempted();
             }
         });
-        this.stats = new SchedulerStats(0, 0, blocks.usage(), 0, 0, 0, 0);
+        this.stats = SchedulerStats.idle(blocks.blocks());
         if (metrics != null) {
             metrics.bind(this::stats);
             metrics.bindFailure(this::failure);
@@ -193,6 +193,7 @@ public final class Scheduler implements AutoCloseable {
                 finishAll(FinishReason.ERROR);
             }
             if (running.isEmpty() && waiting.isEmpty()) {
+                audit();
                 publish();
                 continue;
             }
@@ -215,6 +216,7 @@ public final class Scheduler implements AutoCloseable {
             }
             emptyPlans = 0;
             runStep(plan);
+            audit();
             publish();
         }
         finishAll(FinishReason.ABORT);
@@ -331,20 +333,10 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private void reapCancelled() {
-        for (Iterator<Sequence> it = running.iterator(); it.hasNext(); ) {
-            Sequence s = it.next();
-            if (s.cancelled) {
-                it.remove();
-                finish(s, FinishReason.ABORT);
-            }
-        }
-        for (Iterator<Sequence> it = waiting.iterator(); it.hasNext(); ) {
-            Sequence s = it.next();
-            if (s.cancelled) {
-                it.remove();
-                finish(s, FinishReason.ABORT);
-            }
-        }
+        List<Sequence> gone = new ArrayList<>();
+        running.removeIf(s -> s.cancelled && gone.add(s));
+        waiting.removeIf(s -> s.cancelled && gone.add(s));
+        gone.forEach(s -> finish(s, FinishReason.ABORT));
         updateWaitingCount();
     }
 
@@ -369,14 +361,7 @@ public final class Scheduler implements AutoCloseable {
         blocks.release(s.table);
         Speculator.drop(s); // its n-gram index or draft KV goes now, not when the client drops the handle
         long now = System.nanoTime();
-        RequestTimings t = new RequestTimings(
-                s.admittedNanos < 0 ? -1 : (s.admittedNanos - s.arrivalNanos) / 1e9,
-                s.firstTokenNanos < 0 ? -1 : (s.firstTokenNanos - s.arrivalNanos) / 1e9,
-                (now - s.arrivalNanos) / 1e9,
-                s.req.promptIds().length,
-                s.generated,
-                s.preemptions,
-                reason);
+        RequestTimings t = RequestTimings.of(s, now, reason);
         if (metrics != null) {
             metrics.finished(t);
         }
@@ -390,12 +375,25 @@ public final class Scheduler implements AutoCloseable {
         inbox.finished(reason, t.e2eSeconds());
     }
 
+    /** The debug audit ({@link SchedulerConfig#blockAudit}): an inconsistent allocator stops serving. */
+    private void audit() {
+        if (config.blockAudit() && failure == null) {
+            audits++;
+            List<String> problems = BlockAudit.check(blocks, running, waiting);
+            if (!problems.isEmpty()) {
+                failure = new IllegalStateException(BlockAudit.describe(problems));
+                LOG.log(System.Logger.Level.ERROR, failure.getMessage());
+                finishAll(FinishReason.ERROR);
+            }
+        }
+    }
+
     private void updateWaitingCount() {
         inbox.updateWaitingCount(waiting.size());
     }
 
     private void publish() {
-        stats = new SchedulerStats(
-                running.size(), waiting.size(), blocks.usage(), preemptions, steps, promptTokens, generatedTokens);
+        stats = SchedulerStats.of(
+                running.size(), waiting.size(), blocks, preemptions, steps, promptTokens, generatedTokens, audits);
     }
 }

@@ -11,6 +11,8 @@ package io.tensorlane.runtime.sched;
  * @param prefixCaching   reuse the KV of cached full blocks across sequences ({@link PrefixCache})
  * @param prefixCacheSalt mixed into every block hash: stands for what the KV depends on besides the tokens (the model,
  *                        its weights' and the KV cache's dtypes), see {@link #salt}
+ * @param blockAudit      a debug switch: after every step the scheduler audits the block allocator against the live
+ *                        sequences' tables ({@link BlockAudit}) and stops serving at the first inconsistency
  */
 public record SchedulerConfig(
         int maxSeqs,
@@ -19,16 +21,23 @@ public record SchedulerConfig(
         int maxModelLen,
         int maxBlocksPerSeq,
         boolean prefixCaching,
-        long prefixCacheSalt) {
+        long prefixCacheSalt,
+        boolean blockAudit) {
     /** Limits with prefix caching on (salt 0). */
     public SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, int maxModelLen, int maxBlocksPerSeq) {
-        this(maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, true, 0);
+        this(maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, true, 0, false);
     }
 
     /** The same limits with prefix caching on or off and the salt from {@code kvIdentity} (see {@link #salt}). */
     public SchedulerConfig withPrefixCaching(boolean on, String kvIdentity) {
         return new SchedulerConfig(
-                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, on, salt(kvIdentity));
+                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, on, salt(kvIdentity), blockAudit);
+    }
+
+    /** The same limits with the block audit after every step on or off (a debug switch; see {@link BlockAudit}). */
+    public SchedulerConfig withBlockAudit(boolean on) {
+        return new SchedulerConfig(
+                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, prefixCaching, prefixCacheSalt, on);
     }
 
     /** A prefix-cache salt from text naming what the KV depends on besides the tokens. */

@@ -41,7 +41,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * within the grace period, then closes the HTTP server.
  */
 public final class ModelServer implements AutoCloseable {
-    /** How the server is built; {@code prefixCaching}: automatic prefix caching (on unless switched off). */
+    /**
+     * How the server is built; {@code prefixCaching}: automatic prefix caching (on unless switched off); {@code kvAudit}:
+     * the block allocator's self-audit after every step (a debug switch, {@code --kv-audit}).
+     */
     public record Options(
             String servedName,
             String host,
@@ -51,7 +54,8 @@ public final class ModelServer implements AutoCloseable {
             Duration drainTimeout,
             boolean prefixCaching,
             String toolCallParser,
-            io.tensorlane.runtime.sched.SpeculativeConfig speculative) {
+            io.tensorlane.runtime.sched.SpeculativeConfig speculative,
+            boolean kvAudit) {
         /** Options without speculative decoding. */
         public Options(
                 String servedName,
@@ -62,7 +66,17 @@ public final class ModelServer implements AutoCloseable {
                 Duration drainTimeout,
                 boolean prefixCaching,
                 String toolCallParser) {
-            this(servedName, host, port, maxWaiting, maxBodyBytes, drainTimeout, prefixCaching, toolCallParser, null);
+            this(
+                    servedName,
+                    host,
+                    port,
+                    maxWaiting,
+                    maxBodyBytes,
+                    drainTimeout,
+                    prefixCaching,
+                    toolCallParser,
+                    null,
+                    false);
         }
 
         /** Options with prefix caching on and the tool-call parser chosen from the model ({@link ToolParsers#choose}). */
@@ -126,7 +140,9 @@ public final class ModelServer implements AutoCloseable {
         Scheduler scheduler = new Scheduler(
                 engine,
                 engine.blocks(),
-                schedulerConfig(engine, o.maxWaiting()).withPrefixCaching(o.prefixCaching(), kvIdentity(engine)),
+                schedulerConfig(engine, o.maxWaiting())
+                        .withPrefixCaching(o.prefixCaching(), kvIdentity(engine))
+                        .withBlockAudit(o.kvAudit()),
                 new HashSet<>(tok.eosTokenIds()),
                 metrics,
                 io.tensorlane.runtime.sched.Speculator.of(

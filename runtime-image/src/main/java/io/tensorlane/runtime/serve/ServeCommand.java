@@ -79,6 +79,13 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
     boolean noPrefixCaching;
 
     @Option(
+            names = "--kv-audit",
+            description = "Debug: after every step audit the KV block allocator against the block tables (reference "
+                    + "counts, free lists, cached blocks' tokens) and stop serving at the first inconsistency (default: "
+                    + "off, or " + EngineSettings.KV_AUDIT + "=true).")
+    boolean kvAudit;
+
+    @Option(
             names = "--max-body-bytes",
             defaultValue = "16777216",
             description = "Largest request body; larger ones get 413 (default ${DEFAULT-VALUE}).")
@@ -237,6 +244,11 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
         return engineOptions(eng, ServeConfig.from(env, overrides(eng)));
     }
 
+    /** The block audit switch: {@code --kv-audit}, else {@link EngineSettings#KV_AUDIT}, else off. */
+    static boolean kvAudit(boolean flag, java.util.Map<String, String> env) {
+        return flag || EngineSettings.envBoolean(env, EngineSettings.KV_AUDIT, false);
+    }
+
     private int serveModel(
             EngineArgs.Resolved eng,
             ServeConfig config,
@@ -246,6 +258,7 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
             throws Exception {
         java.nio.file.Path dir = opts.modelDir();
         boolean prefixCaching = !noPrefixCaching && EngineSettings.envBoolean(env, EngineSettings.PREFIX_CACHING, true);
+        boolean audit = kvAudit(kvAudit, env);
         String parser = toolCallParser != null ? toolCallParser : env.get(TOOL_CALL_PARSER_ENV);
         io.tensorlane.runtime.chat.ToolParsers.choose(parser, dir, java.util.List.of()); // refuse a bad name early
         String name = servedModelName != null
@@ -255,7 +268,7 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                         dir.toAbsolutePath().normalize().getFileName().toString());
         out.printf(
                 "serve: model %s (%s), %d rank(s)%s, allreduce %s, memory fraction %s, KV cache %s, port %d, "
-                        + "prefix caching %s, speculative %s%n",
+                        + "prefix caching %s%s, speculative %s%n",
                 name,
                 dir,
                 config.worldSize(),
@@ -265,6 +278,7 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                 opts.kvCacheDtype(),
                 config.port(),
                 prefixCaching ? "on" : "off",
+                audit ? ", KV block audit after every step (debug)" : "",
                 eng.speculative() == null ? "off" : eng.speculative() + " (verify steps eager, no CUDA graphs)");
         out.flush();
         try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
@@ -279,7 +293,8 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                             Duration.ofSeconds(drainSeconds),
                             prefixCaching,
                             parser,
-                            eng.speculative()),
+                            eng.speculative(),
+                            audit),
                     tok,
                     engine,
                     out);

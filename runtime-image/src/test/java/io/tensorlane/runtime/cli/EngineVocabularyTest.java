@@ -37,7 +37,7 @@ import picocli.CommandLine.Model.OptionSpec;
  * and a bad value gives the same clear message on every command. Parsed with picocli, no engine is started.
  */
 class EngineVocabularyTest {
-    static final List<String> MODEL_COMMANDS = List.of("generate", "bench-model", "serve");
+    static final List<String> MODEL_COMMANDS = List.of("generate", "bench-model", "serve", "prefixcheck");
 
     static final List<String> ENGINE_OPTIONS = List.of(
             "--model",

@@ -19,4 +19,14 @@ class EngineSettingsTest {
         assertThatThrownBy(() -> EngineSettings.envBoolean(Map.of(v, "off"), v, true))
                 .hasMessage("TENSORLANE_PREFIX_CACHING must be true or false, got 'off'");
     }
+
+    @Test
+    void theKvAuditIsOffUnlessTheVariableSaysTrue() {
+        String v = EngineSettings.KV_AUDIT;
+        assertThat(v).isEqualTo("TENSORLANE_KV_AUDIT");
+        assertThat(EngineSettings.envBoolean(Map.of(), v, false)).isFalse();
+        assertThat(EngineSettings.envBoolean(Map.of(v, "true"), v, false)).isTrue();
+        assertThatThrownBy(() -> EngineSettings.envBoolean(Map.of(v, "1"), v, false))
+                .hasMessage("TENSORLANE_KV_AUDIT must be true or false, got '1'");
+    }
 }

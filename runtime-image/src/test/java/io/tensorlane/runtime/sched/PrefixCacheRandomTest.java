@@ -93,6 +93,7 @@ class PrefixCacheRandomTest extends SchedulerFixture {
     void manySharedPrefixesUnderPressureStayCorrectAndLeakNothing(long seed) throws Exception {
         Random rnd = new Random(seed);
         EngineMetrics m = new EngineMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "m", BS, 28);
+        audit = seed % 2 == 1; // the allocator's self-audit after every step finds nothing wrong in a correct run
         Scheduler s = start(6, 16, 1000, 28, m, true);
         List<int[]> systems = List.of(prompt(9, 1), prompt(17, 2), prompt(5, 3), prompt(22, 4));
         exec.gated = true;
@@ -149,5 +150,21 @@ class PrefixCacheRandomTest extends SchedulerFixture {
         assertThat(m.render()).doesNotContain("tensorlane:prefix_cache_hits_total{model_name=\"m\",engine=\"0\"} 0.0");
         assertThat(blocks.evictions()).isPositive();
         assertThat(s.stats().preemptions()).isPositive();
+        // the block gauges say the same: everything free when idle, some blocks still cached
+        String text = m.render();
+        String l = "{model_name=\"m\",engine=\"0\"} ";
+        assertThat(text).contains("tensorlane:kv_cache_free_blocks" + l + "28.0");
+        assertThat(text).contains("tensorlane:kv_cache_in_use_blocks" + l + "0.0");
+        assertThat(text).contains("tensorlane:kv_cache_cached_blocks" + l + blocks.cachedBlocks() + ".0");
+        assertThat(text).contains("tensorlane:prefix_cache_evictions_total" + l + blocks.evictions() + ".0");
+        assertThat(s.stats().cachedBlocks()).isPositive();
+        if (audit) {
+            assertThat(s.stats().audits()).as("audits run").isGreaterThan(100);
+            assertThat(text)
+                    .contains("tensorlane:kv_cache_audits_total" + l + s.stats().audits() + ".0");
+        } else {
+            assertThat(s.stats().audits()).isZero();
+            assertThat(text).doesNotContain("kv_cache_audits_total");
+        }
     }
 }

@@ -17,6 +17,8 @@ abstract class SchedulerFixture {
     final List<Scheduler> open = new ArrayList<>();
     FakeExecutor exec;
     BlockAllocator blocks;
+    /** Schedulers started after this is set audit the allocator after every step ({@link BlockAudit}). */
+    boolean audit;
 
     Scheduler start(int maxSeqs, int maxBatchTokens, int maxWaiting, int kvBlocks, EngineMetrics metrics) {
         return start(maxSeqs, maxBatchTokens, maxWaiting, kvBlocks, metrics, true);
@@ -27,8 +29,9 @@ abstract class SchedulerFixture {
             int maxSeqs, int maxBatchTokens, int maxWaiting, int kvBlocks, EngineMetrics metrics, boolean caching) {
         exec = new FakeExecutor(VOCAB, kvBlocks, BS);
         blocks = new BlockAllocator(kvBlocks, BS);
-        SchedulerConfig config =
-                new SchedulerConfig(maxSeqs, maxBatchTokens, maxWaiting, 256, 64).withPrefixCaching(caching, "fixture");
+        SchedulerConfig config = new SchedulerConfig(maxSeqs, maxBatchTokens, maxWaiting, 256, 64)
+                .withPrefixCaching(caching, "fixture")
+                .withBlockAudit(audit);
         Scheduler s = new Scheduler(wrap(exec), blocks, config, Set.of(EOS), metrics);
         open.add(s);
         return s;
