@@ -11,6 +11,8 @@ package io.tensorlane.runtime.sched;
  * @param prefixCaching   reuse the KV of cached full blocks across sequences ({@link PrefixCache})
  * @param prefixCacheSalt mixed into every block hash: stands for what the KV depends on besides the tokens (the model,
  *                        its weights' and the KV cache's dtypes), see {@link #salt}
+ * @param maxLogitRows    the most logits rows one step may have (the executor's buffer, at least {@code maxSeqs}); what
+ *                        the other rows of a step leave is what prompt-logprob chunks get ({@link PromptLogprobs})
  */
 public record SchedulerConfig(
         int maxSeqs,
@@ -19,16 +21,50 @@ public record SchedulerConfig(
         int maxModelLen,
         int maxBlocksPerSeq,
         boolean prefixCaching,
-        long prefixCacheSalt) {
+        long prefixCacheSalt,
+        int maxLogitRows) {
     /** Limits with prefix caching on (salt 0). */
     public SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, int maxModelLen, int maxBlocksPerSeq) {
         this(maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, true, 0);
     }
 
+    /** Limits with as many logits rows as sequences. */
+    public SchedulerConfig(
+            int maxSeqs,
+            int maxBatchTokens,
+            int maxWaiting,
+            int maxModelLen,
+            int maxBlocksPerSeq,
+            boolean prefixCaching,
+            long prefixCacheSalt) {
+        this(
+                maxSeqs,
+                maxBatchTokens,
+                maxWaiting,
+                maxModelLen,
+                maxBlocksPerSeq,
+                prefixCaching,
+                prefixCacheSalt,
+                maxSeqs);
+    }
+
+    /** The same limits with {@code rows} logits rows a step (the engine's {@code maxLogitRows}). */
+    public SchedulerConfig withMaxLogitRows(int rows) {
+        return new SchedulerConfig(
+                maxSeqs,
+                maxBatchTokens,
+                maxWaiting,
+                maxModelLen,
+                maxBlocksPerSeq,
+                prefixCaching,
+                prefixCacheSalt,
+                rows);
+    }
+
     /** The same limits with prefix caching on or off and the salt from {@code kvIdentity} (see {@link #salt}). */
     public SchedulerConfig withPrefixCaching(boolean on, String kvIdentity) {
         return new SchedulerConfig(
-                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, on, salt(kvIdentity));
+                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, on, salt(kvIdentity), maxLogitRows);
     }
 
     /** A prefix-cache salt from text naming what the KV depends on besides the tokens. */
@@ -40,6 +76,10 @@ public record SchedulerConfig(
         if (maxSeqs < 1 || maxBatchTokens < maxSeqs) {
             throw new IllegalArgumentException(
                     "need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
+        }
+        if (maxLogitRows < maxSeqs) {
+            throw new IllegalArgumentException(
+                    "max logit rows (" + maxLogitRows + ") must be >= max sequences (" + maxSeqs + ")");
         }
         if (maxWaiting < 0 || maxModelLen < 1 || maxBlocksPerSeq < 1) {
             throw new IllegalArgumentException(
