@@ -30,11 +30,16 @@ final class BatchPlanner {
     /**
      * One sequence's part of a step: {@code n} tokens from {@code seq.computed}; {@code logitRow} >= 0 when it samples
      * (the first of {@code drafts + 1} rows); {@code drafts} > 0: a verify chunk, the last token and that many of
-     * {@code seq.draft} ({@link Speculator}).
+     * {@code seq.draft} ({@link Speculator}); {@code promptRow} >= 0: a prompt chunk with a logits row per token from
+     * that row on ({@link PromptLogprobs}; its last is {@code logitRow} when the chunk ends the prompt).
      */
-    record Entry(Sequence seq, int n, int logitRow, int drafts) {
+    record Entry(Sequence seq, int n, int logitRow, int drafts, int promptRow) {
         Entry(Sequence seq, int n, int logitRow) {
-            this(seq, n, logitRow, 0);
+            this(seq, n, logitRow, 0, -1);
+        }
+
+        Entry(Sequence seq, int n, int logitRow, int drafts) {
+            this(seq, n, logitRow, drafts, -1);
         }
     }
 
@@ -104,8 +109,9 @@ final class BatchPlanner {
         for (Iterator<Sequence> it = waiting.iterator();
                 preempted == 0 && budget > 0 && running.size() < config.maxSeqs() && it.hasNext(); ) {
             Sequence s = it.next();
-            int cached = prefix.cachedBlocks(s);
-            if (prefix.shouldWait(s, cached, running)) {
+            boolean scores = PromptLogprobs.collecting(s); // reads nothing from the cache
+            int cached = scores ? 0 : prefix.cachedBlocks(s);
+            if (!scores && prefix.shouldWait(s, cached, running)) {
                 continue;
             }
             prefix.take(s, cached);
@@ -151,17 +157,23 @@ final class BatchPlanner {
     private Plan build(List<Entry> planned, int preempted, List<Sequence> admitted) {
         StepBatch.Builder b = new StepBatch.Builder(blocks.blockSize(), config.maxBlocksPerSeq());
         List<Entry> entries = new ArrayList<>(planned.size());
+        int[] keep = promptChunks(planned);
         int row = 0;
+        int scoring = 0;
         boolean wantLogits = false;
         for (Entry e : planned) {
             Sequence s = e.seq();
             int d = e.drafts();
-            boolean samples = d > 0 || s.computed + e.n() == s.length;
-            int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + e.n());
+            boolean scores = d == 0 && PromptLogprobs.collecting(s);
+            int n = scores ? keep[scoring++] : e.n();
+            boolean samples = d > 0 || s.computed + n == s.length;
+            int[] chunk = Arrays.copyOfRange(s.tokens, s.computed, s.computed + n);
             if (d > 0) { // a verify chunk: the last token, then the guesses (the sequence has no constraint)
                 System.arraycopy(s.draft, 0, chunk, 1, d);
                 b.add(s.table, chunk, s.computed, StepBatch.Logits.ALL);
                 b.sampleLast(d + 1, s.req.sampling(), s.generated);
+            } else if (scores) { // a row per token; the last one draws when the chunk ends the prompt
+                b.add(s.table, chunk, s.computed, StepBatch.Logits.ALL);
             } else {
                 b.add(s.table, chunk, s.computed, samples ? StepBatch.Logits.LAST : StepBatch.Logits.NONE);
             }
@@ -174,10 +186,32 @@ final class BatchPlanner {
                     b.penalty(s.penalties.row(s.tokens, s.generated));
                 }
             }
+            if (scores) {
+                entries.add(new Entry(s, n, samples ? row + n - 1 : -1, 0, row));
+                row += n;
+                wantLogits = true;
+                continue;
+            }
             entries.add(new Entry(s, e.n(), samples ? row : -1, d));
             row += samples ? d + 1 : 0;
             wantLogits |= samples && s.req.needsLogits();
         }
         return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted, admitted);
+    }
+
+    /** The tokens each prompt-logprob chunk keeps ({@link PromptLogprobs#fit}), in the order of {@code planned}. */
+    private int[] promptChunks(List<Entry> planned) {
+        int others = 0;
+        int[] want = new int[planned.size()];
+        int k = 0;
+        for (Entry e : planned) {
+            Sequence s = e.seq();
+            if (e.drafts() == 0 && PromptLogprobs.collecting(s)) {
+                want[k++] = e.n();
+            } else {
+                others += e.drafts() > 0 ? e.drafts() + 1 : s.computed + e.n() == s.length ? 1 : 0;
+            }
+        }
+        return PromptLogprobs.fit(Arrays.copyOf(want, k), others, config.maxLogitRows());
     }
 }

@@ -253,6 +253,9 @@ public final class Scheduler implements AutoCloseable {
                 verified(s, en, res, now);
                 continue;
             }
+            if (en.promptRow() >= 0) {
+                PromptLogprobs.collect(s, res, en.promptRow(), en.n(), vocab);
+            }
             s.computed += en.n();
             prefix.registerComputed(s); // before accept: a sequence that ends there leaves its blocks cached
             if (en.logitRow() >= 0) {
@@ -311,6 +314,7 @@ public final class Scheduler implements AutoCloseable {
         }
         boolean more;
         try {
+            PromptLogprobs.deliver(s);
             more = s.listener.onToken(token, lp);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "listener of " + r.id() + " threw; ending it", e);

@@ -13,6 +13,8 @@ package io.tensorlane.runtime.sched;
  *                        its weights' and the KV cache's dtypes), see {@link #salt}
  * @param blockAudit      a debug switch: after every step the scheduler audits the block allocator against the live
  *                        sequences' tables ({@link BlockAudit}) and stops serving at the first inconsistency
+ * @param maxLogitRows    the most logits rows one step may have (the executor's buffer, at least {@code maxSeqs}); what
+ *                        the other rows of a step leave is what prompt-logprob chunks get ({@link PromptLogprobs})
  */
 public record SchedulerConfig(
         int maxSeqs,
@@ -22,22 +24,74 @@ public record SchedulerConfig(
         int maxBlocksPerSeq,
         boolean prefixCaching,
         long prefixCacheSalt,
-        boolean blockAudit) {
+        boolean blockAudit,
+        int maxLogitRows) {
     /** Limits with prefix caching on (salt 0). */
     public SchedulerConfig(int maxSeqs, int maxBatchTokens, int maxWaiting, int maxModelLen, int maxBlocksPerSeq) {
-        this(maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, true, 0, false);
+        this(maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, true, 0);
+    }
+
+    /** Limits with as many logits rows as sequences. */
+    public SchedulerConfig(
+            int maxSeqs,
+            int maxBatchTokens,
+            int maxWaiting,
+            int maxModelLen,
+            int maxBlocksPerSeq,
+            boolean prefixCaching,
+            long prefixCacheSalt) {
+        this(
+                maxSeqs,
+                maxBatchTokens,
+                maxWaiting,
+                maxModelLen,
+                maxBlocksPerSeq,
+                prefixCaching,
+                prefixCacheSalt,
+                false,
+                maxSeqs);
+    }
+
+    /** The same limits with {@code rows} logits rows a step (the engine's {@code maxLogitRows}). */
+    public SchedulerConfig withMaxLogitRows(int rows) {
+        return new SchedulerConfig(
+                maxSeqs,
+                maxBatchTokens,
+                maxWaiting,
+                maxModelLen,
+                maxBlocksPerSeq,
+                prefixCaching,
+                prefixCacheSalt,
+                blockAudit,
+                rows);
     }
 
     /** The same limits with prefix caching on or off and the salt from {@code kvIdentity} (see {@link #salt}). */
     public SchedulerConfig withPrefixCaching(boolean on, String kvIdentity) {
         return new SchedulerConfig(
-                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, on, salt(kvIdentity), blockAudit);
+                maxSeqs,
+                maxBatchTokens,
+                maxWaiting,
+                maxModelLen,
+                maxBlocksPerSeq,
+                on,
+                salt(kvIdentity),
+                blockAudit,
+                maxLogitRows);
     }
 
     /** The same limits with the block audit after every step on or off (a debug switch; see {@link BlockAudit}). */
     public SchedulerConfig withBlockAudit(boolean on) {
         return new SchedulerConfig(
-                maxSeqs, maxBatchTokens, maxWaiting, maxModelLen, maxBlocksPerSeq, prefixCaching, prefixCacheSalt, on);
+                maxSeqs,
+                maxBatchTokens,
+                maxWaiting,
+                maxModelLen,
+                maxBlocksPerSeq,
+                prefixCaching,
+                prefixCacheSalt,
+                on,
+                maxLogitRows);
     }
 
     /** A prefix-cache salt from text naming what the KV depends on besides the tokens. */
@@ -49,6 +103,10 @@ public record SchedulerConfig(
         if (maxSeqs < 1 || maxBatchTokens < maxSeqs) {
             throw new IllegalArgumentException(
                     "need 1 <= max sequences (" + maxSeqs + ") <= max batch tokens (" + maxBatchTokens + ")");
+        }
+        if (maxLogitRows < maxSeqs) {
+            throw new IllegalArgumentException(
+                    "max logit rows (" + maxLogitRows + ") must be >= max sequences (" + maxSeqs + ")");
         }
         if (maxWaiting < 0 || maxModelLen < 1 || maxBlocksPerSeq < 1) {
             throw new IllegalArgumentException(

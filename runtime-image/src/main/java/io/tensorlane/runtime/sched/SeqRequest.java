@@ -16,6 +16,9 @@ import java.util.Set;
  * @param logprobs     how many top logprobs to return with each token; 0 for none
  * @param constraint   what the sequence may generate (null: anything); owned by the scheduler once submitted
  * @param penalties    penalties and biases the GPU sampler applies ({@link SamplingPenalties#NONE}: none; null reads so)
+ * @param promptLogprobs -1: none; k &gt;= 0: the logprob of every prompt token after the first given its prefix, with
+ *                     the k most probable alternatives, delivered once before the first token
+ *                     ({@link SequenceListener#onPromptLogprobs}; computed without the prefix cache, as vLLM)
  */
 public record SeqRequest(
         String id,
@@ -26,7 +29,8 @@ public record SeqRequest(
         boolean ignoreEos,
         int logprobs,
         TokenConstraint constraint,
-        SamplingPenalties penalties) {
+        SamplingPenalties penalties,
+        int promptLogprobs) {
     public SeqRequest {
         penalties = penalties == null ? SamplingPenalties.NONE : penalties;
         Objects.requireNonNull(id, "id");
@@ -42,6 +46,30 @@ public record SeqRequest(
         if (logprobs < 0) {
             throw new IllegalArgumentException("request " + id + ": logprobs must be >= 0, got " + logprobs);
         }
+        if (promptLogprobs < -1) {
+            throw new IllegalArgumentException(
+                    "request " + id + ": prompt logprobs must be >= -1, got " + promptLogprobs);
+        }
+    }
+
+    /** A request without prompt logprobs. */
+    public SeqRequest(
+            String id,
+            int[] promptIds,
+            int maxTokens,
+            SamplingParams sampling,
+            Set<Integer> stopTokenIds,
+            boolean ignoreEos,
+            int logprobs,
+            TokenConstraint constraint,
+            SamplingPenalties penalties) {
+        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, constraint, penalties, -1);
+    }
+
+    /** The same request with the prompt's logprobs and {@code k} alternatives each ({@code -1}: none). */
+    public SeqRequest withPromptLogprobs(int k) {
+        return new SeqRequest(
+                id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, constraint, penalties, k);
     }
 
     /** The ids min_tokens bans until reached: {@code eos} (unless ignore_eos) and the stop ids, as vLLM. */
@@ -65,7 +93,7 @@ public record SeqRequest(
             Set<Integer> stopTokenIds,
             boolean ignoreEos,
             int logprobs) {
-        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, null, null);
+        this(id, promptIds, maxTokens, sampling, stopTokenIds, ignoreEos, logprobs, null, null, -1);
     }
 
     /** A greedy request with no stop ids and no logprobs. */

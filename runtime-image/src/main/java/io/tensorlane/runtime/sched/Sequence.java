@@ -36,6 +36,11 @@ final class Sequence implements Scheduler.Handle {
     /** The proposer's state for this sequence ({@link Proposer#open}), made when it first speculates. */
     Proposer.Session proposer;
 
+    /** The prompt's logprobs gathered so far ({@link PromptLogprobs}); null when the request asked for none. */
+    final List<io.tensorlane.runtime.text.TopLogprobs> promptLogprobs;
+    /** Whether {@link #promptLogprobs} went to the listener (from then on the sequence computes like any other). */
+    boolean promptLogprobsSent;
+
     int preemptions;
     final long arrivalNanos;
     long admittedNanos = -1;
@@ -55,6 +60,7 @@ final class Sequence implements Scheduler.Handle {
         this.tokens = Arrays.copyOf(req.promptIds(), req.promptIds().length + req.maxTokens());
         this.length = req.promptIds().length;
         this.arrivalNanos = now;
+        this.promptLogprobs = req.promptLogprobs() >= 0 ? new ArrayList<>() : null;
     }
 
     /** Tokens the cache still lacks: 1 when decoding. */

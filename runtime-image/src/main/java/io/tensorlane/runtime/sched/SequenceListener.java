@@ -22,6 +22,13 @@ public interface SequenceListener {
      */
     default void onAdmitted(int cachedTokens) {}
 
+    /**
+     * The prompt's logprobs, when the request asked for them ({@link SeqRequest#promptLogprobs}): entry {@code i} is
+     * prompt token {@code i + 1}'s given the tokens before it (the first token has none, so the list is one shorter than
+     * the prompt). Called once, just before the first {@link #onToken}.
+     */
+    default void onPromptLogprobs(java.util.List<TopLogprobs> logprobs) {}
+
     /** Called exactly once, last. Token counts: the prompt's, and the tokens given to {@link #onToken}. */
     void onFinish(FinishReason reason, int promptTokens, int completionTokens);
 }

@@ -13,7 +13,8 @@ import java.util.List;
  * and rolls the KV cache back past them ({@link BlockAllocator#truncate}).
  *
  * <p>No guesses for: sequences that opted out, that have a token constraint (the masks of later rows would depend on
- * guesses not yet accepted) or penalties (so would their counts: {@link SamplingPenalties}), that are one token from
+ * guesses not yet accepted) or penalties (so would their counts: {@link SamplingPenalties}), that want their prompt's
+ * logprobs ({@link PromptLogprobs}: their logits rows come out of the same budget), that are one token from
  * {@code max_tokens}. Guesses are cut so that the accepted run
  * plus the target's token never passes {@code max_tokens}, and so that a step's logits rows stay within
  * {@code maxLogitRows} (the engine's buffer: what is left after one row per possible sequence).
@@ -66,7 +67,11 @@ public final class Speculator {
         for (Sequence s : running) {
             s.draft = null;
             int left = s.req.maxTokens() - s.generated - 1;
-            if (!s.speculate || s.req.constraint() != null || !s.req.penalties().isNone() || left <= 0) {
+            if (!s.speculate
+                    || s.req.constraint() != null
+                    || !s.req.penalties().isNone()
+                    || left <= 0
+                    || s.promptLogprobs != null) {
                 continue;
             }
             if (s.proposer == null) {

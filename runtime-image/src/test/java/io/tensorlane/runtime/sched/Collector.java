@@ -7,7 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /** A listener that records what it gets; {@code stopAfter} tokens it returns false. */
-final class Collector implements SequenceListener {
+class Collector implements SequenceListener {
     final List<Integer> tokens = new CopyOnWriteArrayList<>();
     final List<TopLogprobs> logprobs = new CopyOnWriteArrayList<>();
     final CompletableFuture<FinishReason> done = new CompletableFuture<>();
