@@ -21,6 +21,10 @@ import java.util.Locale;
  *                     number of tokens
  * @param gemvMma      which one-token (and FP8 few-token) GEMVs run on the tensor cores ({@link GemvMma}: by weight
  *                     type; {@value #GEMV_MMA_ENV} = {@code auto} (unset), {@code on} or {@code off})
+ * @param moeFusedDecode MoE steps of few tokens through the fused decode kernels ({@link MoeDecodeKernels}: router GEMV
+ *                     + top-k in one kernel for up to {@value MoeDecodeKernels#ROUTER_MAX_TOKENS} tokens, silu in the
+ *                     gate/up kernel, the weighted sum in the down kernel); {@value #MOE_FUSED_DECODE_ENV} = {@code on}
+ *                     or {@code off} (unset: off until kernelcheck and the MoE models pass with it on a GPU)
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -29,7 +33,8 @@ public record KernelChoices(
         boolean push,
         int fp8TensorMinTokens,
         boolean moeGroupedGemm,
-        GemvMma gemvMma) {
+        GemvMma gemvMma,
+        boolean moeFusedDecode) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
@@ -40,6 +45,8 @@ public record KernelChoices(
      * H200, 2026-12-02); {@code off}: one GEMM per expert.
      */
     public static final String MOE_GROUPED_GEMM_ENV = "TENSORLANE_MOE_GROUPED_GEMM";
+    /** {@link #moeFusedDecode}'s switch. */
+    public static final String MOE_FUSED_DECODE_ENV = "TENSORLANE_MOE_FUSED_DECODE";
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
     public static final int FP8_TENSOR_MIN_TOKENS = 2;
 
@@ -48,7 +55,7 @@ public record KernelChoices(
      * OneStage pulling.
      */
     public static final KernelChoices BASELINE =
-            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF);
+            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -66,6 +73,18 @@ public record KernelChoices(
     /** {@link #parse(String, String, String, String, String)} and {@value #GEMV_MMA_ENV}. */
     public static KernelChoices parse(
             String gemv, String fusedNorm, String push, String fp8Gemm, String moeGrouped, String gemvMma) {
+        return parse(gemv, fusedNorm, push, fp8Gemm, moeGrouped, gemvMma, null);
+    }
+
+    /** {@link #parse(String, String, String, String, String, String)} and {@value #MOE_FUSED_DECODE_ENV}. */
+    public static KernelChoices parse(
+            String gemv,
+            String fusedNorm,
+            String push,
+            String fp8Gemm,
+            String moeGrouped,
+            String gemvMma,
+            String moeFusedDecode) {
         return new KernelChoices(
                 true,
                 GemvPolicy.parse(gemv),
@@ -73,7 +92,8 @@ public record KernelChoices(
                 parseOnOff(PUSH_ENV, push, false),
                 parseFp8(fp8Gemm),
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
-                GemvMma.parse(gemvMma));
+                GemvMma.parse(gemvMma),
+                parseOnOff(MOE_FUSED_DECODE_ENV, moeFusedDecode, false));
     }
 
     /** The choices of this process's environment. */
@@ -84,7 +104,8 @@ public record KernelChoices(
                 System.getenv(PUSH_ENV),
                 System.getenv(FP8_GEMM_ENV),
                 System.getenv(MOE_GROUPED_GEMM_ENV),
-                System.getenv(GEMV_MMA_ENV));
+                System.getenv(GEMV_MMA_ENV),
+                System.getenv(MOE_FUSED_DECODE_ENV));
     }
 
     static int parseFp8(String value) {
