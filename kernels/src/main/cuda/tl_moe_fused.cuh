@@ -17,6 +17,9 @@
 
 constexpr int kMoeRouterWarps = 8;      // expert rows per block of tl_moe_router
 constexpr int kMoeRouterMaxTokens = 8;  // the longest step tl_moe_router takes
+// 16-byte weight loads in flight per lane in tl_moe_down_sum: its warps are 8x fewer than tl_moe_down's (one per token
+// and output row, not per pair), so each keeps twice the GEMV's loads in flight (not measured against 4 yet)
+constexpr int kMoeDownUnroll = 8;
 
 // logits [n, E] fp32 scratch; counter: one unsigned, zero before the first launch (and after every launch).
 // Launch: grid ceil(E / kMoeRouterWarps), block kMoeRouterWarps * 32; n <= kMoeRouterMaxTokens, E <= 512, k <= 32.
@@ -111,7 +114,7 @@ __device__ __forceinline__ void tl_moe_gate_up_silu(const T* x, const T* w, T* a
 }
 
 // y [n, out] in T: y[t, o] = sum over s < k of weights[t*k+s] * (w[ids[t*k+s], o, :] . act[t*k+s, :]). The k rows of
-// whole 16-byte chunks are walked as one run of k * chunks chunks (kGemvUnroll loads in flight a lane, whatever the
+// whole 16-byte chunks are walked as one run of k * chunks chunks (kMoeDownUnroll loads in flight a lane, whatever the
 // width of one row); other widths a scalar loop per slot.
 // Launch: grid (n, ceil(out / kGemvWarps)), block kGemvWarps * 32 (one warp per output row of one token).
 template <typename T>
@@ -126,11 +129,11 @@ __device__ __forceinline__ void tl_moe_down_sum(const T* act, const T* w, T* y, 
     const int chunks = in >> 3, total = k * chunks;
     const uint4* w4 = reinterpret_cast<const uint4*>(w);
     const uint4* a4 = reinterpret_cast<const uint4*>(act);
-    for (int c = lane; c < total; c += 32 * kGemvUnroll) {
-      uint4 wv[kGemvUnroll], xv[kGemvUnroll];
-      float ws[kGemvUnroll];
+    for (int c = lane; c < total; c += 32 * kMoeDownUnroll) {
+      uint4 wv[kMoeDownUnroll], xv[kMoeDownUnroll];
+      float ws[kMoeDownUnroll];
 #pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) {
+      for (int u = 0; u < kMoeDownUnroll; ++u) {
         const int cc = c + 32 * u;
         if (cc < total) {
           const int s = cc / chunks, j = cc - s * chunks;
@@ -145,7 +148,7 @@ __device__ __forceinline__ void tl_moe_down_sum(const T* act, const T* w, T* y, 
         }
       }
 #pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) acc = fmaf(ws[u], dot8<T>(wv[u], xv[u], 0.0f), acc);
+      for (int u = 0; u < kMoeDownUnroll; ++u) acc = fmaf(ws[u], dot8<T>(wv[u], xv[u], 0.0f), acc);
     }
   } else {
     for (int s = 0; s < k; ++s) {
