@@ -111,7 +111,7 @@ if has_step bench; then
       --batches "${BATCHES:-1,8}" --context 512 --prefill-tokens 0 --warmup 100 --iters 50 \
       --max-seconds $(( t > 30 ? t - 15 : 15 )) --label "moe-fused-$sw" --json "$OUT/moe-$sw.json" > "$OUT/moe-$sw.log" 2>&1
     say "== bench $sw: exit $?"
-    grep -E '^(bench-model|load|engine: loaded| batch| +[0-9]+ )' "$OUT/moe-$sw.log" | cut -c1-200 | tee -a "$LOG"
+    grep -E '^(bench-model|load|engine: loaded|engine: one-token| batch| +[0-9]+ )' "$OUT/moe-$sw.log" | cut -c1-200 | tee -a "$LOG"
   done
   $PY $ORACLE/moe_fused_summary.py --model "$CK" --bw "$OUT/bw.json" --run "off=$OUT/moe-off.json" \
     --run "on=$OUT/moe-on.json" --out "$OUT/moe-fused.json" > "$OUT/moe-fused.txt" 2>&1
