@@ -73,18 +73,6 @@ public record KernelChoices(
     /** {@link #parse(String, String, String, String, String)} and {@value #GEMV_MMA_ENV}. */
     public static KernelChoices parse(
             String gemv, String fusedNorm, String push, String fp8Gemm, String moeGrouped, String gemvMma) {
-        return parse(gemv, fusedNorm, push, fp8Gemm, moeGrouped, gemvMma, null);
-    }
-
-    /** {@link #parse(String, String, String, String, String, String)} and {@value #MOE_FUSED_DECODE_ENV}. */
-    public static KernelChoices parse(
-            String gemv,
-            String fusedNorm,
-            String push,
-            String fp8Gemm,
-            String moeGrouped,
-            String gemvMma,
-            String moeFusedDecode) {
         return new KernelChoices(
                 true,
                 GemvPolicy.parse(gemv),
@@ -93,19 +81,32 @@ public record KernelChoices(
                 parseFp8(fp8Gemm),
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
                 GemvMma.parse(gemvMma),
-                parseOnOff(MOE_FUSED_DECODE_ENV, moeFusedDecode, false));
+                false);
+    }
+
+    /** These choices with {@link #moeFusedDecode} from {@value #MOE_FUSED_DECODE_ENV}'s value (unset: off). */
+    public KernelChoices withMoeFusedDecode(String value) {
+        return new KernelChoices(
+                tiledPrefill,
+                gemv,
+                fusedNorm,
+                push,
+                fp8TensorMinTokens,
+                moeGroupedGemm,
+                gemvMma,
+                parseOnOff(MOE_FUSED_DECODE_ENV, value, false));
     }
 
     /** The choices of this process's environment. */
     public static KernelChoices fromEnv() {
         return parse(
-                System.getenv(GemvPolicy.ENV),
-                System.getenv(FUSED_NORM_ENV),
-                System.getenv(PUSH_ENV),
-                System.getenv(FP8_GEMM_ENV),
-                System.getenv(MOE_GROUPED_GEMM_ENV),
-                System.getenv(GEMV_MMA_ENV),
-                System.getenv(MOE_FUSED_DECODE_ENV));
+                        System.getenv(GemvPolicy.ENV),
+                        System.getenv(FUSED_NORM_ENV),
+                        System.getenv(PUSH_ENV),
+                        System.getenv(FP8_GEMM_ENV),
+                        System.getenv(MOE_GROUPED_GEMM_ENV),
+                        System.getenv(GEMV_MMA_ENV))
+                .withMoeFusedDecode(System.getenv(MOE_FUSED_DECODE_ENV));
     }
 
     static int parseFp8(String value) {

@@ -71,16 +71,19 @@ class KernelChoicesTest {
             delimiter = ';',
             value = {"; false", "  ; false", "off; false", "on; true", " ON ; true"})
     void moeFusedDecodeIsOffUnlessSwitchedOn(String value, boolean on) {
-        assertThat(KernelChoices.parse(null, null, null, null, null, null, value)
-                        .moeFusedDecode())
-                .isEqualTo(on);
+        KernelChoices c =
+                KernelChoices.parse(null, "off", null, null, "off", null).withMoeFusedDecode(value);
+        assertThat(c.moeFusedDecode()).isEqualTo(on);
+        assertThat(c.fusedNorm()).isFalse(); // the other choices kept
+        assertThat(c.moeGroupedGemm()).isFalse();
+        assertThat(c.tiledPrefill()).isTrue();
         assertThat(KernelChoices.parse(null, null, null, null).moeFusedDecode()).isFalse();
         assertThat(KernelChoices.BASELINE.moeFusedDecode()).isFalse();
     }
 
     @Test
     void aBadMoeFusedDecodeValueIsRefusedNamingTheVariable() {
-        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null, null, null, "fused"))
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null).withMoeFusedDecode("fused"))
                 .hasMessageContaining(KernelChoices.MOE_FUSED_DECODE_ENV + "='fused'")
                 .hasMessageContaining("expected on or off");
     }
