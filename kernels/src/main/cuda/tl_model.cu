@@ -689,6 +689,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 #include "tl_gemv_fused.cuh"
 #include "tl_moe.cuh"
 #include "tl_moe_fp8.cuh"
+#include "tl_moe_fused.cuh"  // the MoE decode kernels with fewer launches
 
 // ---- instantiations -------------------------------------------------------------------------------------------
 #define TL_MODEL_ENTRIES(SUF, T)                                                                                   \
@@ -902,6 +903,8 @@ TL_MOE_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_ENTRIES(fp16, __half)
 TL_MOE_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_FP8_ENTRIES(fp16, __half)
+TL_MOE_FUSED_ENTRIES(bf16, __nv_bfloat16)
+TL_MOE_FUSED_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"
 #include "tl_spec.cuh"  // speculative decoding: the rejection-sampling verify

@@ -33,18 +33,16 @@ __device__ __forceinline__ bool tl_moe_better(float v, int i, float bv, int bi) 
   return v > bv || (v == bv && i < bi);
 }
 
-__device__ __forceinline__ void tl_moe_route(const float* logits, int n, int E, int k, int norm, int* ids,
-                                             float* weights) {
-  const int t = blockIdx.x * kMoeRouteWarps + (threadIdx.x >> 5);
+// One token's routing by one whole warp: row [E] fp32 logits (read through L2: tl_moe_router's last block reads rows
+// other blocks wrote), ids [k] and weights [k] its outputs.
+__device__ __forceinline__ void tl_moe_route_row(const float* row, int E, int k, int norm, int* ids, float* weights) {
   const int lane = threadIdx.x & 31;
-  if (t >= n) return;
-  const float* row = logits + (long long)t * E;
   float v[kMoeMaxPerLane];
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < kMoeMaxPerLane; ++j) {
     const int e = lane + 32 * j;
-    v[j] = e < E ? row[e] : -INFINITY;
+    v[j] = e < E ? __ldcg(row + e) : -INFINITY;
     if (v[j] > m) m = v[j];  // NaN never raises the max
   }
   m = warp_max(m);
@@ -95,10 +93,16 @@ __device__ __forceinline__ void tl_moe_route(const float* logits, int n, int E, 
     }
   }
   if (lane < k) {
-    const long long o = (long long)t * k + lane;
-    ids[o] = mineId;
-    weights[o] = norm ? (chosen > 0.0f ? mine / chosen : 1.0f / k) : (s > 0.0f ? mine / s : 0.0f);
+    ids[lane] = mineId;
+    weights[lane] = norm ? (chosen > 0.0f ? mine / chosen : 1.0f / k) : (s > 0.0f ? mine / s : 0.0f);
   }
+}
+
+__device__ __forceinline__ void tl_moe_route(const float* logits, int n, int E, int k, int norm, int* ids,
+                                             float* weights) {
+  const int t = blockIdx.x * kMoeRouteWarps + (threadIdx.x >> 5);
+  if (t >= n) return;
+  tl_moe_route_row(logits + (long long)t * E, E, k, norm, ids + (long long)t * k, weights + (long long)t * k);
 }
 
 // ---- expert linears -------------------------------------------------------------------------------------------

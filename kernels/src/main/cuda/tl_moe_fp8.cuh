@@ -16,16 +16,13 @@
 // Launch: grid (pairs, ceil(out / kGemvWarps)), block kGemvWarps * 32 (one warp per output row of one pair).
 #pragma once
 
-template <typename T, typename Y, bool BLOCK>
-__device__ __forceinline__ void tl_moe_pairs_fp8(const T* x, const uint8_t* w, const float* scale, Y* y,
-                                                 const int* ids, int xdiv, int in, int out, int row_block) {
-  const long long p = blockIdx.x;
-  const int row = blockIdx.y * kGemvWarps + (threadIdx.x >> 5);
+// One warp's lane-partial dot product of stacked row g of w with xr (fp32, block scales applied, a per-row scale not:
+// the caller multiplies the warp's sum by scale[g]); warp_sum it.
+template <typename T, bool BLOCK>
+__device__ __forceinline__ float tl_moe_fp8_partial(const T* xr, const uint8_t* w, const float* scale, long long g,
+                                                    int in, int row_block) {
   const int lane = threadIdx.x & 31;
-  if (row >= out) return;
-  const long long g = (long long)ids[p] * out + row;  // the stacked weight row
   const uint8_t* wr = w + g * in;
-  const T* xr = x + (p / xdiv) * in;
   const int kb = (in + tlfp8::kFp8Block - 1) / tlfp8::kFp8Block;
   const float* srow = BLOCK ? scale + (g / row_block) * kb : scale;
   float acc = 0.0f;
@@ -56,8 +53,18 @@ __device__ __forceinline__ void tl_moe_pairs_fp8(const T* x, const uint8_t* w, c
       acc = fmaf(wv * s, Cv<T>::f(xr[c]), acc);
     }
   }
-  const float v = warp_sum(acc);
-  if (lane == 0) y[p * out + row] = Cv<Y>::t(BLOCK ? v : v * scale[g]);
+  return acc;
+}
+
+template <typename T, typename Y, bool BLOCK>
+__device__ __forceinline__ void tl_moe_pairs_fp8(const T* x, const uint8_t* w, const float* scale, Y* y,
+                                                 const int* ids, int xdiv, int in, int out, int row_block) {
+  const long long p = blockIdx.x;
+  const int row = blockIdx.y * kGemvWarps + (threadIdx.x >> 5);
+  if (row >= out) return;
+  const long long g = (long long)ids[p] * out + row;  // the stacked weight row
+  const float v = warp_sum(tl_moe_fp8_partial<T, BLOCK>(x + (p / xdiv) * in, w, scale, g, in, row_block));
+  if ((threadIdx.x & 31) == 0) y[p * out + row] = Cv<Y>::t(BLOCK ? v : v * scale[g]);
 }
 
 // gate/up: x the tokens' rows (xdiv = k), y [pairs, out] in T; down: x the pairs' act rows, y fp32 (tl_moe_combine_f32

@@ -65,6 +65,15 @@ public final class Kernels {
             "tl_moe_gate_up_fp8_row",
             "tl_moe_down_fp8_block",
             "tl_moe_down_fp8_row",
+            // the MoE decode kernels with fewer launches (tl_moe_fused.cuh): router GEMV + top-k, gate/up + silu,
+            // down + the weighted sum
+            "tl_moe_router",
+            "tl_moe_gate_up_silu",
+            "tl_moe_down_sum",
+            "tl_moe_gate_up_silu_fp8_block",
+            "tl_moe_gate_up_silu_fp8_row",
+            "tl_moe_down_sum_fp8_block",
+            "tl_moe_down_sum_fp8_row",
             // the FP8 KV cache's (e4m3 codes + the layer's {k_scale, v_scale}: tl_kvcache.cuh)
             "tl_qkv_rope_kv8",
             "tl_attention_kv8",

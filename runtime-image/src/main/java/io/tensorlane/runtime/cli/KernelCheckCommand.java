@@ -230,6 +230,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
         new KernelCheckKv8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
         moeCases(t);
         new KernelCheckMoeFp8(k, stream, rnd, this::sync, this::add, fp8).all(t, this::guard);
+        new KernelCheckMoeFused(k.moe().decode(), stream, rnd, this::sync, out, this::add, fp8).all(t, this::guard);
     }
 
     /** Routing once (fp32 logits, with the bf16 pass); the expert linears per element type. */

@@ -24,6 +24,10 @@ import java.util.Locale;
  * @param fusedGemv    one-token steps on one rank fold the residual add, the RMSNorms and silu into the one-warp-per-row
  *                     linears around them ({@link FusedGemvKernels}: three kernels fewer a layer, the same bits);
  *                     {@value #FUSED_GEMV_ENV} = {@code on} (unset) or {@code off}
+ * @param moeFusedDecode MoE steps of few tokens through the fused decode kernels ({@link MoeDecodeKernels}: router GEMV
+ *                     + top-k in one kernel for up to {@value MoeDecodeKernels#ROUTER_MAX_TOKENS} tokens, silu in the
+ *                     gate/up kernel, the weighted sum in the down kernel); {@value #MOE_FUSED_DECODE_ENV} = {@code on}
+ *                     or {@code off} (unset: off until kernelcheck and the MoE models pass with it on a GPU)
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -33,7 +37,8 @@ public record KernelChoices(
         int fp8TensorMinTokens,
         boolean moeGroupedGemm,
         GemvMma gemvMma,
-        boolean fusedGemv) {
+        boolean fusedGemv,
+        boolean moeFusedDecode) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
@@ -57,6 +62,8 @@ public record KernelChoices(
         return parseOnOff(SPEC_GRAPHS_ENV, value, true);
     }
 
+    /** {@link #moeFusedDecode}'s switch. */
+    public static final String MOE_FUSED_DECODE_ENV = "TENSORLANE_MOE_FUSED_DECODE";
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
     public static final int FP8_TENSOR_MIN_TOKENS = 2;
 
@@ -65,7 +72,7 @@ public record KernelChoices(
      * OneStage pulling.
      */
     public static final KernelChoices BASELINE =
-            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false);
+            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false, false);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -103,19 +110,35 @@ public record KernelChoices(
                 parseFp8(fp8Gemm),
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
                 GemvMma.parse(gemvMma),
-                parseOnOff(FUSED_GEMV_ENV, fusedGemv, true));
+                parseOnOff(FUSED_GEMV_ENV, fusedGemv, true),
+                false);
+    }
+
+    /** These choices with {@link #moeFusedDecode} from {@value #MOE_FUSED_DECODE_ENV}'s value (unset: off). */
+    public KernelChoices withMoeFusedDecode(String value) {
+        return new KernelChoices(
+                tiledPrefill,
+                gemv,
+                fusedNorm,
+                push,
+                fp8TensorMinTokens,
+                moeGroupedGemm,
+                gemvMma,
+                fusedGemv,
+                parseOnOff(MOE_FUSED_DECODE_ENV, value, false));
     }
 
     /** The choices of this process's environment. */
     public static KernelChoices fromEnv() {
         return parse(
-                System.getenv(GemvPolicy.ENV),
-                System.getenv(FUSED_NORM_ENV),
-                System.getenv(PUSH_ENV),
-                System.getenv(FP8_GEMM_ENV),
-                System.getenv(MOE_GROUPED_GEMM_ENV),
-                System.getenv(GEMV_MMA_ENV),
-                System.getenv(FUSED_GEMV_ENV));
+                        System.getenv(GemvPolicy.ENV),
+                        System.getenv(FUSED_NORM_ENV),
+                        System.getenv(PUSH_ENV),
+                        System.getenv(FP8_GEMM_ENV),
+                        System.getenv(MOE_GROUPED_GEMM_ENV),
+                        System.getenv(GEMV_MMA_ENV),
+                        System.getenv(FUSED_GEMV_ENV))
+                .withMoeFusedDecode(System.getenv(MOE_FUSED_DECODE_ENV));
     }
 
     static int parseFp8(String value) {

@@ -165,6 +165,10 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                                 + " (" + KernelChoices.FUSED_NORM_ENV + "); OneStage "
                                 + (choices.push() ? "pushes where it fits" : "pulls") + " ("
                                 + KernelChoices.PUSH_ENV + ")"
+                        : "")
+                + (config.moe() != null
+                        ? "; MoE decode " + (choices.moeFusedDecode() ? "fused (3 kernels a layer)" : "unfused") + " ("
+                                + KernelChoices.MOE_FUSED_DECODE_ENV + ")"
                         : ""));
         long t0 = System.nanoTime();
         AtomicLong done = new AtomicLong();

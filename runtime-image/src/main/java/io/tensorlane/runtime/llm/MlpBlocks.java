@@ -23,10 +23,12 @@ final class MlpBlocks {
     private final MoeMlp.Buffers moe;
     private final MlpBlock[] blocks;
     private final boolean groupedGemm;
+    private final boolean fusedDecode;
 
     /**
      * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows}: the longest step MoE keeps on the GPU;
-     * {@code groupedGemm}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm}).
+     * {@code groupedGemm}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm});
+     * {@code fusedDecode}: MoE's short steps through the fused decode kernels ({@link KernelChoices#moeFusedDecode}).
      */
     MlpBlocks(
             DeviceMemory mem,
@@ -36,8 +38,10 @@ final class MlpBlocks {
             DType dt,
             int tokens,
             int decodeRows,
-            boolean groupedGemm) {
+            boolean groupedGemm,
+            boolean fusedDecode) {
         this.groupedGemm = groupedGemm;
+        this.fusedDecode = fusedDecode;
         this.cfg = cfg;
         this.tpl = tpl;
         this.dt = dt;
@@ -79,7 +83,8 @@ final class MlpBlocks {
                             weights.weight(p + "experts_down"),
                             moe,
                             cfg.moe().moeLayers().indexOf(l),
-                            groupedGemm)
+                            groupedGemm,
+                            fusedDecode)
                     : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
         }
     }

@@ -27,11 +27,18 @@ public final class MoeKernels {
     static final int SORT_THREADS = 512;
 
     private final ModelKernels k;
+    private final MoeDecodeKernels decode;
     private final CUfunction route = new CUfunction();
     private final CUfunction sort = new CUfunction();
 
     MoeKernels(ModelKernels k) {
         this.k = k;
+        this.decode = new MoeDecodeKernels(k);
+    }
+
+    /** The decode kernels with fewer launches (tl_moe_fused.cuh). */
+    public MoeDecodeKernels decode() {
+        return decode;
     }
 
     void resolve(CUmodule module) {
@@ -134,11 +141,7 @@ public final class MoeKernels {
             CUstream s) {
         ModelKernels.positive("in", in);
         ModelKernels.positive("out", out);
-        String name = switch (type) {
-            case FP8_BLOCK, FP8_BLOCK_ROWS -> base + "_block";
-            case FP8_ROW -> base + "_row";
-            case DENSE -> throw new IllegalArgumentException(base + ": a dense weight has no FP8 kernel");
-        };
+        String name = MoeDecodeKernels.fp8Name(base, type);
         if (in % 16 == 0 && ((x & 15) != 0 || (w & 15) != 0)) {
             throw new IllegalArgumentException(name + ": rows of in % 16 == 0 need 16-byte aligned x and w (x=0x"
                     + Long.toHexString(x) + ", w=0x" + Long.toHexString(w) + ")");

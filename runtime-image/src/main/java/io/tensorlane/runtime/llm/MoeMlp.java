@@ -21,7 +21,9 @@ import jcuda.driver.CUstream;
  * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
  * per expert and projection on the gathered rows (tensor cores; {@link ExpertGemms}, FP8 experts dequantized one at a
  * time), then un-permute. FP8 experts (e4m3 with block or per-row scales) take the FP8 pair kernels in short steps
- * (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in registers).
+ * (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in registers). With {@link
+ * KernelChoices#moeFusedDecode} the short steps take {@link MoeDecodeKernels} instead (three launches a layer instead
+ * of six: {@link MoeDecodePath}).
  */
 final class MoeMlp implements MlpBlock {
     /**
@@ -43,7 +45,8 @@ final class MoeMlp implements MlpBlock {
             long inv,
             long rows,
             CUdeviceptr pointers,
-            long expertScratch) {
+            long expertScratch,
+            long routerCounter) {
         /**
          * {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows); {@code fp8Experts}:
          * the experts are FP8, so long steps dequantize one expert projection at a time into a scratch
@@ -79,7 +82,8 @@ final class MoeMlp implements MlpBlock {
                     mem.alloc(phase, "grouped GEMM pointers", 8L * 3 * moe.experts(), true),
                     fp8Experts && tokens > small
                             ? addr(mem, phase, "fp8 expert dequantized", e * 2L * inter * hidden)
-                            : 0);
+                            : 0,
+                    addr(mem, phase, "router counter", 4));
         }
 
         /** The ids of the {@code slot}-th MoE layer. */
@@ -106,6 +110,7 @@ final class MoeMlp implements MlpBlock {
     private final long ids;
     private final int[] offsets;
     private final ExpertGemms gemms;
+    private final boolean fusedDecode;
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -113,6 +118,7 @@ final class MoeMlp implements MlpBlock {
      *     inter] ({@link io.tensorlane.runtime.model.ShardPlan}'s stacking; in the model's dtype or FP8 with scales)
      * @param slot which MoE layer this is (its slice of the ids)
      * @param groupedGemm long steps through cuBLAS's grouped GEMM ({@link KernelChoices#MOE_GROUPED_GEMM_ENV})
+     * @param fusedDecode steps of few tokens through {@link MoeDecodeKernels} ({@link KernelChoices#moeFusedDecode})
      */
     MoeMlp(
             ModelKernels kernels,
@@ -126,7 +132,8 @@ final class MoeMlp implements MlpBlock {
             RankWeights.Weight downW,
             Buffers buf,
             int slot,
-            boolean groupedGemm) {
+            boolean groupedGemm,
+            boolean fusedDecode) {
         this.model = kernels;
         this.kernels = kernels.moe();
         this.blas = blas;
@@ -140,6 +147,7 @@ final class MoeMlp implements MlpBlock {
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
         this.offsets = new int[moe.experts() + 1];
+        this.fusedDecode = fusedDecode;
         this.gemms =
                 new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }
@@ -148,53 +156,124 @@ final class MoeMlp implements MlpBlock {
     public void forward(int n, long xn, long out, CUstream s, OpMarks mark) {
         int experts = moe.experts();
         int k = moe.topK();
-        blas.linear(dt, xn, router, buf.logits(), DType.fp32, n, hidden, experts, experts);
-        mark.mark("gemm router");
-        kernels.route(buf.logits(), n, experts, k, moe.normTopK(), ids, buf.weights(), s);
-        mark.mark("moe route");
-        if (n <= buf.pairTokens()) {
-            if (gateUpW.type().fp8()) {
-                kernels.gateUpFp8(
-                        dt,
-                        gateUpW.type(),
-                        xn,
-                        gateUpW.address(),
-                        gateUpW.scales(),
-                        buf.gateUp(),
-                        ids,
-                        n,
-                        k,
-                        hidden,
-                        2 * inter,
-                        s);
-            } else {
-                kernels.gateUp(dt, xn, gateUpW.address(), buf.gateUp(), ids, n, k, hidden, 2 * inter, s);
-            }
-            mark.mark("moe gate_up");
-            model.siluMul(dt, buf.gateUp(), buf.act(), n * k, inter, s);
-            mark.mark("silu*up");
-            if (downW.type().fp8()) {
-                kernels.downFp8(
-                        dt,
-                        downW.type(),
-                        buf.act(),
-                        downW.address(),
-                        downW.scales(),
-                        buf.pairDown(),
-                        ids,
-                        n * k,
-                        inter,
-                        hidden,
-                        s);
-            } else {
-                kernels.down(dt, buf.act(), downW.address(), buf.pairDown(), ids, n * k, inter, hidden, s);
-            }
-            mark.mark("moe down");
-            kernels.combine(dt, buf.pairDown(), 0, buf.weights(), out, n, k, hidden, s);
-            mark.mark("moe combine");
+        MoeDecodePath path = MoeDecodePath.of(fusedDecode, n, buf.pairTokens());
+        if (path.fusedRouter()) {
+            kernels.decode()
+                    .router(
+                            dt,
+                            xn,
+                            router,
+                            buf.logits(),
+                            buf.routerCounter(),
+                            n,
+                            hidden,
+                            experts,
+                            k,
+                            moe.normTopK(),
+                            ids,
+                            buf.weights(),
+                            s);
+            mark.mark("moe router");
+        } else {
+            blas.linear(dt, xn, router, buf.logits(), DType.fp32, n, hidden, experts, experts);
+            mark.mark("gemm router");
+            kernels.route(buf.logits(), n, experts, k, moe.normTopK(), ids, buf.weights(), s);
+            mark.mark("moe route");
+        }
+        if (path.fusedPairs()) {
+            fusedPairs(n, xn, out, s, mark);
+        } else if (path.pairs()) {
+            pairs(n, xn, out, s, mark);
         } else {
             grouped(n, xn, out, s, mark);
         }
+    }
+
+    /** gate/up with the silu epilogue into act, then down with each token's weighted sum into {@code out}. */
+    private void fusedPairs(int n, long xn, long out, CUstream s, OpMarks mark) {
+        int k = moe.topK();
+        MoeDecodeKernels d = kernels.decode();
+        if (gateUpW.type().fp8()) {
+            d.gateUpSiluFp8(
+                    dt,
+                    gateUpW.type(),
+                    xn,
+                    gateUpW.address(),
+                    gateUpW.scales(),
+                    buf.act(),
+                    ids,
+                    n,
+                    k,
+                    hidden,
+                    inter,
+                    s);
+        } else {
+            d.gateUpSilu(dt, xn, gateUpW.address(), buf.act(), ids, n, k, hidden, inter, s);
+        }
+        mark.mark("moe gate_up+silu");
+        if (downW.type().fp8()) {
+            d.downSumFp8(
+                    dt,
+                    downW.type(),
+                    buf.act(),
+                    downW.address(),
+                    downW.scales(),
+                    out,
+                    ids,
+                    buf.weights(),
+                    n,
+                    k,
+                    inter,
+                    hidden,
+                    s);
+        } else {
+            d.downSum(dt, buf.act(), downW.address(), out, ids, buf.weights(), n, k, inter, hidden, s);
+        }
+        mark.mark("moe down+sum");
+    }
+
+    /** Each pair's gate/up, silu, each pair's down (fp32), then each token's weighted sum. */
+    private void pairs(int n, long xn, long out, CUstream s, OpMarks mark) {
+        int k = moe.topK();
+        if (gateUpW.type().fp8()) {
+            kernels.gateUpFp8(
+                    dt,
+                    gateUpW.type(),
+                    xn,
+                    gateUpW.address(),
+                    gateUpW.scales(),
+                    buf.gateUp(),
+                    ids,
+                    n,
+                    k,
+                    hidden,
+                    2 * inter,
+                    s);
+        } else {
+            kernels.gateUp(dt, xn, gateUpW.address(), buf.gateUp(), ids, n, k, hidden, 2 * inter, s);
+        }
+        mark.mark("moe gate_up");
+        model.siluMul(dt, buf.gateUp(), buf.act(), n * k, inter, s);
+        mark.mark("silu*up");
+        if (downW.type().fp8()) {
+            kernels.downFp8(
+                    dt,
+                    downW.type(),
+                    buf.act(),
+                    downW.address(),
+                    downW.scales(),
+                    buf.pairDown(),
+                    ids,
+                    n * k,
+                    inter,
+                    hidden,
+                    s);
+        } else {
+            kernels.down(dt, buf.act(), downW.address(), buf.pairDown(), ids, n * k, inter, hidden, s);
+        }
+        mark.mark("moe down");
+        kernels.combine(dt, buf.pairDown(), 0, buf.weights(), out, n, k, hidden, s);
+        mark.mark("moe combine");
     }
 
     /** The pairs grouped by expert, a cuBLAS GEMM per expert and projection, un-permuted into {@code out}. */

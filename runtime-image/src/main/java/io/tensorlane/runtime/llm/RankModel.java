@@ -140,7 +140,16 @@ final class RankModel implements AutoCloseable {
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
             long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
             attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
-            mlp = new MlpBlocks(mem, ACTIVATIONS, cfg, tpl, dt, t, dims.maxRows(), choices.moeGroupedGemm());
+            mlp = new MlpBlocks(
+                    mem,
+                    ACTIVATIONS,
+                    cfg,
+                    tpl,
+                    dt,
+                    t,
+                    dims.maxRows(),
+                    choices.moeGroupedGemm(),
+                    choices.moeFusedDecode());
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
             logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
             long ws = share.workspaceBytes() > 0

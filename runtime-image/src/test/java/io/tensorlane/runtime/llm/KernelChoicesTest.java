@@ -82,6 +82,28 @@ class KernelChoicesTest {
         assertThat(KernelChoices.BASELINE.moeGroupedGemm()).isFalse();
     }
 
+    @ParameterizedTest(name = "TENSORLANE_MOE_FUSED_DECODE=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"; false", "  ; false", "off; false", "on; true", " ON ; true"})
+    void moeFusedDecodeIsOffUnlessSwitchedOn(String value, boolean on) {
+        KernelChoices c =
+                KernelChoices.parse(null, "off", null, null, "off", null).withMoeFusedDecode(value);
+        assertThat(c.moeFusedDecode()).isEqualTo(on);
+        assertThat(c.fusedNorm()).isFalse(); // the other choices kept
+        assertThat(c.moeGroupedGemm()).isFalse();
+        assertThat(c.tiledPrefill()).isTrue();
+        assertThat(KernelChoices.parse(null, null, null, null).moeFusedDecode()).isFalse();
+        assertThat(KernelChoices.BASELINE.moeFusedDecode()).isFalse();
+    }
+
+    @Test
+    void aBadMoeFusedDecodeValueIsRefusedNamingTheVariable() {
+        assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null).withMoeFusedDecode("fused"))
+                .hasMessageContaining(KernelChoices.MOE_FUSED_DECODE_ENV + "='fused'")
+                .hasMessageContaining("expected on or off");
+    }
+
     @ParameterizedTest(name = "TENSORLANE_MOE_GROUPED_GEMM=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',

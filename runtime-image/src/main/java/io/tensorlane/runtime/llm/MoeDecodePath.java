@@ -1,0 +1,21 @@
+package io.tensorlane.runtime.llm;
+
+/**
+ * Which kernels a MoE layer's step of {@code n} tokens takes ({@link MoeMlp}); pure.
+ *
+ * @param fusedRouter the router GEMV fused with top-k ({@code tl_moe_router}) instead of cuBLAS + {@code tl_moe_route}
+ * @param pairs       the pairs stay on the device (each (token, slot) pair reads its expert's rows; no host round trip,
+ *                    so the step replays in CUDA graphs); false: grouped by expert around cuBLAS GEMMs (long steps)
+ * @param fusedPairs  with {@code pairs}: gate/up with the silu epilogue and down with the weighted sum (two launches)
+ *                    instead of gate/up, silu, down and combine (four)
+ */
+record MoeDecodePath(boolean fusedRouter, boolean pairs, boolean fusedPairs) {
+    /**
+     * @param fused      {@link KernelChoices#moeFusedDecode}
+     * @param pairTokens the longest step kept on the device ({@link MoeMlp.Buffers#pairTokens})
+     */
+    static MoeDecodePath of(boolean fused, int n, int pairTokens) {
+        boolean pairs = n <= pairTokens;
+        return new MoeDecodePath(fused && pairs && n <= MoeDecodeKernels.ROUTER_MAX_TOKENS, pairs, fused && pairs);
+    }
+}
