@@ -9,7 +9,9 @@ import java.util.Locale;
  * {@link #AUTO} takes the faster kernel of each weight type as measured on an H200 (2026-12-03 13:09 UTC, Llama-3.1-8B
  * geometry, batch 1, `results/h200-2026-12-03-fp8-mma/`): the tensor cores for 128 x 128 block-scaled FP8 (3.499 vs
  * 3.809 ms a step), one warp per row for dense bf16 (4.802 vs 5.027 ms, 11:00 UTC) and per-channel FP8 (3.315 vs
- * 3.514 ms), whose warp kernel has no per-block scale work.
+ * 3.514 ms), whose warp kernel has no per-block scale work. Where a one-token step folds the residual stream into its
+ * linears ({@link KernelChoices#fusedGemv}: one rank, dense MLPs) the fused one-warp-per-row kernels take every weight
+ * type unless this is {@link #ON} (block-scaled FP8 3.373 ms fused against 3.525 on the tensor cores, 15:06 UTC).
  */
 public enum GemvMma {
     OFF,
