@@ -44,10 +44,9 @@ final class DenseMlp implements MlpBlock {
 
     @Override
     public void forwardFused(long residual, long gamma, float eps, CUstream s, OpMarks mark) {
-        lin.normLinear(
-                GemvPolicy.Linear.GATE_UP, residual, gamma, eps, prefix + "gate_up", act, hidden, inter, true, s);
+        lin.normLinear(residual, gamma, eps, prefix + "gate_up", act, hidden, inter, true, s);
         mark.mark("gemm gate_up+norm+silu");
-        lin.residualLinear(GemvPolicy.Linear.DOWN, act, prefix + "down", residual, inter, hidden, s);
+        lin.residualLinear(act, prefix + "down", residual, inter, hidden, s);
         mark.mark("gemm down+residual");
     }
 }

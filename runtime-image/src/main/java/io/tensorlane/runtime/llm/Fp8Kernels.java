@@ -61,8 +61,8 @@ public final class Fp8Kernels {
         }
         // one token: the entries without per-token predication (warp: 8 loads in flight a lane; mma: 1-token tiles)
         String name = mma
-                ? base(n == 1 ? "tl_gemv_mma1_fp8" : "tl_gemv_mma_fp8", type)
-                : base(n == 1 ? "tl_gemv1_fp8" : "tl_gemv_fp8", type);
+                ? kernel(n == 1 ? "tl_gemv_mma1_fp8" : "tl_gemv_mma_fp8", type)
+                : kernel(n == 1 ? "tl_gemv1_fp8" : "tl_gemv_fp8", type);
         int rowsPerBlock = mma ? GemvKernels.MMA_ROWS : WARPS;
         k.launch(
                 k.fn(t, name),
@@ -88,7 +88,7 @@ public final class Fp8Kernels {
         long work = cols % 16 == 0 ? (long) rows * cols / 16 : (long) rows * cols;
         int threads = ModelKernels.ELEMENTWISE_THREADS;
         int blocks = (int) Math.min((work + threads - 1) / threads, DEQUANT_MAX_BLOCKS);
-        String name = base("tl_dequant_fp8", type);
+        String name = kernel("tl_dequant_fp8", type);
         k.launch(
                 k.fn(t, name),
                 blocks,
@@ -134,7 +134,12 @@ public final class Fp8Kernels {
                 i(group));
     }
 
-    private static String base(String prefix, WeightType type) {
+    /**
+     * The entry of an FP8 kernel family for a weight's scale layout: {@code prefix + "_block"} (both block layouts, the
+     * row_block argument tells them apart) or {@code prefix + "_row"}; the one naming rule of tl_fp8.cuh,
+     * tl_gemv_fused.cuh and the MoE FP8 kernels.
+     */
+    static String kernel(String prefix, WeightType type) {
         return switch (type) {
             case FP8_BLOCK, FP8_BLOCK_ROWS -> prefix + "_block";
             case FP8_ROW -> prefix + "_row";

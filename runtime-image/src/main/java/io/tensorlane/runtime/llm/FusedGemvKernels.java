@@ -122,11 +122,7 @@ public final class FusedGemvKernels {
     }
 
     private static String name(String prefix, WeightType type) {
-        return switch (type) {
-            case DENSE -> prefix;
-            case FP8_BLOCK, FP8_BLOCK_ROWS -> prefix + "_fp8_block";
-            case FP8_ROW -> prefix + "_fp8_row";
-        };
+        return type.fp8() ? Fp8Kernels.kernel(prefix + "_fp8", type) : prefix;
     }
 
     /** Blocks of a norm launch: two a multiprocessor of the current device (each stages x once for many rows). */

@@ -67,7 +67,11 @@ final class Linears {
      * 3.373 ms against 3.525 on the tensor cores unfused), so AUTO's tensor cores serve the steps that do not fuse.
      */
     boolean fusable(GemvPolicy.Linear l, String key, int in) {
-        WeightType t = weights.weight(key).type();
+        return fusable(fused, gemv, mma, l, weights.weight(key).type(), in);
+    }
+
+    /** {@link #fusable(GemvPolicy.Linear, String, int)} as a pure decision over the switches and the weight. */
+    static boolean fusable(boolean fused, GemvPolicy gemv, GemvMma mma, GemvPolicy.Linear l, WeightType t, int in) {
         boolean normed = l == GemvPolicy.Linear.QKV || l == GemvPolicy.Linear.GATE_UP; // x = RMSNorm staged in-kernel
         return fused
                 && gemv.linears().contains(l)
@@ -77,26 +81,17 @@ final class Linears {
 
     /**
      * y = w · (RMSNorm(r) · gamma) for one token, r fp32 [in] unchanged; {@code silu}: w is a fused gate/up weight of
-     * 2 {@code out} rows and y = silu(gate) · up. Only where {@link #fusable}.
+     * 2 {@code out} rows and y = silu(gate) · up. Only where {@link #fusable} (decided once at load; the kernels
+     * check the shape).
      */
-    void normLinear(
-            GemvPolicy.Linear l,
-            long r,
-            long gamma,
-            float eps,
-            String key,
-            long y,
-            int in,
-            int out,
-            boolean silu,
-            CUstream s) {
-        RankWeights.Weight w = fusedWeight(l, key, in);
+    void normLinear(long r, long gamma, float eps, String key, long y, int in, int out, boolean silu, CUstream s) {
+        RankWeights.Weight w = weights.weight(key);
         kernels.fused().norm(dt, w.type(), r, gamma, eps, w.address(), scales(w), y, in, out, silu, s);
     }
 
     /** r[out] += w · x for one token (x [in] in the model's dtype, r fp32). Only where {@link #fusable}. */
-    void residualLinear(GemvPolicy.Linear l, long x, String key, long r, int in, int out, CUstream s) {
-        RankWeights.Weight w = fusedWeight(l, key, in);
+    void residualLinear(long x, String key, long r, int in, int out, CUstream s) {
+        RankWeights.Weight w = weights.weight(key);
         kernels.fused().residual(dt, w.type(), x, w.address(), scales(w), r, in, out, s);
     }
 
@@ -110,13 +105,6 @@ final class Linears {
             }
         }
         return true;
-    }
-
-    private RankWeights.Weight fusedWeight(GemvPolicy.Linear l, String key, int in) {
-        if (!fusable(l, key, in)) {
-            throw new IllegalStateException(key + ": not a linear of the fused one-token kernels");
-        }
-        return weights.weight(key);
     }
 
     private static long scales(RankWeights.Weight w) {

@@ -159,7 +159,7 @@ public final class MoeDecodeKernels {
             CUstream s) {
         ModelKernels.positive("inter", inter);
         ModelKernels.positive("top-k", topK);
-        String name = fp8Name("tl_moe_gate_up_silu_fp8", type);
+        String name = Fp8Kernels.kernel("tl_moe_gate_up_silu_fp8", type);
         aligned(name, in, 16, x, w);
         if (n <= 0) {
             return;
@@ -199,7 +199,7 @@ public final class MoeDecodeKernels {
             CUstream s) {
         ModelKernels.positive("out", out);
         ModelKernels.positive("top-k", topK);
-        String name = fp8Name("tl_moe_down_sum_fp8", type);
+        String name = Fp8Kernels.kernel("tl_moe_down_sum_fp8", type);
         aligned(name, in, 16, act, w);
         if (n <= 0) {
             return;
@@ -221,14 +221,6 @@ public final class MoeDecodeKernels {
                 i(in),
                 i(out),
                 i(type.rowBlock()));
-    }
-
-    static String fp8Name(String base, WeightType type) {
-        return switch (type) {
-            case FP8_BLOCK, FP8_BLOCK_ROWS -> base + "_block";
-            case FP8_ROW -> base + "_row";
-            case DENSE -> throw new IllegalArgumentException(base + ": a dense weight has no FP8 kernel");
-        };
     }
 
     /** Rows of whole 16-byte chunks ({@code in % chunk == 0}) are read as uint4: x and w must be 16-byte aligned. */

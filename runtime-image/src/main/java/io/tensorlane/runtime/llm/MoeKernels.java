@@ -141,7 +141,7 @@ public final class MoeKernels {
             CUstream s) {
         ModelKernels.positive("in", in);
         ModelKernels.positive("out", out);
-        String name = MoeDecodeKernels.fp8Name(base, type);
+        String name = Fp8Kernels.kernel(base, type);
         if (in % 16 == 0 && ((x & 15) != 0 || (w & 15) != 0)) {
             throw new IllegalArgumentException(name + ": rows of in % 16 == 0 need 16-byte aligned x and w (x=0x"
                     + Long.toHexString(x) + ", w=0x" + Long.toHexString(w) + ")");

@@ -254,17 +254,7 @@ final class RankModel implements AutoCloseable {
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
             if (fuse && l > 0) {
-                lin.normLinear(
-                        GemvPolicy.Linear.QKV,
-                        residual,
-                        w(p + "input_norm"),
-                        eps,
-                        p + "qkv",
-                        qkv,
-                        hidden,
-                        qkvCols,
-                        false,
-                        s);
+                lin.normLinear(residual, w(p + "input_norm"), eps, p + "qkv", qkv, hidden, qkvCols, false, s);
             } else {
                 lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
             }
@@ -317,7 +307,7 @@ final class RankModel implements AutoCloseable {
                     s);
             mark("attention");
             if (fuse) { // residual += o(attn); gate_up reads RMSNorm(residual); down adds to the residual
-                lin.residualLinear(GemvPolicy.Linear.O, attn, p + "o", residual, hq * hd, hidden, s);
+                lin.residualLinear(attn, p + "o", residual, hq * hd, hidden, s);
                 mark("gemm o+residual");
                 mlp.layer(l).forwardFused(residual, w(p + "post_norm"), eps, s, this::mark);
                 continue;

@@ -58,7 +58,7 @@ class MoeDecodeKernelsTest {
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource({"FP8_BLOCK, _block", "FP8_BLOCK_ROWS, _block", "FP8_ROW, _row"})
     void fp8EntriesByScaleLayout(WeightType type, String suffix) {
-        assertThat(MoeDecodeKernels.fp8Name("tl_moe_down_sum_fp8", type)).isEqualTo("tl_moe_down_sum_fp8" + suffix);
+        assertThat(Fp8Kernels.kernel("tl_moe_down_sum_fp8", type)).isEqualTo("tl_moe_down_sum_fp8" + suffix);
     }
 
     @Test
