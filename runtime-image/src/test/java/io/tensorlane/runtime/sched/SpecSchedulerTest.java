@@ -87,10 +87,16 @@ class SpecSchedulerTest {
     /** Runs every request to its end, all submitted at once; the collectors in request order. */
     List<Collector> run(Scheduler s, List<SeqRequest> reqs, boolean speculate) throws Exception {
         List<Collector> cs = new ArrayList<>();
-        for (SeqRequest r : reqs) {
-            Collector c = new Collector();
-            cs.add(c);
-            s.submit(r, c, speculate);
+        target.hold(); // every request queued before the first step, however slow the machine: the same batches each
+        // run
+        try {
+            for (SeqRequest r : reqs) {
+                Collector c = new Collector();
+                cs.add(c);
+                s.submit(r, c, speculate);
+            }
+        } finally {
+            target.release();
         }
         for (Collector c : cs) {
             c.await();

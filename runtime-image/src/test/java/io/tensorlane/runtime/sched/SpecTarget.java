@@ -24,6 +24,7 @@ final class SpecTarget implements StepExecutor {
     private final ToIntFunction<int[]> rule;
     final List<StepBatch> batches = Collections.synchronizedList(new ArrayList<>());
     volatile BlockAllocator heldCheck;
+    private volatile java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(0);
 
     SpecTarget(int vocab, int blocks, int bs, ToIntFunction<int[]> rule) {
         this.vocab = vocab;
@@ -69,8 +70,25 @@ final class SpecTarget implements StepExecutor {
         return vocab;
     }
 
+    /** Steps wait from here until {@link #release()}: requests submitted in between all meet in the first step. */
+    void hold() {
+        hold = new java.util.concurrent.CountDownLatch(1);
+    }
+
+    void release() {
+        hold.countDown();
+    }
+
     @Override
     public StepResult step(StepBatch b, boolean logits) {
+        try {
+            if (!hold.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("test hold not released");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
         batches.add(b);
         BlockAllocator check = heldCheck;
         if (check != null) {
