@@ -175,29 +175,36 @@ __device__ __forceinline__ void quant_fp8(const T* x, uint8_t* q, float* scale, 
 #define TL_FP8_ENTRIES(SUF, T)                                                                                     \
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv_fp8_block_##SUF(                      \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlfp8::gemv_fp8<T, true>(x, w, scale, y, n, in, out, row_block);                                               \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv_fp8_row_##SUF(                        \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlfp8::gemv_fp8<T, false>(x, w, scale, y, n, in, out, row_block);                                              \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv1_fp8_block_##SUF(                     \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlfp8::gemv_fp8<T, true, 1, 8>(x, w, scale, y, n, in, out, row_block);                                         \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv1_fp8_row_##SUF(                       \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlfp8::gemv_fp8<T, false, 1, 8>(x, w, scale, y, n, in, out, row_block);                                        \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_dequant_fp8_block_##SUF(                                     \
       const uint8_t* w, const float* scale, T* out, int rows, int cols, int row_block) {                           \
+    tlpdl::enter();                                                                                                \
     tlfp8::dequant_fp8<T, true>(w, scale, out, rows, cols, row_block);                                             \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_dequant_fp8_row_##SUF(                                       \
       const uint8_t* w, const float* scale, T* out, int rows, int cols, int row_block) {                           \
+    tlpdl::enter();                                                                                                \
     tlfp8::dequant_fp8<T, false>(w, scale, out, rows, cols, row_block);                                            \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_quant_fp8_##SUF(const T* x, uint8_t* q, float* scale, int n, \
                                                                         int rows, int in, int group) {             \
+    tlpdl::enter();                                                                                                \
     tlfp8::quant_fp8<T>(x, q, scale, n, rows, in, group);                                                          \
   }

@@ -120,15 +120,18 @@ __device__ __forceinline__ void gemv_res(const T* x, const Rows rows_of, float* 
   extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm##NAME##_##SUF(                   \
       const float* r, const T* gamma, float eps, const void* w, const float* scale, int row_block, T* y, int in,    \
       int out) {                                                                                                   \
+    tlpdl::enter();                                                                                                \
     tlfuse::gemv_norm<T, false>(r, gamma, eps, ROWS(w, scale, row_block), y, in, out);                             \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_silu##NAME##_##SUF(              \
       const float* r, const T* gamma, float eps, const void* w, const float* scale, int row_block, T* y, int in,    \
       int inter) {                                                                                                 \
+    tlpdl::enter();                                                                                                \
     tlfuse::gemv_norm<T, true>(r, gamma, eps, ROWS(w, scale, row_block), y, in, inter);                            \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_res##NAME##_##SUF(                         \
       const T* x, const void* w, const float* scale, int row_block, float* r, int in, int out) {                    \
+    tlpdl::enter();                                                                                                 \
     tlfuse::gemv_res<T>(x, ROWS(w, scale, row_block), r, in, out);                                                 \
   }
 

@@ -232,25 +232,31 @@ __device__ __forceinline__ void gemv_mma_fp8(const T* x, const uint8_t* w, const
   extern "C" __global__ void __launch_bounds__(tlmv::kMvWarps * 32, tlmv::kMvMinBlocks) tl_gemv_mma1_##SUF(const T* x, const T* w,      \
                                                                                       T* y, int n, int in,          \
                                                                                       int out) {                   \
+    tlpdl::enter();                                                                                                \
     tlmv::gemv_mma<T, 1, tlmv::kMvDenseGroup>(x, w, y, n, in, out);                                                                     \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlmv::kMvWarps * 32, tlmv::kMvMinBlocks) tl_gemv_mma_##SUF(const T* x, const T* w, T* y, \
                                                                                      int n, int in, int out) {     \
+    tlpdl::enter();                                                                                                \
     tlmv::gemv_mma<T, tlmv::kMvTokens, tlmv::kMvDenseGroup>(x, w, y, n, in, out);                                                       \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlmv::kMvWarps * 32, tlmv::kMvMinBlocks) tl_gemv_mma1_fp8_block_##SUF(                  \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlmv::gemv_mma_fp8<T, true, 1>(x, w, scale, y, n, in, out, row_block);                                         \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlmv::kMvWarps * 32, tlmv::kMvMinBlocks) tl_gemv_mma1_fp8_row_##SUF(                    \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlmv::gemv_mma_fp8<T, false, 1>(x, w, scale, y, n, in, out, row_block);                                        \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlmv::kMvWarps * 32, tlmv::kMvMinBlocks) tl_gemv_mma_fp8_block_##SUF(                   \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlmv::gemv_mma_fp8<T, true, tlmv::kMvTokens>(x, w, scale, y, n, in, out, row_block);                           \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlmv::kMvWarps * 32, tlmv::kMvMinBlocks) tl_gemv_mma_fp8_row_##SUF(                     \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::enter();                                                                                                \
     tlmv::gemv_mma_fp8<T, false, tlmv::kMvTokens>(x, w, scale, y, n, in, out, row_block);                          \
   }

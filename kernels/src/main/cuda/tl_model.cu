@@ -17,6 +17,7 @@
 #include <climits>
 
 #include "tl_norm.cuh"
+#include "tl_pdl.cuh"
 #include "tl_kvcache.cuh"
 
 namespace {
@@ -696,16 +697,19 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
   extern "C" __global__ void __launch_bounds__(256) tl_embed_##SUF(const int* ids, int n, const T* table,          \
                                                                    int vocab_start, int vocab_rows, int hidden,    \
                                                                    T* out) {                                        \
+    tlpdl::enter();                                                                                                 \
     tl_embed<T>(ids, n, table, vocab_start, vocab_rows, hidden, out);                                              \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(512) tl_add_rmsnorm_##SUF(float* residual, const T* delta,         \
                                                                          const T* weight, T* out, int n,          \
                                                                          int hidden, float eps, int mode) {       \
+    tlpdl::enter();                                                                                               \
     tl_add_rmsnorm<T>(residual, delta, weight, out, n, hidden, eps, mode);                                         \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kRopeWarps * 32) tl_qkv_rope_##SUF(                                 \
       const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps, const float* cos, const float* sin, \
       const int* positions, const int* slots, T* q_out, T* k_cache, T* v_cache, int n, int hq, int hk, int hd) {    \
+    tlpdl::enter();                                                                                                 \
     tl_qkv_rope<T>(qkv, bias, q_norm, k_norm, eps, cos, sin, positions, slots, q_out, k_cache, v_cache, n, hq, hk, \
                    hd);                                                                                            \
   }                                                                                                                \
@@ -713,6 +717,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, int n, int hq, int hk, int hd,        \
       float scale) {                                                                                               \
+    tlpdl::enter();                                                                                                \
     tl_attention<T>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, block_size, out,  \
                     n, hq, hk, hd, scale);                                                                         \
   }                                                                                                                \
@@ -720,6 +725,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -727,6 +733,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -734,6 +741,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -741,6 +749,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -748,6 +757,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -755,6 +765,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -762,6 +773,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
@@ -769,17 +781,20 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale) {                                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
                               block_size, out, ws, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_combine_##SUF(const float* ws, const int* token_list,  \
                                                                          T* out, int n, int hq, int hd, int S) {  \
+    tlpdl::enter();                                                                                               \
     tl_attn_combine<T>(ws, token_list, out, n, hq, hd, S);                                                         \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kPrefillWarps * 32) tl_attn_prefill_v1_##SUF(                       \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
       int hq, int hk, float scale) {                                                                              \
+    tlpdl::enter();                                                                                               \
     tl_attn_prefill<T, 64>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,           \
                            block_size, out, tiles, num_tiles, hq, hk, scale);                                     \
   }                                                                                                                \
@@ -787,18 +802,22 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
       int hq, int hk, float scale) {                                                                              \
+    tlpdl::enter();                                                                                               \
     tl_attn_prefill<T, 128>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,          \
                             block_size, out, tiles, num_tiles, hq, hk, scale);                                    \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_silu_mul_##SUF(const T* gate_up, T* out, int n, int inter) { \
+    tlpdl::enter();                                                                                                 \
     tl_silu_mul<T>(gate_up, out, n, inter);                                                                        \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256) tl_gather_rows_##SUF(const T* in, const int* rows, T* out,    \
                                                                          int m, int cols) {                       \
+    tlpdl::enter();                                                                                               \
     tl_gather_rows<T>(in, rows, out, m, cols);                                                                     \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_##SUF(const T* x, const T* w, T* y, int in, \
                                                                            int out) {                             \
+    tlpdl::enter();                                                                                               \
     tl_gemv<T, kGemvUnroll>(x, w, y, in, out);                                                                     \
   }                                                                                                                \
   TL_FUSE_ENTRIES(SUF, T)
@@ -810,6 +829,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps, const float* cos, const float* sin, \
       const int* positions, const int* slots, T* q_out, uint8_t* k_cache, uint8_t* v_cache, int n, int hq, int hk, \
       int hd, const float* kv_scale) {                                                                             \
+    tlpdl::enter();                                                                                                \
     tl_qkv_rope<T, uint8_t>(qkv, bias, q_norm, k_norm, eps, cos, sin, positions, slots, q_out, k_cache, v_cache, n, \
                             hq, hk, hd, kv_scale);                                                                 \
   }                                                                                                                \
@@ -817,6 +837,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, int n, int hq, int hk, int hd,        \
       float scale, const float* kv_scale) {                                                                        \
+    tlpdl::enter();                                                                                                \
     tl_attention<T, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,          \
                              block_size, out, n, hq, hk, hd, scale, kv_scale);                                     \
   }                                                                                                                \
@@ -824,6 +845,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -831,6 +853,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -838,6 +861,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 4, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -845,6 +869,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -852,6 +877,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -859,6 +885,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 4, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -866,6 +893,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -873,6 +901,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
+    tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                     block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
@@ -880,6 +909,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
       int hq, int hk, float scale, const float* kv_scale) {                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_prefill<T, 64, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,  \
                                     block_size, out, tiles, num_tiles, hq, hk, scale, kv_scale);                  \
   }                                                                                                                \
@@ -887,6 +917,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
       const int* token_pos, int max_blocks_per_seq, int block_size, T* out, const int* tiles, int num_tiles,      \
       int hq, int hk, float scale, const float* kv_scale) {                                                       \
+    tlpdl::enter();                                                                                               \
     tl_attn_prefill<T, 128, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
                                      block_size, out, tiles, num_tiles, hq, hk, scale, kv_scale);                 \
   }

@@ -244,27 +244,33 @@ __device__ __forceinline__ void tl_moe_sort(const int* ids, int pairs, int E, in
 #define TL_MOE_ENTRIES(SUF, T)                                                                                     \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
       tl_moe_gate_up_##SUF(const T* x, const T* w, T* y, const int* ids, int k, int in, int out) {                \
+    tlpdl::enter();                                                                                               \
     tl_moe_pairs<T, T>(x, w, y, ids, k, in, out);                                                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
       tl_moe_down_##SUF(const T* act, const T* w, float* y, const int* ids, int in, int out) {                    \
+    tlpdl::enter();                                                                                               \
     tl_moe_pairs<T, float>(act, w, y, ids, 1, in, out);                                                            \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256)                                                                \
       tl_moe_combine_f32_##SUF(const float* ys, const int* inv, const float* weights, T* y, int n, int k, int out) { \
+    tlpdl::enter();                                                                                                  \
     tl_moe_combine<T, float>(ys, inv, weights, y, n, k, out);                                                      \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(256)                                                                \
       tl_moe_combine_##SUF(const T* ys, const int* inv, const float* weights, T* y, int n, int k, int out) {      \
+    tlpdl::enter();                                                                                               \
     tl_moe_combine<T, T>(ys, inv, weights, y, n, k, out);                                                          \
   }
 
 extern "C" __global__ void __launch_bounds__(kMoeSortThreads)
     tl_moe_sort_i32(const int* ids, int pairs, int E, int k, int* counts, int* offsets, int* sorted_tok, int* inv) {
+  tlpdl::enter();
   tl_moe_sort(ids, pairs, E, k, counts, offsets, sorted_tok, inv);
 }
 
 extern "C" __global__ void __launch_bounds__(kMoeRouteWarps * 32)
     tl_moe_route_f32(const float* logits, int n, int E, int k, int norm, int* ids, float* weights) {
+  tlpdl::enter();
   tl_moe_route(logits, n, E, k, norm, ids, weights);
 }

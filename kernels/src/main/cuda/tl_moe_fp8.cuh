@@ -73,6 +73,7 @@ __device__ __forceinline__ void tl_moe_pairs_fp8(const T* x, const uint8_t* w, c
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
       NAME##_##SUF(const T* x, const uint8_t* w, const float* scale, Y* y, const int* ids, int k, int in, int out, \
                    int row_block) {                                                                                \
+    tlpdl::enter();                                                                                                \
     tl_moe_pairs_fp8<T, Y, BLOCK>(x, w, scale, y, ids, XDIV, in, out, row_block);                                  \
   }
 

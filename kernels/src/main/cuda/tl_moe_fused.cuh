@@ -245,33 +245,40 @@ __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t*
   extern "C" __global__ void __launch_bounds__(kMoeRouterWarps * 32)                                               \
       tl_moe_router_##SUF(const T* x, const T* w, float* logits, unsigned* counter, int n, int in, int E, int k,  \
                           int norm, int* ids, float* weights) {                                                    \
+    tlpdl::enter();                                                                                                \
     tl_moe_router<T>(x, w, logits, counter, n, in, E, k, norm, ids, weights);                                      \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
       tl_moe_gate_up_silu_##SUF(const T* x, const T* w, T* act, const int* ids, int k, int in, int inter) {       \
+    tlpdl::enter();                                                                                               \
     tl_moe_gate_up_silu<T>(x, w, act, ids, k, in, inter);                                                          \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_down_sum_##SUF(                             \
       const T* act, const T* w, T* y, const int* ids, const float* weights, int k, int in, int out) {             \
+    tlpdl::enter();                                                                                               \
     tl_moe_down_sum<T>(act, w, y, ids, weights, k, in, out);                                                       \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_gate_up_silu_fp8_block_##SUF(               \
       const T* x, const uint8_t* w, const float* scale, T* act, const int* ids, int k, int in, int inter,         \
       int row_block) {                                                                                             \
+    tlpdl::enter();                                                                                                \
     tl_moe_gate_up_silu_fp8<T, true>(x, w, scale, act, ids, k, in, inter, row_block);                              \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_gate_up_silu_fp8_row_##SUF(                 \
       const T* x, const uint8_t* w, const float* scale, T* act, const int* ids, int k, int in, int inter,         \
       int row_block) {                                                                                             \
+    tlpdl::enter();                                                                                                \
     tl_moe_gate_up_silu_fp8<T, false>(x, w, scale, act, ids, k, in, inter, row_block);                             \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_down_sum_fp8_block_##SUF(                   \
       const T* act, const uint8_t* w, const float* scale, T* y, const int* ids, const float* weights, int k,      \
       int in, int out, int row_block) {                                                                            \
+    tlpdl::enter();                                                                                                \
     tl_moe_down_sum_fp8<T, true>(act, w, scale, y, ids, weights, k, in, out, row_block);                           \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_down_sum_fp8_row_##SUF(                     \
       const T* act, const uint8_t* w, const float* scale, T* y, const int* ids, const float* weights, int k,      \
       int in, int out, int row_block) {                                                                            \
+    tlpdl::enter();                                                                                                \
     tl_moe_down_sum_fp8<T, false>(act, w, scale, y, ids, weights, k, in, out, row_block);                          \
   }

@@ -139,6 +139,7 @@ __device__ uint32_t sample_select(const float* x, const uint32_t* allow, int voc
 extern "C" __global__ void __launch_bounds__(kSampleThreads) tl_sample_f32(float* logits, int m, int vocab,
                                                                            long long stride, const unsigned char* params,
                                                                            int cap, const int2* pen, int* out_ids) {
+  tlpdl::enter();
   __shared__ unsigned long long hist[256];
   __shared__ float sv[32];
   __shared__ int si[32];

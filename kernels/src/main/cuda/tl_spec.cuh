@@ -53,6 +53,7 @@ extern "C" __global__ void __launch_bounds__(tlspec::kSpecThreads)
                        const int* __restrict__ q_row, const unsigned long long* __restrict__ seed,
                        const int* __restrict__ counter, int vocab, int* __restrict__ accepted,
                        int* __restrict__ next) {
+  tlpdl::enter();
   using namespace tlspec;
   const int s = blockIdx.x;
   const int k = k_of[s];

@@ -38,6 +38,14 @@ public final class CapturedGraph implements AutoCloseable {
 
     /** Captures what {@code body} enqueues on {@code stream} (current context). */
     public static CapturedGraph capture(CUstream stream, Runnable body) {
+        return capture(stream, body, null);
+    }
+
+    /**
+     * Captures what {@code body} enqueues on {@code stream} (current context); {@code edit} (null: none) changes the
+     * captured graph before it is instantiated ({@link ProgrammaticEdges}).
+     */
+    public static CapturedGraph capture(CUstream stream, Runnable body, java.util.function.Consumer<CUgraph> edit) {
         Cuda.check(
                 cuStreamBeginCapture(stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
                 "cuStreamBeginCapture");
@@ -50,6 +58,14 @@ public final class CapturedGraph implements AutoCloseable {
             throw e;
         }
         Cuda.check(cuStreamEndCapture(stream, g), "cuStreamEndCapture");
+        if (edit != null) {
+            try {
+                edit.accept(g);
+            } catch (RuntimeException e) {
+                cuGraphDestroy(g);
+                throw e;
+            }
+        }
         CUgraphExec exec = new CUgraphExec();
         int rc = cuGraphInstantiate(exec, g, 0);
         if (rc != 0) {

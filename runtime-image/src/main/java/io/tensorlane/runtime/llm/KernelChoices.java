@@ -62,6 +62,18 @@ public record KernelChoices(
         return parseOnOff(SPEC_GRAPHS_ENV, value, true);
     }
 
+    /**
+     * {@code on} (unset): the kernels of a captured step launch while the kernel before them still runs (programmatic
+     * dependent launch on sm_90 and later: {@link io.tensorlane.runtime.engine.GraphEdges}); {@code off}: every graph
+     * edge serializes fully. Read by the engine's step runner on its own ({@link #programmaticLaunch}).
+     */
+    public static final String PDL_ENV = "TENSORLANE_PDL";
+
+    /** {@value #PDL_ENV}'s value: on (also unset or blank) or off; anything else is an error naming it. */
+    public static boolean programmaticLaunch(String value) {
+        return parseOnOff(PDL_ENV, value, true);
+    }
+
     /** {@link #moeFusedDecode}'s switch. */
     public static final String MOE_FUSED_DECODE_ENV = "TENSORLANE_MOE_FUSED_DECODE";
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */

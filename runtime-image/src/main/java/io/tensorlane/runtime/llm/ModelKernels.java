@@ -334,6 +334,11 @@ public final class ModelKernels implements AutoCloseable {
                 i(cols));
     }
 
+    /** The raw CUmodule of the model kernels (each waits for its predecessors first: tl_pdl.cuh). */
+    long moduleAddress() {
+        return Cuda.address(module);
+    }
+
     @Override
     public void close() {
         if (!closed) {

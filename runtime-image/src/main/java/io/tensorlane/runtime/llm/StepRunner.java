@@ -7,6 +7,7 @@ import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.engine.ProgrammaticEdges;
 import io.tensorlane.runtime.engine.Rank;
 import io.tensorlane.runtime.llm.LlmEngine.TimedStep;
 import io.tensorlane.runtime.model.ModelConfig;
@@ -24,6 +25,7 @@ import java.util.Map;
  * captured per bucket of tokens ({@link GraphBuckets}), the step timing and per-operation profile on rank 0's stream, and the count of the allreduces the passes run.
  */
 final class StepRunner {
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(StepRunner.class.getName());
     private final EngineOptions options;
     private final ModelConfig config;
     private final TpLayout layout;
@@ -38,6 +40,10 @@ final class StepRunner {
     private GraphBuckets buckets;
     /** Whether verify steps replay graphs ({@link KernelChoices#SPEC_GRAPHS_ENV}). */
     private final boolean specGraphs;
+    /** Whether captured graphs launch programmatically ({@link KernelChoices#PDL_ENV}). */
+    private final boolean programmatic;
+
+    private volatile boolean programmaticLogged;
     /** Steps replayed from a graph: all, and those with several tokens in a sequence (verify steps). */
     private long replays;
 
@@ -82,6 +88,26 @@ final class StepRunner {
         this.ranks = ranks;
         this.allreduces = allreduces;
         this.specGraphs = KernelChoices.specGraphs(System.getenv(KernelChoices.SPEC_GRAPHS_ENV));
+        this.programmatic = KernelChoices.programmaticLaunch(System.getenv(KernelChoices.PDL_ENV));
+    }
+
+    /**
+     * The edit of a rank's captured graphs: its kernel-to-kernel edges into model kernels made programmatic
+     * ({@link KernelChoices#PDL_ENV}, sm_90 and later); null when off. Rank 0 logs the first graph's count.
+     */
+    private java.util.function.Consumer<jcuda.driver.CUgraph> graphEdit(RankModel model, boolean zero) {
+        if (!programmatic || !ProgrammaticEdges.supportedHere()) {
+            return null;
+        }
+        return g -> {
+            int n = ProgrammaticEdges.apply(g, java.util.Set.of(model.kernels.moduleAddress()));
+            if (zero && !programmaticLogged) {
+                programmaticLogged = true;
+                LOG.info(() -> "captured steps launch each model kernel while the one before it runs (programmatic "
+                        + "dependent launch, " + KernelChoices.PDL_ENV + "=off: full serialization): " + n
+                        + " edges of the first graph");
+            }
+        };
     }
 
     /** One forward pass of {@code batch} on every rank ({@link LlmEngine#step}, {@link LlmEngine#timedStep}). */
@@ -148,13 +174,14 @@ final class StepRunner {
                 // The eager run above loaded every kernel; capture the same step for the next time (capture runs
                 // nothing), and its timed twin: every rank captures one (virtual ranks meet at the launch fence
                 // during capture), only rank 0's differs from the plain graph.
-                captured.set(r.index(), CapturedGraph.capture(r.stream(), forward));
+                java.util.function.Consumer<jcuda.driver.CUgraph> edit = graphEdit(model, zero);
+                captured.set(r.index(), CapturedGraph.capture(r.stream(), forward, edit));
                 r.noteGraph("capture of the graph of bucket", key);
                 if (plan.captureTimed()) {
                     AllreduceTimer.Pass p = timedPass(
                             zero ? allreduceTimer(model) : null,
                             AllreduceTimer.Mode.CAPTURE,
-                            () -> capturedTimed.set(r.index(), CapturedGraph.capture(r.stream(), forward)));
+                            () -> capturedTimed.set(r.index(), CapturedGraph.capture(r.stream(), forward, edit)));
                     r.noteGraph("capture of the timed graph of bucket", key);
                     if (zero) {
                         capturedPass[0] = p;
