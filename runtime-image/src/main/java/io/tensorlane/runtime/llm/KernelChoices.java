@@ -63,15 +63,16 @@ public record KernelChoices(
     }
 
     /**
-     * {@code on} (unset): the kernels of a captured step launch while the kernel before them still runs (programmatic
-     * dependent launch on sm_90 and later: {@link io.tensorlane.runtime.engine.GraphEdges}); {@code off}: every graph
-     * edge serializes fully. Read by the engine's step runner on its own ({@link #programmaticLaunch}).
+     * {@code on}: the kernels of a captured step launch while the kernel before them still runs (programmatic dependent
+     * launch on sm_90 and later: {@link io.tensorlane.runtime.engine.GraphEdges}); {@code off} (unset): every graph
+     * edge serializes fully. Off by default until a GPU run has checked and timed it (built 2026-12-03 in a session
+     * whose device time had run out). Read by the engine's step runner on its own ({@link #programmaticLaunch}).
      */
     public static final String PDL_ENV = "TENSORLANE_PDL";
 
-    /** {@value #PDL_ENV}'s value: on (also unset or blank) or off; anything else is an error naming it. */
+    /** {@value #PDL_ENV}'s value: on, or off (also unset or blank); anything else is an error naming it. */
     public static boolean programmaticLaunch(String value) {
-        return parseOnOff(PDL_ENV, value, true);
+        return parseOnOff(PDL_ENV, value, false);
     }
 
     /** {@link #moeFusedDecode}'s switch. */

@@ -65,6 +65,22 @@ class KernelChoicesTest {
                 .hasMessageContaining("expected on or off");
     }
 
+    @ParameterizedTest(name = "TENSORLANE_PDL=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; false", "  ; false"})
+    void programmaticLaunchIsOffUnlessSwitchedOn(String value, boolean on) {
+        assertThat(KernelChoices.programmaticLaunch(value)).isEqualTo(on);
+    }
+
+    @Test
+    void aBadPdlValueIsRefusedNamingTheVariable() {
+        assertThatThrownBy(() -> KernelChoices.programmaticLaunch("auto"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(KernelChoices.PDL_ENV + "='auto'")
+                .hasMessageContaining("expected on or off");
+    }
+
     @Test
     void gemvComesFromItsOwnVariable() {
         assertThat(KernelChoices.parse("o,down", "off", null, null).gemv()).hasToString("o,down");
