@@ -103,7 +103,7 @@ if has_step bench; then
   timeout "$(tmo 40 40)" $PY $ORACLE/bench_transformers.py --model "$CK" --parts bw --bw-reps 10 --out "$OUT/bw.json" \
     > /tmp/moefuse-bw.log 2>&1
   grep 'bw:' /tmp/moefuse-bw.log | tee -a "$LOG"
-  for sw in off on; do
+  for sw in off on; do   # on: every short step fused (the default, auto, fuses batch 1 only)
     # each run ~15-20 s (JVM, 2 s load from the page cache, graph capture, 150 steps a batch); off gets half of what is
     # left, at least 30 s
     t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 2 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30

@@ -24,10 +24,10 @@ import java.util.Locale;
  * @param fusedGemv    one-token steps on one rank fold the residual add, the RMSNorms and silu into the one-warp-per-row
  *                     linears around them ({@link FusedGemvKernels}: three kernels fewer a layer, the same bits);
  *                     {@value #FUSED_GEMV_ENV} = {@code on} (unset) or {@code off}
- * @param moeFusedDecode MoE steps of few tokens through the fused decode kernels ({@link MoeDecodeKernels}: router GEMV
+ * @param moeFusedDecode which MoE steps take the fused decode kernels ({@link MoeFusedDecode}; {@link MoeDecodeKernels}: router GEMV
  *                     + top-k in one kernel for up to {@value MoeDecodeKernels#ROUTER_MAX_TOKENS} tokens, silu in the
- *                     gate/up kernel, the weighted sum in the down kernel); {@value #MOE_FUSED_DECODE_ENV} = {@code on}
- *                     or {@code off} (unset: off until kernelcheck and the MoE models pass with it on a GPU)
+ *                     gate/up kernel, the weighted sum in the down kernel); {@value #MOE_FUSED_DECODE_ENV} = {@code
+ *                     auto} (unset: one-token steps of bf16/fp16 experts), {@code on} or {@code off}
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -38,7 +38,7 @@ public record KernelChoices(
         boolean moeGroupedGemm,
         GemvMma gemvMma,
         boolean fusedGemv,
-        boolean moeFusedDecode) {
+        MoeFusedDecode moeFusedDecode) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
@@ -76,7 +76,7 @@ public record KernelChoices(
     }
 
     /** {@link #moeFusedDecode}'s switch. */
-    public static final String MOE_FUSED_DECODE_ENV = "TENSORLANE_MOE_FUSED_DECODE";
+    public static final String MOE_FUSED_DECODE_ENV = MoeFusedDecode.ENV;
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
     public static final int FP8_TENSOR_MIN_TOKENS = 2;
 
@@ -85,7 +85,7 @@ public record KernelChoices(
      * OneStage pulling.
      */
     public static final KernelChoices BASELINE =
-            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false, false);
+            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false, MoeFusedDecode.OFF);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -124,10 +124,10 @@ public record KernelChoices(
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
                 GemvMma.parse(gemvMma),
                 parseOnOff(FUSED_GEMV_ENV, fusedGemv, true),
-                false);
+                MoeFusedDecode.AUTO);
     }
 
-    /** These choices with {@link #moeFusedDecode} from {@value #MOE_FUSED_DECODE_ENV}'s value (unset: off). */
+    /** These choices with {@link #moeFusedDecode} from {@value #MOE_FUSED_DECODE_ENV}'s value (unset: auto). */
     public KernelChoices withMoeFusedDecode(String value) {
         return new KernelChoices(
                 tiledPrefill,
@@ -138,7 +138,7 @@ public record KernelChoices(
                 moeGroupedGemm,
                 gemvMma,
                 fusedGemv,
-                parseOnOff(MOE_FUSED_DECODE_ENV, value, false));
+                MoeFusedDecode.parse(value));
     }
 
     /** The choices of this process's environment. */

@@ -167,7 +167,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                                 + KernelChoices.PUSH_ENV + ")"
                         : "")
                 + (config.moe() != null
-                        ? "; MoE decode " + (choices.moeFusedDecode() ? "fused (3 kernels a layer)" : "unfused") + " ("
+                        ? "; MoE decode " + choices.moeFusedDecode().describe() + " ("
                                 + KernelChoices.MOE_FUSED_DECODE_ENV + ")"
                         : ""));
         long t0 = System.nanoTime();

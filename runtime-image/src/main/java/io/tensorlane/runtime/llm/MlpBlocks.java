@@ -23,12 +23,12 @@ final class MlpBlocks {
     private final MoeMlp.Buffers moe;
     private final MlpBlock[] blocks;
     private final boolean groupedGemm;
-    private final boolean fusedDecode;
+    private final MoeFusedDecode fusedDecode;
 
     /**
      * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows}: the longest step MoE keeps on the GPU;
      * {@code groupedGemm}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm});
-     * {@code fusedDecode}: MoE's short steps through the fused decode kernels ({@link KernelChoices#moeFusedDecode}).
+     * {@code fusedDecode}: which MoE steps take the fused decode kernels ({@link KernelChoices#moeFusedDecode}).
      */
     MlpBlocks(
             DeviceMemory mem,
@@ -39,7 +39,7 @@ final class MlpBlocks {
             int tokens,
             int decodeRows,
             boolean groupedGemm,
-            boolean fusedDecode) {
+            MoeFusedDecode fusedDecode) {
         this.groupedGemm = groupedGemm;
         this.fusedDecode = fusedDecode;
         this.cfg = cfg;

@@ -11,11 +11,12 @@ package io.tensorlane.runtime.llm;
  */
 record MoeDecodePath(boolean fusedRouter, boolean pairs, boolean fusedPairs) {
     /**
-     * @param fused      {@link KernelChoices#moeFusedDecode}
-     * @param pairTokens the longest step kept on the device ({@link MoeMlp.Buffers#pairTokens})
+     * @param fusedMaxTokens the longest step that takes the fused kernels ({@link MoeFusedDecode#maxTokens})
+     * @param pairTokens     the longest step kept on the device ({@link MoeMlp.Buffers#pairTokens})
      */
-    static MoeDecodePath of(boolean fused, int n, int pairTokens) {
+    static MoeDecodePath of(int fusedMaxTokens, int n, int pairTokens) {
         boolean pairs = n <= pairTokens;
+        boolean fused = n <= fusedMaxTokens;
         return new MoeDecodePath(fused && pairs && n <= MoeDecodeKernels.ROUTER_MAX_TOKENS, pairs, fused && pairs);
     }
 }

@@ -110,7 +110,8 @@ final class MoeMlp implements MlpBlock {
     private final long ids;
     private final int[] offsets;
     private final ExpertGemms gemms;
-    private final boolean fusedDecode;
+    /** The longest step through {@link MoeDecodeKernels} ({@link MoeFusedDecode#maxTokens}). */
+    private final int fusedMaxTokens;
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -118,7 +119,7 @@ final class MoeMlp implements MlpBlock {
      *     inter] ({@link io.tensorlane.runtime.model.ShardPlan}'s stacking; in the model's dtype or FP8 with scales)
      * @param slot which MoE layer this is (its slice of the ids)
      * @param groupedGemm long steps through cuBLAS's grouped GEMM ({@link KernelChoices#MOE_GROUPED_GEMM_ENV})
-     * @param fusedDecode steps of few tokens through {@link MoeDecodeKernels} ({@link KernelChoices#moeFusedDecode})
+     * @param fusedDecode which steps go through {@link MoeDecodeKernels} ({@link KernelChoices#moeFusedDecode})
      */
     MoeMlp(
             ModelKernels kernels,
@@ -133,7 +134,7 @@ final class MoeMlp implements MlpBlock {
             Buffers buf,
             int slot,
             boolean groupedGemm,
-            boolean fusedDecode) {
+            MoeFusedDecode fusedDecode) {
         this.model = kernels;
         this.kernels = kernels.moe();
         this.blas = blas;
@@ -147,7 +148,7 @@ final class MoeMlp implements MlpBlock {
         this.buf = buf;
         this.ids = Cuda.address(buf.ids(slot));
         this.offsets = new int[moe.experts() + 1];
-        this.fusedDecode = fusedDecode;
+        this.fusedMaxTokens = fusedDecode.maxTokens(gateUpW.type().fp8());
         this.gemms =
                 new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }
@@ -156,7 +157,7 @@ final class MoeMlp implements MlpBlock {
     public void forward(int n, long xn, long out, CUstream s, OpMarks mark) {
         int experts = moe.experts();
         int k = moe.topK();
-        MoeDecodePath path = MoeDecodePath.of(fusedDecode, n, buf.pairTokens());
+        MoeDecodePath path = MoeDecodePath.of(fusedMaxTokens, n, buf.pairTokens());
         if (path.fusedRouter()) {
             kernels.decode()
                     .router(

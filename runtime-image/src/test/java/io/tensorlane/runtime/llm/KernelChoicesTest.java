@@ -101,23 +101,38 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_MOE_FUSED_DECODE=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"; false", "  ; false", "off; false", "on; true", " ON ; true"})
-    void moeFusedDecodeIsOffUnlessSwitchedOn(String value, boolean on) {
+            value = {"; AUTO", "  ; AUTO", "auto; AUTO", "off; OFF", "on; ON", " ON ; ON"})
+    void moeFusedDecodeIsAutoUnlessSwitched(String value, MoeFusedDecode mode) {
         KernelChoices c =
                 KernelChoices.parse(null, "off", null, null, "off", null).withMoeFusedDecode(value);
-        assertThat(c.moeFusedDecode()).isEqualTo(on);
+        assertThat(c.moeFusedDecode()).isEqualTo(mode);
         assertThat(c.fusedNorm()).isFalse(); // the other choices kept
         assertThat(c.moeGroupedGemm()).isFalse();
         assertThat(c.tiledPrefill()).isTrue();
-        assertThat(KernelChoices.parse(null, null, null, null).moeFusedDecode()).isFalse();
-        assertThat(KernelChoices.BASELINE.moeFusedDecode()).isFalse();
+        assertThat(KernelChoices.parse(null, null, null, null).moeFusedDecode()).isEqualTo(MoeFusedDecode.AUTO);
+        assertThat(KernelChoices.BASELINE.moeFusedDecode()).isEqualTo(MoeFusedDecode.OFF);
+    }
+
+    @ParameterizedTest(name = "{0}, FP8 experts {1} -> fused up to {2} tokens")
+    @CsvSource({
+        // auto: one-token steps of bf16/fp16 experts (batch 1 faster fused on the H200, batch 8 slower); FP8 experts
+        // wait for a model run
+        "AUTO, false, 1",
+        "AUTO, true, 0",
+        "ON, false, 2147483647",
+        "ON, true, 2147483647",
+        "OFF, false, 0",
+        "OFF, true, 0"
+    })
+    void moeFusedDecodeTakesStepsUpTo(MoeFusedDecode mode, boolean fp8, int maxTokens) {
+        assertThat(mode.maxTokens(fp8)).isEqualTo(maxTokens);
     }
 
     @Test
     void aBadMoeFusedDecodeValueIsRefusedNamingTheVariable() {
         assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null).withMoeFusedDecode("fused"))
                 .hasMessageContaining(KernelChoices.MOE_FUSED_DECODE_ENV + "='fused'")
-                .hasMessageContaining("expected on or off");
+                .hasMessageContaining("expected auto, on or off");
     }
 
     @ParameterizedTest(name = "TENSORLANE_MOE_GROUPED_GEMM=''{0}'' -> {1}")

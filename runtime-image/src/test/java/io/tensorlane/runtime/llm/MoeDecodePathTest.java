@@ -7,25 +7,29 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /** Which kernels a MoE step takes, by the switch, its tokens and the longest step kept on the device. */
 class MoeDecodePathTest {
-    @ParameterizedTest(name = "fused={0}, n={1}, pairTokens={2} -> router {3}, pairs {4}, fused pairs {5}")
+    @ParameterizedTest(name = "fused up to {0}, n={1}, pairTokens={2} -> router {3}, pairs {4}, fused pairs {5}")
     @CsvSource({
         // switch off: cuBLAS + route, the four pair kernels, or grouped
-        "false, 1, 256, false, true, false",
-        "false, 256, 256, false, true, false",
-        "false, 257, 256, false, false, false",
+        "0, 1, 256, false, true, false",
+        "0, 256, 256, false, true, false",
+        "0, 257, 256, false, false, false",
+        // auto (bf16/fp16 experts): one-token steps fused, two tokens and more not
+        "1, 1, 256, true, true, true",
+        "1, 2, 256, false, true, false",
+        "1, 8, 256, false, true, false",
         // switch on: the fused router up to 8 tokens, the fused pairs while the step stays on the device
-        "true, 1, 256, true, true, true",
-        "true, 8, 256, true, true, true",
-        "true, 9, 256, false, true, true",
-        "true, 256, 256, false, true, true",
-        "true, 257, 256, false, false, false",
+        "2147483647, 1, 256, true, true, true",
+        "2147483647, 8, 256, true, true, true",
+        "2147483647, 9, 256, false, true, true",
+        "2147483647, 256, 256, false, true, true",
+        "2147483647, 257, 256, false, false, false",
         // a device limit below 8 tokens: longer steps are grouped, router included
-        "true, 4, 4, true, true, true",
-        "true, 5, 4, false, false, false",
+        "2147483647, 4, 4, true, true, true",
+        "2147483647, 5, 4, false, false, false",
     })
     void choosesByTheSwitchAndTheStepLength(
-            boolean fused, int n, int pairTokens, boolean router, boolean pairs, boolean fusedPairs) {
-        MoeDecodePath p = MoeDecodePath.of(fused, n, pairTokens);
+            int fusedMaxTokens, int n, int pairTokens, boolean router, boolean pairs, boolean fusedPairs) {
+        MoeDecodePath p = MoeDecodePath.of(fusedMaxTokens, n, pairTokens);
         assertThat(p.fusedRouter()).isEqualTo(router);
         assertThat(p.pairs()).isEqualTo(pairs);
         assertThat(p.fusedPairs()).isEqualTo(fusedPairs);

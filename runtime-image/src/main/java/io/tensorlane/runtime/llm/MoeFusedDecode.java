@@ -1,0 +1,51 @@
+package io.tensorlane.runtime.llm;
+
+import java.util.Locale;
+
+/**
+ * Which MoE steps take the fused decode kernels ({@link MoeDecodeKernels}: the router GEMV with top-k in one kernel,
+ * silu in the gate/up kernel, the weighted sum in the down kernel); {@value #ENV}.
+ *
+ * <p>{@code auto} (the default): one-token steps with bf16/fp16 experts. Measured on an H200 (2026-12-03 15:06 UTC, 8
+ * layers of the Qwen3-30B-A3B geometry, results/h200-2026-12-03-moefuse/): batch 1 0.756 ms fused against 0.780 ms,
+ * batch 8 1.966 ms against 1.814 ms, so longer steps stay unfused; the FP8 experts' fused kernels passed kernelcheck
+ * but no model run yet, so they wait for {@code on}. {@code on}: every step kept on the device; {@code off}: none.
+ */
+public enum MoeFusedDecode {
+    AUTO,
+    ON,
+    OFF;
+
+    public static final String ENV = "TENSORLANE_MOE_FUSED_DECODE";
+
+    /** The longest step (tokens) that takes the fused kernels, for experts in FP8 or not. */
+    public int maxTokens(boolean fp8Experts) {
+        return switch (this) {
+            case AUTO -> fp8Experts ? 0 : 1;
+            case ON -> Integer.MAX_VALUE;
+            case OFF -> 0;
+        };
+    }
+
+    /** For the engine's log line. */
+    public String describe() {
+        return switch (this) {
+            case AUTO -> "fused (3 kernels a layer) for one-token steps of bf16/fp16 experts";
+            case ON -> "fused (3 kernels a layer)";
+            case OFF -> "unfused";
+        };
+    }
+
+    /** {@value #ENV}'s value: auto (also unset or blank), on or off; anything else is an error naming it. */
+    public static MoeFusedDecode parse(String value) {
+        if (value == null || value.isBlank()) {
+            return AUTO;
+        }
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "auto" -> AUTO;
+            case "on" -> ON;
+            case "off" -> OFF;
+            default -> throw new IllegalArgumentException(ENV + "='" + value + "': expected auto, on or off");
+        };
+    }
+}
