@@ -118,6 +118,13 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
                     + "against a plain decode step at --context, and print the ratios (e.g. 1,2,3,4,5,6,7,8).")
     List<Integer> verifyKs;
 
+    @Option(
+            names = "--mask-cost",
+            description =
+                    "Also time decode steps whose every row draws under a JSON schema's token masks (structured "
+                            + "outputs) against the same steps unmasked, at each --batches size; the ratio at batch 32 is the figure of issue #30 (target <= 1.10x).")
+    boolean maskCost;
+
     @Option(names = "--label", description = "Free text copied into the JSON (e.g. 'tp2-custom').")
     String label;
 
@@ -215,6 +222,17 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
             }
             if (verifyKs != null && !verifyKs.isEmpty()) {
                 verifyTable(engine, plan, o, rng, out, report);
+            }
+            if (maskCost) {
+                new ModelBenchMasks(
+                                engine,
+                                o.modelDir(),
+                                context,
+                                Math.min(warmup, 20),
+                                iters,
+                                o.maxBatchTokens(),
+                                plan.maxBatch())
+                        .table(plan.batches(), rng, out, report, this::overBudget);
             }
             if (prefillTokens > 0) {
                 if (overBudget()) {

@@ -31,6 +31,8 @@ final class ModelBenchJson {
     private final List<DecodeResult> decodes = new ArrayList<>();
     private final List<String> skipped = new ArrayList<>();
     private final List<ModelBenchVerify.Row> verifies = new ArrayList<>();
+    private final List<ModelBenchMasks.Row> masks = new ArrayList<>();
+    private double maskCompileMs = Double.NaN;
     private PrefillResult prefill;
     private ObjectNode header;
     private ObjectNode allreduces;
@@ -58,6 +60,12 @@ final class ModelBenchJson {
     /** A row of {@code --verify-ks}'s table ({@link ModelBenchVerify}). */
     void verify(ModelBenchVerify.Row r) {
         verifies.add(r);
+    }
+
+    /** A row of {@code --mask-cost}'s table ({@link ModelBenchMasks}), and the schema's compile time. */
+    void masks(ModelBenchMasks.Row r, double compileMs) {
+        masks.add(r);
+        maskCompileMs = compileMs;
     }
 
     void prefill(PrefillResult r) {
@@ -152,6 +160,17 @@ final class ModelBenchJson {
             x.put("x_decode_gpu", r.gpuRatio());
             x.put("graph_replayed_steps", r.replayed());
             x.put("steps", r.steps());
+        }
+        if (!masks.isEmpty()) {
+            ObjectNode m = o.putObject("masks");
+            m.put("compile_ms", maskCompileMs);
+            ArrayNode rows = m.putArray("rows");
+            for (ModelBenchMasks.Row r : masks) {
+                ObjectNode x = JSON.valueToTree(r);
+                x.put("x_plain_wall", r.wallRatio());
+                x.put("x_plain_gpu", r.gpuRatio());
+                rows.add(x);
+            }
         }
         if (prefill != null) {
             ObjectNode p = o.putObject("prefill");

@@ -27,7 +27,7 @@ public final class GrammarConstraint implements TokenConstraint {
         return state < 0 ? eosOnly : masks.mask(state);
     }
 
-    /** Whether the tokens so far are a complete text of the grammar. */
+    /** Whether the tokens the last {@link #mask} call walked (all but any drawn since) form a complete text. */
     public boolean complete() {
         return masks.accepts(state);
     }
