@@ -185,11 +185,13 @@ __device__ __forceinline__ void quant_fp8(const T* x, uint8_t* q, float* scale, 
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv1_fp8_block_##SUF(                     \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::prefetch_warp_row(w, (long long)in, out, tlfp8::kFp8Warps, 32 * 8 * 16);                                \
     tlpdl::enter();                                                                                                \
     tlfp8::gemv_fp8<T, true, 1, 8>(x, w, scale, y, n, in, out, row_block);                                         \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfp8::kFp8Warps * 32) tl_gemv1_fp8_row_##SUF(                       \
       const T* x, const uint8_t* w, const float* scale, T* y, int n, int in, int out, int row_block) {             \
+    tlpdl::prefetch_warp_row(w, (long long)in, out, tlfp8::kFp8Warps, 32 * 8 * 16);                                \
     tlpdl::enter();                                                                                                \
     tlfp8::gemv_fp8<T, false, 1, 8>(x, w, scale, y, n, in, out, row_block);                                        \
   }                                                                                                                \

@@ -59,6 +59,8 @@ __device__ __forceinline__ float fp8_dot1(const T* x, const uint8_t* w, const fl
 // the dense ones ignore the last two.
 template <typename T>
 struct DenseRows {
+  static constexpr int kBytes = sizeof(T);                 // bytes a weight
+  static constexpr int kPrefetch = 32 * kGemvUnroll * 16;  // a warp's first loads of its row (tl_gemv_dot)
   const T* w;
   __device__ DenseRows(const void* w_, const float*, int) : w(static_cast<const T*>(w_)) {}
   template <bool XS>
@@ -68,6 +70,8 @@ struct DenseRows {
 };
 template <typename T, bool BLOCK>
 struct Fp8Rows {
+  static constexpr int kBytes = 1;
+  static constexpr int kPrefetch = 32 * 8 * 16;  // fp8_dot1: U = 8 16-byte loads a lane
   const uint8_t* w;
   const float* scale;
   int row_block;
@@ -120,17 +124,20 @@ __device__ __forceinline__ void gemv_res(const T* x, const Rows rows_of, float* 
   extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm##NAME##_##SUF(                   \
       const float* r, const T* gamma, float eps, const void* w, const float* scale, int row_block, T* y, int in,    \
       int out) {                                                                                                   \
+    tlpdl::prefetch_warp_row(w, (long long)in * ROWS::kBytes, out, tlfuse::kFuseWarps, ROWS::kPrefetch);           \
     tlpdl::enter();                                                                                                \
     tlfuse::gemv_norm<T, false>(r, gamma, eps, ROWS(w, scale, row_block), y, in, out);                             \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(tlfuse::kFuseThreads) tl_gemv_norm_silu##NAME##_##SUF(              \
       const float* r, const T* gamma, float eps, const void* w, const float* scale, int row_block, T* y, int in,    \
       int inter) {                                                                                                 \
+    tlpdl::prefetch_warp_row(w, (long long)in * ROWS::kBytes, inter, tlfuse::kFuseWarps, ROWS::kPrefetch);         \
     tlpdl::enter();                                                                                                \
     tlfuse::gemv_norm<T, true>(r, gamma, eps, ROWS(w, scale, row_block), y, in, inter);                            \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_res##NAME##_##SUF(                         \
       const T* x, const void* w, const float* scale, int row_block, float* r, int in, int out) {                    \
+    tlpdl::prefetch_warp_row(w, (long long)in * ROWS::kBytes, out, kGemvWarps, ROWS::kPrefetch);                    \
     tlpdl::enter();                                                                                                 \
     tlfuse::gemv_res<T>(x, ROWS(w, scale, row_block), r, in, out);                                                 \
   }

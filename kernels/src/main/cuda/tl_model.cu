@@ -817,6 +817,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_gemv_##SUF(const T* x, const T* w, T* y, int in, \
                                                                            int out) {                             \
+    tlpdl::prefetch_warp_row(w, (long long)in * sizeof(T), out, kGemvWarps, 32 * kGemvUnroll * 16);               \
     tlpdl::enter();                                                                                               \
     tl_gemv<T, kGemvUnroll>(x, w, y, in, out);                                                                     \
   }                                                                                                                \
