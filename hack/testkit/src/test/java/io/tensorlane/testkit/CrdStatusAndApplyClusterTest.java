@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The status subresource and server-side apply behave on Kubernetes 1.36's CRD server as the operator relies on, and as
  * on 1.20: every check runs on both servers. The operator writes status only through the status subresource
- * (server-side apply of {@code status} alone, forced: {@code InferenceDeploymentReconciler.applyStatus},
+ * (server-side apply of {@code status} alone, forced, on condition of the resourceVersion read: {@code StatusWrites.apply},
  * {@code PreflightRecorder}; a JSON merge patch of conditions: {@code GpuTopologyNodeLabeller}), reads
  * {@code metadata.generation} to tell spec changes from status changes, and users apply specs server-side.
  */
@@ -44,7 +44,7 @@ class CrdStatusAndApplyClusterTest {
                 .build();
     }
 
-    /** The operator's status write, as InferenceDeploymentReconciler.applyStatus does it. */
+    /** The operator's status write, as StatusWrites.apply does it. */
     static InferenceDeployment applyStatus(KubernetesClient c, String ns, String name, InferenceDeploymentStatus s) {
         InferenceDeployment fresh = new InferenceDeployment();
         fresh.getMetadata().setName(name);

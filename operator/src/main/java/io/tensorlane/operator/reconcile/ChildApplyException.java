@@ -13,10 +13,31 @@ public final class ChildApplyException extends RuntimeException {
     private final transient ChildProblem problem;
     private final transient InferenceDeploymentStatus statusAfter;
 
+    private final String basedOn;
+
     public ChildApplyException(ChildProblem problem, InferenceDeploymentStatus statusAfter, Throwable cause) {
+        this(problem, statusAfter, null, cause);
+    }
+
+    private ChildApplyException(
+            ChildProblem problem, InferenceDeploymentStatus statusAfter, String basedOn, Throwable cause) {
         super(problem.message(), cause);
         this.problem = problem;
         this.statusAfter = statusAfter;
+        this.basedOn = basedOn;
+    }
+
+    /**
+     * This failure, with {@code resourceVersion}: the version of the InferenceDeployment that {@link #statusAfter()}
+     * was computed on (the one the reconcile's own status write returned, when it wrote one).
+     */
+    ChildApplyException basedOn(String resourceVersion) {
+        return new ChildApplyException(problem, statusAfter, resourceVersion, getCause());
+    }
+
+    /** The resourceVersion {@link #statusAfter()} was computed on; null when not known. */
+    String basedOn() {
+        return basedOn;
     }
 
     public ChildProblem problem() {

@@ -13,7 +13,7 @@ import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.operator.support.EventRecorder;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import org.jboss.logging.Logger;
 
 /**
@@ -33,6 +33,16 @@ final class ErrorStatus {
     /** The InferenceDeployment itself was not found (its status write answered 404): it was deleted. */
     static boolean primaryGone(Exception e) {
         return unwrap(e) instanceof KubernetesClientException k && k.getCode() == 404;
+    }
+
+    /**
+     * The resourceVersion the status for {@code e} ({@link #status}) is computed on: the version the failed reconcile
+     * wrote before a child failed, else the version it started from.
+     */
+    static String basedOn(InferenceDeployment primary, Exception e) {
+        return unwrap(e) instanceof ChildApplyException c && c.statusAfter() != null && c.basedOn() != null
+                ? c.basedOn()
+                : primary.getMetadata().getResourceVersion();
     }
 
     /** The status to write for {@code e}; pure. */
@@ -87,7 +97,8 @@ final class ErrorStatus {
     }
 
     /**
-     * Writes the status for {@code e} through {@code write} (the reconciler's own server-side apply: fields the failed
+     * Writes the status for {@code e} through {@code write} (given the resourceVersion it is computed on,
+     * {@link #basedOn}; the reconciler's own server-side apply: fields the failed
      * reconcile claimed, such as a revision that was not applied, are removed, which a patch computed against the
      * reconcile's starting object would leave); warns once per problem
      * (repeats are aggregated by the event writer), also when the status cannot be written: then the event is the only
@@ -100,7 +111,7 @@ final class ErrorStatus {
             EventRecorder events,
             DecisionMetrics metrics,
             Duration rescheduleAfter,
-            Consumer<InferenceDeploymentStatus> write) {
+            BiConsumer<String, InferenceDeploymentStatus> write) {
         if (primaryGone(e)) {
             return ErrorStatusUpdateControl.noStatusUpdate(); // deleted meanwhile: nothing to report on
         }
@@ -121,7 +132,7 @@ final class ErrorStatus {
         }
         events.commit();
         try {
-            write.accept(s);
+            write.accept(basedOn(primary, e), s);
         } catch (RuntimeException w) {
             LOG.warnf(
                     "%s/%s: the status could not be written either: %s",

@@ -5,9 +5,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -16,7 +14,6 @@ import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.RetryInfo;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
@@ -55,6 +52,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.jboss.logging.Logger;
 
 /**
  * observe → plan → act → report for one InferenceDeployment. Decisions are the pure planner, renderer, failure detector
@@ -66,6 +64,8 @@ import java.util.Set;
 @ControllerConfiguration(name = InferenceDeploymentReconciler.NAME, fieldManager = TensorlaneConfig.FIELD_MANAGER)
 public class InferenceDeploymentReconciler implements Reconciler<InferenceDeployment> {
     public static final String NAME = "inferencedeployment";
+
+    private static final Logger LOG = Logger.getLogger(InferenceDeploymentReconciler.class);
 
     private final TensorlaneConfig settings;
     private final DecisionMetrics metrics;
@@ -226,7 +226,25 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         StatusFold.Decision fold = folds.decide(primary.getMetadata().getUid(), prev, next, Instant.now());
         if (fold instanceof StatusFold.Write) {
             // the effective spec lands in status.lastAppliedSpec before the Deployment is applied
-            primary = writeStatus(primary, next, ctx);
+            try {
+                primary = StatusWrites.write(primary, next, ctx);
+            } catch (KubernetesClientException e) {
+                if (!StatusWrites.staleRead(e)) {
+                    throw e;
+                }
+                // decided from a status older than the stored one (the cache is behind the operator's own last write):
+                // none of it lands, not its events either; look again once the cache has caught up
+                LOG.infof(
+                        "%s/%s: status computed from resourceVersion %s, which is no longer the stored one; "
+                                + "reconciling again in %d ms",
+                        primary.getMetadata().getNamespace(),
+                        primary.getMetadata().getName(),
+                        primary.getMetadata().getResourceVersion(),
+                        StatusWrites.STALE_READ_RETRY.toMillis());
+                metrics.decision("outcome", "StaleRead");
+                events.flushCommitted();
+                return UpdateControl.<InferenceDeployment>noUpdate().rescheduleAfter(StatusWrites.STALE_READ_RETRY);
+            }
             written = next;
             metrics.applied("InferenceDeployment/status");
             StatusEvents.emit(events, metrics, primary, prev, next, plan, apply && pending);
@@ -255,10 +273,14 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                     StatusEvents.rollout(rendered, plan, StatusEvents.modelRead(before, after) ? after.model : null));
             events.commit();
         };
-        if (apply && firstTry) {
-            children.applyFirst(rendered, written, prev, started);
-        } else if (apply) {
-            children.apply(rendered, obs, written, prev, started);
+        try {
+            if (apply && firstTry) {
+                children.applyFirst(rendered, written, prev, started);
+            } else if (apply) {
+                children.apply(rendered, obs, written, prev, started);
+            }
+        } catch (ChildApplyException e) {
+            throw e.basedOn(primary.getMetadata().getResourceVersion()); // the version this reconcile wrote, if any
         }
         UpdateControl<InferenceDeployment> control = requeue(step, model, next, plan);
         // a detail change waiting to be folded into a transition: look again when its delay is over
@@ -315,8 +337,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                     events,
                     metrics,
                     lastAttempt ? ErrorStatus.AFTER_LAST_RETRY : null,
-                    s -> {
-                        writeStatus(primary, s, ctx);
+                    (basedOn, s) -> {
+                        StatusWrites.write(primary, basedOn, s, ctx);
                         metrics.applied("InferenceDeployment/status");
                     });
         } finally {
@@ -338,41 +360,9 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         return s;
     }
 
-    /**
-     * The operator's status write: server-side apply of {@code status} alone on {@code primary}'s status subresource,
-     * forced (the operator is its only writer). Returns the object as the API server stored it.
-     */
-    public static InferenceDeployment applyStatus(
-            KubernetesClient client, InferenceDeployment primary, InferenceDeploymentStatus status) {
-        InferenceDeployment fresh = new InferenceDeployment();
-        fresh.getMetadata().setName(primary.getMetadata().getName());
-        fresh.getMetadata().setNamespace(primary.getMetadata().getNamespace());
-        fresh.setSpec(null);
-        fresh.setStatus(status);
-        return client.resource(fresh)
-                .subresource("status")
-                .patch(
-                        new PatchContext.Builder()
-                                .withPatchType(PatchType.SERVER_SIDE_APPLY)
-                                .withFieldManager(TensorlaneConfig.FIELD_MANAGER)
-                                .withForce(true)
-                                .build(),
-                        fresh);
-    }
-
     /** Events queued but not written yet (0 before the first reconcile). */
     public long pendingEvents() {
         EventSink s = sink;
         return s == null ? 0 : s.pending();
-    }
-
-    private static InferenceDeployment writeStatus(
-            InferenceDeployment primary, InferenceDeploymentStatus status, Context<InferenceDeployment> ctx) {
-        // then into JOSDK's cache so the next reconcile sees it even before the watch event arrives
-        InferenceDeployment updated = applyStatus(ctx.getClient(), primary, status);
-        ctx.eventSourceRetriever()
-                .getControllerEventSource()
-                .handleRecentResourceUpdate(ResourceID.fromResource(primary), updated, primary);
-        return updated;
     }
 }

@@ -15,7 +15,7 @@ import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
 import io.tensorlane.api.v1alpha1.Phase;
 import io.tensorlane.operator.TensorlaneConfig;
-import io.tensorlane.operator.reconcile.InferenceDeploymentReconciler;
+import io.tensorlane.operator.reconcile.StatusWrites;
 import io.tensorlane.operator.support.DecisionMetrics;
 import io.tensorlane.testkit.SharedCluster;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
@@ -34,7 +34,7 @@ import java.util.function.BiFunction;
  * status is written again R times per way of writing it, from as many threads as the operator has reconcilers, each
  * write changing one condition's message; the variants run twice in turn. Prints the API server's and etcd's CPU per
  * write and the writes per second. Variants: server-side apply (the operator's own write,
- * {@link InferenceDeploymentReconciler#applyStatus}), a JSON merge patch of the whole status, an update (PUT) with the
+ * {@link StatusWrites#apply}), a JSON merge patch of the whole status, an update (PUT) with the
  * resourceVersion, and server-side apply of the first write's form (status.topology.nodes listing every node).
  */
 final class StatusWriteBench {
@@ -97,7 +97,7 @@ final class StatusWriteBench {
         List<String> allNodes = List.copyOf(sim.nodes());
         Map<String, BiFunction<InferenceDeployment, InferenceDeploymentStatus, InferenceDeployment>> variants =
                 new java.util.LinkedHashMap<>();
-        variants.put("server-side apply", (d, s) -> InferenceDeploymentReconciler.applyStatus(client, d, s));
+        variants.put("server-side apply", (d, s) -> StatusWrites.apply(client, d, s));
         variants.put(
                 "JSON merge patch",
                 (d, s) -> client.resource(d)
@@ -110,7 +110,7 @@ final class StatusWriteBench {
         });
         variants.put("server-side apply, every node listed", (d, s) -> {
             s.topology.nodes = new ArrayList<>(allNodes);
-            return InferenceDeploymentReconciler.applyStatus(client, d, s);
+            return StatusWrites.apply(client, d, s);
         });
         int[] counter = {0};
         for (int repeat = 0; repeat < 2; repeat++) {

@@ -25,7 +25,8 @@ import java.util.stream.Stream;
 /**
  * What a fault test prints when a deployment did not converge: the namespace's pods as the API server has them (phase,
  * deletionTimestamp, finalizers, owner, node, containers, what the simulated kubelet last played), its ReplicaSets
- * and Deployments with their replica counts, and the tail of kube-controller-manager's log. It tells a pod the
+ * and Deployments with their replica counts, the operator's Warning events (a decision made twice shows as a count of 2
+ * or a second event), and the tail of kube-controller-manager's log. It tells a pod the
  * controllers never deleted from one the simulated kubelet never finalized, and both from a pod only the operator's
  * cache still holds (the operator's status names it, the API server has no such pod).
  */
@@ -90,6 +91,22 @@ final class ClusterDump {
                         Map.entry("available", s.map(DeploymentStatus::getAvailableReplicas)),
                         Map.entry("unavailable", s.map(DeploymentStatus::getUnavailableReplicas))));
             }
+            b.append("the operator's Warning events (object, reason, count, message):\n");
+            client.v1().events().inNamespace(ns).list().getItems().stream()
+                    .filter(ev ->
+                            "InferenceDeployment".equals(ev.getInvolvedObject().getKind())
+                                    && "Warning".equals(ev.getType()))
+                    .forEach(ev -> b.append("  ")
+                            .append(ev.getInvolvedObject().getName())
+                            .append(' ')
+                            .append(ev.getReason())
+                            .append(" count=")
+                            .append(ev.getCount())
+                            .append(" last=")
+                            .append(ev.getLastTimestamp())
+                            .append(": ")
+                            .append(ev.getMessage())
+                            .append('\n'));
         } catch (RuntimeException e) {
             b.append("  (cannot list: ").append(e.getMessage()).append(")\n");
         }

@@ -18,6 +18,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import org.jboss.logmanager.formatters.PatternFormatter;
+import org.jboss.logmanager.handlers.ConsoleHandler;
 
 /**
  * The operator as a separate JVM, so that a test can SIGKILL it like a crashed pod and start it again. It runs the
@@ -162,6 +164,22 @@ public final class OperatorProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * INFO and above to stdout (the log file): every event the operator records, every warning; and at DEBUG, JOSDK's
+     * cache of the operator's own status writes (which write it holds, which it dropped). Quarkus's bootstrap
+     * configurator, on this classpath, holds all records for a runtime configuration that never comes outside a Quarkus
+     * application, so without this handler the process logs nothing and a failing fault test's "operator log" is empty.
+     */
+    static void logToStdout() {
+        java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+        root.setLevel(java.util.logging.Level.INFO);
+        root.addHandler(new ConsoleHandler(
+                ConsoleHandler.Target.SYSTEM_OUT, new PatternFormatter("%d{HH:mm:ss,SSS} %-5p [%c{1}] (%t) %s%e%n")));
+        java.util.logging.Logger.getLogger(
+                        "io.javaoperatorsdk.operator.processing.event.source.informer.TemporaryResourceCache")
+                .setLevel(java.util.logging.Level.FINE);
+    }
+
     /** The process: {@code <namespace> [<leader-election identity>]}; runs until killed. */
     public static void main(String[] args) throws InterruptedException {
         String namespace = args[0];
@@ -176,6 +194,7 @@ public final class OperatorProcess implements AutoCloseable {
                         args[1],
                         null,
                         true);
+        logToStdout();
         KubernetesClient client = new KubernetesClientBuilder().build();
         OperatorHarness.start(client, namespace, OperatorHarness.testSettings(), leaderElection);
         System.out.println(STARTED + " pid=" + ProcessHandle.current().pid());

@@ -17,7 +17,6 @@ import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
-import io.tensorlane.runtime.text.SamplingParams;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -149,9 +148,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
                 for (DType t : types) {
                     runAll(t);
                 }
-                samplingCases();
-                specCases();
-                penaltyCases();
+                new KernelCheckSamplingCases(k, stream, rnd, this::sync, out, this::add).all(this::guard);
             } finally {
                 cuStreamDestroy(stream);
             }
@@ -291,113 +288,6 @@ public final class KernelCheckCommand implements Callable<Integer> {
         results.add(r);
         out.println(r.line());
         out.flush();
-    }
-
-    private void samplingCases() {
-        KernelCheckSampling sc = new KernelCheckSampling(k, stream, rnd, this::sync);
-        guard("sample", DType.fp32, "greedy,m=4,vocab=50000,stride=50048", () -> {
-            String f = sc.greedy();
-            if (!f.isEmpty()) {
-                out.println("  sample greedy: " + f);
-            }
-            add(new Result(
-                    "sample",
-                    "fp32",
-                    "greedy,m=4,vocab=50000,stride=50048",
-                    f.isEmpty() ? 0 : 1,
-                    f.isEmpty() ? 0 : 1,
-                    f.isEmpty()));
-        });
-        // 8000 seeded draws of one 64-id row per filter combination; chi-square against the kept distribution
-        SamplingParams[] ps = {
-            new SamplingParams(1f, 1f, 0, 0f, 11),
-            new SamplingParams(0.7f, 1f, 10, 0f, 12),
-            new SamplingParams(1.3f, 0.8f, 0, 0f, 13),
-            new SamplingParams(1f, 1f, 0, 0.1f, 14),
-            new SamplingParams(0.9f, 0.9f, 20, 0.05f, 15)
-        };
-        for (SamplingParams p : ps) {
-            String nm = "T=" + p.temperature() + ",k=" + p.topK() + ",p=" + p.topP() + ",minp=" + p.minP();
-            guard("sample", DType.fp32, nm, () -> report(nm, sc.distribution(64, p, 8000)));
-        }
-        SamplingParams big = new SamplingParams(0.8f, 0.95f, 50, 0.02f, 16);
-        guard(
-                "sample",
-                DType.fp32,
-                "vocab=128256,k=50,p=0.95",
-                () -> report("vocab=128256,k=50,p=0.95", sc.largeVocabulary(128256, big, 16)));
-        SamplingParams nucleus = new SamplingParams(1f, 0.9f, 0, 0f, 17);
-        guard(
-                "sample",
-                DType.fp32,
-                "vocab=152064,p=0.9",
-                () -> report("vocab=152064,p=0.9", sc.largeVocabulary(152064, nucleus, 16)));
-        guard(
-                "sample",
-                DType.fp32,
-                "dominant id,vocab=151936,draws=1000",
-                () -> report("dominant id,vocab=151936,draws=1000", sc.dominantId(151936, 1000)));
-        // token masks (structured outputs): masked rows draw allowed ids only, unmasked rows as without masks
-        KernelCheckMaskedSampling ms = new KernelCheckMaskedSampling(k, stream, rnd, this::sync);
-        for (long seed = 21; seed <= 25; seed++) {
-            String nm = "masked,mixed batch,vocab=151937,seed=" + seed;
-            long sd = seed;
-            guard("sample", DType.fp32, nm, () -> report(nm, outcome(ms.mixedBatch(151937, sd))));
-        }
-        for (long seed = 31; seed <= 33; seed++) {
-            String nm = "masked,6 lowest logits,vocab=4001,seed=" + seed;
-            long sd = seed;
-            guard("sample", DType.fp32, nm, () -> report(nm, ms.lowestLogits(4001, 4000, sd)));
-        }
-    }
-
-    /** tl_spec_verify_f32 ({@link KernelCheckSpec}): the verdicts against the host rule, the output distribution. */
-    private void specCases() {
-        try (io.tensorlane.runtime.llm.SpecKernels sk = new io.tensorlane.runtime.llm.SpecKernels()) {
-            KernelCheckSpec c = new KernelCheckSpec(sk, stream, rnd, this::sync);
-            int[][] shapes = {{64, 1, 6000}, {64, 3, 6000}, {200, 5, 4000}};
-            for (int[] sh : shapes) {
-                String nm = "spec_verify,vocab=" + sh[0] + ",k=" + sh[1] + ",seqs=" + sh[2];
-                guard("sample", DType.fp32, nm, () -> report(nm, c.distribution(sh[0], sh[1], sh[2])));
-            }
-            String nm = "spec_verify,q=p and p(guess)=0,vocab=151936,k=4,seqs=32";
-            guard("sample", DType.fp32, nm, () -> report(nm, outcome(c.edgeCases(151936, 4, 32))));
-        } catch (RuntimeException e) { // a missing entry point is a FAIL line of its own, not the end of the run
-            out.println("  spec_verify: " + e);
-            add(new Result("sample", "fp32", "spec_verify", Double.NaN, Double.NaN, false));
-        }
-    }
-
-    private void penaltyCases() {
-        // penalties, logit_bias, min_tokens bans (issue #30): bit-exact against the host reference, other rows
-        // untouched
-        KernelCheckPenalties pc = new KernelCheckPenalties(k, stream, rnd, this::sync);
-        for (long seed = 41; seed <= 45; seed++) {
-            int vocab = seed % 2 == 0 ? 151937 : 4001;
-            String nm = "penalties,mixed batch,vocab=" + vocab + ",seed=" + seed;
-            long sd = seed;
-            guard("sample", DType.fp32, nm, () -> report(nm, outcome(pc.mixedBatch(vocab, sd))));
-        }
-    }
-
-    private static KernelCheckSampling.Outcome outcome(String failure) {
-        return new KernelCheckSampling.Outcome(failure, Double.NaN, Double.NaN);
-    }
-
-    private void report(String name, KernelCheckSampling.Outcome o) {
-        if (!o.pass()) {
-            out.println("  sample " + name + ": " + o.failure());
-        }
-        add(new Result(
-                "sample",
-                "fp32",
-                name
-                        + (Double.isNaN(o.chi2())
-                                ? ""
-                                : String.format(java.util.Locale.ROOT, ",chi2=%.1f/%.1f", o.chi2(), o.critical())),
-                o.pass() ? 0 : 1,
-                o.pass() ? 0 : 1,
-                o.pass()));
     }
 
     private void sync() {

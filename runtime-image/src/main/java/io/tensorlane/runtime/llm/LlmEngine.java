@@ -174,22 +174,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         AtomicLong done = new AtomicLong();
         long total = ck.totalBytes();
         long[] nextReport = {0};
-        log.printf(
-                "engine: loading %s (%s, %d layers, hidden %d, %d/%d heads, vocab %d, %s%s) on %d rank(s), GPUs %s%s%n",
-                options.modelDir(),
-                config.architecture(),
-                config.numLayers(),
-                config.hiddenSize(),
-                config.numHeads(),
-                config.numKvHeads(),
-                config.vocabSize(),
-                dtype,
-                config.quantization().fp8()
-                        ? "; linears " + config.quantization().describe()
-                        : "",
-                world,
-                devices,
-                virtual ? " (virtual ranks)" : "");
+        log.println(LoadBanner.of(options.modelDir(), config, dtype, devices, virtual));
         log.flush();
         List<Long> loaded = comm.onEachRank(r -> ranks.get(r.index()).loadWeights(ck, plans.get(r.index()), b -> {
             long now = done.addAndGet(b);

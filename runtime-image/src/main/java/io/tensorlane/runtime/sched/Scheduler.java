@@ -322,14 +322,7 @@ public final class Scheduler implements AutoCloseable {
             finish(s, FinishReason.ERROR);
             return;
         }
-        FinishReason reason = null;
-        if (!more) {
-            reason = FinishReason.STOP;
-        } else if (s.generated >= r.maxTokens()) {
-            reason = FinishReason.LENGTH;
-        } else if ((!r.ignoreEos() && eos.contains(token)) || r.stopTokenIds().contains(token)) {
-            reason = FinishReason.STOP;
-        }
+        FinishReason reason = StopCheck.after(r, s.generated, token, more, eos);
         if (reason != null) {
             running.remove(s);
             finish(s, reason);
