@@ -19,8 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code generate --speculative}: the prompts through the serving {@link Scheduler} with a {@link Speculator} (the
- * offline {@link Generator} has no verify steps), prefix caching off, every prompt submitted at once. The results
+ * {@code generate --speculative} (and {@code --scheduler}, the same without speculation): the prompts through the serving
+ * {@link Scheduler} with a {@link Speculator} when {@code sc} is not null (the offline {@link Generator} has no verify
+ * steps), prefix caching off, every prompt submitted at once. The results
  * have the Generator's shape (no prompt logits); the counts say how many steps ran and what the guesses did.
  */
 final class SpeculativeGenerate {
@@ -33,14 +34,20 @@ final class SpeculativeGenerate {
         return stats;
     }
 
-    List<Generator.Result> run(LlmEngine engine, SpeculativeConfig sc, List<Generator.Request> reqs, List<Integer> eos)
+    /** Runs {@code reqs}; {@code proposer}: a draft model's ({@code DraftModel}), null for the config's own (n-gram). */
+    List<Generator.Result> run(
+            LlmEngine engine,
+            SpeculativeConfig sc,
+            io.tensorlane.runtime.sched.Proposer proposer,
+            List<Generator.Request> reqs,
+            List<Integer> eos)
             throws InterruptedException, java.util.concurrent.ExecutionException,
                     java.util.concurrent.TimeoutException {
         var o = engine.options();
         SchedulerConfig config = new SchedulerConfig(
                         o.maxSeqs(), o.maxBatchTokens(), reqs.size(), engine.maxModelLen(), engine.maxBlocksPerSeq())
                 .withPrefixCaching(false, "generate");
-        Speculator spec = Speculator.of(sc, o.maxLogitRows(), o.maxSeqs(), null);
+        Speculator spec = Speculator.of(sc, proposer, o.maxLogitRows(), o.maxSeqs(), null);
         List<Collect> cs = new ArrayList<>();
         long t0 = System.nanoTime();
         Scheduler s = new Scheduler(engine, engine.blocks(), config, new HashSet<>(eos), null, spec);
@@ -77,7 +84,10 @@ final class SpeculativeGenerate {
             }
             s.awaitIdle(Duration.ofSeconds(10));
             stats = new Stats(
-                    s.stats().steps(), s.stats().generatedTokens(), (System.nanoTime() - t0) / 1e9, spec.counts());
+                    s.stats().steps(),
+                    s.stats().generatedTokens(),
+                    (System.nanoTime() - t0) / 1e9,
+                    spec == null ? null : spec.counts());
             return out;
         } finally {
             s.close();

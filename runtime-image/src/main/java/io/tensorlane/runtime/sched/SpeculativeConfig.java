@@ -7,11 +7,12 @@ import java.util.Map;
 /**
  * How the engine speculates ({@code --speculative} / {@code TENSORLANE_SPECULATIVE}): {@code ngram:k=4,n=3} proposes
  * up to {@code k} tokens per step by prompt lookup over suffixes of up to {@code n} tokens ({@link NgramProposer});
- * {@code draft:DIR,k=4} (a smaller model with the same tokenizer) is parsed but not built yet and is refused with a
- * clear message. {@code off} / {@code none} / empty: no speculation. Verify steps replay CUDA graphs like decode steps
- * (the engine's {@code GraphBuckets}; {@code TENSORLANE_SPEC_GRAPHS=off}: eagerly).
+ * {@code draft:DIR,k=4} proposes the next k tokens by a smaller model with the target's tokenizer ({@link
+ * DraftProposer}; the engine side, which loads it beside the target, is {@code io.tensorlane.runtime.llm.DraftModel}).
+ * {@code off} / {@code none} / empty: no speculation. Verify steps replay CUDA graphs like decode steps (the engine's
+ * {@code GraphBuckets}; {@code TENSORLANE_SPEC_GRAPHS=off}: eagerly).
  *
- * @param method   {@link Method#NGRAM} (the draft method is refused at parse time)
+ * @param method   {@link Method#NGRAM} or {@link Method#DRAFT}
  * @param k        proposed tokens per sequence and step, 1..{@value #MAX_K}
  * @param n        n-gram: the longest suffix matched, 1..{@value #MAX_N}
  * @param draftDir draft: the draft model's directory (null for n-gram)
@@ -28,6 +29,10 @@ public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
     }
 
     public SpeculativeConfig {
+        java.util.Objects.requireNonNull(method, "method");
+        if (method == Method.DRAFT && draftDir == null) {
+            throw new IllegalArgumentException("draft speculation needs the draft model's directory");
+        }
         if (k < 1 || k > MAX_K) {
             throw new IllegalArgumentException("speculative k must be 1.." + MAX_K + ", got " + k);
         }
@@ -36,10 +41,13 @@ public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
         }
     }
 
-    /** The n-gram proposer this config describes. */
+    /**
+     * The n-gram proposer this config describes. A draft model's proposer needs the draft loaded on the GPU: {@code
+     * io.tensorlane.runtime.llm.DraftModel#proposer}.
+     */
     public Proposer proposer() {
         if (method != Method.NGRAM) {
-            throw new IllegalStateException(method + " speculation is not built yet");
+            throw new IllegalStateException("draft speculation proposes through the loaded draft model (DraftModel)");
         }
         return new NgramProposer(n);
     }
@@ -85,8 +93,7 @@ public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
                 }
                 Map<String, String> kv = fields(parts, 1, where, "k");
                 int k = number(kv, "k", DEFAULT_K, MAX_K, where);
-                throw new IllegalArgumentException(where + ": draft-model speculation (draft " + parts[0].trim()
-                        + ", k=" + k + ") is not built yet; use ngram:k=" + k + ",n=" + DEFAULT_N + " or turn it off");
+                return new SpeculativeConfig(Method.DRAFT, k, DEFAULT_N, Path.of(parts[0].trim()));
             }
             default ->
                 throw new IllegalArgumentException(

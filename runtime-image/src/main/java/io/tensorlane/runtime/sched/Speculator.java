@@ -50,7 +50,19 @@ public final class Speculator {
 
     /** The speculator of {@code config} ({@link SpeculativeConfig#proposer}), or null when it is null (off). */
     public static Speculator of(SpeculativeConfig config, int maxLogitRows, int maxSeqs, EngineMetrics metrics) {
-        return config == null ? null : new Speculator(config, config.proposer(), maxLogitRows, maxSeqs, metrics);
+        return of(config, null, maxLogitRows, maxSeqs, metrics);
+    }
+
+    /**
+     * The speculator of {@code config} guessing by {@code proposer} (a loaded draft model's; null: the config's own, the
+     * n-gram proposer), or null when {@code config} is null (off).
+     */
+    public static Speculator of(
+            SpeculativeConfig config, Proposer proposer, int maxLogitRows, int maxSeqs, EngineMetrics metrics) {
+        if (config == null) {
+            return null;
+        }
+        return new Speculator(config, proposer != null ? proposer : config.proposer(), maxLogitRows, maxSeqs, metrics);
     }
 
     public SpeculativeConfig config() {
@@ -124,7 +136,10 @@ public final class Speculator {
         return a;
     }
 
-    /** {@code s} ended: its proposer session is closed ({@link Proposer.Session#close}) and dropped. */
+    /**
+     * {@code s} ended or was preempted: its proposer session is closed ({@link Proposer.Session#close}: a draft model's
+     * KV blocks go back) and dropped; a preempted sequence opens a new one, which feeds its tokens again.
+     */
     static void drop(Sequence s) {
         if (s.proposer != null) {
             s.proposer.close();
