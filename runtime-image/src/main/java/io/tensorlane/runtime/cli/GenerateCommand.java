@@ -211,6 +211,9 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
                 LlmEngine.GraphReplays gr = engine.graphReplays();
                 sum.put("graph_replays", gr.steps());
                 sum.put("verify_graph_replays", gr.verifySteps());
+                if (sg.stats() != null) {
+                    sum.put("steady_tokens_per_s", sg.stats().steadyTokensPerSecond());
+                }
                 if (spec != null) {
                     var c = sg.stats().counts();
                     sum.put("speculative", spec.toString());
