@@ -14,7 +14,8 @@ import java.nio.file.Path;
  * The draft model of draft-model speculation ({@code --speculative draft:DIR,k=K}, issue 34 item 2b): a smaller
  * checkpoint with the target's tokenizer ({@link TokenizerMatch}), loaded beside the target as an {@link LlmEngine} of
  * its own (its weights, its paged KV cache, its CUDA graphs for its one-token steps and its short chunks), whose greedy
- * guesses the scheduler verifies in the target's steps ({@link DraftProposer}).
+ * guesses the scheduler verifies in the target's steps ({@link DraftProposer}): greedy guesses, or for requests sampling by
+ * temperature alone guesses drawn from the draft's own distributions, verified by the rejection rule.
  *
  * <p><b>Placement: TP 1 on rank 0's GPU</b>, whatever the target's TP. A draft step is one token of a small model at
  * batch 1: a few microseconds of weight reads against the fixed cost of a step (input upload, a graph launch, the
@@ -51,7 +52,8 @@ public final class DraftModel implements AutoCloseable {
                 engine.options().maxBatchTokens(),
                 engine.maxBlocksPerSeq(),
                 k + 1,
-                targetVocab);
+                targetVocab,
+                true);
     }
 
     /** The target and, with draft speculation, its draft; closing it closes both. */

@@ -194,7 +194,7 @@ final class BatchPlanner {
             }
             entries.add(new Entry(s, e.n(), samples ? row : -1, d));
             row += samples ? d + 1 : 0;
-            wantLogits |= samples && s.req.needsLogits();
+            wantLogits |= samples && (s.req.needsLogits() || (d > 0 && s.draftQ != null)); // q's rule reads p
         }
         return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted, admitted);
     }

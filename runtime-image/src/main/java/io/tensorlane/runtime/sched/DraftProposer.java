@@ -10,9 +10,11 @@ import java.util.List;
  * draft step per guess. Greedy guesses are point masses, so the scheduler's accept-while-equal rule ({@link
  * SpecRule#acceptWhileEqual}) keeps the target's output distribution for sampled requests too, as with n-gram guesses:
  * with q the point mass at the guess d, the rejection rule accepts with probability p(d) and otherwise draws from p
- * without d, which is what "draw from p, keep the guess iff the draw equals it" does. (Drawing the guesses from the
- * draft's own q and verifying by {@link SpecRule#verify} accepts more often at temperature > 0; it needs the verify
- * rows' probabilities on the GPU, tl_spec_verify_f32, and is not wired into the step yet.)
+ * without d, which is what "draw from p, keep the guess iff the draw equals it" does. With {@code sampled}, a request
+ * that samples by temperature alone gets guesses drawn from the draft's own distributions q instead ({@link
+ * Session#proposeSampled}: its draft steps return their logits), which the scheduler verifies by the rejection rule
+ * ({@link SpecSampling}, on the host from the verify rows' logits), accepting each with min(1, p/q): more often than
+ * equal draws at temperature > 0, at the same output distribution.
  *
  * <p>Each sequence's {@link Session} keeps the draft's KV cache of the tokens it has fed (the sequence's tokens, then its
  * own guesses). At the next call the sequence has grown by the accepted guesses and the target's token: the session
@@ -38,10 +40,11 @@ public final class DraftProposer implements Proposer {
     private final int maxBlocksPerSeq;
     private final int allRows;
     private final int vocabLimit;
+    private final boolean sampled;
 
     /** A proposer whose chunks ask logits for their last token only, guessing any id of the draft's vocabulary. */
     public DraftProposer(StepExecutor draft, BlockAllocator blocks, int maxChunk, int maxBlocksPerSeq) {
-        this(draft, blocks, maxChunk, maxBlocksPerSeq, 1, draft.vocabSize());
+        this(draft, blocks, maxChunk, maxBlocksPerSeq, 1, draft.vocabSize(), false);
     }
 
     /**
@@ -53,9 +56,18 @@ public final class DraftProposer implements Proposer {
      *                        shape of the engine's captured graphs; at most the draft's logits rows), longer ones for
      *                        their last
      * @param vocabLimit      guesses are ids below this (the target's vocabulary size)
+     * @param sampled         requests sampling by temperature alone get guesses drawn from the draft's own
+     *                        distributions ({@link Session#proposeSampled}; its steps then return their logits), verified
+     *                        by the rejection rule ({@link SpecSampling}); false: greedy guesses for every request
      */
     public DraftProposer(
-            StepExecutor draft, BlockAllocator blocks, int maxChunk, int maxBlocksPerSeq, int allRows, int vocabLimit) {
+            StepExecutor draft,
+            BlockAllocator blocks,
+            int maxChunk,
+            int maxBlocksPerSeq,
+            int allRows,
+            int vocabLimit,
+            boolean sampled) {
         if (maxChunk < 1 || maxBlocksPerSeq < 1 || allRows < 1 || vocabLimit < 1) {
             throw new IllegalArgumentException("draft proposer: maxChunk (" + maxChunk + "), maxBlocksPerSeq ("
                     + maxBlocksPerSeq + "), allRows (" + allRows + ") and vocabLimit (" + vocabLimit
@@ -63,6 +75,7 @@ public final class DraftProposer implements Proposer {
         }
         this.allRows = allRows;
         this.vocabLimit = vocabLimit;
+        this.sampled = sampled;
         this.draft = java.util.Objects.requireNonNull(draft, "draft");
         this.blocks = java.util.Objects.requireNonNull(blocks, "blocks");
         this.maxChunk = maxChunk;
@@ -81,6 +94,8 @@ public final class DraftProposer implements Proposer {
         private int[] known;
 
         private int fed;
+        /** The draft's logits of the next token after the last step fed with rows ({@link #proposeSampled}). */
+        private float[] lastRow;
 
         DraftSession(int capacity) {
             known = new int[Math.max(16, capacity)];
@@ -124,6 +139,42 @@ public final class DraftProposer implements Proposer {
         }
 
         @Override
+        public int proposeSampled(
+                int[] tokens,
+                int length,
+                int k,
+                int[] out,
+                double temperature,
+                java.util.random.RandomGenerator rng,
+                double[] q,
+                int vocab) {
+            if (!sampled) {
+                return -1;
+            }
+            if (length < 1 || k < 1) {
+                return 0;
+            }
+            int from = agreed(tokens, length);
+            if (!known(tokens, from, length) || !room(length + k - 1L)) {
+                return 0;
+            }
+            while (from < length) {
+                int n = Math.min(maxChunk, length - from);
+                feed(tokens, from, n, from + n == length, from, true);
+                from += n;
+            }
+            int limit = Math.min(Math.min(draft.vocabSize(), vocabLimit), vocab);
+            for (int i = 0; i < k; i++) {
+                SpecSampling.probabilities(lastRow, 0, limit, temperature, q, i * vocab, vocab);
+                out[i] = SpecSampling.draw(q, i * vocab, vocab, rng.nextDouble());
+                if (i + 1 < k) {
+                    feed(out, i, 1, true, length + i, true);
+                }
+            }
+            return k;
+        }
+
+        @Override
         public void close() {
             blocks.release(table);
             fed = 0;
@@ -161,14 +212,19 @@ public final class DraftProposer implements Proposer {
         }
 
         private int feed(int[] src, int from, int n, boolean logits) {
-            return feed(src, from, n, logits, from);
+            return feed(src, from, n, logits, from, false);
+        }
+
+        private int feed(int[] src, int from, int n, boolean logits, int pos) {
+            return feed(src, from, n, logits, pos, false);
         }
 
         /**
          * One draft step of {@code src[from, from + n)} at positions {@code pos, ...} (= {@link #fed}); the greedy next
-         * token after them when {@code logits}, else -1.
+         * token after them when {@code logits}, else -1; with {@code rows}, the logits of that next token in {@link
+         * #lastRow}.
          */
-        private int feed(int[] src, int from, int n, boolean logits, int pos) {
+        private int feed(int[] src, int from, int n, boolean logits, int pos, boolean rows) {
             if (pos != fed) {
                 throw new IllegalStateException("draft fed " + fed + " tokens, asked to write position " + pos);
             }
@@ -178,7 +234,12 @@ public final class DraftProposer implements Proposer {
             StepBatch b = new StepBatch.Builder(blocks.blockSize(), maxBlocksPerSeq)
                     .add(table, chunk, pos, want)
                     .build();
-            StepResult r = draft.step(b, false);
+            StepResult r = draft.step(b, logits && rows);
+            if (logits && rows) {
+                int v = draft.vocabSize();
+                int m = r.ids().length;
+                lastRow = Arrays.copyOfRange(r.logits(), (m - 1) * v, m * v);
+            }
             if (known.length < pos + n) {
                 known = Arrays.copyOf(known, Math.max(pos + n, 2 * known.length));
             }

@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.sched;
 
+import io.tensorlane.runtime.text.SamplingParams;
 import java.util.List;
 
 /**
@@ -10,7 +11,10 @@ import java.util.List;
  * step), and every row draws its token by the sequence's sampling parameters with counter {@code generated + i}, as
  * the non-speculative run would draw its i-th next token. After the step {@link #verify} keeps the leading guesses the
  * target's draws equal ({@link SpecRule#acceptWhileEqual}) and the scheduler appends them and the target's next token,
- * and rolls the KV cache back past them ({@link BlockAllocator#truncate}).
+ * and rolls the KV cache back past them ({@link BlockAllocator#truncate}). A request sampling by temperature alone
+ * whose proposer draws its guesses from distributions of its own (a draft model's q: {@link
+ * Proposer.Session#proposeSampled}) is verified by the rejection rule instead ({@link SpecSampling}; the step then
+ * returns its logits), which keeps more guesses at the same output distribution.
  *
  * <p>No guesses for: sequences that opted out, that have a token constraint (the masks of later rows would depend on
  * guesses not yet accepted) or penalties (so would their counts: {@link SamplingPenalties}), that want their prompt's
@@ -29,6 +33,8 @@ public final class Speculator {
     private long draftTokens;
     private long accepted;
     private final long[] acceptedAt;
+    /** The target's vocabulary (the rows of the rejection rule), from the scheduler's {@link #propose}. */
+    private int vocab;
 
     /**
      * @param maxLogitRows the most logits rows the executor takes in one step
@@ -74,10 +80,12 @@ public final class Speculator {
      * that will speculate but is still prefilling lets its session prepare ({@link Proposer.Session#prepare}: the
      * n-gram index takes in its prompt over the prefill steps rather than all at the first decode step).
      */
-    void propose(List<Sequence> running) {
+    void propose(List<Sequence> running, int vocab) {
+        this.vocab = vocab;
         int rows = draftRowBudget;
         for (Sequence s : running) {
             s.draft = null;
+            s.draftQ = null;
             int left = s.req.maxTokens() - s.generated - 1;
             if (!s.speculate
                     || s.req.constraint() != null
@@ -97,9 +105,28 @@ public final class Speculator {
             if (room <= 0) {
                 continue;
             }
-            int n = s.proposer.propose(s.tokens, s.length, room, buf);
+            SamplingParams p = s.req.sampling();
+            double[] q = null;
+            int n = -1;
+            if (SpecSampling.applies(p)) { // guesses from the draft's own q, where the proposer has it
+                q = new double[room * vocab];
+                n = s.proposer.proposeSampled(
+                        s.tokens,
+                        s.length,
+                        room,
+                        buf,
+                        p.temperature(),
+                        SpecSampling.rng(p.seed(), s.generated, 1),
+                        q,
+                        vocab);
+            }
+            if (n < 0) {
+                q = null;
+                n = s.proposer.propose(s.tokens, s.length, room, buf);
+            }
             if (n > 0) {
                 s.draft = java.util.Arrays.copyOf(buf, n);
+                s.draftQ = q;
                 rows -= n;
             }
         }
@@ -110,7 +137,17 @@ public final class Speculator {
      * leading guesses the target's tokens equal. Counts the draft and its acceptance.
      */
     int verify(Sequence s, int n, StepResult res, int row) {
-        int a = SpecRule.acceptWhileEqual(s.draft, n, res.ids(), row);
+        int a;
+        if (s.draftQ != null && res.logits() != null) {
+            // the rejection rule; its verdict replaces the rows' draws: the kept guesses, then the token after them
+            SpecRule.Verdict v =
+                    SpecSampling.verify(res.logits(), row, vocab, s.draft, n, s.draftQ, s.req.sampling(), s.generated);
+            a = v.accepted();
+            System.arraycopy(s.draft, 0, res.ids(), row, a);
+            res.ids()[row + a] = v.next();
+        } else { // equal draws: exact for any guess, the emitted token being always the target's own draw
+            a = SpecRule.acceptWhileEqual(s.draft, n, res.ids(), row);
+        }
         drafts++;
         draftTokens += n;
         accepted += a;

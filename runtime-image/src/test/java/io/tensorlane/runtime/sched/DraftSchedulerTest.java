@@ -67,6 +67,19 @@ class DraftSchedulerTest {
                 }
 
                 @Override
+                public int proposeSampled(
+                        int[] tokens,
+                        int length,
+                        int k,
+                        int[] out,
+                        double temperature,
+                        java.util.random.RandomGenerator rng,
+                        double[] q,
+                        int vocab) {
+                    return s.proposeSampled(tokens, length, k, out, temperature, rng, q, vocab);
+                }
+
+                @Override
                 public void close() {
                     closed.incrementAndGet();
                     s.close();
@@ -78,9 +91,14 @@ class DraftSchedulerTest {
     /** A draft over its own fake cache of {@code blocks} blocks, and the speculator asking it for k guesses. */
     record Draft(SpecTarget model, BlockAllocator blocks, Counting proposer, Speculator spec) {
         static Draft of(ToIntFunction<int[]> rule, int k, int maxSeqs, int blocks) {
+            return of(rule, k, maxSeqs, blocks, false);
+        }
+
+        /** {@code sampled}: temperature-only requests get guesses drawn from the draft's q (the rejection rule). */
+        static Draft of(ToIntFunction<int[]> rule, int k, int maxSeqs, int blocks, boolean sampled) {
             SpecTarget m = new SpecTarget(VOCAB, blocks, BS, rule);
             BlockAllocator b = new BlockAllocator(blocks, BS);
-            Counting p = new Counting(new DraftProposer(m, b, 16, TABLE, k + 1, VOCAB));
+            Counting p = new Counting(new DraftProposer(m, b, 16, TABLE, k + 1, VOCAB, sampled));
             SpeculativeConfig sc =
                     new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, java.nio.file.Path.of("d"));
             return new Draft(m, b, p, new Speculator(sc, p, maxSeqs * (k + 1), maxSeqs, null));
@@ -221,6 +239,41 @@ class DraftSchedulerTest {
         List<Map<Integer, Integer>> cooler = sampled(null, 0.8f, 1_000, n, upTo);
         double[] t = homogeneity(plain.get(0), cooler.get(0));
         assertThat(t[0]).as("chi-square of T=1 vs T=0.8").isGreaterThan(t[2]);
+    }
+
+    @Test
+    void guessesDrawnFromTheDraftsQKeepThePlainDistribution() throws Exception {
+        // a draft that peaks elsewhere than the target (its logits otherwise alike): the rejection rule keeps some
+        // guesses (min(1, p/q)) and resamples the others from the residual; the output must follow the plain run's
+        int n = 3000;
+        int upTo = 4;
+        List<Map<Integer, Integer>> plain = sampled(null, 1f, 1_000, n, upTo);
+        Draft d = Draft.of(SpecTarget::unseen, 4, 16, 2048, true);
+        List<Map<Integer, Integer>> fast = sampled(d.spec(), 1f, 500_000, n, upTo);
+        Speculator.Counts c = d.spec().counts();
+        assertThat(c.accepted()).as("guesses kept").isPositive();
+        assertThat(c.accepted()).as("and guesses rejected").isLessThan(c.draftTokens());
+        for (int pos = 0; pos < upTo; pos++) {
+            double[] t = homogeneity(plain.get(pos), fast.get(pos));
+            assertThat(t[0])
+                    .as("chi-square at position " + (pos + 1) + " (df " + t[1] + ")")
+                    .isLessThan(t[2]);
+        }
+    }
+
+    @Test
+    void aDraftWhoseQIsTheTargetsPKeepsEveryGuess() throws Exception {
+        // the same fake model as draft: q = p row by row, so min(1, p/q) = 1; by equal draws (point-mass guesses of
+        // the same model) the kept share is what a draw of p repeats the argmax, about half here
+        Draft q = Draft.of(periodic(), 4, 16, 2048, true);
+        sampled(q.spec(), 1f, 7, 200, 8);
+        Speculator.Counts c = q.spec().counts();
+        assertThat(c.draftTokens()).isPositive();
+        assertThat(c.accepted()).isEqualTo(c.draftTokens());
+        Draft greedy = Draft.of(periodic(), 4, 16, 2048, false);
+        sampled(greedy.spec(), 1f, 7, 200, 8);
+        Speculator.Counts g = greedy.spec().counts();
+        assertThat((double) g.accepted() / g.draftTokens()).isBetween(0.2, 0.8);
     }
 
     /**
