@@ -10,17 +10,22 @@
 #   3. check    per TP in $TPS (virtual ranks on GPU 0 for TP > 1; the draft at TP 1 on GPU 0 beside them): `generate` on
 #               the reference prompts, 64 tokens, --logprobs 5, EOS ignored: base, --speculative draft:$PAIRDIR/draft,
 #               k=$DRAFT_K; at TP 1 also --speculative $NGRAM
+#   3b. sampled one prompt x $SAMPLES copies, temperature $TEMP (alone: the draft's guesses are drawn from its q and
+#               verified by the rejection rule), $SAMPLE_TOKENS tokens, per-prompt seeds: base (seeds 1000..), draft
+#               (seeds 500000..), draft with base's seeds (informational: the rule's draws are not the plain run's)
 #   4. compare  oracle/spec_compare.py on the draft runs and on the n-gram run: greedy vs transformers (the vLLM-style
 #               top-5 walk of compare.py) for base and spec, spec vs base (exact-match rate), guesses verified, verify
-#               steps replayed CUDA graphs
+#               steps replayed CUDA graphs; the sampled token distributions at steps 1..4 (two-sample chi-square at
+#               p = 1e-4, total variation)
 #   5. bench    batch 1 end to end (--max-seqs 1, every run through the scheduler: base with --scheduler), the same
 #               held-out prompts, $BENCH_TOKENS tokens each, greedy, EOS ignored: base, n-gram, draft; bench-model
 #               --batches 1 on each model (a decode step's cost); oracle/spec_draft_table.py: tokens/s, speed-up,
 #               acceptance (per position), the draft's cost per step against the target's, the 8B projection
 # Judged: every compare row PASS, the draft's speed-up >= $MIN_SPEEDUP (1.5), the draft >= $MIN_COST_RATIO (4) times
 # cheaper per step. n-gram's speed-up is reported beside it.
-# Environment: STEPS (default "train ref check compare bench"; to stay inside one call's 600 s, run STEPS="train ref"
-# first and STEPS="check compare bench" second: /tmp stays while the machine is warm), TPS ("1 2"), DRAFT_K (4),
+# Environment: STEPS (default "train ref check sampled compare bench"; to stay inside one call's 600 s, run
+# STEPS="train ref" first and STEPS="check sampled compare bench" second: /tmp stays while the machine is warm),
+# TPS ("1 2"), DRAFT_K (4), SAMPLES (3000), TEMP (0.8), SAMPLE_TOKENS (6),
 # NGRAM (ngram:k=4,n=3), BENCH_TOKENS (256), TARGET_SECONDS (150), DRAFT_SECONDS (60), MIN_SPEEDUP, MIN_COST_RATIO,
 # BUDGET (570 s), PAIRDIR/REFDIR/RUNS (/tmp/tl-pair, /tmp/tl-pair-ref, /tmp/tl-pair-runs).
 # Results under $OUT: spec-draft.txt (the tables), spec-draft-results.json, spec-draft-bench.json, pair.json,
@@ -42,7 +47,10 @@ ORACLE=runtime-image/scripts/oracle
 PAIRDIR=${PAIRDIR:-/tmp/tl-pair}
 REFDIR=${REFDIR:-/tmp/tl-pair-ref}
 RUNS=${RUNS:-/tmp/tl-pair-runs}
-STEPS=${STEPS:-train ref check compare bench}
+STEPS=${STEPS:-train ref check sampled compare bench}
+SAMPLES=${SAMPLES:-3000}
+TEMP=${TEMP:-0.8}
+SAMPLE_TOKENS=${SAMPLE_TOKENS:-6}
 TPS=${TPS:-1 2}
 DRAFT_K=${DRAFT_K:-4}
 NGRAM=${NGRAM:-ngram:k=4,n=3}
@@ -126,6 +134,29 @@ if has_step check; then
   fi
 fi
 
+# ---- 3b. sampled distributions with the draft (guesses drawn from its q, the rejection rule)
+if has_step sampled; then
+  sd="$RUNS/draft/sampled"; rm -rf "$sd"; mkdir -p "$sd"
+  if [ -f "$PROMPTS" ] && [ "$(left)" -gt 90 ]; then
+    $PY - "$PROMPTS" "$SAMPLES" > "$sd/prompts.jsonl" <<'PYEOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+# a prompt of middling length: the one nearest 48 tokens
+p = min(rows, key=lambda r: abs(len(r["ids"]) - 48))
+for _ in range(int(sys.argv[2])):
+    print(json.dumps({"ids": p["ids"]}))
+PYEOF
+    s=(--model "$PAIRDIR/target" --prompts-file "$sd/prompts.jsonl" --max-tokens "$SAMPLE_TOKENS" --ignore-eos --json
+       --temperature "$TEMP" --seed-per-prompt)
+    gen "sampled base" "$LOGS/sampled-base.log" "$sd/base.jsonl" "${s[@]}" --seed 1000
+    gen "sampled draft" "$LOGS/sampled-spec.log" "$sd/spec.jsonl" "${s[@]}" --seed 500000 --speculative "$DRAFT"
+    gen "sampled draft same seeds" "$LOGS/sampled-spec-same.log" "$sd/spec-same.jsonl" "${s[@]}" --seed 1000 \
+      --speculative "$DRAFT"
+  else
+    say "== sampled: skipped (no $PROMPTS, or $(left) s left)"; fail=1
+  fi
+fi
+
 # ---- 4. compare
 if has_step compare; then
   judged=1
@@ -171,6 +202,6 @@ cat "$OUT/pair.json" 2>/dev/null | tr -d '\n' | cut -c1-600; echo
 cat "$OUT/spec-draft.txt" 2>/dev/null
 cat "$OUT/spec-draft-bench.txt" 2>/dev/null
 if [ $prep_rc -ne 0 ]; then echo "device-spec-draft: FAIL (a preparation step failed, see spec-draft.log)"; exit 2; fi
-if [ $judged = 0 ]; then echo "device-spec-draft: not judged (steps: $STEPS; run STEPS=\"check compare bench\" next)"; exit 0; fi
+if [ $judged = 0 ]; then echo "device-spec-draft: not judged (steps: $STEPS; run STEPS=\"check sampled compare bench\" next)"; exit 0; fi
 if [ $fail -ne 0 ]; then echo "device-spec-draft: FAIL"; exit 1; fi
 echo "device-spec-draft: PASS"
