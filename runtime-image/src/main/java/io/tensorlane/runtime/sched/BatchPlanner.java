@@ -149,6 +149,7 @@ final class BatchPlanner {
     private void preempt(Sequence victim, List<Sequence> running, Deque<Sequence> waiting) {
         running.remove(running.size() - 1);
         prefix.release(victim);
+        Speculator.drop(victim); // its proposer's state too (a draft's KV blocks): fed again when it runs again
         victim.preemptions++;
         waiting.addFirst(victim);
         onPreempt.preempted(victim);

@@ -101,7 +101,6 @@ public final class Scheduler implements AutoCloseable {
         this.prefix = new PrefixCache(blocks, config.prefixCaching());
         this.planner = new BatchPlanner(blocks, prefix, config, s -> {
             preemptions++;
-            Speculator.drop(s); // a preempted sequence's draft KV goes too; it is fed again when it runs again
             if (metrics != null) {
                 metrics.preempted();
             }
