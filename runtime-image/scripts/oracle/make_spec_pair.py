@@ -2,7 +2,7 @@
 """Makes a trained target / draft pair for draft-model speculation (issue 34, item 2b) on the GPU machine.
 
 One byte-level BPE tokenizer (make_models.train_tokenizer, vocab 4096) over this Python's standard library (common.corpus,
-the held-out files left out), then two Llama checkpoints trained here on the same corpus with that tokenizer:
+the held-out files left out; up to 24 MB of text, the tokenizer trained on its first 8 MB), then two Llama checkpoints trained here on the same corpus with that tokenizer:
 
     OUT/target   16 layers, hidden 2048, intermediate 5632, 16 heads / 4 KV heads of 128 (~0.74 B parameters, ~1.5 GB
                  in bf16: a decode step reads enough weights, and runs enough layers, to cost several draft steps)
@@ -71,12 +71,12 @@ def train(torch, name, model, data_t, n, args, steps, seconds, lr, teacher=None,
         b = batches(torch, data_t, n, args.batch, args.seq, gen)
         x, y = b[:, :-1], b[:, 1:]
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = model(input_ids=x).logits
+            logits = model(input_ids=x, use_cache=False).logits
         logits = logits.float().reshape(-1, logits.shape[-1])
         loss = F.cross_entropy(logits, y.reshape(-1))
         if teacher is not None:
             with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-                tl = teacher(input_ids=x).logits
+                tl = teacher(input_ids=x, use_cache=False).logits
             tl = tl.float().reshape(-1, tl.shape[-1])
             kl = F.kl_div(F.log_softmax(logits, dim=-1), F.log_softmax(tl, dim=-1), log_target=True,
                           reduction="batchmean")
@@ -104,8 +104,8 @@ def held_out(torch, target, draft, hdata, args, dev):
     b = batches(torch, h, len(hdata), 16, args.seq, gen)
     x, y = b[:, :-1], b[:, 1:].reshape(-1)
     with torch.no_grad():
-        tl = target(input_ids=x).logits.float().reshape(-1, VOCAB)
-        dl = draft(input_ids=x).logits.float().reshape(-1, VOCAB)
+        tl = target(input_ids=x, use_cache=False).logits.float().reshape(-1, VOCAB)
+        dl = draft(input_ids=x, use_cache=False).logits.float().reshape(-1, VOCAB)
     agree = (tl.argmax(-1) == dl.argmax(-1)).float().mean()
     return float(F.cross_entropy(tl, y)), float(F.cross_entropy(dl, y)), float(agree)
 
@@ -134,7 +134,10 @@ def main():
     ap.add_argument("--draft-lr", type=float, default=3e-3)
     ap.add_argument("--alpha", type=float, default=0.7, help="the KL term's weight in the draft's loss")
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--corpus-bytes", type=int, default=8_000_000)
+    ap.add_argument("--corpus-bytes", type=int, default=24_000_000,
+                    help="training text (the stdlib's files in a seeded order, up to this many bytes)")
+    ap.add_argument("--tokenizer-bytes", type=int, default=8_000_000,
+                    help="the tokenizer is trained on the first this many bytes of it")
     args = ap.parse_args()
 
     import torch
@@ -150,7 +153,13 @@ def main():
     train_files = common.corpus(held_out=False, max_bytes=args.corpus_bytes)
     held = common.corpus(held_out=True, max_bytes=1_000_000)
     texts = [t for _, t in train_files]
-    tok, ids = make_models.train_tokenizer(texts, VOCAB)
+    tok_texts, size = [], 0
+    for t in texts:   # the BPE trainer on a prefix (its time grows with the text); the models on all of it
+        if size >= args.tokenizer_bytes:
+            break
+        tok_texts.append(t)
+        size += len(t.encode("utf-8"))
+    tok, ids = make_models.train_tokenizer(tok_texts, VOCAB)
     data = make_models.encode_corpus(tok, texts, ids)
     hdata = make_models.encode_corpus(tok, [t for _, t in held], ids)
     log("corpus: %d files, %d training tokens, %d held-out tokens; tokenizer %d ids (%.1f s)" % (
