@@ -51,7 +51,9 @@ def run_row(path, base_ids):
                 accepted_per_verify=(acc / drafts) if drafts else None,
                 per_position=s.get("spec_accepted_per_position"), exact_vs_base=exact,
                 verify_graph_replays=s.get("verify_graph_replays"), draft_graph_replays=s.get("draft_graph_replays"),
-                draft_weight_bytes=s.get("draft_weight_bytes"), draft_kv_tokens=s.get("draft_kv_tokens")), ids
+                draft_weight_bytes=s.get("draft_weight_bytes"), draft_kv_tokens=s.get("draft_kv_tokens"),
+                draft_steps=s.get("draft_steps"), draft_seconds=s.get("draft_seconds"),
+                run_seconds=s.get("decode_seconds")), ids
 
 
 def step_ms(path):
@@ -145,7 +147,12 @@ def main():
             name, fmt(r["tokens_per_s"], "%.1f"), fmt(r["speedup"]), fmt(r["steps"]), fmt(r["drafts"]),
             fmt(r["acceptance"]), fmt(r["accepted_per_verify"]), fmt(r["exact_vs_base"]),
             fmt(r["verify_graph_replays"]), r.get("per_position")))
-    print("decode step at batch 1 (bench-model wall median): target %s ms, draft %s ms: the draft %s x cheaper" % (
+    dr = runs.get("draft") or {}
+    if dr.get("draft_steps"):
+        print("draft run: %d draft steps in %.3f s (%.1f us each, %.0f%% of the run's %.3f s), %s target steps" % (
+            dr["draft_steps"], dr["draft_seconds"], 1e6 * dr["draft_seconds"] / dr["draft_steps"],
+            100 * dr["draft_seconds"] / max(1e-9, dr["run_seconds"] or 0), dr["run_seconds"] or 0, dr["steps"]))
+        print("decode step at batch 1 (bench-model wall median): target %s ms, draft %s ms: the draft %s x cheaper" % (
         fmt(costs.get("target")), fmt(costs.get("draft")), fmt(ratio, "%.2f")))
     if "pair" in out:
         p = out["pair"]

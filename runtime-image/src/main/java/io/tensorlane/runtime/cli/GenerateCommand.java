@@ -225,6 +225,8 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
                         sum.put(
                                 "draft_graph_replays",
                                 engines.draft().engine().graphReplays().steps());
+                        sum.put("draft_steps", engines.draft().work().steps());
+                        sum.put("draft_seconds", engines.draft().work().seconds());
                     }
                     sum.put("spec_drafts", c.drafts());
                     sum.put("spec_draft_tokens", c.draftTokens());

@@ -163,6 +163,11 @@ public final class DraftModel implements AutoCloseable {
         return proposer;
     }
 
+    /** The draft steps run so far and their wall time ({@link DraftProposer#work}). */
+    public DraftProposer.Work work() {
+        return proposer.work();
+    }
+
     public LlmEngine engine() {
         return engine;
     }

@@ -41,6 +41,8 @@ public final class DraftProposer implements Proposer {
     private final int allRows;
     private final int vocabLimit;
     private final boolean sampled;
+    private final java.util.concurrent.atomic.AtomicLong steps = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
 
     /** A proposer whose chunks ask logits for their last token only, guessing any id of the draft's vocabulary. */
     public DraftProposer(StepExecutor draft, BlockAllocator blocks, int maxChunk, int maxBlocksPerSeq) {
@@ -85,6 +87,13 @@ public final class DraftProposer implements Proposer {
     @Override
     public Session open(int capacity) {
         return new DraftSession(capacity);
+    }
+
+    /** Draft steps run so far and their wall time in seconds (the host's, sessions' bookkeeping included). */
+    public record Work(long steps, double seconds) {}
+
+    public Work work() {
+        return new Work(steps.get(), nanos.get() / 1e9);
     }
 
     /** One sequence's draft KV cache and the tokens it holds. */
@@ -234,7 +243,10 @@ public final class DraftProposer implements Proposer {
             StepBatch b = new StepBatch.Builder(blocks.blockSize(), maxBlocksPerSeq)
                     .add(table, chunk, pos, want)
                     .build();
+            long t0 = System.nanoTime();
             StepResult r = draft.step(b, logits && rows);
+            nanos.addAndGet(System.nanoTime() - t0);
+            steps.incrementAndGet();
             if (logits && rows) {
                 int v = draft.vocabSize();
                 int m = r.ids().length;
