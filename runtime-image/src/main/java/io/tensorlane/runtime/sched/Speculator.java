@@ -36,6 +36,10 @@ public final class Speculator {
     /** The target's vocabulary (the rows of the rejection rule), from the scheduler's {@link #propose}. */
     private int vocab;
 
+    private static final System.Logger LOG = System.getLogger(Speculator.class.getName());
+    /** What switched speculation off: a proposer's failure ({@link #propose}); null while it is on. */
+    private Throwable failure;
+
     /**
      * @param maxLogitRows the most logits rows the executor takes in one step
      * @param maxSeqs      the scheduler's most sequences per step (each may need a row of its own)
@@ -82,54 +86,82 @@ public final class Speculator {
      */
     void propose(List<Sequence> running, int vocab) {
         this.vocab = vocab;
-        int rows = draftRowBudget;
         for (Sequence s : running) {
             s.draft = null;
             s.draftQ = null;
-            int left = s.req.maxTokens() - s.generated - 1;
-            if (!s.speculate
-                    || s.req.constraint() != null
-                    || !s.req.penalties().isNone()
-                    || left <= 0
-                    || s.promptLogprobs != null) {
-                continue;
-            }
-            if (s.proposer == null) {
-                s.proposer = proposer.open(s.tokens.length);
-            }
-            if (s.need() != 1) {
-                s.proposer.prepare(s.tokens, s.length);
-                continue;
-            }
-            int room = Math.min(Math.min(config.k(), left), rows);
-            if (room <= 0) {
-                continue;
-            }
-            SamplingParams p = s.req.sampling();
-            double[] q = null;
-            int n = -1;
-            if (SpecSampling.applies(p)) { // guesses from the draft's own q, where the proposer has it
-                q = new double[room * vocab];
-                n = s.proposer.proposeSampled(
-                        s.tokens,
-                        s.length,
-                        room,
-                        buf,
-                        p.temperature(),
-                        SpecSampling.rng(p.seed(), s.generated, 1),
-                        q,
-                        vocab);
-            }
-            if (n < 0) {
-                q = null;
-                n = s.proposer.propose(s.tokens, s.length, room, buf);
-            }
-            if (n > 0) {
-                s.draft = java.util.Arrays.copyOf(buf, n);
-                s.draftQ = q;
-                rows -= n;
-            }
         }
+        if (failure != null) {
+            return;
+        }
+        int rows = draftRowBudget;
+        try {
+            for (Sequence s : running) {
+                rows -= guess(s, rows);
+            }
+        } catch (RuntimeException e) {
+            // a draft model's failed step: no guesses from here on. The target goes on without them; when the failure
+            // left the GPU unusable (a sticky CUDA error in the context both share), its next step fails and serving
+            // stops the usual way.
+            failure = e;
+            for (Sequence s : running) {
+                s.draft = null;
+                s.draftQ = null;
+            }
+            LOG.log(System.Logger.Level.ERROR, "the proposer failed: speculation is off from here", e);
+        }
+    }
+
+    /** The failure that switched speculation off ({@link #propose}), or null. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /** Sets {@code s.draft} (and {@code s.draftQ}) of one running sequence within {@code rows} rows; the rows used. */
+    private int guess(Sequence s, int rows) {
+        int left = s.req.maxTokens() - s.generated - 1;
+        if (!s.speculate
+                || s.req.constraint() != null
+                || !s.req.penalties().isNone()
+                || left <= 0
+                || s.promptLogprobs != null) {
+            return 0;
+        }
+        if (s.proposer == null) {
+            s.proposer = proposer.open(s.tokens.length);
+        }
+        if (s.need() != 1) {
+            s.proposer.prepare(s.tokens, s.length);
+            return 0;
+        }
+        int room = Math.min(Math.min(config.k(), left), rows);
+        if (room <= 0) {
+            return 0;
+        }
+        SamplingParams p = s.req.sampling();
+        double[] q = null;
+        int n = -1;
+        if (SpecSampling.applies(p)) { // guesses from the draft's own q, where the proposer has it
+            q = new double[room * vocab];
+            n = s.proposer.proposeSampled(
+                    s.tokens,
+                    s.length,
+                    room,
+                    buf,
+                    p.temperature(),
+                    SpecSampling.rng(p.seed(), s.generated, 1),
+                    q,
+                    vocab);
+        }
+        if (n < 0) {
+            q = null;
+            n = s.proposer.propose(s.tokens, s.length, room, buf);
+        }
+        if (n <= 0) {
+            return 0;
+        }
+        s.draft = java.util.Arrays.copyOf(buf, n);
+        s.draftQ = q;
+        return n;
     }
 
     /**

@@ -199,6 +199,46 @@ class DraftSchedulerTest {
                 .allSatisfy(b -> assertThat(b.tokens()).isEqualTo(k + 1));
     }
 
+    @Test
+    void aFailingDraftSwitchesSpeculationOffAndTheRequestsGoOn() throws Exception {
+        // the draft's step fails on its 20th call (a GPU error of the draft's engine, say): no more guesses, the
+        // sequences finish with the plain run's tokens
+        SpecTarget draftModel = new SpecTarget(VOCAB, 256, BS, periodic());
+        AtomicInteger calls = new AtomicInteger();
+        StepExecutor failing = new StepExecutor() {
+            @Override
+            public StepResult step(StepBatch batch, boolean wantLogits) {
+                if (calls.incrementAndGet() == 20) {
+                    throw new IllegalStateException("draft step failed (test)");
+                }
+                return draftModel.step(batch, wantLogits);
+            }
+
+            @Override
+            public int vocabSize() {
+                return VOCAB;
+            }
+        };
+        SpeculativeConfig sc = new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, 4, 1, java.nio.file.Path.of("d"));
+        Speculator spec = new Speculator(
+                sc, new DraftProposer(failing, new BlockAllocator(256, BS), 16, TABLE, 5, VOCAB, false), 20, 4, null);
+        List<SeqRequest> reqs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            reqs.add(req("f" + i, SpecSchedulerTest.repetitive(12 + i, 3 * i), 40, SamplingParams.greedy()));
+        }
+        List<Collector> plain = run(new SpecTarget(VOCAB, 256, BS, periodic()), 256, 4, true, null, reqs);
+        List<Collector> fast = run(new SpecTarget(VOCAB, 256, BS, periodic()), 256, 4, true, spec, reqs);
+        for (int i = 0; i < reqs.size(); i++) {
+            assertThat(fast.get(i).ids())
+                    .as("request " + i)
+                    .containsExactly(plain.get(i).ids());
+            assertThat(fast.get(i).done.get()).isEqualTo(FinishReason.LENGTH);
+        }
+        assertThat(spec.failure()).hasMessage("draft step failed (test)");
+        assertThat(calls.get()).as("no draft step after the failure").isEqualTo(20);
+        assertThat(spec.counts().drafts()).isPositive(); // it did speculate before
+    }
+
     /** The generated tokens at positions 1..{@code upTo} of {@code n} sampled runs of one prompt, seeds from {@code seed0}. */
     List<Map<Integer, Integer>> sampled(Speculator spec, float temperature, long seed0, int n, int upTo)
             throws Exception {
