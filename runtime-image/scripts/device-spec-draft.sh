@@ -79,7 +79,7 @@ if has_step train; then
   if [ -f "$PAIRDIR/target/config.json" ] && [ -f "$PAIRDIR/draft/config.json" ] && [ -f "$PAIRDIR/pair.json" ]; then
     say "== train: $PAIRDIR has the pair"
   else
-    rm -rf "$PAIRDIR"
+    rm -rf "$PAIRDIR" "$REFDIR"   # a new pair: the old target's reference goes too
     step "train the pair (make_spec_pair.py)" "$LOGS/train.log" timeout "$(tmo 420 40)" $PY $ORACLE/make_spec_pair.py \
       --out "$PAIRDIR" --target-seconds "$TARGET_SECONDS" --draft-seconds "$DRAFT_SECONDS" || prep_rc=2
     grep -E "^(PAIR|corpus|target|draft|  (target|draft): )" "$LOGS/train.log" | tee -a "$LOG"
