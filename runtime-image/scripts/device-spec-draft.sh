@@ -59,7 +59,9 @@ TARGET_SECONDS=${TARGET_SECONDS:-150}
 DRAFT_SECONDS=${DRAFT_SECONDS:-60}
 MIN_SPEEDUP=${MIN_SPEEDUP:-1.5}
 MIN_COST_RATIO=${MIN_COST_RATIO:-4}
-DRAFT="draft:$PAIRDIR/draft,k=$DRAFT_K"
+# batch=64: the draft guesses in steps of up to 64 decoding sequences (the checks run 16 and 64 at once; the default, 1,
+# is for serving: B sequences cost B x k draft steps); the bench runs one sequence at a time anyway
+DRAFT="draft:$PAIRDIR/draft,k=$DRAFT_K,batch=64"
 LOGS=/tmp/tl-spec-draft-logs
 mkdir -p "$LOGS" "$RUNS"
 LOG="$OUT/spec-draft.log"

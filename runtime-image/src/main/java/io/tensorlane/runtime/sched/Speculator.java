@@ -94,9 +94,10 @@ public final class Speculator {
             return;
         }
         int rows = draftRowBudget;
+        boolean guessing = config.batch() == 0 || decoding(running) <= config.batch();
         try {
             for (Sequence s : running) {
-                rows -= guess(s, rows);
+                rows -= guess(s, rows, guessing);
             }
         } catch (RuntimeException e) {
             // a draft model's failed step: no guesses from here on. The target goes on without them; when the failure
@@ -116,14 +117,31 @@ public final class Speculator {
         return failure;
     }
 
-    /** Sets {@code s.draft} (and {@code s.draftQ}) of one running sequence within {@code rows} rows; the rows used. */
-    private int guess(Sequence s, int rows) {
+    /** Whether {@code s} may take guesses (not whether it is decoding). */
+    private static boolean eligible(Sequence s) {
+        return s.speculate
+                && s.req.constraint() == null
+                && s.req.penalties().isNone()
+                && s.req.maxTokens() - s.generated - 1 > 0
+                && s.promptLogprobs == null;
+    }
+
+    /** The decoding sequences of {@code running} that may take guesses ({@link SpeculativeConfig#batch} counts them). */
+    private static int decoding(List<Sequence> running) {
+        int n = 0;
+        for (Sequence s : running) {
+            n += s.need() == 1 && eligible(s) ? 1 : 0;
+        }
+        return n;
+    }
+
+    /**
+     * Sets {@code s.draft} (and {@code s.draftQ}) of one running sequence within {@code rows} rows; the rows used. Without
+     * {@code guessing} (too many decoding sequences) a prefilling one still prepares.
+     */
+    private int guess(Sequence s, int rows, boolean guessing) {
         int left = s.req.maxTokens() - s.generated - 1;
-        if (!s.speculate
-                || s.req.constraint() != null
-                || !s.req.penalties().isNone()
-                || left <= 0
-                || s.promptLogprobs != null) {
+        if (!eligible(s) || (!guessing && s.need() == 1)) {
             return 0;
         }
         if (s.proposer == null) {

@@ -191,7 +191,7 @@ class DraftProposerTest {
         SpecTarget draft = new SpecTarget(VOCAB, DRAFT_BLOCKS * 4, BS, dr);
         BlockAllocator draftBlocks = new BlockAllocator(DRAFT_BLOCKS * 4, BS);
         SpeculativeConfig sc =
-                new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, java.nio.file.Path.of("draft"));
+                new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, java.nio.file.Path.of("draft"), 0);
         Speculator spec = new Speculator(sc, new DraftProposer(draft, draftBlocks, 16, TABLE), 4 * (k + 1), 4, null);
         SpecTarget target = new SpecTarget(VOCAB, SpecSchedulerTest.KV_BLOCKS, BS, periodic());
         List<Collector> fast = run(target, spec, requests(p));

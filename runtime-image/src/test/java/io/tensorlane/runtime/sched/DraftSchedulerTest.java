@@ -100,7 +100,7 @@ class DraftSchedulerTest {
             BlockAllocator b = new BlockAllocator(blocks, BS);
             Counting p = new Counting(new DraftProposer(m, b, 16, TABLE, k + 1, VOCAB, sampled));
             SpeculativeConfig sc =
-                    new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, java.nio.file.Path.of("d"));
+                    new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, java.nio.file.Path.of("d"), 0);
             return new Draft(m, b, p, new Speculator(sc, p, maxSeqs * (k + 1), maxSeqs, null));
         }
     }
@@ -219,7 +219,8 @@ class DraftSchedulerTest {
                 return VOCAB;
             }
         };
-        SpeculativeConfig sc = new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, 4, 1, java.nio.file.Path.of("d"));
+        SpeculativeConfig sc =
+                new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, 4, 1, java.nio.file.Path.of("d"), 0);
         Speculator spec = new Speculator(
                 sc, new DraftProposer(failing, new BlockAllocator(256, BS), 16, TABLE, 5, VOCAB, false), 20, 4, null);
         List<SeqRequest> reqs = new ArrayList<>();
@@ -237,6 +238,44 @@ class DraftSchedulerTest {
         assertThat(spec.failure()).hasMessage("draft step failed (test)");
         assertThat(calls.get()).as("no draft step after the failure").isEqualTo(20);
         assertThat(spec.counts().drafts()).isPositive(); // it did speculate before
+    }
+
+    @Test
+    void withBatchOneTheDraftGuessesOnlyWhenOneSequenceDecodes() throws Exception {
+        // four prompts of one length, prefilled in one step (4 x 14 <= 64 tokens); max_tokens 8, 16, 24, 60: while two
+        // or more decode that could take guesses, none does (each costs k draft steps); the last one speculates once
+        // it is the only one (one at its last token takes no guesses and does not count)
+        List<SeqRequest> reqs = new ArrayList<>();
+        int[] max = {8, 16, 24, 60};
+        for (int i = 0; i < 4; i++) {
+            reqs.add(req("b" + i, SpecSchedulerTest.repetitive(14, 5 * i), max[i], SamplingParams.greedy()));
+        }
+        List<Collector> plain = run(new SpecTarget(VOCAB, 256, BS, periodic()), 256, 4, true, null, reqs);
+        SpecTarget m = new SpecTarget(VOCAB, 256, BS, periodic());
+        SpeculativeConfig sc = SpeculativeConfig.parse("draft:d,k=4", "test");
+        assertThat(sc.batch()).isEqualTo(1);
+        Speculator spec = new Speculator(
+                sc, new DraftProposer(m, new BlockAllocator(256, BS), 16, TABLE, 5, VOCAB, false), 20, 4, null);
+        SpecTarget target = new SpecTarget(VOCAB, 256, BS, periodic());
+        List<Collector> fast = run(target, 256, 4, true, spec, reqs);
+        for (int i = 0; i < reqs.size(); i++) {
+            assertThat(fast.get(i).ids())
+                    .as("request " + i)
+                    .containsExactly(plain.get(i).ids());
+        }
+        assertThat(spec.counts().drafts()).isPositive();
+        boolean alongside = false;
+        for (StepBatch b : target.batches.subList(1, target.batches.size())) { // after the common prefill
+            int[] perRow = new int[b.rows()];
+            for (int t = 0; t < b.tokens(); t++) {
+                perRow[b.tokenRow()[t]]++;
+            }
+            long verifying = java.util.Arrays.stream(perRow).filter(n -> n > 1).count();
+            assertThat(verifying).as("sequences with guesses in one step").isLessThanOrEqualTo(1);
+            alongside |= verifying == 1 && b.rows() > 1;
+        }
+        assertThat(alongside).as("a sequence at its last token does not count").isTrue();
+        assertThat(target.batches).anySatisfy(b -> assertThat(b.tokens()).isEqualTo(5)); // one sequence, 4 guesses
     }
 
     /** The generated tokens at positions 1..{@code upTo} of {@code n} sampled runs of one prompt, seeds from {@code seed0}. */
