@@ -103,6 +103,12 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
             description = "Most sequences per step (default ${DEFAULT-VALUE}).")
     int maxSeqs;
 
+    @Option(
+            names = "--scheduler",
+            description = "Run the prompts through the serving scheduler (as --speculative does) also without "
+                    + "speculation, timing prefill and decode together: a like-for-like base for a speed-up ratio.")
+    boolean scheduler;
+
     @Override
     public EngineOptions engineOptions(java.util.Map<String, String> env, PrintWriter err) {
         EngineArgs.Resolved eng = args.resolve(env, EngineArgs.DEFAULT_MEMORY_FRACTION, err);
@@ -125,16 +131,18 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
         io.tensorlane.runtime.sched.SpeculativeConfig spec = args.resolve(
                         System.getenv(), EngineArgs.DEFAULT_MEMORY_FRACTION, null)
                 .speculative();
-        if (spec != null && dumpLogits != null) {
-            throw new IllegalArgumentException("--dump-logits and --speculative cannot be combined (speculative "
-                    + "generation runs through the scheduler, which keeps no prompt logits)");
+        if ((spec != null || scheduler) && dumpLogits != null) {
+            throw new IllegalArgumentException("--dump-logits cannot be combined with --speculative or --scheduler ("
+                    + "both run through the scheduler, which keeps no prompt logits)");
         }
         try (ModelTokenizer tok = ModelTokenizer.load(opts.modelDir())) {
             List<int[]> ids = readPrompts(tok);
             if (ids.isEmpty()) {
                 throw new IllegalArgumentException("no prompt: give --prompt or --prompts-file");
             }
-            try (LlmEngine engine = LlmEngine.load(opts, err)) {
+            try (io.tensorlane.runtime.llm.DraftModel.Engines engines =
+                    io.tensorlane.runtime.llm.DraftModel.load(opts, spec, err)) {
+                LlmEngine engine = engines.target();
                 List<Generator.Request> reqs = new ArrayList<>();
                 for (int i = 0; i < ids.size(); i++) {
                     SamplingParams sp =
@@ -145,14 +153,16 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
                 SpeculativeGenerate sg = new SpeculativeGenerate();
                 List<Generator.Result> results;
                 try {
-                    results = spec == null ? gen.run(reqs) : sg.run(engine, spec, reqs, tok.eosTokenIds());
+                    results = spec == null && !scheduler
+                            ? gen.run(reqs)
+                            : sg.run(engine, spec, engines.proposer(), reqs, tok.eosTokenIds());
                 } catch (InterruptedException
                         | java.util.concurrent.ExecutionException
                         | java.util.concurrent.TimeoutException e) {
                     throw new IllegalStateException("speculative generation did not finish: " + e, e);
                 }
                 // the speculative run's own counts: all its steps count as decode (prefill is not timed apart)
-                Generator.Stats st = spec == null
+                Generator.Stats st = spec == null && !scheduler
                         ? gen.stats()
                         : new Generator.Stats(
                                 0,
@@ -201,9 +211,23 @@ public final class GenerateCommand implements Callable<Integer>, EngineCommand {
                 LlmEngine.GraphReplays gr = engine.graphReplays();
                 sum.put("graph_replays", gr.steps());
                 sum.put("verify_graph_replays", gr.verifySteps());
+                if (sg.stats() != null) {
+                    sum.put("steady_tokens_per_s", sg.stats().steadyTokensPerSecond());
+                }
                 if (spec != null) {
                     var c = sg.stats().counts();
                     sum.put("speculative", spec.toString());
+                    if (engines.draft() != null) {
+                        LlmEngine.MemoryReport dm = engines.draft().engine().memory();
+                        sum.put("draft_weight_bytes", dm.weightBytesPerRank());
+                        sum.put("draft_kv_bytes", dm.kvBytesPerRank());
+                        sum.put("draft_kv_tokens", dm.kvTokens());
+                        sum.put(
+                                "draft_graph_replays",
+                                engines.draft().engine().graphReplays().steps());
+                        sum.put("draft_steps", engines.draft().work().steps());
+                        sum.put("draft_seconds", engines.draft().work().seconds());
+                    }
                     sum.put("spec_drafts", c.drafts());
                     sum.put("spec_draft_tokens", c.draftTokens());
                     sum.put("spec_accepted_tokens", c.accepted());

@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.llm;
 
-import static jcuda.driver.JCudaDriver.cuMemGetInfo;
-
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Communicator;
 import io.tensorlane.runtime.engine.CommunicatorConfig;
@@ -89,12 +87,14 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
      * {@code log}.
      */
     public static LlmEngine load(EngineOptions options, PrintWriter log) {
+        return load(options, log, KvSizing.OWN);
+    }
+
+    /** {@link #load} with the KV cache sized as {@code kv} says (a draft model's beside it, or later). */
+    public static LlmEngine load(EngineOptions options, PrintWriter log, KvSizing kv) {
         ModelConfig config = ModelConfig.read(options.modelDir());
         TpLayout layout = TpLayout.of(config, options.tp());
-        List<Integer> devices = new ArrayList<>();
-        for (int r = 0; r < options.tp(); r++) {
-            devices.add(options.virtualRanks() ? 0 : r);
-        }
+        List<Integer> devices = devices(options);
         LoadPlan plan =
                 LoadPlan.of(options, config, layout, activationDtype(config), CommunicatorConfig.sharesAGpu(devices));
         // a bad value ends here, before any GPU memory is taken
@@ -107,7 +107,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             for (int r = 0; r < layout.tp(); r++) {
                 plans.add(ShardPlan.forRank(layout, r));
             }
-            e.start(ck, plans, log, choices);
+            e.start(ck, plans, log, choices, kv);
             return e;
         } catch (RuntimeException ex) {
             e.close();
@@ -115,7 +115,17 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         }
     }
 
-    private void start(Checkpoint ck, List<List<DeviceTensor>> plans, PrintWriter log, KernelChoices choices) {
+    /** The GPU of each rank: rank r on GPU r, or every rank on GPU 0 with virtual ranks. */
+    public static List<Integer> devices(EngineOptions options) {
+        List<Integer> devices = new ArrayList<>();
+        for (int r = 0; r < options.tp(); r++) {
+            devices.add(options.virtualRanks() ? 0 : r);
+        }
+        return devices;
+    }
+
+    private void start(
+            Checkpoint ck, List<List<DeviceTensor>> plans, PrintWriter log, KernelChoices choices, KvSizing kv) {
         int world = options.tp();
         boolean sharing = CommunicatorConfig.sharesAGpu(devices);
         comm = Communicator.create(new CommunicatorConfig(devices, loadPlan.buffers(), loadPlan.table(), 60_000));
@@ -187,9 +197,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
             }
         }));
         loadSeconds = (System.nanoTime() - t0) / 1e9;
-        String kv = KvCache.describe(options.kvCacheDtype(), dtype, KvScales.present(ck, config.numLayers()));
-        if (kv != null) {
-            log.println("engine: " + kv);
+        String kvNote = KvCache.describe(options.kvCacheDtype(), dtype, KvScales.present(ck, config.numLayers()));
+        if (kvNote != null) {
+            log.println("engine: " + kvNote);
         }
         weightBytes = loaded.stream().mapToLong(Long::longValue).sum();
         log.printf(
@@ -198,7 +208,9 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         if (ranks.get(0).fusesOneToken()) {
             log.println("engine: one-token steps fold the residual add, RMSNorms and silu into the linears");
         }
-        allocateKv(log);
+        if (!kv.deferred()) {
+            allocateKv(options.kvCacheTokens(), kv, log);
+        }
         if (world > 1 && !options.nccl()) {
             List<jcuda.driver.CUdeviceptr> parts = new ArrayList<>();
             List<jcuda.driver.CUdeviceptr> logits = new ArrayList<>();
@@ -223,56 +235,29 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
         return n[0];
     }
 
-    private void allocateKv(PrintWriter log) {
-        RankModel r0 = ranks.get(0);
-        long perBlock = r0.kv.bytesPerBlock();
-        int nblocks;
-        if (options.kvCacheTokens() > 0) {
-            nblocks = Math.toIntExact((options.kvCacheTokens() + options.blockSize() - 1) / options.blockSize());
-        } else {
-            // What the fraction leaves on the fullest device, split between the ranks sharing it.
-            long best = Long.MAX_VALUE;
-            for (int d : devices.stream().distinct().toList()) {
-                int first = devices.indexOf(d);
-                long[] info = comm.rank(first).call(() -> {
-                    long[] free = {0};
-                    long[] totalMem = {0};
-                    Cuda.check(cuMemGetInfo(free, totalMem), "cuMemGetInfo");
-                    return new long[] {free[0], totalMem[0]};
-                });
-                long budget = (long) (options.memoryFraction() * info[1]) - (info[1] - info[0]);
-                best = Math.min(best, budget / comm.config().ranksOn(d));
-            }
-            nblocks = KvCache.blocksThatFit(best, perBlock);
+    private void allocateKv(long tokens, KvSizing sizing, PrintWriter log) {
+        KvAllocation.Result r =
+                KvAllocation.allocate(comm, ranks, devices, options, loadPlan, dtype, tokens, sizing, log);
+        blocks = r.blocks();
+        memory = r.memory();
+    }
+
+    /**
+     * Allocates the KV cache of an engine loaded with {@link KvSizing#LATER}: {@code tokens} tokens (rounded up to whole
+     * blocks) on every rank.
+     */
+    public void allocateKv(long tokens, PrintWriter log) {
+        if (blocks != null || tokens < 1) {
+            throw new IllegalStateException(
+                    blocks != null ? "the KV cache is allocated already" : "KV tokens must be >= 1, got " + tokens);
         }
-        loadPlan.checkKvHoldsOneSequence(nblocks, options.blockSize());
-        int n = nblocks;
-        comm.onEachRank(r -> {
-            ranks.get(r.index()).kv.allocate(n);
-            return null;
-        });
-        blocks = new BlockAllocator(nblocks, options.blockSize());
-        memory = new MemoryReport(
-                r0.bytes(RankModel.WEIGHTS),
-                r0.bytes(RankModel.KV),
-                r0.bytes(RankModel.ACTIVATIONS),
-                comm.layout().totalBytesPerRank(),
-                nblocks,
-                options.blockSize(),
-                (long) nblocks * options.blockSize(),
-                r0.kv.dtype(),
-                perBlock);
-        log.printf(
-                "engine: memory per rank: weights %.3f GB, KV cache %.3f GB (%s, %d blocks x %d tokens = %d tokens), "
-                        + "activations %.3f GB, allreduce buffers %.3f GB%n",
-                memory.weightBytesPerRank() / 1e9,
-                memory.kvBytesPerRank() / 1e9,
-                r0.kv.fp8() ? "fp8 e4m3" : dtype.name(),
-                nblocks,
-                options.blockSize(),
-                memory.kvTokens(),
-                memory.activationBytesPerRank() / 1e9,
-                memory.allreduceBytesPerRank() / 1e9);
+        allocateKv(tokens, KvSizing.OWN, log);
+        log.flush();
+    }
+
+    /** Bytes of one KV block on each rank (all layers, K and V; known before the cache is allocated). */
+    public long kvBytesPerBlock() {
+        return ranks.get(0).kv.bytesPerBlock();
     }
 
     public ModelConfig config() {

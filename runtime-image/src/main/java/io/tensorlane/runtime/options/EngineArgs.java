@@ -115,7 +115,9 @@ public final class EngineArgs {
             description =
                     "Speculative decoding: ngram:k=4,n=3 (prompt lookup: up to k guessed tokens per step from the "
                             + "longest of the last n..1 tokens seen before, checked by the model in one step; greedy and sampled "
-                            + "output stay as without it), draft:DIR,k=4 (a draft model: not built yet), or off (default: "
+                            + "output stay as without it), draft:DIR,k=4[,batch=B] (a smaller model with the target's tokenizer, loaded beside it at TP 1 on "
+                            + "rank 0's GPU; it guesses in steps of at most B decoding sequences, default 1), or off "
+                            + "(default: "
                             + EngineEnv.SPECULATIVE
                             + ", else off). Verify steps replay CUDA graphs (TENSORLANE_SPEC_GRAPHS=off: eagerly).")
     String speculative;

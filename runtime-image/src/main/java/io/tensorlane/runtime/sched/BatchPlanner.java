@@ -149,6 +149,7 @@ final class BatchPlanner {
     private void preempt(Sequence victim, List<Sequence> running, Deque<Sequence> waiting) {
         running.remove(running.size() - 1);
         prefix.release(victim);
+        Speculator.drop(victim); // its proposer's state too (a draft's KV blocks): fed again when it runs again
         victim.preemptions++;
         waiting.addFirst(victim);
         onPreempt.preempted(victim);
@@ -194,7 +195,7 @@ final class BatchPlanner {
             }
             entries.add(new Entry(s, e.n(), samples ? row : -1, d));
             row += samples ? d + 1 : 0;
-            wantLogits |= samples && s.req.needsLogits();
+            wantLogits |= samples && (s.req.needsLogits() || (d > 0 && s.draftQ != null)); // q's rule reads p
         }
         return new Plan(entries.isEmpty() ? null : b.build(), entries, wantLogits, preempted, admitted);
     }

@@ -5,41 +5,79 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Guesses by a draft model (issue 34, item 2b; first slice): a smaller model with the target's tokenizer, run through
- * its own {@link StepExecutor} with its own paged KV cache ({@code blocks}), proposes the next k tokens of a sequence
- * greedily, one draft step per guess. Greedy guesses are point masses, so the scheduler's accept-while-equal rule
- * ({@link SpecRule#acceptWhileEqual}) keeps the target's output distribution for sampled requests too, as with n-gram
- * guesses.
+ * Guesses by a draft model (issue 34, item 2b): a smaller model with the target's tokenizer, run through its own {@link
+ * StepExecutor} with its own paged KV cache ({@code blocks}), proposes the next k tokens of a sequence greedily, one
+ * draft step per guess. Greedy guesses are point masses, so the scheduler's accept-while-equal rule ({@link
+ * SpecRule#acceptWhileEqual}) keeps the target's output distribution for sampled requests too, as with n-gram guesses:
+ * with q the point mass at the guess d, the rejection rule accepts with probability p(d) and otherwise draws from p
+ * without d, which is what "draw from p, keep the guess iff the draw equals it" does. With {@code sampled}, a request
+ * that samples by temperature alone gets guesses drawn from the draft's own distributions q instead ({@link
+ * Session#proposeSampled}: its draft steps return their logits), which the scheduler verifies by the rejection rule
+ * ({@link SpecSampling}, on the host from the verify rows' logits), accepting each with min(1, p/q): more often than
+ * equal draws at temperature > 0, at the same output distribution.
  *
  * <p>Each sequence's {@link Session} keeps the draft's KV cache of the tokens it has fed (the sequence's tokens, then its
  * own guesses). At the next call the sequence has grown by the accepted guesses and the target's token: the session
  * feeds the draft only the tokens past the longest prefix the two agree on (the positions past it are overwritten,
- * being position-addressed, and the blocks past the fed tokens given back), so a step costs the draft one short chunk
- * and k - 1 one-token steps. While the target prefills, {@link Session#prepare} feeds the prompt a chunk per call. The
- * session's blocks go back when the sequence ends ({@link Session#close}). When the draft's cache has no room the
- * session proposes nothing that step.
+ * being position-addressed, and the blocks past the fed tokens given back), so after a verify step the draft's cache
+ * holds exactly the accepted tokens, and a step costs the draft one short chunk (the target's token, and the last guess
+ * when all k were kept) and k - 1 one-token steps. A chunk of at most {@code allRows} tokens asks logits for every token
+ * (and reads the last): that is the shape the engine replays from a CUDA graph, like its one-token steps. While the
+ * target prefills, {@link Session#prepare} feeds the prompt a chunk per call. The session's blocks go back when the
+ * sequence ends or is preempted ({@link Session#close}; a preempted sequence's next session feeds its tokens again, so
+ * neither preemption nor the target's prefix cache can leave the draft's cache out of step with the target's). When
+ * the draft's cache has no room the session proposes nothing that step. A guess at an id the target's vocabulary lacks
+ * ({@code vocabLimit}: a draft whose embedding table is padded further) ends the guesses there; a sequence with an id
+ * the draft's vocabulary lacks (a target padded further) gets no guesses.
  *
- * <p>This slice runs one sequence per draft step (batch 1, the case speculation is for); batching the draft steps of
- * several sequences, and building the draft engine beside the target ({@code draft:DIR,k=4}, which {@link
- * SpeculativeConfig#parse} still refuses), are the next ones.
+ * <p>One sequence per draft step (batch 1, the case speculation is for): with B sequences speculating, a step costs
+ * B x k draft steps; batching the draft steps of several sequences is a later slice.
  */
 public final class DraftProposer implements Proposer {
     private final StepExecutor draft;
     private final BlockAllocator blocks;
     private final int maxChunk;
     private final int maxBlocksPerSeq;
+    private final int allRows;
+    private final int vocabLimit;
+    private final boolean sampled;
+    private final java.util.concurrent.atomic.AtomicLong steps = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+
+    /** A proposer whose chunks ask logits for their last token only, guessing any id of the draft's vocabulary. */
+    public DraftProposer(StepExecutor draft, BlockAllocator blocks, int maxChunk, int maxBlocksPerSeq) {
+        this(draft, blocks, maxChunk, maxBlocksPerSeq, 1, draft.vocabSize(), false);
+    }
 
     /**
      * @param draft           the draft model's steps (greedy rows: the builder's default)
      * @param blocks          the draft's KV cache
      * @param maxChunk        the most tokens of one draft step (its prefill chunk budget)
      * @param maxBlocksPerSeq the draft's block-table width
+     * @param allRows         chunks of up to this many tokens that need a next token ask logits for every token (the
+     *                        shape of the engine's captured graphs; at most the draft's logits rows), longer ones for
+     *                        their last
+     * @param vocabLimit      guesses are ids below this (the target's vocabulary size)
+     * @param sampled         requests sampling by temperature alone get guesses drawn from the draft's own
+     *                        distributions ({@link Session#proposeSampled}; its steps then return their logits), verified
+     *                        by the rejection rule ({@link SpecSampling}); false: greedy guesses for every request
      */
-    public DraftProposer(StepExecutor draft, BlockAllocator blocks, int maxChunk, int maxBlocksPerSeq) {
-        if (maxChunk < 1 || maxBlocksPerSeq < 1) {
-            throw new IllegalArgumentException("draft proposer: maxChunk (" + maxChunk + ") and maxBlocksPerSeq ("
-                    + maxBlocksPerSeq + ") must be >= 1");
+    public DraftProposer(
+            StepExecutor draft,
+            BlockAllocator blocks,
+            int maxChunk,
+            int maxBlocksPerSeq,
+            int allRows,
+            int vocabLimit,
+            boolean sampled) {
+        if (maxChunk < 1 || maxBlocksPerSeq < 1 || allRows < 1 || vocabLimit < 1) {
+            throw new IllegalArgumentException("draft proposer: maxChunk (" + maxChunk + "), maxBlocksPerSeq ("
+                    + maxBlocksPerSeq + "), allRows (" + allRows + ") and vocabLimit (" + vocabLimit
+                    + ") must be >= 1");
         }
+        this.allRows = allRows;
+        this.vocabLimit = vocabLimit;
+        this.sampled = sampled;
         this.draft = java.util.Objects.requireNonNull(draft, "draft");
         this.blocks = java.util.Objects.requireNonNull(blocks, "blocks");
         this.maxChunk = maxChunk;
@@ -51,6 +89,13 @@ public final class DraftProposer implements Proposer {
         return new DraftSession(capacity);
     }
 
+    /** Draft steps run so far and their wall time in seconds (the host's, sessions' bookkeeping included). */
+    public record Work(long steps, double seconds) {}
+
+    public Work work() {
+        return new Work(steps.get(), nanos.get() / 1e9);
+    }
+
     /** One sequence's draft KV cache and the tokens it holds. */
     private final class DraftSession implements Session {
         private final List<Integer> table = new ArrayList<>();
@@ -58,6 +103,8 @@ public final class DraftProposer implements Proposer {
         private int[] known;
 
         private int fed;
+        /** The draft's logits of the next token after the last step fed with rows ({@link #proposeSampled}). */
+        private float[] lastRow;
 
         DraftSession(int capacity) {
             known = new int[Math.max(16, capacity)];
@@ -67,7 +114,7 @@ public final class DraftProposer implements Proposer {
         public void prepare(int[] tokens, int length) {
             int from = agreed(tokens, length);
             int end = Math.min(length - 1, from + maxChunk); // the last token is fed by propose, for its logits
-            if (end > from && room(end)) {
+            if (end > from && known(tokens, from, end) && room(end)) {
                 feed(tokens, from, end - from, false);
             }
         }
@@ -78,7 +125,7 @@ public final class DraftProposer implements Proposer {
                 return 0;
             }
             int from = agreed(tokens, length);
-            if (!room(length + k - 1L)) {
+            if (!known(tokens, from, length) || !room(length + k - 1L)) {
                 return 0;
             }
             while (from < length) {
@@ -89,8 +136,49 @@ public final class DraftProposer implements Proposer {
                     out[0] = id;
                 }
             }
-            for (int i = 1; i < k; i++) {
-                out[i] = feed(out, i - 1, 1, true, length + i - 1);
+            for (int i = 0; i < k; i++) {
+                if (out[i] < 0 || out[i] >= vocabLimit) {
+                    return i; // an id the target cannot take: no guesses from here
+                }
+                if (i + 1 < k) {
+                    out[i + 1] = feed(out, i, 1, true, length + i);
+                }
+            }
+            return k;
+        }
+
+        @Override
+        public int proposeSampled(
+                int[] tokens,
+                int length,
+                int k,
+                int[] out,
+                double temperature,
+                java.util.random.RandomGenerator rng,
+                double[] q,
+                int vocab) {
+            if (!sampled) {
+                return -1;
+            }
+            if (length < 1 || k < 1) {
+                return 0;
+            }
+            int from = agreed(tokens, length);
+            if (!known(tokens, from, length) || !room(length + k - 1L)) {
+                return 0;
+            }
+            while (from < length) {
+                int n = Math.min(maxChunk, length - from);
+                feed(tokens, from, n, from + n == length, from, true);
+                from += n;
+            }
+            int limit = Math.min(Math.min(draft.vocabSize(), vocabLimit), vocab);
+            for (int i = 0; i < k; i++) {
+                SpecSampling.probabilities(lastRow, 0, limit, temperature, q, i * vocab, vocab);
+                out[i] = SpecSampling.draw(q, i * vocab, vocab, rng.nextDouble());
+                if (i + 1 < k) {
+                    feed(out, i, 1, true, length + i, true);
+                }
             }
             return k;
         }
@@ -116,34 +204,60 @@ public final class DraftProposer implements Proposer {
             return fed;
         }
 
+        /** Whether the draft's vocabulary has every id of {@code tokens[from, to)} (the target's may be larger). */
+        private boolean known(int[] tokens, int from, int to) {
+            int v = draft.vocabSize();
+            for (int i = from; i < to; i++) {
+                if (tokens[i] < 0 || tokens[i] >= v) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
         /** Whether the table covers (or could be grown to) {@code tokens} tokens; grows it. */
         private boolean room(long tokens) {
             return tokens <= (long) maxBlocksPerSeq * blocks.blockSize() && blocks.ensure(table, tokens);
         }
 
         private int feed(int[] src, int from, int n, boolean logits) {
-            return feed(src, from, n, logits, from);
+            return feed(src, from, n, logits, from, false);
+        }
+
+        private int feed(int[] src, int from, int n, boolean logits, int pos) {
+            return feed(src, from, n, logits, pos, false);
         }
 
         /**
          * One draft step of {@code src[from, from + n)} at positions {@code pos, ...} (= {@link #fed}); the greedy next
-         * token after them when {@code logits}, else -1.
+         * token after them when {@code logits}, else -1; with {@code rows}, the logits of that next token in {@link
+         * #lastRow}.
          */
-        private int feed(int[] src, int from, int n, boolean logits, int pos) {
+        private int feed(int[] src, int from, int n, boolean logits, int pos, boolean rows) {
             if (pos != fed) {
                 throw new IllegalStateException("draft fed " + fed + " tokens, asked to write position " + pos);
             }
             int[] chunk = Arrays.copyOfRange(src, from, from + n);
+            StepBatch.Logits want =
+                    !logits ? StepBatch.Logits.NONE : n <= allRows ? StepBatch.Logits.ALL : StepBatch.Logits.LAST;
             StepBatch b = new StepBatch.Builder(blocks.blockSize(), maxBlocksPerSeq)
-                    .add(table, chunk, pos, logits ? StepBatch.Logits.LAST : StepBatch.Logits.NONE)
+                    .add(table, chunk, pos, want)
                     .build();
-            StepResult r = draft.step(b, false);
+            long t0 = System.nanoTime();
+            StepResult r = draft.step(b, logits && rows);
+            nanos.addAndGet(System.nanoTime() - t0);
+            steps.incrementAndGet();
+            if (logits && rows) {
+                int v = draft.vocabSize();
+                int m = r.ids().length;
+                lastRow = Arrays.copyOfRange(r.logits(), (m - 1) * v, m * v);
+            }
             if (known.length < pos + n) {
                 known = Arrays.copyOf(known, Math.max(pos + n, 2 * known.length));
             }
             System.arraycopy(chunk, 0, known, pos, n);
             fed = pos + n;
-            return logits ? r.ids()[0] : -1;
+            return logits ? r.ids()[r.ids().length - 1] : -1;
         }
     }
 }

@@ -21,6 +21,24 @@ public interface Proposer {
         int propose(int[] tokens, int length, int k, int[] out);
 
         /**
+         * {@link #propose}, the guesses drawn (by {@code rng}) from the proposer's own next-token distributions at
+         * {@code temperature}, row i of which, over the target's {@code vocab} ids, goes to {@code q[i * vocab, (i + 1) *
+         * vocab)} for the rejection rule ({@link SpecSampling}); -1 when the proposer has no distributions (its guesses
+         * are point masses, checked by equal draws: {@link #propose}). The default.
+         */
+        default int proposeSampled(
+                int[] tokens,
+                int length,
+                int k,
+                int[] out,
+                double temperature,
+                java.util.random.RandomGenerator rng,
+                double[] q,
+                int vocab) {
+            return -1;
+        }
+
+        /**
          * The sequence {@code tokens[0, length)} is still being prefilled, its first guess some steps away: the
          * session may get ready for it, doing a bounded amount of work per call (the same rule as {@link #propose}
          * for what may change between calls). Nothing by default.

@@ -198,7 +198,7 @@ public final class Scheduler implements AutoCloseable {
                 continue;
             }
             if (spec != null) {
-                spec.propose(running);
+                spec.propose(running, vocab);
             }
             BatchPlanner.Plan plan = planner.plan(running, waiting, System.nanoTime());
             updateWaitingCount();

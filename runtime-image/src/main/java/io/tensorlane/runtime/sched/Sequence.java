@@ -33,6 +33,8 @@ final class Sequence implements Scheduler.Handle {
     boolean speculate = true;
     /** This step's proposed next tokens ({@link Speculator#propose}), null when none. */
     int[] draft;
+    /** The distributions {@link #draft} was drawn from (rows of the vocabulary), null for point-mass guesses. */
+    double[] draftQ;
     /** The proposer's state for this sequence ({@link Proposer#open}), made when it first speculates. */
     Proposer.Session proposer;
 

@@ -7,20 +7,34 @@ import java.util.Map;
 /**
  * How the engine speculates ({@code --speculative} / {@code TENSORLANE_SPECULATIVE}): {@code ngram:k=4,n=3} proposes
  * up to {@code k} tokens per step by prompt lookup over suffixes of up to {@code n} tokens ({@link NgramProposer});
- * {@code draft:DIR,k=4} (a smaller model with the same tokenizer) is parsed but not built yet and is refused with a
- * clear message. {@code off} / {@code none} / empty: no speculation. Verify steps replay CUDA graphs like decode steps
- * (the engine's {@code GraphBuckets}; {@code TENSORLANE_SPEC_GRAPHS=off}: eagerly).
+ * {@code draft:DIR,k=4[,batch=B]} proposes the next k tokens by a smaller model with the target's tokenizer, in steps
+ * with at most B decoding sequences (default 1; {@link #batch}) ({@link
+ * DraftProposer}; the engine side, which loads it beside the target, is {@code io.tensorlane.runtime.llm.DraftModel}).
+ * {@code off} / {@code none} / empty: no speculation. Verify steps replay CUDA graphs like decode steps (the engine's
+ * {@code GraphBuckets}; {@code TENSORLANE_SPEC_GRAPHS=off}: eagerly).
  *
- * @param method   {@link Method#NGRAM} (the draft method is refused at parse time)
+ * @param method   {@link Method#NGRAM} or {@link Method#DRAFT}
  * @param k        proposed tokens per sequence and step, 1..{@value #MAX_K}
  * @param n        n-gram: the longest suffix matched, 1..{@value #MAX_N}
  * @param draftDir draft: the draft model's directory (null for n-gram)
+ * @param batch    draft: the most decoding sequences a step may have for the draft to guess (each costs k draft steps
+ *                 of batch 1, so past a few sequences a step's guesses cost more than they save; vLLM's
+ *                 {@code disable_by_batch_size}); 0: no limit (n-gram's guesses cost next to nothing)
  */
-public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
+public record SpeculativeConfig(Method method, int k, int n, Path draftDir, int batch) {
     public static final int MAX_K = 16;
     public static final int MAX_N = 16;
     public static final int DEFAULT_K = 4;
     public static final int DEFAULT_N = 3;
+    /** draft: the default {@link #batch}, speculation at batch 1 only (where the draft's k steps a sequence pay). */
+    public static final int DEFAULT_DRAFT_BATCH = 1;
+    /** The largest {@link #batch} accepted. */
+    public static final int MAX_BATCH = 4096;
+
+    /** The config with {@link #batch}'s default: {@value #DEFAULT_DRAFT_BATCH} for a draft model, none for n-gram. */
+    public SpeculativeConfig(Method method, int k, int n, Path draftDir) {
+        this(method, k, n, draftDir, method == Method.DRAFT ? DEFAULT_DRAFT_BATCH : 0);
+    }
 
     public enum Method {
         NGRAM,
@@ -28,18 +42,28 @@ public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
     }
 
     public SpeculativeConfig {
+        java.util.Objects.requireNonNull(method, "method");
+        if (method == Method.DRAFT && draftDir == null) {
+            throw new IllegalArgumentException("draft speculation needs the draft model's directory");
+        }
         if (k < 1 || k > MAX_K) {
             throw new IllegalArgumentException("speculative k must be 1.." + MAX_K + ", got " + k);
         }
         if (n < 1 || n > MAX_N) {
             throw new IllegalArgumentException("speculative n must be 1.." + MAX_N + ", got " + n);
         }
+        if (batch < 0 || batch > MAX_BATCH) {
+            throw new IllegalArgumentException("speculative batch must be 0.." + MAX_BATCH + ", got " + batch);
+        }
     }
 
-    /** The n-gram proposer this config describes. */
+    /**
+     * The n-gram proposer this config describes. A draft model's proposer needs the draft loaded on the GPU: {@code
+     * io.tensorlane.runtime.llm.DraftModel#proposer}.
+     */
     public Proposer proposer() {
         if (method != Method.NGRAM) {
-            throw new IllegalStateException(method + " speculation is not built yet");
+            throw new IllegalStateException("draft speculation proposes through the loaded draft model (DraftModel)");
         }
         return new NgramProposer(n);
     }
@@ -51,7 +75,9 @@ public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
 
     @Override
     public String toString() {
-        return method == Method.NGRAM ? "ngram:k=" + k + ",n=" + n : "draft:" + draftDir + ",k=" + k;
+        return method == Method.NGRAM
+                ? "ngram:k=" + k + ",n=" + n
+                : "draft:" + draftDir + ",k=" + k + (batch != DEFAULT_DRAFT_BATCH ? ",batch=" + batch : "");
     }
 
     /**
@@ -83,10 +109,10 @@ public record SpeculativeConfig(Method method, int k, int n, Path draftDir) {
                     throw new IllegalArgumentException(
                             where + ": draft needs the draft model's directory first, e.g. draft:/models/small,k=4");
                 }
-                Map<String, String> kv = fields(parts, 1, where, "k");
+                Map<String, String> kv = fields(parts, 1, where, "k", "batch");
                 int k = number(kv, "k", DEFAULT_K, MAX_K, where);
-                throw new IllegalArgumentException(where + ": draft-model speculation (draft " + parts[0].trim()
-                        + ", k=" + k + ") is not built yet; use ngram:k=" + k + ",n=" + DEFAULT_N + " or turn it off");
+                int batch = number(kv, "batch", DEFAULT_DRAFT_BATCH, MAX_BATCH, where);
+                return new SpeculativeConfig(Method.DRAFT, k, DEFAULT_N, Path.of(parts[0].trim()), batch);
             }
             default ->
                 throw new IllegalArgumentException(

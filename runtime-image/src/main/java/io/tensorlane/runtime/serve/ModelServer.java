@@ -97,8 +97,18 @@ public final class ModelServer implements AutoCloseable {
         this.metrics = metrics;
     }
 
-    /** Loads the model ({@code engine}) and serves it until {@link #drain} (the caller closes the engine afterwards). */
+    /** Serves {@code engine} (no draft model) until {@link #drain} (the caller closes the engine afterwards). */
     public static ModelServer start(Options o, ModelTokenizer tok, LlmEngine engine, PrintWriter log) {
+        return start(o, tok, new io.tensorlane.runtime.llm.DraftModel.Engines(engine, null), log);
+    }
+
+    /**
+     * Serves the loaded target of {@code engines} (and its draft model, with draft speculation) until {@link #drain}
+     * (the caller closes them afterwards).
+     */
+    public static ModelServer start(
+            Options o, ModelTokenizer tok, io.tensorlane.runtime.llm.DraftModel.Engines engines, PrintWriter log) {
+        LlmEngine engine = engines.target();
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         LlmEngine.MemoryReport mem = engine.memory();
         Gauge.builder("tensorlane_memory_weights_bytes", mem, LlmEngine.MemoryReport::weightBytesPerRank)
@@ -113,6 +123,15 @@ public final class ModelServer implements AutoCloseable {
                 .register(registry);
         Gauge.builder("tensorlane_memory_fraction", engine.options(), EngineOptions::memoryFraction)
                 .register(registry);
+        if (engines.draft() != null) {
+            LlmEngine.MemoryReport dm = engines.draft().engine().memory();
+            Gauge.builder("tensorlane_memory_draft_weights_bytes", dm, LlmEngine.MemoryReport::weightBytesPerRank)
+                    .description("the draft model's weights (rank 0's GPU)")
+                    .register(registry);
+            Gauge.builder("tensorlane_memory_draft_kv_cache_bytes", dm, LlmEngine.MemoryReport::kvBytesPerRank)
+                    .description("the draft model's KV cache (rank 0's GPU)")
+                    .register(registry);
+        }
         for (Algorithm a : Algorithm.values()) {
             FunctionCounter.builder("tensorlane_allreduce_calls", engine.allreduces(), c -> c.calls(a))
                     .tag("algorithm", a.name())
@@ -147,6 +166,7 @@ public final class ModelServer implements AutoCloseable {
                 metrics,
                 io.tensorlane.runtime.sched.Speculator.of(
                         o.speculative(),
+                        engines.proposer(),
                         engine.options().maxLogitRows(),
                         engine.options().maxSeqs(),
                         metrics));

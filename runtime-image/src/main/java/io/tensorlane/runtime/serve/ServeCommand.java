@@ -279,10 +279,11 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                 config.port(),
                 prefixCaching ? "on" : "off",
                 audit ? ", KV block audit after every step (debug)" : "",
-                eng.speculative() == null ? "off" : eng.speculative() + " (verify steps eager, no CUDA graphs)");
+                eng.speculative() == null ? "off" : eng.speculative().toString());
         out.flush();
         try (io.tensorlane.runtime.text.ModelTokenizer tok = io.tensorlane.runtime.text.ModelTokenizer.load(dir);
-                io.tensorlane.runtime.llm.LlmEngine engine = io.tensorlane.runtime.llm.LlmEngine.load(opts, out)) {
+                io.tensorlane.runtime.llm.DraftModel.Engines engines =
+                        io.tensorlane.runtime.llm.DraftModel.load(opts, eng.speculative(), out)) {
             ModelServer server = ModelServer.start(
                     new ModelServer.Options(
                             name,
@@ -296,7 +297,7 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                             eng.speculative(),
                             audit),
                     tok,
-                    engine,
+                    engines,
                     out);
             java.util.concurrent.CountDownLatch drained = new java.util.concurrent.CountDownLatch(1);
             java.util.concurrent.CountDownLatch cleaned = new java.util.concurrent.CountDownLatch(1);

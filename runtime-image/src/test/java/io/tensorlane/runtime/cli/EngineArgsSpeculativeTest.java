@@ -51,7 +51,19 @@ class EngineArgsSpeculativeTest {
                 .hasMessage("--speculative 'ngram:k=0': k must be 1..16, got 0");
         assertThatThrownBy(() -> resolve(Map.of(EngineEnv.SPECULATIVE, "ngram:q=1")))
                 .hasMessageStartingWith(EngineEnv.SPECULATIVE + " 'ngram:q=1': unknown field 'q'");
-        assertThatThrownBy(() -> resolve(Map.of(), "--speculative", "draft:/m/small,k=4"))
-                .hasMessageContaining("not built yet");
+        assertThatThrownBy(() -> resolve(Map.of(), "--speculative", "draft:k=4"))
+                .hasMessageContaining("draft needs the draft model's directory first");
+    }
+
+    @Test
+    void aDraftModelIsTakenFromTheFlagOrTheVariable() {
+        var flag = resolve(Map.of(), "--model", "m", "--speculative", "draft:/m/small,k=3");
+        assertThat(flag.speculative().method()).isEqualTo(io.tensorlane.runtime.sched.SpeculativeConfig.Method.DRAFT);
+        assertThat(flag.speculative().draftDir()).isEqualTo(java.nio.file.Path.of("/m/small"));
+        assertThat(flag.speculative().k()).isEqualTo(3);
+        assertThat(flag.options(8, 0, 0, 8).maxLogitRows()).isEqualTo(32); // k + 1 rows a sequence, as n-gram's
+        var env = resolve(Map.of(EngineEnv.SPECULATIVE, "draft:/d,k=2"), "--model", "m");
+        assertThat(env.speculative().draftDir()).isEqualTo(java.nio.file.Path.of("/d"));
+        assertThat(env.speculative().toString()).isEqualTo("draft:/d,k=2");
     }
 }

@@ -121,7 +121,8 @@ class DraftProposerTest {
     void prepareFeedsThePromptAChunkPerCallAndKeepsTheLastToken() {
         SpecTarget draft = new SpecTarget(VOCAB, DRAFT_BLOCKS, BS, periodic());
         BlockAllocator blocks = new BlockAllocator(DRAFT_BLOCKS, BS);
-        Proposer.Session s = new DraftProposer(draft, blocks, 8, TABLE).open(100);
+        DraftProposer proposer = new DraftProposer(draft, blocks, 8, TABLE);
+        Proposer.Session s = proposer.open(100);
         int[] prompt = SpecSchedulerTest.repetitive(13, 2);
         s.prepare(prompt, prompt.length);
         s.prepare(prompt, prompt.length);
@@ -132,6 +133,8 @@ class DraftProposerTest {
         assertThat(s.propose(prompt, prompt.length, 2, out)).isEqualTo(2);
         assertThat(out).containsExactly(chain(periodic(), prompt, 2));
         assertThat(draft.batches.get(2).tokenIds()).containsExactly(prompt[12]);
+        assertThat(proposer.work().steps()).as("every draft step counted").isEqualTo(draft.batches.size());
+        assertThat(proposer.work().seconds()).isPositive();
     }
 
     @Test
@@ -187,7 +190,8 @@ class DraftProposerTest {
         ToIntFunction<int[]> dr = draftRule.equals("same") ? periodic() : SpecTarget::unseen;
         SpecTarget draft = new SpecTarget(VOCAB, DRAFT_BLOCKS * 4, BS, dr);
         BlockAllocator draftBlocks = new BlockAllocator(DRAFT_BLOCKS * 4, BS);
-        SpeculativeConfig sc = new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, null);
+        SpeculativeConfig sc =
+                new SpeculativeConfig(SpeculativeConfig.Method.DRAFT, k, 1, java.nio.file.Path.of("draft"), 0);
         Speculator spec = new Speculator(sc, new DraftProposer(draft, draftBlocks, 16, TABLE), 4 * (k + 1), 4, null);
         SpecTarget target = new SpecTarget(VOCAB, SpecSchedulerTest.KV_BLOCKS, BS, periodic());
         List<Collector> fast = run(target, spec, requests(p));

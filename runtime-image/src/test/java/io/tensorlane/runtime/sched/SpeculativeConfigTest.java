@@ -32,6 +32,30 @@ class SpeculativeConfigTest {
     }
 
     @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "draft:/models/small,k=4|/models/small|4|1",
+                "draft:/m|/m|4|1",
+                " DRAFT: /a/b , k = 7 |/a/b|7|1",
+                "draft:/m,batch=8,k=2|/m|2|8",
+                "draft:/m,batch=1|/m|4|1"
+            })
+    void parsesDraft(String spec, String dir, int k, int batch) {
+        SpeculativeConfig c = SpeculativeConfig.parse(spec, "--speculative");
+        assertThat(c.method()).isEqualTo(SpeculativeConfig.Method.DRAFT);
+        assertThat(c.draftDir()).isEqualTo(java.nio.file.Path.of(dir));
+        assertThat(c.k()).isEqualTo(k);
+        assertThat(c.batch()).isEqualTo(batch);
+        assertThat(SpeculativeConfig.parse(c.toString(), "x")).isEqualTo(c);
+        assertThat(c.logitRows(8)).isEqualTo(8 * (k + 1));
+        // its proposer is the loaded draft model's (llm.DraftModel), not one the config can make
+        assertThatThrownBy(c::proposer)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("DraftModel");
+    }
+
+    @ParameterizedTest
     @NullSource
     @ValueSource(strings = {"", "  ", "off", "OFF", "none"})
     void offMeansNone(String spec) {
@@ -52,15 +76,21 @@ class SpeculativeConfigTest {
                 "eagle:k=4|unknown method 'eagle'",
                 "draft:|draft needs the draft model's directory first",
                 "draft:k=4|draft needs the draft model's directory first",
-                "draft:/models/small,n=3|unknown field 'n' (allowed: k)",
-                "draft:/models/small,k=0|k must be 1..16, got 0",
-                "draft:/models/small,k=4|draft-model speculation (draft /models/small, k=4) is not built yet"
+                "draft:/models/small,n=3|unknown field 'n' (allowed: k, batch)",
+                "draft:/models/small,batch=0|batch must be 1..4096, got 0",
+                "ngram:batch=2|unknown field 'batch' (allowed: k, n)",
+                "draft:/models/small,k=0|k must be 1..16, got 0"
             })
     void badValuesNameTheField(String spec, String message) {
         assertThatThrownBy(() -> SpeculativeConfig.parse(spec, "--speculative"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(message)
                 .hasMessageStartingWith("--speculative '");
+    }
+
+    @Test
+    void nGramHasNoBatchLimit() {
+        assertThat(SpeculativeConfig.parse("ngram:k=4", "x").batch()).isZero();
     }
 
     @Test
