@@ -502,8 +502,9 @@ def echo(client, model, root, check, report):
     check("echo-score", not problems, "%d prompt tokens scored; %s" % (len(ids), "; ".join(problems) or "vLLM's shape"))
     report["echo"] = {"ids": ids, "token_logprobs": lp.token_logprobs, "tokens": lp.tokens}
 
+    # ignore_eos, not min_tokens: min_tokens bans EOS in the logits, and logprobs are the processed logits' (README)
     g = client.completions.create(model=model, prompt=prompt, echo=True, logprobs=2, max_tokens=8, temperature=0,
-                                  extra_body={"min_tokens": 8})
+                                  extra_body={"ignore_eos": True})
     gc = g.choices[0]
     n = len(ids)
     ok = (gc.text.startswith(prompt) and len(gc.logprobs.tokens) == n + 8 and gc.logprobs.token_logprobs[0] is None
@@ -513,7 +514,7 @@ def echo(client, model, root, check, report):
 
     text, toks, lps, first = "", [], [], None
     for ch in client.completions.create(model=model, prompt=prompt, echo=True, logprobs=2, max_tokens=8,
-                                        temperature=0, stream=True, extra_body={"min_tokens": 8}):
+                                        temperature=0, stream=True, extra_body={"ignore_eos": True}):
         if not ch.choices:
             continue
         x = ch.choices[0]
