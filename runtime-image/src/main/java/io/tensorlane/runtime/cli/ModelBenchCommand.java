@@ -118,12 +118,6 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
                     + "against a plain decode step at --context, and print the ratios (e.g. 1,2,3,4,5,6,7,8).")
     List<Integer> verifyKs;
 
-    @Option(
-            names = "--masks",
-            description = "Every decode row draws greedily under a token mask (structured outputs' cost, issue #30): "
-                    + "random masks allowing half the vocabulary, a fixed pool per row as the server's cached masks.")
-    boolean masks;
-
     @Option(names = "--label", description = "Free text copied into the JSON (e.g. 'tp2-custom').")
     String label;
 
@@ -176,9 +170,8 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
         try (LlmEngine engine = LlmEngine.load(plan.options(), err)) {
             double loadTotal = (System.nanoTime() - t0) / 1e9;
             report.header(header(plan, engine, ckBytes, loadTotal));
-            ModelBenchSteps steps = new ModelBenchSteps(
-                            engine, plan, context, warmup, iters, o.maxBatchTokens(), opBreakdown)
-                    .withMasks(masks);
+            ModelBenchSteps steps =
+                    new ModelBenchSteps(engine, plan, context, warmup, iters, o.maxBatchTokens(), opBreakdown);
             out.printf(
                     Locale.ROOT,
                     "load: %.3f GB of weights (%.3f GB per rank) in %.2f s = %.2f GB/s of checkpoint (%.3f GB); load() total %.2f s%n",
@@ -336,7 +329,6 @@ public final class ModelBenchCommand implements Callable<Integer>, EngineCommand
         if (label != null) {
             o.put("label", label);
         }
-        o.put("masks", masks);
         o.put("model", e.modelDir().toString());
         ModelConfig c = plan.config();
         ObjectNode cfg = o.putObject("config");

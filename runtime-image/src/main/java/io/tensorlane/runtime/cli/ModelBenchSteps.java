@@ -37,7 +37,6 @@ final class ModelBenchSteps {
     private final int iters;
     private final int maxBatchTokens;
     private final boolean opBreakdown;
-    private boolean masks;
 
     /** The measurements of {@code plan} with the command's {@code --context}, {@code --warmup}, {@code --iters}, ... */
     ModelBenchSteps(
@@ -55,25 +54,6 @@ final class ModelBenchSteps {
         this.iters = iters;
         this.maxBatchTokens = maxBatchTokens;
         this.opBreakdown = opBreakdown;
-    }
-
-    /** The same measurements with a token mask on every decode row ({@code bench-model --masks}). */
-    ModelBenchSteps withMasks(boolean on) {
-        masks = on;
-        return this;
-    }
-
-    /** {@code n} random masks over {@code vocab} ids, each allowing about half of them and at least id 0. */
-    static int[][] randomMasks(SplittableRandom rng, int n, int vocab) {
-        int words = io.tensorlane.runtime.sched.SamplingRows.maskWords(vocab);
-        int[][] out = new int[n][words];
-        for (int[] m : out) {
-            for (int w = 0; w < words; w++) m[w] = rng.nextInt();
-            int tail = vocab % 32;
-            if (tail != 0) m[words - 1] &= (1 << tail) - 1;
-            m[0] |= 1;
-        }
-        return out;
     }
 
     /**
@@ -97,18 +77,12 @@ final class ModelBenchSteps {
             int replays = 0;
             List<HostPhases.Marks> host = new ArrayList<>();
             StepBatch last = null;
-            int[][] pool = masks ? randomMasks(rng, 16, vocab) : null;
             for (int k = 0; k < warmup + iters; k++) {
                 int pos = prefilled + k; // the timed steps (k >= warmup) at context and on
                 StepBatch.Builder sb = new StepBatch.Builder(alloc.blockSize(), engine.maxBlocksPerSeq());
-                for (int r = 0; r < tables.size(); r++) {
-                    List<Integer> t = tables.get(r);
+                for (List<Integer> t : tables) {
                     ModelBenchPrefill.ensure(alloc, t, pos + 1);
                     sb.add(t, randomIds(rng, 1, vocab), pos, StepBatch.Logits.LAST);
-                    if (pool != null) { // each row its own mask from the pool, changing every step
-                        sb.sample(io.tensorlane.runtime.text.SamplingParams.greedy(), k)
-                                .mask(pool[(k + r) % pool.length]);
-                    }
                 }
                 StepBatch step = sb.build();
                 last = step;
