@@ -22,7 +22,8 @@ import java.util.Set;
 
 /**
  * {@code serve} on the CPU over a random "model", for trying client scripts (scripts/oracle/agent_client.py) without a
- * GPU: logits are a fixed pseudo-random function of the token fed at a position and that position, penalised by the
+ * GPU: logits are a fixed pseudo-random function of the token fed at a position and that position (printable ASCII
+ * tokens favoured, {@link #asciiBoost}), penalised by the
  * GPU sampler's host reference and masked as the GPU masks; rows draw greedily at temperature 0, else by softmax with
  * the row's temperature and seed. Not a test: {@code java -cp ... io.tensorlane.runtime.serve.FakeServe MODEL_DIR PORT
  * [TOOL_PARSER|auto [SERVED_NAME]]} serves until killed.
@@ -32,9 +33,12 @@ public final class FakeServe {
 
     static final class RandomModel implements StepExecutor {
         private final int vocab;
+        private final float[] boost;
 
-        RandomModel(int vocab) {
+        /** @param boost added to each id's logits (e.g. favouring ids whose text is printable ASCII) */
+        RandomModel(int vocab, float[] boost) {
             this.vocab = vocab;
+            this.boost = boost;
         }
 
         static float logit(int fed, int position, int id) {
@@ -54,7 +58,7 @@ public final class FakeServe {
                 int t = b.logitTokens()[i];
                 float[] row = new float[vocab];
                 for (int id = 0; id < vocab; id++) {
-                    row[id] = logit(b.tokenIds()[t], b.positions()[t], id);
+                    row[id] = logit(b.tokenIds()[t], b.positions()[t], id) + boost[id];
                     raw[i * vocab + id] = row[id];
                 }
                 RowPenalty pen = b.sampling().penalty(i);
@@ -104,6 +108,16 @@ public final class FakeServe {
         }
     }
 
+    /** +3 for the ids whose own text is printable ASCII: the answers read as text, as a trained model's mostly do. */
+    static float[] asciiBoost(ModelTokenizer tok, int vocab) {
+        float[] b = new float[vocab];
+        for (int id = 0; id < vocab; id++) {
+            String t = tok.decode(new int[] {id}, false);
+            b[id] = !t.isEmpty() && t.chars().allMatch(c -> c >= 0x20 && c < 0x7f) ? 3f : 0f;
+        }
+        return b;
+    }
+
     public static void main(String[] args) throws Exception {
         ModelTokenizer tok = ModelTokenizer.load(Path.of(args[0]));
         String name = args.length > 3 ? args[3] : "fake";
@@ -111,7 +125,7 @@ public final class FakeServe {
         EngineMetrics metrics =
                 new EngineMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "fake", 16, 4096);
         Scheduler scheduler = new Scheduler(
-                new RandomModel(vocab),
+                new RandomModel(vocab, asciiBoost(tok, vocab)),
                 new BlockAllocator(4096, 16),
                 new SchedulerConfig(64, 2048, 512, 2048, 128).withMaxLogitRows(128),
                 Set.copyOf(tok.eosTokenIds()),
