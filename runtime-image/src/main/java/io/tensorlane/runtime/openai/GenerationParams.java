@@ -10,7 +10,8 @@ import java.util.List;
  * @param topK -1 is off (a request's 0 is normalized to -1), else at least 1
  * @param minP in [0, 1]; 0 is off
  * @param seed null when the client gave none
- * @param maxTokens null: fill the context ({@link RequestValidator#effectiveMaxTokens})
+ * @param maxTokens null: fill the context ({@link RequestValidator#effectiveMaxTokens}); 0 only with {@code echo}: the
+ *     prompt is scored, nothing is generated ({@link #scoresOnly})
  * @param stop stop strings (never null, none empty)
  * @param stopTokenIds extra stop token ids besides EOS (never null)
  * @param n completions per prompt
@@ -25,7 +26,8 @@ import java.util.List;
  * @param includeStopStrInOutput keep a matched stop string in the text (vLLM's default false)
  * @param responseFormat {@code response_format} json_object / json_schema (null: text)
  * @param penalties presence/frequency/repetition penalties, logit_bias, min_tokens ({@link Penalties#NONE}: none)
- * @param echo completions' {@code echo}: the prompt's text before the answer
+ * @param echo completions' {@code echo}: the prompt's text before the answer, and with {@code logprobs} the prompt's
+ *     tokens' logprobs before the answer's ({@link #promptLogprobs})
  */
 public record GenerationParams(
         double temperature,
@@ -91,5 +93,15 @@ public record GenerationParams(
 
     public boolean wantsLogprobs() {
         return logprobs != null;
+    }
+
+    /** {@code echo} with {@code max_tokens: 0}: the answer is the prompt (and its logprobs), nothing is generated. */
+    public boolean scoresOnly() {
+        return echo && maxTokens != null && maxTokens == 0;
+    }
+
+    /** The alternatives per prompt token the scheduler gathers: {@code logprobs} with echo, else -1 (none). */
+    public int promptLogprobs() {
+        return echo && logprobs != null ? logprobs : -1;
     }
 }

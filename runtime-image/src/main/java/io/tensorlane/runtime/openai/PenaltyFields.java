@@ -115,16 +115,15 @@ final class PenaltyFields {
         return d;
     }
 
-    /** {@code echo} (completions only): the prompt text before the answer; not with logprobs (no prompt logprobs). */
-    static boolean echo(JsonFields f, boolean chat, Integer logprobs) {
+    /**
+     * {@code echo} (completions only): the prompt's text starts each choice's text; with {@code logprobs} the prompt's
+     * tokens' logprobs come first; with {@code max_tokens: 0} only the prompt is answered (scoring, as lm-eval-harness
+     * asks).
+     */
+    static boolean echo(JsonFields f, boolean chat) {
         boolean echo = f.bool("echo", false);
         if (echo && chat) {
             throw OpenAiException.notSupported("echo", "'echo' (a completions field; not on chat)");
-        }
-        if (echo && logprobs != null) {
-            throw OpenAiException.notSupported(
-                    "echo",
-                    "'echo' with 'logprobs' (it needs the prompt's logprobs, which this server does not compute)");
         }
         return echo;
     }

@@ -69,8 +69,14 @@ final class SamplingFields {
             maxField = "max_completion_tokens";
             maxTokens = f.integer(maxField);
         }
-        if (maxTokens != null && maxTokens < 1) {
-            throw OpenAiException.badRequest(maxField, maxField + " must be at least 1, got " + maxTokens + ".");
+        boolean echo = PenaltyFields.echo(f, chat);
+        if (maxTokens != null && maxTokens < (echo ? 0 : 1)) { // echo with max_tokens 0 scores the prompt (vLLM)
+            throw OpenAiException.badRequest(
+                    maxField,
+                    maxField + " must be at least 1, got " + maxTokens + "."
+                            + (maxTokens == 0 && !chat
+                                    ? " (0 only with \"echo\": true, which scores the prompt)"
+                                    : ""));
         }
 
         List<String> stop = f.stringOrList("stop");
@@ -100,7 +106,6 @@ final class SamplingFields {
         }
         Integer logprobs = chat ? chatLogprobs(f) : completionLogprobs(f);
         GenerationParams.Penalties penalties = PenaltyFields.read(f, m, maxTokens, maxField, stopIds.size());
-        boolean echo = PenaltyFields.echo(f, chat, logprobs);
         return new GenerationParams(
                 temperature,
                 topP,

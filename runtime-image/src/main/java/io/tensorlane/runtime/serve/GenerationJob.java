@@ -35,6 +35,7 @@ final class GenerationJob {
     private final GenerationParams params;
     private final Responder out;
     private final ModelTokenizer tok;
+    private final TokenTexts texts;
     private final ToolCallFormat tools;
     private final int maxCalls;
     private final List<Choice> choices = new ArrayList<>();
@@ -47,8 +48,9 @@ final class GenerationJob {
     private boolean begun;
     private boolean ended;
 
-    GenerationJob(boolean chat, String model, GenerationParams params, Responder out, ModelTokenizer tok) {
-        this(chat, model, params, out, tok, null, 0);
+    GenerationJob(
+            boolean chat, String model, GenerationParams params, Responder out, ModelTokenizer tok, TokenTexts texts) {
+        this(chat, model, params, out, tok, texts, null, 0);
     }
 
     /**
@@ -61,8 +63,10 @@ final class GenerationJob {
             GenerationParams params,
             Responder out,
             ModelTokenizer tok,
+            TokenTexts texts,
             ToolCallFormat tools,
             int maxCalls) {
+        this.texts = texts;
         this.tools = tools;
         this.maxCalls = maxCalls;
         this.chat = chat;
@@ -74,18 +78,18 @@ final class GenerationJob {
         this.tok = tok;
     }
 
-    /** Completions' echo: each prompt's text, which starts its choices' text (null: no echo). */
-    private List<String> echoes;
+    /** Completions' echo: each prompt, whose text starts its choices' text (null: no echo). */
+    private List<EchoedPrompt> echoes;
 
-    void echo(List<String> promptTexts) {
-        echoes = List.copyOf(promptTexts);
+    void echo(List<EchoedPrompt> prompts) {
+        echoes = List.copyOf(prompts);
     }
 
     /** A new choice for a prompt; its listener goes to the scheduler. */
     SequenceListener choice(int index, int[] promptIds, boolean countPrompt) {
         Choice c = new Choice(index, promptIds, countPrompt);
-        if (echoes != null) {
-            c.emit(echoes.get(index / params.n()), List.of(), null); // before any token; not matched by stop strings
+        if (echoes != null && params.promptLogprobs() < 0) { // with logprobs it waits for them (onPromptLogprobs)
+            c.echo(TokenTexts.echo(echoes.get(index / params.n())));
         }
         synchronized (this) {
             choices.add(c);
@@ -166,6 +170,7 @@ final class GenerationJob {
         final List<TokenLogprob> logprobs = new ArrayList<>();
         final ToolCallStream toolStream;
         List<ChatResponses.ToolCall> calls = List.of();
+        CompletionResponses.Echo echo;
         int textOffset;
         int generated;
         String finish;
@@ -191,7 +196,27 @@ final class GenerationJob {
         }
 
         @Override
+        public void onPromptLogprobs(List<TopLogprobs> lps) {
+            if (echoes != null) {
+                echo(texts.echo(echoes.get(index / params.n()), lps, params.logprobs()));
+            }
+        }
+
+        /** The echoed prompt starts the text (before any token; stop strings do not look at it). */
+        void echo(CompletionResponses.Echo e) {
+            echo = e;
+            text.append(e.text());
+            if (params.stream() && !failed) {
+                sse(OpenAiJson.write(CompletionResponses.echoChunk(id, created, model, index, e)));
+            }
+            textOffset += e.length();
+        }
+
+        @Override
         public boolean onToken(int token, TopLogprobs lp) {
+            if (params.scoresOnly()) { // max_tokens 0: the one token drawn after the prompt is dropped
+                return false;
+            }
             // with special tokens kept for the tool-call marker, EOS still ends the text unseen
             boolean hidden = tools != null
                     && tools.keepsSpecialTokens()
@@ -200,7 +225,7 @@ final class GenerationJob {
             // GPU)
             String piece = hidden ? "" : decoder.append(token);
             String delta = ++generated < params.penalties().minTokens() ? stops.flush() + piece : stops.add(piece);
-            TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : map(token, lp);
+            TokenLogprob tl = lp == null || !params.wantsLogprobs() ? null : texts.map(token, lp, params.logprobs());
             if (tl != null) {
                 logprobs.add(tl);
             }
@@ -230,15 +255,11 @@ final class GenerationJob {
             boolean called = false;
             if (toolStream != null) {
                 ToolCallStream.Delta rest = toolStream.finish();
-                send(rest.content(), pieces(rest), List.of(), null);
+                send(rest.content(), ToolCallAnswers.pieces(rest), List.of(), null);
                 called = toolStream.calledTools();
             } else if (tools != null) {
                 ToolCallOutput parsed = tools.parse(text.toString());
-                List<ChatResponses.ToolCall> cs = new ArrayList<>();
-                for (ToolCallOutput.Call c : parsed.calls()
-                        .subList(0, Math.min(maxCalls, parsed.calls().size()))) {
-                    cs.add(new ChatResponses.ToolCall(tools.newId(), c.name(), c.arguments()));
-                }
+                List<ChatResponses.ToolCall> cs = ToolCallAnswers.calls(tools, parsed, maxCalls);
                 if (!cs.isEmpty()) {
                     calls = cs;
                     text.setLength(0);
@@ -246,17 +267,10 @@ final class GenerationJob {
                     called = true;
                 }
             }
-            finish = reason == FinishReason.LENGTH ? "length" : called ? "tool_calls" : "stop";
+            boolean length = reason == FinishReason.LENGTH || params.scoresOnly();
+            finish = length ? "length" : called ? "tool_calls" : "stop";
             emit("", List.of(), finish);
-            done(completionTokens);
-        }
-
-        private List<ChatResponses.ToolCallPiece> pieces(ToolCallStream.Delta d) {
-            List<ChatResponses.ToolCallPiece> out = new ArrayList<>();
-            for (ToolCallStream.CallDelta c : d.calls()) {
-                out.add(new ChatResponses.ToolCallPiece(c.index(), c.id(), c.name(), c.arguments()));
-            }
-            return out;
+            done(params.scoresOnly() ? 0 : completionTokens);
         }
 
         private void emit(String delta, List<TokenLogprob> lps, String finishReason) {
@@ -266,7 +280,7 @@ final class GenerationJob {
             text.append(delta);
             if (toolStream != null && !delta.isEmpty()) {
                 ToolCallStream.Delta d = toolStream.push(delta);
-                send(d.content(), pieces(d), lps, finishReason);
+                send(d.content(), ToolCallAnswers.pieces(d), lps, finishReason);
             } else {
                 send(delta, List.of(), lps, finishReason);
             }
@@ -305,16 +319,6 @@ final class GenerationJob {
             }
             textOffset += delta.codePointCount(0, delta.length());
         }
-    }
-
-    private TokenLogprob map(int token, TopLogprobs lp) {
-        int k = params.logprobs() == null ? 0 : params.logprobs();
-        List<TokenLogprob.Alt> top = new ArrayList<>();
-        for (int i = 0; i < Math.min(k, lp.topIds().length); i++) {
-            top.add(new TokenLogprob.Alt(
-                    lp.topIds()[i], tok.decode(new int[] {lp.topIds()[i]}, false), lp.topLogprobs()[i]));
-        }
-        return new TokenLogprob(token, tok.decode(new int[] {token}, false), lp.logprob(), top);
     }
 
     private void fail(OpenAiException e) {
@@ -378,7 +382,12 @@ final class GenerationJob {
             List<CompletionResponses.Choice> cs = new ArrayList<>();
             for (Choice c : choices) {
                 cs.add(new CompletionResponses.Choice(
-                        c.index, c.text.toString(), c.finish, c.stopReason, c.logprobs.isEmpty() ? null : c.logprobs));
+                        c.index,
+                        c.text.toString(),
+                        c.finish,
+                        c.stopReason,
+                        c.logprobs.isEmpty() ? null : c.logprobs,
+                        c.echo));
             }
             body = CompletionResponses.response(id, created, model, cs, usage);
         }

@@ -218,13 +218,19 @@ public final class ModelServer implements AutoCloseable {
     }
 
     /** The engine's limits, with {@code maxWaiting} waiting requests. */
-    private static SchedulerConfig schedulerConfig(LlmEngine engine, int maxWaiting) {
+    /**
+     * The scheduler's limits: the engine's. Its logits rows are the engine's buffer ({@code maxLogitRows}: the rows one
+     * step returns), so a prompt-logprobs chunk ({@code echo} with {@code logprobs}) is cut to what that buffer leaves
+     * and a prompt of any admissible length is scored over several steps, never more rows than the step can return.
+     */
+    static SchedulerConfig schedulerConfig(LlmEngine engine, int maxWaiting) {
         return new SchedulerConfig(
-                engine.options().maxSeqs(),
-                engine.options().maxBatchTokens(),
-                maxWaiting,
-                engine.maxModelLen(),
-                engine.maxBlocksPerSeq());
+                        engine.options().maxSeqs(),
+                        engine.options().maxBatchTokens(),
+                        maxWaiting,
+                        engine.maxModelLen(),
+                        engine.maxBlocksPerSeq())
+                .withMaxLogitRows(engine.options().maxLogitRows());
     }
 
     /**

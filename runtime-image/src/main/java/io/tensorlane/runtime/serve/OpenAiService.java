@@ -55,6 +55,7 @@ public final class OpenAiService {
     private final String toolParser;
     private volatile Grammars grammars;
     private final TokenizeEndpoints tokenize;
+    private final TokenTexts texts;
 
     /**
      * @param templates the model's chat templates ({@link ChatTemplates#isEmpty()}: chat answers 400)
@@ -72,6 +73,7 @@ public final class OpenAiService {
         this.templates = templates;
         this.scheduler = scheduler;
         this.tokenize = new TokenizeEndpoints(info, tok, this::render);
+        this.texts = new TokenTexts(tok, info.vocabSize());
     }
 
     /** Adds the routes (also vLLM's /tokenize and /detokenize). */
@@ -134,7 +136,8 @@ public final class OpenAiService {
     private void completion(HttpServerRequest req, byte[] body, Responder out) {
         CompletionRequest r = RequestParser.parseCompletion(body, info);
         List<int[]> prompts = new ArrayList<>();
-        List<String> echoes = new ArrayList<>();
+        List<EchoedPrompt> echoes = new ArrayList<>();
+        boolean skip = r.params().skipSpecialTokens();
         for (Prompt p : r.prompts()) {
             int[] ids = p.isText()
                     ? tok.encode(p.text(), true)
@@ -143,10 +146,15 @@ public final class OpenAiService {
                 throw OpenAiException.badRequest("prompt", "the prompt is empty after tokenization");
             }
             prompts.add(ids);
-            echoes.add(p.isText() ? p.text() : tok.decode(ids, r.params().skipSpecialTokens()));
+            if (r.params().echo()) { // the offsets of its logprobs are found here, off the scheduler thread
+                echoes.add(new EchoedPrompt(
+                        p.isText() ? p.text() : tok.decode(ids, skip),
+                        ids,
+                        r.params().promptLogprobs() < 0 ? null : texts.offsets(ids, skip)));
+            }
         }
         TokenMasks masks = r.params().responseFormat() == null ? null : jsonMasks(r.params());
-        GenerationJob job = new GenerationJob(false, info.id(), r.params(), out, tok);
+        GenerationJob job = new GenerationJob(false, info.id(), r.params(), out, tok, texts);
         if (r.params().echo()) {
             job.echo(echoes);
         }
@@ -158,7 +166,7 @@ public final class OpenAiService {
         String text = render(r);
         ToolCallFormat format = toolFormat(r);
         GenerationJob job = new GenerationJob(
-                true, info.id(), r.params(), out, tok, format, r.parallelToolCalls() ? Integer.MAX_VALUE : 1);
+                true, info.id(), r.params(), out, tok, texts, format, r.parallelToolCalls() ? Integer.MAX_VALUE : 1);
         // The template writes the special tokens itself (as transformers' apply_chat_template with tokenize=True).
         submit(job, true, List.of(tok.encode(text, false)), r.params(), constraint(r), out);
     }
@@ -316,6 +324,11 @@ public final class OpenAiService {
             GenerationJob job, boolean chat, List<int[]> prompts, GenerationParams p, TokenMasks masks, Responder out) {
         List<Integer> maxTokens = new ArrayList<>();
         for (int[] ids : prompts) {
+            if (p.scoresOnly()) { // as vLLM: one token is drawn after the prompt and dropped, so it must fit
+                RequestValidator.checkLength(info, ids.length, null, chat);
+                maxTokens.add(1);
+                continue;
+            }
             RequestValidator.checkLength(info, ids.length, p.maxTokens(), chat);
             maxTokens.add(RequestValidator.effectiveMaxTokens(info, ids.length, p.maxTokens()));
         }
@@ -342,7 +355,8 @@ public final class OpenAiService {
                         p.ignoreEos(),
                         logprobs,
                         masks == null ? null : new GrammarConstraint(masks),
-                        penalties(p.penalties()));
+                        penalties(p.penalties()),
+                        p.promptLogprobs());
                 var listener = job.choice(index, ids, j == 0);
                 submits.add(() -> job.handle(scheduler.submit(sr, listener, p.speculative())));
             }

@@ -278,11 +278,7 @@ public final class SchemaCompiler {
         Automaton plain = Automaton.makeCharRange(' ', '!')
                 .union(Automaton.makeCharRange('#', '['))
                 .union(Automaton.makeCharRange(']', '\u007f'));
-        Automaton cont = Automaton.makeCharRange('\u0080', '\u00bf');
-        Automaton utf8 = Automaton.makeCharRange('\u00c2', '\u00df')
-                .concatenate(cont)
-                .union(Automaton.makeCharRange('\u00e0', '\u00ef').concatenate(cont.repeat(2, 2)))
-                .union(Automaton.makeCharRange('\u00f0', '\u00f4').concatenate(cont.repeat(3, 3)));
+        Automaton utf8 = utf8Char();
         Automaton hex = Automaton.makeCharSet("0123456789abcdefABCDEF");
         Automaton escape = literal("\\")
                 .concatenate(
@@ -290,6 +286,28 @@ public final class SchemaCompiler {
         Automaton ch = plain.union(utf8).union(escape);
         Automaton body = max < 0 ? ch.repeat(min) : ch.repeat(min, max);
         return literal("\"").concatenate(body).concatenate(literal("\""));
+    }
+
+    /**
+     * One non-ASCII character in well-formed UTF-8 (Unicode's table 3-7): no overlong forms, no surrogates, nothing past
+     * U+10FFFF. Anything looser lets a constrained answer write bytes that decode to U+FFFD, one per byte, so a string
+     * would break its maxLength and hold no text.
+     */
+    static Automaton utf8Char() {
+        Automaton cont = range(0x80, 0xbf);
+        return range(0xc2, 0xdf)
+                .concatenate(cont)
+                .union(range(0xe0, 0xe0).concatenate(range(0xa0, 0xbf)).concatenate(cont))
+                .union(range(0xe1, 0xec).concatenate(cont.repeat(2, 2)))
+                .union(range(0xed, 0xed).concatenate(range(0x80, 0x9f)).concatenate(cont))
+                .union(range(0xee, 0xef).concatenate(cont.repeat(2, 2)))
+                .union(range(0xf0, 0xf0).concatenate(range(0x90, 0xbf)).concatenate(cont.repeat(2, 2)))
+                .union(range(0xf1, 0xf3).concatenate(cont.repeat(3, 3)))
+                .union(range(0xf4, 0xf4).concatenate(range(0x80, 0x8f)).concatenate(cont.repeat(2, 2)));
+    }
+
+    private static Automaton range(int lo, int hi) {
+        return Automaton.makeCharRange((char) lo, (char) hi);
     }
 
     private static Automaton digits(int min, int max) {

@@ -100,7 +100,19 @@ class BadRequestTest {
                 cmpl("{" + P + ", \"bad_words\": [\"ok\", \" \"]}", 400, "bad_words", "empty word"),
                 cmpl("{" + P + ", \"bad_words\": [1]}", 400, "bad_words", "a string or an array of strings"),
                 cmpl("{" + P + ", \"bad_words\": " + words(65) + "}", 400, "bad_words", "at most 64"),
-                cmpl("{" + P + ", \"echo\": true, \"logprobs\": 2}", 400, "echo", "prompt's logprobs"),
+                // echo: max_tokens 0 scores the prompt, and only with echo
+                cmpl("{" + P + ", \"max_tokens\": 0}", 400, "max_tokens", "0 only with \"echo\": true"),
+                cmpl("{" + P + ", \"echo\": false, \"max_tokens\": 0}", 400, "max_tokens", "0 only with \"echo\""),
+                cmpl("{" + P + ", \"echo\": true, \"max_tokens\": -1}", 400, "max_tokens", "at least 1, got -1."),
+                cmpl(
+                        "{" + P + ", \"echo\": true, \"max_tokens\": 0, \"min_tokens\": 1}",
+                        400,
+                        "min_tokens",
+                        "max_tokens=0"),
+                cmpl("{" + P + ", \"echo\": true, \"logprobs\": 21}", 400, "logprobs", "in [0, 20], got 21"),
+                cmpl("{" + P + ", \"echo\": \"yes\", \"logprobs\": 2}", 400, "echo", "must be a boolean"),
+                chat("{" + C + ", \"max_completion_tokens\": 0}", 400, "max_completion_tokens", "at least 1, got 0."),
+                chat("{" + C + ", \"echo\": true, \"max_tokens\": 0}", 400, "echo", "not on chat"),
                 chat(
                         "{" + C + ", \"max_completion_tokens\": 3, \"min_tokens\": 5}",
                         400,

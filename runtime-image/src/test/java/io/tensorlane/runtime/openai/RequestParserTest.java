@@ -101,6 +101,29 @@ class RequestParserTest {
     }
 
     @Test
+    void echoScoresThePromptWithMaxTokensZero() {
+        GenerationParams lm = cmpl("{\"prompt\": \"x\", \"echo\": true, \"logprobs\": 3, \"max_tokens\": 0}")
+                .params();
+        assertThat(lm.scoresOnly())
+                .as("what lm-eval-harness sends: score the prompt, generate nothing")
+                .isTrue();
+        assertThat(lm.promptLogprobs()).isEqualTo(3);
+        GenerationParams both = cmpl("{\"prompt\": \"x\", \"echo\": true, \"logprobs\": 0, \"max_tokens\": 4}")
+                .params();
+        assertThat(both.scoresOnly()).isFalse();
+        assertThat(both.promptLogprobs())
+                .as("logprobs 0: each prompt token's own logprob")
+                .isZero();
+        GenerationParams plain = cmpl("{\"prompt\": \"x\", \"echo\": true}").params();
+        assertThat(plain.promptLogprobs())
+                .as("echo without logprobs gathers none")
+                .isEqualTo(-1);
+        assertThat(cmpl("{\"prompt\": \"x\", \"logprobs\": 2}").params().promptLogprobs())
+                .as("logprobs without echo: the generated tokens' only")
+                .isEqualTo(-1);
+    }
+
+    @Test
     void toolCallHistoryReachesTheTemplateAsVllmHandsIt() {
         ChatCompletionRequest r = chat("""
         {"messages": [

@@ -16,6 +16,10 @@ import java.util.Map;
  * else the lowest allowed id (as a GPU sampler honours the mask: whatever it draws is allowed). A penalised row draws
  * greedily from logits 1 for the scripted id, 0.5 for the {@link #background} id and -10 elsewhere, penalised by the host
  * reference of the GPU sampler ({@link PenaltyReference}), so penalties and biases change the answer as on the GPU.
+ * Logits, when the step asks for them, are {@link #logit}: a function of the token fed at the row's position, that
+ * position and the id, so a row's logprobs say which token and position it scored (prompt logprobs are checked against
+ * it). A prompt-logprobs step has a logits row at every position, so there the prompt length is not read off the first
+ * row: the test sets it ({@link #promptLength}).
  */
 final class ScriptExecutor implements StepExecutor {
     private final int vocab;
@@ -23,6 +27,9 @@ final class ScriptExecutor implements StepExecutor {
     private final Map<Integer, Integer> promptLength = new HashMap<>();
     private volatile int[] script = new int[0];
     private volatile int background = -1;
+    private volatile int fixedPromptLength = -1;
+    /** The most logits rows a step asked for so far. */
+    volatile int maxLogitRows;
     /** The penalty of the last penalised row drawn (null: none yet). */
     volatile RowPenalty lastPenalty;
 
@@ -35,6 +42,16 @@ final class ScriptExecutor implements StepExecutor {
         script = ids.clone();
     }
 
+    /** Every sequence's prompt has {@code n} tokens (-1: read it off the first logits row, as for plain prompts). */
+    void promptLength(int n) {
+        fixedPromptLength = n;
+    }
+
+    /** The logit of {@code id} in the row of a token {@code fed} at {@code position}. */
+    static float logit(int fed, int position, int id) {
+        return (float) (3 * Math.sin(fed * 0.731 + position * 1.37 + id * 2.113));
+    }
+
     /** The id penalised rows take when the penalties push the scripted one below it. */
     void background(int id) {
         background = id;
@@ -43,6 +60,7 @@ final class ScriptExecutor implements StepExecutor {
     @Override
     public StepResult step(StepBatch b, boolean wantLogits) {
         int m = b.logitTokens().length;
+        maxLogitRows = Math.max(maxLogitRows, m);
         int[] ids = new int[m];
         for (int t = 0; t < b.tokens(); t++) {
             if (b.positions()[t] == 0 && b.slots()[t] >= 0) {
@@ -53,9 +71,10 @@ final class ScriptExecutor implements StepExecutor {
         for (int i = 0; i < m; i++) {
             int t = b.logitTokens()[i];
             int pos = b.positions()[t];
-            int len = promptLength.computeIfAbsent(head(b, t), h -> pos + 1);
+            int len =
+                    fixedPromptLength > 0 ? fixedPromptLength : promptLength.computeIfAbsent(head(b, t), h -> pos + 1);
             int k = pos + 1 - len;
-            ids[i] = k < s.length ? s[k] : eos;
+            ids[i] = k < 0 ? eos : k < s.length ? s[k] : eos; // k < 0: a prompt row (prompt logprobs), not drawn
             RowPenalty pen = b.sampling().penalty(i);
             if (pen != null) {
                 lastPenalty = pen;
@@ -73,7 +92,17 @@ final class ScriptExecutor implements StepExecutor {
                 ids[i] = fallback(mask);
             }
         }
-        return new StepResult(ids, wantLogits ? new float[m * vocab] : null);
+        float[] logits = null;
+        if (wantLogits) {
+            logits = new float[m * vocab];
+            for (int i = 0; i < m; i++) {
+                int t = b.logitTokens()[i];
+                for (int id = 0; id < vocab; id++) {
+                    logits[i * vocab + id] = logit(b.tokenIds()[t], b.positions()[t], id);
+                }
+            }
+        }
+        return new StepResult(ids, logits);
     }
 
     static boolean allowed(int[] mask, int id) {

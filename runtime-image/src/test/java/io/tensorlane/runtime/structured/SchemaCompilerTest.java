@@ -186,4 +186,47 @@ class SchemaCompilerTest {
             state = run.step(state, c);
         }
     }
+
+    /**
+     * A string character is exactly one well-formed UTF-8 character: every lead byte from 0x80 with every second byte,
+     * padded with continuation bytes to 2, 3 and 4 bytes, is accepted as a one-character string exactly when a strict
+     * UTF-8 decoder reads it as one code point (a random model found overlong forms and surrogates that decoded to
+     * U+FFFD and broke maxLength).
+     */
+    @Test
+    void stringCharactersAreWellFormedUtf8() throws Exception {
+        RunAutomaton one = new RunAutomaton(SchemaCompiler.stringBody(1, 1));
+        java.nio.charset.CharsetDecoder strict = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+        int accepted = 0;
+        for (int lead = 0x80; lead < 0x100; lead++) {
+            for (int second = 0; second < 0x100; second++) {
+                for (int len = 2; len <= 4; len++) {
+                    byte[] b = new byte[len];
+                    b[0] = (byte) lead;
+                    b[1] = (byte) second;
+                    for (int k = 2; k < len; k++) b[k] = (byte) 0x80;
+                    boolean valid;
+                    try {
+                        String cs = strict.decode(java.nio.ByteBuffer.wrap(b)).toString();
+                        valid = cs.codePointCount(0, cs.length()) == 1;
+                    } catch (java.nio.charset.CharacterCodingException e) {
+                        valid = false;
+                    }
+                    StringBuilder text = new StringBuilder("\"");
+                    for (byte x : b) text.append((char) (x & 0xff));
+                    text.append('"');
+                    assertThat(one.run(text.toString()))
+                            .as("bytes %02x %02x, %d long", lead, second, len)
+                            .isEqualTo(valid);
+                    accepted += valid ? 1 : 0;
+                }
+            }
+        }
+        assertThat(accepted)
+                .as("30 two-byte leads x 64, 16 three-byte x ~64, 5 four-byte x ~48")
+                .isGreaterThan(2000);
+    }
 }
