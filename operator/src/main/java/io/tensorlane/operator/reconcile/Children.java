@@ -5,11 +5,13 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.AppliedSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentStatus;
+import io.tensorlane.api.v1alpha1.RollbackStatus;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.status.ApiRejections;
 import io.tensorlane.operator.status.ChildProblem;
 import io.tensorlane.operator.status.Conditions;
 import io.tensorlane.operator.status.StatusAggregator;
+import java.util.Objects;
 
 /**
  * The children of one rendered revision (Deployment, Service): checked together with the API server's dry-run before
@@ -151,12 +153,31 @@ final class Children {
         onDeploymentWritten.run();
     }
 
-    /** {@code written} claiming the applied revision of {@code before}. */
+    /**
+     * {@code written} claiming the applied revision of {@code before}; unless {@code written} records a rollback or
+     * remediation attempt that {@code before} does not ({@link #newAttempt}): then {@code written} as it is, its target
+     * still claimed, as right after its status write. Put back, the failing revision would be claimed beside a
+     * rollback record saying its failure was handled: the next reconcile would take that failing spec as the effective
+     * one ({@code RollbackDecider.effectiveSpec}), find its failure "already handled" and never roll back.
+     */
     static InferenceDeploymentStatus withRevisionOf(
             InferenceDeploymentStatus written, InferenceDeploymentStatus before) {
         InferenceDeploymentStatus s = Serialization.clone(written);
+        if (newAttempt(before.rollback, written.rollback)) {
+            return s; // the next reconcile applies the target (its effective spec) and decides nothing again
+        }
         s.lastAppliedSpec = before.lastAppliedSpec;
         s.revision = before.revision;
         return s;
+    }
+
+    /** True when {@code written} holds an attempt (a Rollback or a remediation step) that {@code before} does not. */
+    static boolean newAttempt(RollbackStatus before, RollbackStatus written) {
+        return written != null
+                && written.attempts != null
+                && written.attempts > 0
+                && (before == null
+                        || !Objects.equals(before.generation, written.generation)
+                        || !Objects.equals(before.attempts, written.attempts));
     }
 }
