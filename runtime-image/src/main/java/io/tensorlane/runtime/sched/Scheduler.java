@@ -1,6 +1,5 @@
 package io.tensorlane.runtime.sched;
 
-import io.tensorlane.runtime.text.Sampler;
 import io.tensorlane.runtime.text.TopLogprobs;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -63,6 +62,8 @@ public final class Scheduler implements AutoCloseable {
     private long promptTokens;
     private long generatedTokens;
     private long audits;
+    /** The step's drawn rows' logprobs ({@link RowLogprobs}), read by {@link #accept}. */
+    private TopLogprobs[] stepLogprobs;
 
     private volatile Throwable failure;
     private volatile SchedulerStats stats;
@@ -247,6 +248,7 @@ public final class Scheduler implements AutoCloseable {
             admitted(s);
         }
         long now = System.nanoTime();
+        stepLogprobs = RowLogprobs.of(plan.entries(), res, vocab);
         for (BatchPlanner.Entry en : plan.entries()) {
             Sequence s = en.seq();
             if (en.drafts() > 0) {
@@ -293,9 +295,7 @@ public final class Scheduler implements AutoCloseable {
     private void accept(Sequence s, StepResult res, int row, long now) {
         SeqRequest r = s.req;
         int token = res.ids()[row];
-        TopLogprobs lp = r.logprobs() > 0 && res.logits() != null
-                ? Sampler.logprobs(res.logits(), row * vocab, vocab, token, r.logprobs())
-                : null;
+        TopLogprobs lp = r.logprobs() > 0 && stepLogprobs != null ? stepLogprobs[row] : null;
         s.tokens[s.length++] = token;
         s.generated++;
         generatedTokens++;
