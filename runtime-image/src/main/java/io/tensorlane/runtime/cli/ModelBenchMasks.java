@@ -3,7 +3,6 @@ package io.tensorlane.runtime.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.sched.BlockAllocator;
 import io.tensorlane.runtime.sched.StepBatch;
 import io.tensorlane.runtime.structured.GrammarConstraint;
 import io.tensorlane.runtime.structured.Grammars;
@@ -12,7 +11,6 @@ import io.tensorlane.runtime.structured.TokenVocabulary;
 import io.tensorlane.runtime.text.SamplingParams;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -89,35 +87,24 @@ final class ModelBenchMasks {
     }
 
     Row measure(int batch, SplittableRandom rng) {
-        BlockAllocator alloc = engine.blocks();
         int vocab = engine.config().vocabSize();
-        List<List<Integer>> tables = new ArrayList<>();
-        try {
-            for (int i = 0; i < batch; i++) {
-                List<Integer> t = new ArrayList<>();
-                tables.add(t);
-                ModelBenchPrefill.ensure(alloc, t, context + 1L);
-            }
-            ModelBenchPrefill.run(engine, tables, context, maxBatchTokens, maxRows, rng, vocab);
-            int[] last = ModelBenchSteps.randomIds(rng, batch, vocab);
-            double[] plain = run(tables, last.clone(), null);
-            Walks walks = new Walks(batch, warmup + iters);
-            double[] masked = run(tables, last.clone(), walks);
-            return new Row(
-                    batch,
-                    plain[0],
-                    masked[0],
-                    plain[1],
-                    masked[1],
-                    (int) plain[2],
-                    (int) masked[2],
-                    iters,
-                    walks.restarts);
-        } finally {
-            for (List<Integer> t : tables) {
-                alloc.release(t);
-            }
-        }
+        return ModelBenchPrefill.withPrefilled(
+                engine, batch, context + 1L, context, maxBatchTokens, maxRows, rng, tables -> {
+                    int[] last = ModelBenchSteps.randomIds(rng, batch, vocab);
+                    double[] plain = run(tables, last.clone(), null);
+                    Walks walks = new Walks(batch, warmup + iters);
+                    double[] masked = run(tables, last.clone(), walks);
+                    return new Row(
+                            batch,
+                            plain[0],
+                            masked[0],
+                            plain[1],
+                            masked[1],
+                            (int) plain[2],
+                            (int) masked[2],
+                            iters,
+                            walks.restarts);
+                });
     }
 
     /** Every row's walk through the masks: the tokens it drew since its walk began. */
@@ -159,13 +146,12 @@ final class ModelBenchMasks {
         }
     }
 
-    /** Median wall ms, median GPU ms and replayed steps of {@code iters} steps after {@code warmup}. */
+    /**
+     * Median wall ms, median GPU ms and replayed steps of {@code iters} steps after {@code warmup}, each drawing every
+     * row's next token after {@code last} (with {@code walks}: under its walk's mask, the walk then advanced).
+     */
     private double[] run(List<List<Integer>> tables, int[] last, Walks walks) {
-        double[] wall = new double[iters];
-        double[] gpu = new double[iters];
-        int replayed = 0;
-        for (int i = 0; i < warmup + iters; i++) {
-            long s = System.nanoTime();
+        return ModelBenchPrefill.timeSteps(warmup, iters, i -> {
             StepBatch.Builder sb = new StepBatch.Builder(engine.blocks().blockSize(), engine.maxBlocksPerSeq());
             for (int r = 0; r < tables.size(); r++) {
                 sb.add(tables.get(r), new int[] {last[r]}, context, StepBatch.Logits.LAST);
@@ -181,17 +167,9 @@ final class ModelBenchMasks {
                     walks.drew(r, ids[r]);
                 }
             }
-            long e = System.nanoTime();
             System.arraycopy(ids, 0, last, 0, Math.min(ids.length, last.length));
-            if (i >= warmup) {
-                wall[i - warmup] = (e - s) / 1e6;
-                gpu[i - warmup] = ts.gpuMillis();
-                replayed += ts.graphReplayed() ? 1 : 0;
-            }
-        }
-        return new double[] {
-            ModelBenchStats.of(wall).median(), ModelBenchStats.of(gpu).median(), replayed
-        };
+            return ts;
+        });
     }
 
     /** The table at each of {@code batches} (until {@code overBudget}), printed and added to {@code report}. */

@@ -74,6 +74,67 @@ final class ModelBenchPrefill {
         }
     }
 
+    /**
+     * {@code body} over {@code batch} sequences whose KV blocks hold {@code capacity} tokens each and whose first
+     * {@code context} are prefilled with random ids ({@link #run}); their blocks are given back afterwards, whatever
+     * {@code body} does.
+     */
+    static <R> R withPrefilled(
+            LlmEngine engine,
+            int batch,
+            long capacity,
+            int context,
+            int maxBatchTokens,
+            int maxRows,
+            SplittableRandom rng,
+            java.util.function.Function<List<List<Integer>>, R> body) {
+        BlockAllocator alloc = engine.blocks();
+        List<List<Integer>> tables = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < batch; i++) {
+                List<Integer> t = new java.util.ArrayList<>();
+                tables.add(t);
+                ensure(alloc, t, capacity);
+            }
+            run(
+                    engine,
+                    tables,
+                    context,
+                    maxBatchTokens,
+                    maxRows,
+                    rng,
+                    engine.config().vocabSize());
+            return body.apply(tables);
+        } finally {
+            for (List<Integer> t : tables) {
+                alloc.release(t);
+            }
+        }
+    }
+
+    /**
+     * Median wall ms, median GPU ms and how many replayed a graph, of {@code iters} runs of {@code step} (given the run's
+     * index, counting the {@code warmup} untimed ones first); the wall time is taken around the whole call.
+     */
+    static double[] timeSteps(int warmup, int iters, java.util.function.IntFunction<LlmEngine.TimedStep> step) {
+        double[] wall = new double[iters];
+        double[] gpu = new double[iters];
+        int replayed = 0;
+        for (int i = 0; i < warmup + iters; i++) {
+            long s = System.nanoTime();
+            LlmEngine.TimedStep ts = step.apply(i);
+            long e = System.nanoTime();
+            if (i >= warmup) {
+                wall[i - warmup] = (e - s) / 1e6;
+                gpu[i - warmup] = ts.gpuMillis();
+                replayed += ts.graphReplayed() ? 1 : 0;
+            }
+        }
+        return new double[] {
+            ModelBenchStats.of(wall).median(), ModelBenchStats.of(gpu).median(), replayed
+        };
+    }
+
     /** Grows {@code table} to hold {@code tokens} tokens, or says why the KV cache cannot. */
     static void ensure(BlockAllocator alloc, List<Integer> table, long tokens) {
         if (!alloc.ensure(table, tokens)) {

@@ -1,7 +1,6 @@
 package io.tensorlane.runtime.cli;
 
 import io.tensorlane.runtime.llm.LlmEngine;
-import io.tensorlane.runtime.sched.BlockAllocator;
 import io.tensorlane.runtime.sched.StepBatch;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -51,33 +50,19 @@ final class ModelBenchVerify {
 
     /** The rows of batch size {@code batch}: k = 0 (the decode step itself, ratio 1), then each of {@code ks}. */
     List<Row> measure(int batch, List<Integer> ks, SplittableRandom rng) {
-        BlockAllocator alloc = engine.blocks();
         int vocab = engine.config().vocabSize();
         int maxK = ks.stream().mapToInt(Integer::intValue).max().orElse(0);
-        List<List<Integer>> tables = new ArrayList<>();
-        try {
-            for (int i = 0; i < batch; i++) {
-                List<Integer> t = new ArrayList<>();
-                tables.add(t);
-                if (!alloc.ensure(t, context + maxK + 1L)) {
-                    throw new IllegalStateException(
-                            "the KV cache cannot hold " + batch + " sequences of " + (context + maxK + 1) + " tokens");
-                }
-            }
-            ModelBenchPrefill.run(engine, tables, context, maxBatchTokens, maxRows, rng, vocab);
-            List<Row> rows = new ArrayList<>();
-            double[] decode = time(step(tables, 0, rng, vocab));
-            rows.add(new Row(batch, 0, decode[0], decode[1], 1, 1, (int) decode[2], iters));
-            for (int k : ks) {
-                double[] v = time(step(tables, k, rng, vocab));
-                rows.add(new Row(batch, k, v[0], v[1], v[0] / decode[0], v[1] / decode[1], (int) v[2], iters));
-            }
-            return rows;
-        } finally {
-            for (List<Integer> t : tables) {
-                alloc.release(t);
-            }
-        }
+        return ModelBenchPrefill.withPrefilled(
+                engine, batch, context + maxK + 1L, context, maxBatchTokens, maxRows, rng, tables -> {
+                    List<Row> rows = new ArrayList<>();
+                    double[] decode = time(step(tables, 0, rng, vocab));
+                    rows.add(new Row(batch, 0, decode[0], decode[1], 1, 1, (int) decode[2], iters));
+                    for (int k : ks) {
+                        double[] v = time(step(tables, k, rng, vocab));
+                        rows.add(new Row(batch, k, v[0], v[1], v[0] / decode[0], v[1] / decode[1], (int) v[2], iters));
+                    }
+                    return rows;
+                });
     }
 
     /** k = 0: a decode step (one token per sequence); else a verify step of k + 1 tokens per sequence. */
@@ -93,27 +78,9 @@ final class ModelBenchVerify {
         return sb.build();
     }
 
-    /**
-     * Median wall and GPU ms of {@code iters} runs of {@code step} after {@code warmup} untimed ones, and how many of
-     * them replayed a graph.
-     */
+    /** Median wall and GPU ms of {@code iters} runs of {@code step} after {@code warmup}, and how many replayed a graph. */
     private double[] time(StepBatch step) {
-        double[] wall = new double[iters];
-        double[] gpu = new double[iters];
-        int replayed = 0;
-        for (int i = 0; i < warmup + iters; i++) {
-            long s = System.nanoTime();
-            LlmEngine.TimedStep ts = engine.timedStep(step);
-            long e = System.nanoTime();
-            if (i >= warmup) {
-                wall[i - warmup] = (e - s) / 1e6;
-                gpu[i - warmup] = ts.gpuMillis();
-                replayed += ts.graphReplayed() ? 1 : 0;
-            }
-        }
-        return new double[] {
-            ModelBenchStats.of(wall).median(), ModelBenchStats.of(gpu).median(), replayed
-        };
+        return ModelBenchPrefill.timeSteps(warmup, iters, i -> engine.timedStep(step));
     }
 
     static void printHeader(PrintWriter out) {
