@@ -1,7 +1,6 @@
 package io.tensorlane.runtime.llm;
 
 import io.tensorlane.runtime.model.WeightType;
-import java.util.Locale;
 
 /**
  * Which one-token (and FP8 few-token) GEMVs run on the tensor cores (tl_gemv_mma*: 16 rows a block, an mma per 16 x 16
@@ -31,14 +30,6 @@ public enum GemvMma {
 
     /** The choice {@value #ENV} names (unset or blank: {@link #AUTO}); anything else is an error naming the choices. */
     public static GemvMma parse(String value) {
-        if (value == null || value.isBlank()) {
-            return AUTO;
-        }
-        return switch (value.trim().toLowerCase(Locale.ROOT)) {
-            case "auto" -> AUTO;
-            case "on" -> ON;
-            case "off" -> OFF;
-            default -> throw new IllegalArgumentException(ENV + "='" + value + "': expected auto, on or off");
-        };
+        return KernelChoices.parseAutoOnOff(ENV, value, AUTO, ON, OFF);
     }
 }

@@ -174,6 +174,22 @@ public record KernelChoices(
                 FP8_GEMM_ENV + "='" + value + "': expected auto, off or a number of tokens >= 1");
     }
 
+    /**
+     * A three-way switch's value ({@link GemvMma}, {@link MoeFusedDecode}): {@code auto} (also unset or blank), {@code on}
+     * or {@code off}; anything else is an error naming the variable {@code name}.
+     */
+    static <E> E parseAutoOnOff(String name, String value, E auto, E on, E off) {
+        if (value == null || value.isBlank()) {
+            return auto;
+        }
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "auto" -> auto;
+            case "on" -> on;
+            case "off" -> off;
+            default -> throw new IllegalArgumentException(name + "='" + value + "': expected auto, on or off");
+        };
+    }
+
     private static boolean parseOnOff(String name, String value, boolean unset) {
         if (value == null || value.isBlank()) {
             return unset;

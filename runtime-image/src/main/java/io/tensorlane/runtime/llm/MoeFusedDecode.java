@@ -1,7 +1,5 @@
 package io.tensorlane.runtime.llm;
 
-import java.util.Locale;
-
 /**
  * Which MoE steps take the fused decode kernels ({@link MoeDecodeKernels}: the router GEMV with top-k in one kernel,
  * silu in the gate/up kernel, the weighted sum in the down kernel); {@value #ENV}.
@@ -38,14 +36,6 @@ public enum MoeFusedDecode {
 
     /** {@value #ENV}'s value: auto (also unset or blank), on or off; anything else is an error naming it. */
     public static MoeFusedDecode parse(String value) {
-        if (value == null || value.isBlank()) {
-            return AUTO;
-        }
-        return switch (value.trim().toLowerCase(Locale.ROOT)) {
-            case "auto" -> AUTO;
-            case "on" -> ON;
-            case "off" -> OFF;
-            default -> throw new IllegalArgumentException(ENV + "='" + value + "': expected auto, on or off");
-        };
+        return KernelChoices.parseAutoOnOff(ENV, value, AUTO, ON, OFF);
     }
 }

@@ -23,26 +23,28 @@ final class RowLogprobs {
             return null;
         }
         int rows = res.ids().length;
-        int[] k = new int[rows];
-        boolean any = false;
+        int[] k = null; // allocated at the first row that wants logprobs: most steps have none
         for (BatchPlanner.Entry en : entries) {
             int want = en.seq().req.logprobs();
             if (want <= 0 || en.logitRow() < 0) {
                 continue;
             }
             for (int r = en.logitRow(); r <= en.logitRow() + en.drafts() && r < rows; r++) {
+                if (k == null) {
+                    k = new int[rows];
+                }
                 k[r] = want;
-                any = true;
             }
         }
-        if (!any) {
+        if (k == null) {
             return null;
         }
+        int[] want = k;
         TopLogprobs[] out = new TopLogprobs[rows];
         IntStream.range(0, rows)
                 .parallel()
-                .filter(r -> k[r] > 0)
-                .forEach(r -> out[r] = Sampler.logprobs(res.logits(), r * vocab, vocab, res.ids()[r], k[r]));
+                .filter(r -> want[r] > 0)
+                .forEach(r -> out[r] = Sampler.logprobs(res.logits(), r * vocab, vocab, res.ids()[r], want[r]));
         return out;
     }
 }
