@@ -34,6 +34,9 @@ import java.util.List;
  * B x k draft steps; batching the draft steps of several sequences is a later slice.
  */
 public final class DraftProposer implements Proposer {
+    /** {@code DraftSession.catchUp}'s answer when no guess can be made. */
+    private static final int NO_GUESS = Integer.MIN_VALUE;
+
     private final StepExecutor draft;
     private final BlockAllocator blocks;
     private final int maxChunk;
@@ -121,21 +124,11 @@ public final class DraftProposer implements Proposer {
 
         @Override
         public int propose(int[] tokens, int length, int k, int[] out) {
-            if (length < 1 || k < 1) {
+            int next = catchUp(tokens, length, k, false);
+            if (next == NO_GUESS) {
                 return 0;
             }
-            int from = agreed(tokens, length);
-            if (!known(tokens, from, length) || !room(length + k - 1L)) {
-                return 0;
-            }
-            while (from < length) {
-                int n = Math.min(maxChunk, length - from);
-                int id = feed(tokens, from, n, from + n == length);
-                from += n;
-                if (from == length) {
-                    out[0] = id;
-                }
-            }
+            out[0] = next;
             for (int i = 0; i < k; i++) {
                 if (out[i] < 0 || out[i] >= vocabLimit) {
                     return i; // an id the target cannot take: no guesses from here
@@ -160,17 +153,8 @@ public final class DraftProposer implements Proposer {
             if (!sampled) {
                 return -1;
             }
-            if (length < 1 || k < 1) {
+            if (catchUp(tokens, length, k, true) == NO_GUESS) {
                 return 0;
-            }
-            int from = agreed(tokens, length);
-            if (!known(tokens, from, length) || !room(length + k - 1L)) {
-                return 0;
-            }
-            while (from < length) {
-                int n = Math.min(maxChunk, length - from);
-                feed(tokens, from, n, from + n == length, from, true);
-                from += n;
             }
             int limit = Math.min(Math.min(draft.vocabSize(), vocabLimit), vocab);
             for (int i = 0; i < k; i++) {
@@ -181,6 +165,28 @@ public final class DraftProposer implements Proposer {
                 }
             }
             return k;
+        }
+
+        /**
+         * Feeds the draft {@code tokens[agreed, length)} in chunks, so that its next step follows {@code tokens[length -
+         * 1]}: the greedy next id after them (with {@code rows}, that token's logits in {@link #lastRow}), or {@link
+         * #NO_GUESS} when no guess can be made (nothing to guess from, an id the draft lacks, no KV room for k more).
+         */
+        private int catchUp(int[] tokens, int length, int k, boolean rows) {
+            if (length < 1 || k < 1) {
+                return NO_GUESS;
+            }
+            int from = agreed(tokens, length);
+            if (!known(tokens, from, length) || !room(length + k - 1L)) {
+                return NO_GUESS;
+            }
+            int next = NO_GUESS;
+            while (from < length) {
+                int n = Math.min(maxChunk, length - from);
+                next = feed(tokens, from, n, from + n == length, from, rows);
+                from += n;
+            }
+            return next;
         }
 
         @Override
