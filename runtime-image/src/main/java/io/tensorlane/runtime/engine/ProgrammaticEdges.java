@@ -45,25 +45,19 @@ public final class ProgrammaticEdges {
     /** sizeof(CUDA_KERNEL_NODE_PARAMS_v2) is 72 (func first); room to spare. */
     static final int KERNEL_PARAMS_BYTES = 128;
 
-    private static volatile Driver driver;
-
     private ProgrammaticEdges() {}
 
-    private static Driver driver() {
-        Driver d = driver;
-        if (d == null) {
-            synchronized (ProgrammaticEdges.class) {
-                if (driver == null) {
-                    try {
-                        driver = Native.load("cuda", Driver.class);
-                    } catch (UnsatisfiedLinkError e) {
-                        driver = Native.load("libcuda.so.1", Driver.class);
-                    }
-                }
-                d = driver;
+    /** The driver's library, loaded on first use (by name, else the soname the NVIDIA container toolkit mounts). */
+    private static final class Lib {
+        static final Driver DRIVER = load();
+
+        private static Driver load() {
+            try {
+                return Native.load("cuda", Driver.class);
+            } catch (UnsatisfiedLinkError e) {
+                return Native.load("libcuda.so.1", Driver.class);
             }
         }
-        return d;
     }
 
     /** Whether the current context's GPU launches programmatically (compute capability 9.0 and later). */
@@ -86,7 +80,7 @@ public final class ProgrammaticEdges {
         if (waiting.contains(0L)) {
             throw new IllegalArgumentException("a null module cannot be a waiting module");
         }
-        Driver d = driver();
+        Driver d = Lib.DRIVER;
         Pointer g = new Pointer(Cuda.address(graph));
         LongByReference count = new LongByReference();
         Cuda.check(d.cuGraphGetEdges_v2(g, null, null, null, count), "cuGraphGetEdges(count)");
