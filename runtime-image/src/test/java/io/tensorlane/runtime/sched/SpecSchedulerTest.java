@@ -87,8 +87,8 @@ class SpecSchedulerTest {
     /** Runs every request to its end, all submitted at once; the collectors in request order. */
     List<Collector> run(Scheduler s, List<SeqRequest> reqs, boolean speculate) throws Exception {
         List<Collector> cs = new ArrayList<>();
-        target.hold(); // every request queued before the first step, however slow the machine: the same batches each
-        // run
+        // every request queued before the second step is planned, however slow the machine (SpecTarget.hold)
+        target.hold();
         try {
             for (SeqRequest r : reqs) {
                 Collector c = new Collector();

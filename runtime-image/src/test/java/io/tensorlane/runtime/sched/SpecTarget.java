@@ -70,7 +70,10 @@ final class SpecTarget implements StepExecutor {
         return vocab;
     }
 
-    /** Steps wait from here until {@link #release()}: requests submitted in between all meet in the first step. */
+    /**
+     * Steps wait from here until {@link #release()}: requests submitted in between are all queued before the second
+     * step is planned (the first may have been planned when only the first request had arrived).
+     */
     void hold() {
         hold = new java.util.concurrent.CountDownLatch(1);
     }
