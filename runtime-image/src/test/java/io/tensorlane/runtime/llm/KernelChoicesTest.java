@@ -68,8 +68,8 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_PDL=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; false", "  ; false"})
-    void programmaticLaunchIsOffUnlessSwitchedOn(String value, boolean on) {
+            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; true", "  ; true"})
+    void programmaticLaunchIsOnUnlessSwitchedOff(String value, boolean on) {
         assertThat(KernelChoices.programmaticLaunch(value)).isEqualTo(on);
     }
 
