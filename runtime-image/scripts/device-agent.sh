@@ -119,7 +119,7 @@ for m in $MODELS; do
   eos=$($OAPY -c 'import json, sys; e = json.load(open(sys.argv[1]))["eos_token_id"]; print(e[0] if isinstance(e, list) else e)' \
     "$d/config.json" 2>>"$LOG")
   timeout "$(tmo 240 30)" $OAPY $ORACLE/agent_client.py "http://127.0.0.1:$port" "$m" --out "$OUT/agent-$m.json" \
-    --requests "${REQUESTS:-300}" ${eos:+--eos-id "$eos"} > "$OUT/client-$m.txt" 2>&1
+    --requests "${REQUESTS:-300}" ${eos:+--eos-id "$eos"} --tool-parser "$parser" > "$OUT/client-$m.txt" 2>&1
   rc=$?
   say "== $m: agent_client.py exit $rc, $(since "$t0") s ($(left) s left)"
   cat "$OUT/client-$m.txt" >> "$LOG"

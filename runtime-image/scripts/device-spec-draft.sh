@@ -188,7 +188,7 @@ if has_step bench; then
     for m in target draft; do
       if [ "$(left)" -lt 40 ]; then say "== bench-model $m: skipped, $(left) s left"; continue; fi
       step "bench-model $m" "$LOGS/bench-model-$m.log" timeout -s QUIT -k 5 "$(tmo 90 20)" $JAVA -jar "$APP" \
-        bench-model --model "$PAIRDIR/$m" --batches 1 --context 256 --warmup 300 --iters 100 --prefill-tokens 0 \
+        bench-model --model "$PAIRDIR/$m" --batches 1 --context 384 --warmup 100 --iters 100 --prefill-tokens 0 \
         --json "$b/bench-$m.json"
     done
     $PY $ORACLE/spec_draft_table.py --bench "$b" --pair "$PAIRDIR/pair.json" --k "$DRAFT_K" \

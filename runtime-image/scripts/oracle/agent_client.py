@@ -12,8 +12,9 @@ tool-call parser chosen from it (hermes, llama3_json, mistral). Checks, one line
   tools-parallel     tool_choice required with parallel calls allowed: every answer that finishes holds valid calls
                      (finish_reason tool_calls), and so do the complete calls of answers cut by max_tokens; a small
                      trained model seldom ends a run of calls by itself, so a second set of answers has logit_bias +100
-                     on EOS (--eos-id): the grammar allows EOS only after a whole call, so each of those must end
-                     there, with one valid call
+                     on EOS (--eos-id): the grammar allows EOS only where the calls are whole, so each of those must
+                     end at the first such place: after one call (hermes, llama3_json), or after the JSON array of
+                     calls closes (mistral: the model may put several in it)
   tools-roundtrip    the assistant's call and a role "tool" result sent back through the template: 200
   schema-<name>      response_format json_schema (strict), --requests sampled requests at temperature 1 over a few
                      bounded schemas: every answer finishes (stop), parses and validates (jsonschema when installed,
@@ -34,7 +35,8 @@ tool-call parser chosen from it (hermes, llama3_json, mistral). Checks, one line
 Writes --out (JSON: every check and the echo's ids and prompt logprobs, for oracle/echo_check.py against
 transformers). Exit 1 when a check fails.
 
-usage: agent_client.py URL MODEL --out FILE [--requests 300] [--parallel 32] [--no-parallel-calls] [--eos-id ID] [--only LIST]
+usage: agent_client.py URL MODEL --out FILE [--requests 300] [--parallel 32] [--no-parallel-calls] [--eos-id ID]
+       [--tool-parser P] [--only LIST]
 """
 import argparse
 import concurrent.futures as cf
@@ -120,7 +122,7 @@ def stream_final(client, kw):
         return set(), None
 
 
-def tools(client, model, check, parallel, eos_id, n=4):
+def tools(client, model, check, parallel, eos_id, fmt, n=4):
     modes = [("required", "required", None), ("named-add", {"type": "function", "function": {"name": "add"}}, "add"),
              ("named-weather", {"type": "function", "function": {"name": "get_weather"}}, "get_weather"),
              ("auto", "auto", None)]
@@ -192,21 +194,22 @@ def tools(client, model, check, parallel, eos_id, n=4):
             if why or c.finish_reason != "tool_calls":
                 bad.append(why or "finish_reason %s" % c.finish_reason)
         ended = 0
-        if eos_id is not None:  # EOS at +100 wherever the grammar allows it: right after the first whole call
+        if eos_id is not None:  # EOS at +100 wherever the grammar allows it: where the calls first are whole
             for i in range(n):
                 r = client.chat.completions.create(model=model, messages=ASK, tools=TOOLS, tool_choice="required",
                                                    max_tokens=600, temperature=0.8, seed=300 + i,
                                                    logit_bias={str(eos_id): 100})
                 c = r.choices[0]
                 why = call_errors(c.message.tool_calls)
-                if why or c.finish_reason != "tool_calls" or len(c.message.tool_calls) != 1:
+                one = fmt != "mistral"  # mistral's array of calls closes where the model closes it
+                if why or c.finish_reason != "tool_calls" or (one and len(c.message.tool_calls) != 1):
                     bad.append("EOS-biased answer: %s" % (why or "finish_reason %s, %d calls" % (
                         c.finish_reason, len(c.message.tool_calls or []))))
                 else:
                     ended += 1
         check("tools-parallel", not bad and done + ended > 0,
               "%d/%d answers finished (%d cut by max_tokens, holding %d whole calls), most calls in one answer %d; "
-              "EOS-biased: %d/%d ended after one call; calls %s" % (
+              "EOS-biased: %d/%d ended where the calls first were whole; calls %s" % (
                   done, n, cut, cut_calls, most, ended, n if eos_id is not None else 0,
                   "; ".join(bad[:2]) if bad else "valid"))
     if first_call is None:
@@ -453,6 +456,8 @@ def main():
     ap.add_argument("--parallel", type=int, default=32)
     ap.add_argument("--no-parallel-calls", action="store_true", help="parallel_tool_calls false (Llama 3.1's template)")
     ap.add_argument("--eos-id", type=int, help="the checkpoint's EOS id (tools-parallel's biased answers)")
+    ap.add_argument("--tool-parser", default="hermes", choices=("hermes", "llama3_json", "mistral"),
+                    help="the server's tool-call format (tools-parallel: where EOS may first come)")
     ap.add_argument("--only", default="tools,structured,parse,penalties,echo")
     ap.add_argument("--gap-min", type=float, default=0.2, help="smallest top-2 logprob gap the bias-gap check uses")
     a = ap.parse_args()
@@ -462,7 +467,8 @@ def main():
     report = {"openai": openai.__version__, "jsonschema": jsonschema is not None}
     only = a.only.split(",")
     if "tools" in only:
-        check.guard("tools", lambda: tools(client, a.model, check, not a.no_parallel_calls, a.eos_id))
+        check.guard("tools", lambda: tools(client, a.model, check, not a.no_parallel_calls, a.eos_id,
+                                                    a.tool_parser))
     if "structured" in only:
         check.guard("structured", lambda: structured(client, a.model, check, a.requests, a.parallel))
     if "parse" in only:
