@@ -46,8 +46,9 @@ public final class Speculation {
 
     /**
      * The InvalidSpec message for {@code s}, or null when it can be served (or is absent). Bounds are checked here too:
-     * an object written before the schema had them, or by a client that skips validation (or an API server without
-     * CEL, for the draft model's rules), is refused with the field.
+     * an object written before the schema had them, or by a client that skips validation, is refused with the field;
+     * that a draft model goes with method draft and only with it is said here only (no CEL in the CRD: see {@link
+     * SpeculativeSpec}).
      */
     public static String problem(SpeculativeSpec s) {
         if (s == null) {

@@ -11,8 +11,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * What the validator says about draft-model speculation (the spec with the draft's facts filled in): the CEL rules'
- * messages for an API server without CEL, a draft without a name, weight bytes or geometry, and a geometry the draft's
+ * What the validator says about draft-model speculation (the spec with the draft's facts filled in): a draft model
+ * with the wrong method (no CEL rule says it at apply time: see SpeculativeSpec), a draft without a name, weight bytes or geometry, and a geometry the draft's
  * tensor parallelism cannot split (the Tensorlane runtime runs the draft at TP 1, SGLang and vLLM at the target's).
  */
 class DraftValidationTest {
