@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -29,6 +31,7 @@ import io.tensorlane.operator.plan.Speculation;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -190,9 +193,9 @@ public final class Renderer {
         ModelVolumes.Mount mount = ModelVolumes.of(spec, model, settings);
         ModelVolumes.Mount draftMount = ModelVolumes.draft(spec, draft, settings); // null without a draft model
         EngineCommands.Engine engine = EngineCommands.render(spec, plan, mount, draftMount);
-        List<Container> inits = new java.util.ArrayList<>();
-        List<io.fabric8.kubernetes.api.model.VolumeMount> modelMounts = new java.util.ArrayList<>();
-        List<io.fabric8.kubernetes.api.model.Volume> modelVolumes = new java.util.ArrayList<>();
+        List<Container> inits = new ArrayList<>();
+        List<VolumeMount> modelMounts = new ArrayList<>();
+        List<Volume> modelVolumes = new ArrayList<>();
         for (ModelVolumes.Mount m : draftMount == null ? List.of(mount) : List.of(mount, draftMount)) {
             if (m.init() != null) {
                 inits.add(m.init());
@@ -206,12 +209,10 @@ public final class Renderer {
         long uid = settings.pod().runAsUser();
         Quantity gpus = new Quantity(Integer.toString(spec.parallelism.tensor));
         int port = spec.serving.port;
-        long draftBytes = draftMount == null || Speculation.draftModel(spec).weightBytes == null
-                ? 0
-                : Speculation.draftModel(spec).weightBytes;
+        Long draftBytes = draftMount == null ? null : Speculation.draftModel(spec).weightBytes;
         int startupFailures = startupFailureThreshold(
                 spec.rollout.progressDeadlineSeconds,
-                (spec.model.weightBytes == null ? 0 : spec.model.weightBytes) + draftBytes);
+                (spec.model.weightBytes == null ? 0 : spec.model.weightBytes) + (draftBytes == null ? 0 : draftBytes));
 
         Container container = new ContainerBuilder()
                 .withName(CONTAINER)
