@@ -162,6 +162,32 @@ class DraftModelPodTest {
                 .isEqualTo(3_000_000_000L);
     }
 
+    @Test
+    void theDraftsInspectionJobMountsTheDraftsSource() {
+        InferenceDeployment o = new InferenceDeployment();
+        o.setMetadata(new ObjectMetaBuilder()
+                .withName("m")
+                .withNamespace("ns")
+                .withUid("u")
+                .build());
+        InferenceDeploymentSpec spec = spec(EngineType.Tensorlane, "pvc://drafts/llama-1b");
+        ModelSource src = ModelSource.of("pvc://drafts/llama-1b", "meta-llama/Llama-3.2-1B-Instruct");
+        var job = InspectionJobs.job(
+                o,
+                io.tensorlane.operator.plan.SpecValidator.withDefaults(spec),
+                spec.serving.speculative.draftModel,
+                src,
+                TestConfig.defaults());
+        var pod = job.getSpec().getTemplate().getSpec();
+        assertThat(pod.getVolumes().stream()
+                        .filter(v -> v.getPersistentVolumeClaim() != null)
+                        .map(v -> v.getPersistentVolumeClaim().getClaimName()))
+                .containsExactly("drafts");
+        assertThat(pod.getContainers().get(0).getArgs())
+                .containsExactly("inspect-model", "--dir", "/models/llama-1b", "--source", src.uri());
+        assertThat(job.getMetadata().getName()).isEqualTo(InspectionJobs.name(src));
+    }
+
     static Stream<Arguments> merges() {
         ModelSource t = ModelSource.of(null, "meta-llama/Llama-3.1-8B-Instruct");
         ModelSource d = ModelSource.of(null, "meta-llama/Llama-3.2-1B-Instruct");
