@@ -40,7 +40,8 @@ public final class EngineEnv {
     public static final String MAX_BATCH_TOKENS = "TENSORLANE_MAX_BATCH_TOKENS";
     /**
      * Speculative decoding ({@code serve --speculative}): {@code ngram:k=4,n=3} (prompt lookup, up to k guesses per step
-     * from suffixes of up to n tokens), {@code draft:DIR,k=4} (a draft model: not built yet, refused), or unset / off.
+     * from suffixes of up to n tokens), {@code draft:DIR,k=4[,batch=B]} (a draft model in DIR, at TP 1 on rank 0's GPU:
+     * {@link DraftLayout}; the operator renders {@code draft:<its /draft-model dir>,k=K}), or unset / off.
      */
     public static final String SPECULATIVE = "TENSORLANE_SPECULATIVE";
 

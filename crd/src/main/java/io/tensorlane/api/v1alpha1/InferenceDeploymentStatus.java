@@ -33,6 +33,10 @@ public class InferenceDeploymentStatus {
     @JsonPropertyDescription("The model as read from its source: architecture, geometry, weight bytes, revision.")
     public ModelStatus model;
 
+    @JsonPropertyDescription("The draft model of spec.serving.speculative.draftModel as read from its source (the same "
+            + "facts as status.model); absent without draft-model speculation.")
+    public ModelStatus draftModel;
+
     @JsonPropertyDescription(
             "The hf:// download step of the pods (init container fetch-model): progress read from its log.")
     public DownloadStatus download;

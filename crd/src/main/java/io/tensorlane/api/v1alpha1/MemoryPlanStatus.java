@@ -27,8 +27,18 @@ public class MemoryPlanStatus {
     @JsonPropertyDescription("Weights per GPU (weightBytes / tensor).")
     public Long weightsBytes;
 
-    @JsonPropertyDescription("KV cache per GPU.")
+    @JsonPropertyDescription("KV cache per GPU (the target's; a draft model's is draftKvCacheBytes).")
     public Long kvCacheBytes;
+
+    @JsonPropertyDescription(
+            "Draft-model speculation: the draft's weights on the fullest GPU (Tensorlane: all of them on "
+                    + "rank 0's GPU, the draft runs at TP 1; SGLang and vLLM: weightBytes / tensor, the draft shares the "
+                    + "target's TP). Counted in staticFraction.")
+    public Long draftWeightsBytes;
+
+    @JsonPropertyDescription("Draft-model speculation: the draft's KV cache on the fullest GPU, for as many tokens as "
+            + "kvCacheTokens (every engine gives the draft one slot per target token). Counted in staticFraction.")
+    public Long draftKvCacheBytes;
 
     @JsonPropertyDescription("Element type the KV cache is sized with: spec.serving.kvCacheDtype, auto resolved to the "
             + "model's activation dtype (bf16, fp16, fp8 or fp32).")

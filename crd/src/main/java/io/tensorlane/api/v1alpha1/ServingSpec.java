@@ -34,10 +34,14 @@ public class ServingSpec {
     public KvCacheDtype kvCacheDtype = KvCacheDtype.auto;
 
     @JsonPropertyDescription(
-            "Speculative decoding, e.g. {method: ngram, numSpeculativeTokens: 4, promptLookupMax: 3}. Absent: off. "
-                    + "Tensorlane gets TENSORLANE_SPECULATIVE=ngram:k=4,n=3, vLLM --speculative-config with method ngram, "
-                    + "SGLang --speculative-algorithm NGRAM with k + 1 draft tokens (promptLookupMax is not passed to "
-                    + "SGLang). The memory plan counts the verify steps' extra logits rows.")
+            "Speculative decoding, e.g. {method: ngram, numSpeculativeTokens: 4, promptLookupMax: 3} or {method: draft, "
+                    + "numSpeculativeTokens: 4, draftModel: {name: org/small}}. Absent: off. ngram: Tensorlane gets "
+                    + "TENSORLANE_SPECULATIVE=ngram:k=4,n=3, vLLM --speculative-config with method ngram, SGLang "
+                    + "--speculative-algorithm NGRAM with k + 1 draft tokens (promptLookupMax is not passed to SGLang). "
+                    + "draft: Tensorlane gets TENSORLANE_SPECULATIVE=draft:<dir>,k=4, vLLM --speculative-config with "
+                    + "method draft_model, SGLang --speculative-algorithm STANDALONE with the draft's path. The memory "
+                    + "plan counts the verify steps' extra logits rows, and a draft model's weights, KV cache and "
+                    + "activations.")
     public SpeculativeSpec speculative;
 
     /** Element type of the KV cache ({@code auto}: the model's activation dtype). */

@@ -9,12 +9,24 @@ import io.fabric8.generator.annotation.Required;
 
 /**
  * Speculative decoding ({@code spec.serving.speculative}): a proposer guesses up to {@link #numSpeculativeTokens}
- * tokens per sequence and step and the target model verifies them in one forward pass. Only {@code ngram} (prompt
- * lookup) is served; {@code draft} (a draft model) is accepted by the schema so that it can be refused with a clear
- * InvalidSpec message until the runtime builds it.
+ * tokens per sequence and step and the target model verifies them in one forward pass. {@code ngram} (prompt lookup,
+ * no model) or {@code draft}: a smaller model with the target's tokenizer, named in {@link #draftModel} the way
+ * {@code spec.model} names the target (the same type: name, source, tokenSecret, storage, dtype and the overrides),
+ * read and fetched into the pod the same way. That a draft model goes with {@code draft} and only with it is the
+ * validator's InvalidSpec ({@link #DRAFT_NEEDS_MODEL}, {@link #NGRAM_TAKES_NO_MODEL}), not a CEL rule: a CRD with
+ * {@code x-kubernetes-validations} cannot even be installed by server-side apply on the Kubernetes 1.20 API server the
+ * project supports and tests against ("field not declared in schema", seen 2026-12-04 with the testkit's control
+ * plane). A draft model without a name is refused at apply time (its {@code name} is required, as spec.model's).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class SpeculativeSpec {
+    /** The validator's message: method draft without a draft model. */
+    public static final String DRAFT_NEEDS_MODEL =
+            "draftModel is required when method is draft (a smaller model with the target's tokenizer)";
+    /** The validator's message: a draft model with method ngram. */
+    public static final String NGRAM_TAKES_NO_MODEL =
+            "draftModel is only for method draft; ngram proposes from the prompt without a model";
+
     /** Most tokens proposed per sequence and step the operator accepts (the runtime takes up to 16). */
     public static final int MAX_TOKENS = 8;
     /** Longest suffix an n-gram proposer matches that the operator accepts (the runtime takes up to 16). */
@@ -23,7 +35,7 @@ public class SpeculativeSpec {
     @Required
     @JsonPropertyDescription(
             "Proposer: ngram (prompt lookup: the last n tokens are matched in the prompt and the output so far; no "
-                    + "model). draft (a smaller model with the same tokenizer) is not supported yet: InvalidSpec.")
+                    + "model) or draft (a smaller model with the target's tokenizer, named in draftModel).")
     public Method method;
 
     @Min(1)
@@ -40,6 +52,14 @@ public class SpeculativeSpec {
             "ngram: the longest suffix (n tokens) looked up in the prompt and output; shorter suffixes down to 1 are "
                     + "tried too. Default 3.")
     public Integer promptLookupMax = 3;
+
+    @JsonPropertyDescription("draft: the draft model, named as spec.model names the target (name, source: hf://, "
+            + "pvc://, file:// or oci://, tokenSecret, storage, dtype; geometry and weightBytes are read from it and "
+            + "may be overridden). It must have the target's tokenizer. It is read by the operator and fetched into "
+            + "the pod beside the target (hf://: init container fetch-draft-model into the volume draft-model); the "
+            + "memory plan counts its weights and its KV cache (as many tokens as the target's). Required with "
+            + "method draft, refused with ngram.")
+    public ModelSpec draftModel;
 
     /** Proposers. */
     public enum Method {

@@ -9,7 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** crd/README.md's field table names every leaf field of InferenceDeployment.spec, so it cannot drift silently. */
+/**
+ * crd/README.md's field table names every leaf field of InferenceDeployment.spec, so it cannot drift silently. The
+ * draft model (spec.serving.speculative.draftModel) is one row: its schema is spec.model's, field for field (checked
+ * here), so spec.model's rows document it.
+ */
 class ReadmeFieldTableTest {
     @Test
     void readmeListsEverySpecField() throws IOException {
@@ -32,8 +36,34 @@ class ReadmeFieldTableTest {
                 .isEmpty();
     }
 
+    static JSONSchemaProps spec() {
+        return GeneratedCrds.generated(InferenceDeployment.class)
+                .getSpec()
+                .getVersions()
+                .get(0)
+                .getSchema()
+                .getOpenAPIV3Schema()
+                .getProperties()
+                .get("spec");
+    }
+
+    @Test
+    void theDraftModelHasSpecModelsSchemaFieldForField() {
+        JSONSchemaProps model = spec().getProperties().get("model");
+        JSONSchemaProps draft = spec().getProperties()
+                .get("serving")
+                .getProperties()
+                .get("speculative")
+                .getProperties()
+                .get("draftModel");
+        assertThat(draft.getProperties()).isEqualTo(model.getProperties());
+        assertThat(draft.getRequired()).isEqualTo(model.getRequired());
+    }
+
     private static void collect(String path, JSONSchemaProps s, List<String> out) {
-        boolean embedded = path.endsWith(".env") || path.endsWith(".tolerations");
+        boolean embedded = path.endsWith(".env")
+                || path.endsWith(".tolerations")
+                || path.equals("spec.serving.speculative.draftModel");
         if (s.getProperties() != null && !s.getProperties().isEmpty() && !embedded) {
             s.getProperties().forEach((k, v) -> collect(path + "." + k, v, out));
         } else {

@@ -62,6 +62,26 @@ class InferenceDeploymentSchemaClusterTest {
                         "unknown-source-scheme",
                         (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "s3://bucket/m",
                         "spec.model.source in body should match"),
+                // the draft model is a ModelSpec: a draft named without a name is refused like spec.model would be
+                Arguments.of(
+                        "draft-model-without-a-name",
+                        (Consumer<InferenceDeploymentSpec>) s -> {
+                            s.serving.speculative = new io.tensorlane.api.v1alpha1.SpeculativeSpec();
+                            s.serving.speculative.method = io.tensorlane.api.v1alpha1.SpeculativeSpec.Method.draft;
+                            s.serving.speculative.draftModel = new ModelSpec();
+                            s.serving.speculative.draftModel.source = "hf://org/small";
+                        },
+                        "spec.serving.speculative.draftModel.name: Required value"),
+                Arguments.of(
+                        "draft-model-of-an-unknown-scheme",
+                        (Consumer<InferenceDeploymentSpec>) s -> {
+                            s.serving.speculative = new io.tensorlane.api.v1alpha1.SpeculativeSpec();
+                            s.serving.speculative.method = io.tensorlane.api.v1alpha1.SpeculativeSpec.Method.draft;
+                            s.serving.speculative.draftModel = new ModelSpec();
+                            s.serving.speculative.draftModel.name = "org/small";
+                            s.serving.speculative.draftModel.source = "s3://bucket/small";
+                        },
+                        "spec.serving.speculative.draftModel.source in body should match"),
                 Arguments.of(
                         "hf-source-with-three-parts",
                         (Consumer<InferenceDeploymentSpec>) s -> s.model.source = "hf://a/b/c",

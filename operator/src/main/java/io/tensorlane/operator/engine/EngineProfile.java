@@ -103,8 +103,14 @@ public interface EngineProfile {
     /**
      * @param dir the directory the engine loads (TENSORLANE_MODEL_DIR, --model-path)
      * @param source the source URI the pod uses (hf:// pinned to the commit)
+     * @param draftDir the draft model's directory (spec.serving.speculative.draftModel), or null without one
      */
-    record ModelLocation(String dir, String source) {}
+    record ModelLocation(String dir, String source, String draftDir) {
+        /** A location without a draft model. */
+        public ModelLocation(String dir, String source) {
+            this(dir, source, null);
+        }
+    }
 
     /** One environment variable with a plain value. */
     static EnvVar env(String name, String value) {

@@ -20,7 +20,8 @@ import java.util.List;
  * {@code --max-prefill-tokens}, the static fraction as {@code --mem-fraction-static}, an FP8 KV
  * cache as {@code --kv-cache-dtype fp8_e4m3} (its choices: auto, fp8_e4m3, fp8_e5m2, bf16/bfloat16; any other plan
  * keeps its default auto, the model's activation dtype, which is what the plan sized), n-gram speculation as {@code
- * --speculative-algorithm NGRAM} ({@link #speculativeArgs}), its own custom allreduce
+ * --speculative-algorithm NGRAM} ({@link #speculativeArgs}), a draft model as {@code STANDALONE} ({@link
+ * #draftArgs}), its own custom allreduce
  * switched off when the plan says NCCL, PyTorch's OOM lines, no preflight (it runs its own kernels), an image is
  * required.
  */
@@ -73,7 +74,7 @@ public final class SglangProfile extends PythonServerProfile {
         if (tp > 1 && !plan.allreduce().custom()) {
             args.add("--disable-custom-all-reduce");
         }
-        args.addAll(speculativeArgs(Speculation.of(spec)));
+        args.addAll(speculativeArgs(Speculation.of(spec), model.draftDir()));
         return new Launch(List.of("python3", "-m", "sglang.launch_server"), args, List.of(env("HOME", "/tmp")));
     }
 
@@ -85,15 +86,43 @@ public final class SglangProfile extends PythonServerProfile {
      * {@code promptLookupMax} has no SGLang counterpart (its matcher is a trie with its own window and BFS settings,
      * left at their defaults); it is not passed.
      */
-    static List<String> speculativeArgs(SpeculativeSpec s) {
+    static List<String> speculativeArgs(SpeculativeSpec s, String draftDir) {
         if (s == null) {
             return List.of();
+        }
+        if (s.method == SpeculativeSpec.Method.draft) {
+            return draftArgs(Speculation.tokens(s), draftDir);
         }
         return List.of(
                 "--speculative-algorithm",
                 "NGRAM",
                 "--speculative-num-draft-tokens",
                 Integer.toString(Speculation.tokens(s) + 1));
+    }
+
+    /**
+     * SGLang's speculation with a separate small draft model: {@code --speculative-algorithm STANDALONE} (its help
+     * text's builtins; the docs' "You have a smaller draft LLM: use STANDALONE"), {@code --speculative-draft-model-path}
+     * the draft's directory in the pod, {@code --speculative-num-steps k} (draft steps a verify checks), {@code
+     * --speculative-eagle-topk 1} (one chain of guesses, not a tree: what the other engines propose) and {@code
+     * --speculative-num-draft-tokens k + 1} (SGLang counts the last verified token, as for n-gram; with top-k 1 it is
+     * num_steps + 1). Names pinned in {@code engine-flags/sglang.json}.
+     */
+    static List<String> draftArgs(int k, String draftDir) {
+        if (draftDir == null || draftDir.isBlank()) {
+            throw new IllegalArgumentException("draft speculation needs the draft model's directory in the pod");
+        }
+        return List.of(
+                "--speculative-algorithm",
+                "STANDALONE",
+                "--speculative-draft-model-path",
+                draftDir,
+                "--speculative-num-steps",
+                Integer.toString(k),
+                "--speculative-eagle-topk",
+                "1",
+                "--speculative-num-draft-tokens",
+                Integer.toString(k + 1));
     }
 
     /** Its health timeout and 5 s for the answer to arrive. */

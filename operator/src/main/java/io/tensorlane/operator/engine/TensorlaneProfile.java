@@ -22,8 +22,8 @@ import java.util.List;
 /**
  * Tensorlane's own runtime: {@code serve} with the whole plan in the environment ({@link EngineEnv}), including the
  * custom allreduce's algorithm table and buffer size and the KV cache's dtype (bf16, fp16, or fp8: e4m3 with
- * per-layer scales, 1 byte an element, as the plan sized it) and tokens, and n-gram speculation as {@code
- * TENSORLANE_SPECULATIVE=ngram:k=K,n=N}; reports CUDA OOM as the contract's JSON
+ * per-layer scales, 1 byte an element, as the plan sized it) and tokens, and speculation as {@code
+ * TENSORLANE_SPECULATIVE=ngram:k=K,n=N} or {@code draft:<the draft model's directory>,k=K}; reports CUDA OOM as the contract's JSON
  * termination message; measured by the preflight; image defaults to the operator's runtime image. A Mixture of Experts
  * (Qwen3-MoE, Mixtral) is served in bf16/fp16 and FP8 (block-scaled or per-channel experts) and rendered as a dense
  * model is (the runtime reads its experts and their quantization from config.json; a TP size whose share of an
@@ -60,7 +60,7 @@ public final class TensorlaneProfile implements EngineProfile {
         env.add(env(EngineEnv.KV_CACHE_DTYPE, mem.kvCacheDtype().name()));
         env.add(env(EngineEnv.MAX_MODEL_LENGTH, Integer.toString(spec.serving.maxModelLength)));
         env.add(env(EngineEnv.MAX_BATCH_TOKENS, Integer.toString(spec.serving.maxBatchTokens)));
-        String speculative = speculative(Speculation.of(spec));
+        String speculative = speculative(Speculation.of(spec), model.draftDir());
         if (speculative != null) {
             env.add(env(EngineEnv.SPECULATIVE, speculative));
         }
@@ -69,11 +69,21 @@ public final class TensorlaneProfile implements EngineProfile {
 
     /**
      * The {@link EngineEnv#SPECULATIVE} value of {@code s} in the runtime's grammar ({@code SpeculativeConfig.parse}:
-     * {@code ngram:k=K,n=N}); null when off. Only ngram reaches a plan (the validator refuses draft).
+     * {@code ngram:k=K,n=N}, or {@code draft:DIR,k=K} with the draft model's directory in the pod; the runtime's
+     * draft {@code batch} keeps its default, speculation while at most one sequence decodes); null when off.
+     *
+     * @param draftDir the draft model's directory in the pod (method draft)
      */
-    static String speculative(SpeculativeSpec s) {
+    static String speculative(SpeculativeSpec s, String draftDir) {
         if (s == null) {
             return null;
+        }
+        if (s.method == SpeculativeSpec.Method.draft) {
+            if (draftDir == null || draftDir.isBlank() || draftDir.contains(",")) {
+                throw new IllegalArgumentException("draft speculation needs the draft model's directory in the pod "
+                        + "(no comma: the runtime's grammar separates fields by commas), got " + draftDir);
+            }
+            return "draft:" + draftDir + ",k=" + Speculation.tokens(s);
         }
         return "ngram:k=" + Speculation.tokens(s) + ",n=" + Speculation.lookupMax(s);
     }

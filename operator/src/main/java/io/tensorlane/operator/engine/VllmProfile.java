@@ -22,7 +22,8 @@ import java.util.Map;
  * usual 5 s probe timeout fits), {@code --gpu-memory-utilization} (which
  * covers everything vLLM allocates, not only weights + KV cache), an FP8 KV cache as {@code --kv-cache-dtype fp8}
  * (vLLM's CacheDType: fp8 = fp8_e4m3; any other plan keeps its default auto, the model's activation dtype, which is
- * what the plan sized), n-gram speculation as {@code --speculative-config} JSON ({@link #speculativeConfig}), its own
+ * what the plan sized), n-gram or draft-model speculation as {@code --speculative-config} JSON ({@link
+ * #speculativeConfig}), its own
  * custom allreduce switched off when the plan says NCCL, PyTorch's OOM lines, no
  * preflight, an image is required.
  */
@@ -61,7 +62,7 @@ public final class VllmProfile extends PythonServerProfile {
         if (tp > 1 && !plan.allreduce().custom()) {
             args.add("--disable-custom-all-reduce");
         }
-        String speculative = speculativeConfig(Speculation.of(spec));
+        String speculative = speculativeConfig(Speculation.of(spec), model.draftDir(), tp);
         if (speculative != null) {
             args.addAll(List.of("--speculative-config", speculative));
         }
@@ -70,15 +71,29 @@ public final class VllmProfile extends PythonServerProfile {
 
     /**
      * vLLM's {@code --speculative-config} JSON (SpeculativeConfig in vllm/config/speculative.py) for {@code s}, or null
-     * when off: method ngram, num_speculative_tokens k, prompt_lookup_max n and prompt_lookup_min 1. The minimum is
+     * when off. A draft model: method draft_model, model its directory in the pod, num_speculative_tokens k and
+     * draft_tensor_parallel_size the target's TP {@code tp}. n-gram: method ngram, num_speculative_tokens k, prompt_lookup_max n and prompt_lookup_min 1. The minimum is
      * given because vLLM sets an absent prompt_lookup_min to prompt_lookup_max (only n-token suffixes), while the
      * Tensorlane runtime's proposer tries n down to 1 ({@code NgramProposer}); the same spec means the same proposer.
      */
-    static String speculativeConfig(SpeculativeSpec s) {
+    static String speculativeConfig(SpeculativeSpec s, String draftDir, int tp) {
         if (s == null) {
             return null;
         }
         Map<String, Object> config = new LinkedHashMap<>();
+        if (s.method == SpeculativeSpec.Method.draft) {
+            if (draftDir == null || draftDir.isBlank()) {
+                throw new IllegalArgumentException("draft speculation needs the draft model's directory in the pod");
+            }
+            // vllm/config/speculative.py (pinned in engine-flags/vllm.json): SpeculativeMethod "draft_model", model
+            // "the name of the draft model", draft_tensor_parallel_size "can only be 1 or the same as the target
+            // model's": the target's, which is what the memory plan shards the draft by (DraftPlan)
+            config.put("method", "draft_model");
+            config.put("model", draftDir);
+            config.put("num_speculative_tokens", Speculation.tokens(s));
+            config.put("draft_tensor_parallel_size", tp);
+            return Serialization.asJson(config);
+        }
         config.put("method", "ngram");
         config.put("num_speculative_tokens", Speculation.tokens(s));
         config.put("prompt_lookup_max", Speculation.lookupMax(s));

@@ -63,7 +63,20 @@ public final class InspectionJobs {
     /** The Job for {@code source}, owned by {@code owner}. */
     public static Job job(
             InferenceDeployment owner, InferenceDeploymentSpec spec, ModelSource source, TensorlaneConfig rs) {
-        ModelVolumes.Mount mount = ModelVolumes.of(spec, null, rs);
+        return job(owner, spec, spec.model, source, rs);
+    }
+
+    /**
+     * The Job for {@code source}, the source of {@code model} (spec.model, or the draft model of its speculation),
+     * mounted as spec.model's is; placed by {@code spec}'s placement.
+     */
+    public static Job job(
+            InferenceDeployment owner,
+            InferenceDeploymentSpec spec,
+            io.tensorlane.api.v1alpha1.ModelSpec model,
+            ModelSource source,
+            TensorlaneConfig rs) {
+        ModelVolumes.Mount mount = ModelVolumes.of(model, null, rs, ModelVolumes.Names.MODEL);
         long uid = rs.pod().runAsUser();
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(Renderer.LABEL_MANAGED_BY, Renderer.MANAGED_BY);

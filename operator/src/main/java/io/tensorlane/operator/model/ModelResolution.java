@@ -2,6 +2,7 @@ package io.tensorlane.operator.model;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.ServingSpec;
@@ -22,8 +23,12 @@ import java.util.List;
  * @param reason condition reason when FAILED (ModelNotFound, Unauthorized, UnsupportedArchitecture, InvalidModel,
  *     SecretNotFound, SecretUnreadable, ImageVolumeUnsupported, InspectionFailed, InvalidSource), InspectingModel when PENDING
  * @param message for a person: which model, which file or field, and why; never a token
+ * @param draftStatus status.draftModel: the facts read of spec.serving.speculative.draftModel (null without a draft
+ *     model, for a source that is not inspected, or not yet); the state, reason and message are the draft's when the
+ *     target is ready and the draft is not ({@link #withDraft})
  */
-public record ModelResolution(ModelSource source, ModelStatus status, State state, String reason, String message) {
+public record ModelResolution(
+        ModelSource source, ModelStatus status, State state, String reason, String message, ModelStatus draftStatus) {
     /** Where inspection stands. */
     public enum State {
         /** status holds the facts (hf:// read over the Hub API; pvc://, file://, oci:// read by the inspection Job). */
@@ -39,19 +44,41 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
     public static final String REASON_INSPECTING = "InspectingModel";
 
     public static ModelResolution known(ModelSource source, ModelStatus status) {
-        return new ModelResolution(source, status, State.KNOWN, null, null);
+        return new ModelResolution(source, status, State.KNOWN, null, null, null);
     }
 
     public static ModelResolution notNeeded(ModelSource source) {
-        return new ModelResolution(source, null, State.NOT_NEEDED, null, null);
+        return new ModelResolution(source, null, State.NOT_NEEDED, null, null, null);
     }
 
     public static ModelResolution pending(ModelSource source, String message) {
-        return new ModelResolution(source, null, State.PENDING, REASON_INSPECTING, message);
+        return new ModelResolution(source, null, State.PENDING, REASON_INSPECTING, message, null);
     }
 
     public static ModelResolution failed(ModelSource source, String reason, String message) {
-        return new ModelResolution(source, null, State.FAILED, reason, message);
+        return new ModelResolution(source, null, State.FAILED, reason, message, null);
+    }
+
+    /**
+     * The target's resolution with its draft model's ({@code draft}, null without one): the draft's facts as {@link
+     * #draftStatus}; while the target is ready but the draft is not, the draft's state, reason and message (prefixed
+     * with the field), so the deployment waits for (or reports) the draft as it does for the target.
+     */
+    public static ModelResolution withDraft(ModelResolution target, ModelResolution draft) {
+        if (draft == null) {
+            return target;
+        }
+        if (!target.ready() || draft.ready()) {
+            return new ModelResolution(
+                    target.source, target.status, target.state, target.reason, target.message, draft.status);
+        }
+        return new ModelResolution(
+                target.source,
+                target.status,
+                draft.state,
+                draft.reason,
+                "spec.serving.speculative.draftModel: " + draft.message,
+                draft.status);
     }
 
     /** The planner and renderer may proceed. */
@@ -77,6 +104,35 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
      * from the dtype alone otherwise. The spec is not modified.
      */
     public static InferenceDeploymentSpec fill(InferenceDeploymentSpec spec, ModelStatus status) {
+        return fill(spec, status, null);
+    }
+
+    /**
+     * {@link #fill(InferenceDeploymentSpec, ModelStatus)}, and the draft model's geometry, weightBytes and dtype from
+     * {@code draft} (status.draftModel) where spec.serving.speculative.draftModel leaves them out; the draft's KV dtype
+     * is the planner's ({@code DraftPlan}). The spec is not modified.
+     */
+    public static InferenceDeploymentSpec fill(InferenceDeploymentSpec spec, ModelStatus status, ModelStatus draft) {
+        InferenceDeploymentSpec out = fillTarget(spec, status);
+        ModelSpec d = io.tensorlane.operator.plan.Speculation.draftModel(out);
+        if (draft == null || d == null || d.geometry != null && d.weightBytes != null && d.dtype != null) {
+            return out;
+        }
+        InferenceDeploymentSpec copy = out == spec ? io.fabric8.kubernetes.client.utils.Serialization.clone(spec) : out;
+        ModelSpec m = copy.serving.speculative.draftModel;
+        if (m.geometry == null && draft.geometry != null) {
+            m.geometry = io.fabric8.kubernetes.client.utils.Serialization.clone(draft.geometry);
+        }
+        if (m.weightBytes == null) {
+            m.weightBytes = draft.weightBytes;
+        }
+        if (m.dtype == null) {
+            m.dtype = ModelDtype.of(draft).orElse(null);
+        }
+        return copy;
+    }
+
+    private static InferenceDeploymentSpec fillTarget(InferenceDeploymentSpec spec, ModelStatus status) {
         if (status == null
                 || spec == null
                 || spec.model == null
@@ -112,7 +168,7 @@ public record ModelResolution(ModelSource source, ModelStatus status, State stat
 
     /** The spec for planning, with the facts filled in. */
     public InferenceDeploymentSpec fill(InferenceDeploymentSpec spec) {
-        return fill(spec, status);
+        return fill(spec, status, draftStatus);
     }
 
     /** Geometry the plan will use (spec override or read), or null. */

@@ -15,6 +15,7 @@ import io.tensorlane.modelfacts.ModelSource;
 import io.tensorlane.operator.TensorlaneConfig;
 import io.tensorlane.operator.model.ModelInspector.Inspection;
 import io.tensorlane.operator.plan.SpecValidator;
+import io.tensorlane.operator.plan.Speculation;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -63,20 +64,46 @@ public final class ModelResolver {
             InferenceDeploymentSpec effective,
             ModelStatus previous,
             KubernetesClient client) {
+        return resolve(primary, effective, effective == null ? null : effective.model, "spec.model", previous, client);
+    }
+
+    /**
+     * The draft model of {@code effective} (spec.serving.speculative.draftModel with method draft), found out as the
+     * target is (the same cache, the same inspection Jobs); null without one.
+     *
+     * @param previous status.draftModel as it is now
+     */
+    public ModelResolution resolveDraft(
+            InferenceDeployment primary,
+            InferenceDeploymentSpec effective,
+            ModelStatus previous,
+            KubernetesClient client) {
+        ModelSpec d = Speculation.draftModel(effective);
+        return d == null
+                ? null
+                : resolve(primary, effective, d, "spec.serving.speculative.draftModel", previous, client);
+    }
+
+    private ModelResolution resolve(
+            InferenceDeployment primary,
+            InferenceDeploymentSpec effective,
+            ModelSpec m,
+            String field,
+            ModelStatus previous,
+            KubernetesClient client) {
         String namespace = primary.getMetadata().getNamespace();
-        ModelSpec m = effective == null ? null : effective.model;
         if (m == null || m.name == null) {
-            return ModelResolution.failed(null, "InvalidSource", "spec.model.name is required");
+            return ModelResolution.failed(null, "InvalidSource", field + ".name is required");
         }
         ModelSource source;
         try {
             source = ModelSource.of(m.source, m.name);
         } catch (ModelFactsException e) {
-            return ModelResolution.failed(null, "InvalidSource", "spec.model.source: " + e.getMessage());
+            return ModelResolution.failed(null, "InvalidSource", field + ".source: " + e.getMessage());
         }
         boolean overridden = m.geometry != null && m.weightBytes != null;
         if (source.scheme() == ModelSource.Scheme.HF) {
-            return hub(source, m, namespace, previous, client);
+            return hub(source, m, field, namespace, previous, client);
         }
         if (source.scheme() == ModelSource.Scheme.OCI && !imageVolumes(client)) {
             return ModelResolution.failed(
@@ -92,12 +119,16 @@ public final class ModelResolver {
         if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
             return ModelResolution.known(source, previous);
         }
-        return job(primary, SpecValidator.withDefaults(effective), source, client);
+        return job(primary, SpecValidator.withDefaults(effective), m, source, client);
     }
 
     /** pvc://, file://, oci://: the inspection Job's result, or the Job started (or retried after a failure). */
     private ModelResolution job(
-            InferenceDeployment primary, InferenceDeploymentSpec spec, ModelSource source, KubernetesClient client) {
+            InferenceDeployment primary,
+            InferenceDeploymentSpec spec,
+            ModelSpec model,
+            ModelSource source,
+            KubernetesClient client) {
         String ns = primary.getMetadata().getNamespace();
         String name = InspectionJobs.name(source);
         String running = "running inspect-model on " + source.uri() + " in Job " + name;
@@ -105,7 +136,7 @@ public final class ModelResolver {
             Job job = client.batch().v1().jobs().inNamespace(ns).withName(name).get();
             if (job == null) {
                 try {
-                    client.resource(InspectionJobs.job(primary, spec, source, config))
+                    client.resource(InspectionJobs.job(primary, spec, model, source, config))
                             .create();
                 } catch (KubernetesClientException e) {
                     if (e.getCode() != 409) {
@@ -138,7 +169,12 @@ public final class ModelResolver {
     }
 
     private ModelResolution hub(
-            ModelSource source, ModelSpec m, String namespace, ModelStatus previous, KubernetesClient client) {
+            ModelSource source,
+            ModelSpec m,
+            String field,
+            String namespace,
+            ModelStatus previous,
+            KubernetesClient client) {
         if (previous != null && Objects.equals(previous.source, source.uri()) && previous.revision != null) {
             return ModelResolution.known(source, previous);
         }
@@ -151,7 +187,7 @@ public final class ModelResolver {
         String token = null;
         if (m.tokenSecret != null && m.tokenSecret.name != null) {
             String key = m.tokenSecret.key == null || m.tokenSecret.key.isBlank() ? "token" : m.tokenSecret.key;
-            String where = "Secret " + namespace + "/" + m.tokenSecret.name + " (spec.model.tokenSecret)";
+            String where = "Secret " + namespace + "/" + m.tokenSecret.name + " (" + field + ".tokenSecret)";
             Secret s;
             try {
                 s = client.secrets()

@@ -18,6 +18,9 @@ import java.util.List;
  * @param headroomBytes total − static − non-static; negative when the plan does not fit
  * @param fractionTooHigh a user fraction leaves less than the non-static need (the seed's OOM); a warning, not an error
  * @param warnings human-readable warnings
+ * @param draftWeightsBytes a draft model's weights on the fullest GPU (0 without one), part of the static pool
+ * @param draftKvCacheBytes a draft model's KV cache there, for kvCacheTokens tokens (0 without one), part of the static
+ *     pool; kvCacheBytes is then the target's share
  */
 public record MemoryPlan(
         long gpuMemoryBytes,
@@ -37,13 +40,58 @@ public record MemoryPlan(
         long nonStaticBytes,
         long headroomBytes,
         boolean fractionTooHigh,
-        List<String> warnings) {
+        List<String> warnings,
+        long draftWeightsBytes,
+        long draftKvCacheBytes) {
 
     public static final String AUTO = "auto";
     public static final String USER = "user";
 
     public MemoryPlan {
         warnings = List.copyOf(warnings);
+    }
+
+    /** A plan without a draft model. */
+    public MemoryPlan(
+            long gpuMemoryBytes,
+            double staticFraction,
+            double gpuMemoryUtilization,
+            long kvCacheTokens,
+            DType kvCacheDtype,
+            String fractionSource,
+            long weightsBytes,
+            long kvCacheBytes,
+            long activationBytes,
+            long cudaContextBytes,
+            long cudaGraphBytes,
+            long ncclBytes,
+            long allreduceIpcBytes,
+            long reserveBytes,
+            long nonStaticBytes,
+            long headroomBytes,
+            boolean fractionTooHigh,
+            List<String> warnings) {
+        this(
+                gpuMemoryBytes,
+                staticFraction,
+                gpuMemoryUtilization,
+                kvCacheTokens,
+                kvCacheDtype,
+                fractionSource,
+                weightsBytes,
+                kvCacheBytes,
+                activationBytes,
+                cudaContextBytes,
+                cudaGraphBytes,
+                ncclBytes,
+                allreduceIpcBytes,
+                reserveBytes,
+                nonStaticBytes,
+                headroomBytes,
+                fractionTooHigh,
+                warnings,
+                0,
+                0);
     }
 
     /** The status form ({@code status.memoryPlan}). */
@@ -65,6 +113,10 @@ public record MemoryPlan(
         s.reserveBytes = reserveBytes;
         s.headroomBytes = headroomBytes;
         s.warnings = new ArrayList<>(warnings);
+        if (draftWeightsBytes > 0 || draftKvCacheBytes > 0) {
+            s.draftWeightsBytes = draftWeightsBytes;
+            s.draftKvCacheBytes = draftKvCacheBytes;
+        }
         return s;
     }
 }

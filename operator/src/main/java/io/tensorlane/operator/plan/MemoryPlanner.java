@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * Per-GPU memory plan (README, "Memory plan"). Static = weights/TP + KV cache (what SGLang's mem_fraction_static
- * covers); non-static = activations + CUDA context + CUDA graphs + NCCL + custom-allreduce IPC buffers + reserve.
+ * covers), with a draft model ({@link DraftPlan}) also its weights and its KV cache for the same tokens; non-static = activations + CUDA context + CUDA graphs + NCCL + custom-allreduce IPC buffers + reserve.
  * The constants are estimates, each in one place with its reasoning; the IPC buffers are exact: they come from
  * {@code BufferLayout}, the same description the engine allocates from. The estimates and the start-up order are
  * {@link MemoryBudget}'s, shared with the GPU node simulator.
@@ -114,16 +114,21 @@ public final class MemoryPlanner {
     public static Result plan(
             InferenceDeploymentSpec spec, int tensor, long gpuMemoryBytes, AllreduceChoice allreduce, Double fraction) {
         long total = gpuMemoryBytes;
+        DraftPlan draft = DraftPlan.of(spec);
         long weights = ceilDiv(spec.model.weightBytes, tensor);
-        long kvPerToken = kvBytesPerToken(spec, tensor);
+        long draftWeights = draft == null ? 0 : draft.weightsBytes();
+        long targetKvPerToken = kvBytesPerToken(spec, tensor);
+        // the draft's cache holds as many tokens as the target's (DraftPlan): one token costs both
+        long kvPerToken = targetKvPerToken + (draft == null ? 0 : draft.kvBytesPerToken());
         long minKv = kvPerToken * spec.serving.maxModelLength;
-        long activations = activationBytes(spec, tensor);
+        long activations = activationBytes(spec, tensor) + (draft == null ? 0 : draft.activationBytes());
+        long graphs = CUDA_GRAPH_BYTES + (draft == null ? 0 : draft.cudaGraphBytes());
         long nccl = MemoryBudget.ncclBytes(tensor);
         long ipc = allreduceIpcBytes(allreduce, tensor);
         long reserve = (long) spec.memory.reserveMiB * MiB;
-        long nonStatic = activations + CUDA_CONTEXT_BYTES + CUDA_GRAPH_BYTES + nccl + ipc + reserve;
-        String breakdown = "activations " + Units.bytes(activations) + ofWhich(spec)
-                + ", CUDA graphs " + Units.bytes(CUDA_GRAPH_BYTES)
+        long nonStatic = activations + CUDA_CONTEXT_BYTES + graphs + nccl + ipc + reserve;
+        String breakdown = "activations " + Units.bytes(activations) + ofWhich(spec, draft)
+                + ", CUDA graphs " + Units.bytes(graphs) + (draft == null ? "" : " (two pools: target and draft)")
                 + ", CUDA context " + Units.bytes(CUDA_CONTEXT_BYTES) + ", reserve " + Units.bytes(reserve) + ", NCCL "
                 + Units.bytes(nccl) + ", custom-allreduce IPC buffers " + Units.bytes(ipc);
 
@@ -131,26 +136,32 @@ public final class MemoryPlanner {
         double f = fraction == null ? autoFraction : fraction;
         // what the runtime takes: fraction × total rounded down to the allocation granule
         long staticBytes = MemoryBudget.staticPoolBytes(f, total);
-        long kv = Math.max(0, staticBytes - weights);
+        long kv = Math.max(0, staticBytes - weights - draftWeights);
         long kvTokens = kvPerToken == 0 ? 0 : kv / kvPerToken;
+        long draftKv = draft == null ? 0 : kvTokens * draft.kvBytesPerToken();
         long headroom = total - staticBytes - nonStatic;
         double utilization = Math.min(MAX_AUTO_FRACTION, floor2((double) (staticBytes + nonStatic - reserve) / total));
         List<String> warnings = new ArrayList<>();
         String doesNotFit = null;
         boolean tooHigh = false;
+        String weightTerms = draft == null
+                ? "weights " + Units.bytes(weights)
+                : "weights " + Units.bytes(weights) + " + draft model weights " + Units.bytes(draftWeights);
+        String kvTerm = draft == null ? "KV cache" : "KV cache (target and draft)";
 
-        long need = weights + minKv + nonStatic;
+        long need = weights + draftWeights + minKv + nonStatic;
         if (need > total || fraction == null && kv < minKv) {
-            doesNotFit = "model does not fit: per GPU it needs weights " + Units.bytes(weights) + " + KV cache for "
+            doesNotFit = "model does not fit: per GPU it needs " + weightTerms + " + " + kvTerm + " for "
                     + spec.serving.maxModelLength + " tokens " + Units.bytes(minKv) + " + non-static "
                     + Units.bytes(nonStatic)
                     + " (" + breakdown + ") = " + Units.bytes(need) + " > " + Units.bytes(total)
-                    + "; use more GPUs (parallelism.tensor) or lower serving.maxModelLength / maxBatchTokens";
+                    + "; use more GPUs (parallelism.tensor) or lower serving.maxModelLength / maxBatchTokens"
+                    + (draft == null ? "" : ", or a smaller draft model");
         } else if (kv < minKv) {
             doesNotFit = "memory.fraction " + Units.fraction(f) + " gives " + Units.bytes(staticBytes)
-                    + " static memory per GPU: weights take " + Units.bytes(weights) + ", leaving " + Units.bytes(kv)
-                    + " for the KV cache but one " + spec.serving.maxModelLength + "-token sequence needs "
-                    + Units.bytes(minKv)
+                    + " static memory per GPU: " + weightTerms + " take " + Units.bytes(weights + draftWeights)
+                    + ", leaving " + Units.bytes(kv) + " for the " + kvTerm + " but one "
+                    + spec.serving.maxModelLength + "-token sequence needs " + Units.bytes(minKv)
                     + "; auto would pick " + Units.fraction(autoFraction);
         } else if (fraction != null && total - staticBytes < nonStatic) {
             tooHigh = true;
@@ -166,23 +177,28 @@ public final class MemoryPlanner {
                 kvCacheDtype(spec),
                 fraction == null ? MemoryPlan.AUTO : MemoryPlan.USER,
                 weights,
-                kv,
+                kv - draftKv,
                 activations,
                 CUDA_CONTEXT_BYTES,
-                CUDA_GRAPH_BYTES,
+                graphs,
                 nccl,
                 ipc,
                 reserve,
                 nonStatic,
                 headroom,
                 tooHigh,
-                warnings);
+                warnings,
+                draftWeights,
+                draftKv);
         return new Result(plan, doesNotFit, autoFraction);
     }
 
     /** The named terms inside the activations, " (of which …)", or "" when there are none. */
-    private static String ofWhich(InferenceDeploymentSpec spec) {
+    private static String ofWhich(InferenceDeploymentSpec spec, DraftPlan draft) {
         List<String> terms = new ArrayList<>();
+        if (draft != null) {
+            terms.add("draft model " + Units.bytes(draft.activationBytes()));
+        }
         long speculativeLogits = Speculation.logitsBytes(spec);
         if (speculativeLogits > 0) {
             terms.add("speculative verify logits " + Units.bytes(speculativeLogits));

@@ -94,7 +94,7 @@ public final class SpecValidator {
                         || s.maxBatchTokens != null && s.maxBatchTokens < 16)) {
             return "spec.serving.maxModelLength and maxBatchTokens must be >= 16";
         }
-        String speculative = Speculation.problem(Speculation.of(spec));
+        String speculative = Speculation.problem(spec);
         if (speculative != null) {
             return speculative;
         }

@@ -1,12 +1,14 @@
 package io.tensorlane.operator.plan;
 
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.contract.MemoryBudget;
+import java.util.List;
 
 /**
  * {@code spec.serving.speculative}: what the schema cannot say about it (InvalidSpec messages naming the field) and
- * what it adds to the memory plan. Pure.
+ * what its verify steps add to the memory plan (a draft model's own memory: {@link DraftPlan}). Pure.
  */
 public final class Speculation {
     private Speculation() {}
@@ -16,20 +18,53 @@ public final class Speculation {
         return spec == null || spec.serving == null ? null : spec.serving.speculative;
     }
 
+    /** The draft model of {@code spec} (spec.serving.speculative.draftModel with method draft), or null. */
+    public static ModelSpec draftModel(InferenceDeploymentSpec spec) {
+        SpeculativeSpec s = of(spec);
+        return s == null || s.method != SpeculativeSpec.Method.draft ? null : s.draftModel;
+    }
+
+    /**
+     * The InvalidSpec message for the speculation of {@code spec} (its facts filled in), or null: {@link
+     * #problem(SpeculativeSpec)}, then what a draft model needs: its weight bytes (read from it, or given) and a
+     * geometry the draft's tensor parallelism ({@link DraftPlan#tensor}) can split.
+     */
+    public static String problem(InferenceDeploymentSpec spec) {
+        SpeculativeSpec s = of(spec);
+        String p = problem(s);
+        if (p != null || s == null || s.method != SpeculativeSpec.Method.draft) {
+            return p;
+        }
+        String where = "spec.serving.speculative.draftModel";
+        ModelSpec d = s.draftModel;
+        if (d.weightBytes == null || d.weightBytes < 1) {
+            return where + ".weightBytes is required and must be > 0 (read from the draft model, or given)";
+        }
+        List<String> geometry = GeometryCheck.problems(d.geometry, DraftPlan.tensor(spec), where + ".geometry");
+        return geometry.isEmpty() ? null : String.join("; ", geometry);
+    }
+
     /**
      * The InvalidSpec message for {@code s}, or null when it can be served (or is absent). Bounds are checked here too:
-     * an object written before the schema had them, or by a client that skips validation, is refused with the field.
+     * an object written before the schema had them, or by a client that skips validation, is refused with the field;
+     * that a draft model goes with method draft and only with it is said here only (no CEL in the CRD: see {@link
+     * SpeculativeSpec}).
      */
     public static String problem(SpeculativeSpec s) {
         if (s == null) {
             return null;
         }
         if (s.method == null) {
-            return "spec.serving.speculative.method is required (ngram)";
+            return "spec.serving.speculative.method is required (ngram or draft)";
         }
-        if (s.method == SpeculativeSpec.Method.draft) {
-            return "spec.serving.speculative.method draft: draft-model speculation is not supported yet; use method "
-                    + "ngram or remove spec.serving.speculative";
+        if (s.method == SpeculativeSpec.Method.draft && s.draftModel == null) {
+            return "spec.serving.speculative." + SpeculativeSpec.DRAFT_NEEDS_MODEL;
+        }
+        if (s.method == SpeculativeSpec.Method.ngram && s.draftModel != null) {
+            return "spec.serving.speculative." + SpeculativeSpec.NGRAM_TAKES_NO_MODEL;
+        }
+        if (s.draftModel != null && (s.draftModel.name == null || s.draftModel.name.isBlank())) {
+            return "spec.serving.speculative.draftModel.name is required";
         }
         Integer k = s.numSpeculativeTokens;
         if (k != null && (k < 1 || k > SpeculativeSpec.MAX_TOKENS)) {
@@ -76,11 +111,11 @@ public final class Speculation {
     }
 
     /**
-     * Proposed tokens a verify step checks per sequence (k, each adding a logits row): 0 without speculation (and for
-     * a method that never reaches a plan).
+     * Proposed tokens a verify step checks per sequence (k, each adding a logits row), for both proposers: 0 without
+     * speculation.
      */
     public static int verifiedTokens(InferenceDeploymentSpec spec) {
         SpeculativeSpec s = of(spec);
-        return s == null || s.method != SpeculativeSpec.Method.ngram ? 0 : tokens(s);
+        return s == null || s.method == null ? 0 : tokens(s);
     }
 }

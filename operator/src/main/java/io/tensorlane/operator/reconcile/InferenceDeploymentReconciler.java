@@ -154,7 +154,10 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         // model facts first (status.model, or the inspection cache; never a blocking read here); the spec's geometry
         // and
         // weightBytes win over what was read
-        ModelResolution model = models.resolve(primary, step.effective(), prev.model, ctx.getClient());
+        // a draft model (spec.serving.speculative.draftModel) is read the same way; the plan waits for both
+        ModelResolution model = ModelResolution.withDraft(
+                models.resolve(primary, step.effective(), prev.model, ctx.getClient()),
+                models.resolveDraft(primary, step.effective(), prev.draftModel, ctx.getClient()));
         InferenceDeploymentSpec planned = model.fill(step.effective());
         Plan plan = !model.ready()
                 ? model.blockingPlan()
@@ -163,7 +166,7 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                         obs.nodes(),
                         new PlannerSettings(
                                 now, settings.measurementMaxAge(), obs.currentNodes(), EngineProfiles::problem));
-        Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model.status()) : null;
+        Rendered rendered = plan.ok() ? PlanAndRender.render(primary, planned, plan, settings, model) : null;
         // preflight hook (io.tensorlane.operator.preflight; its PreflightReconciler runs the Job): hold the first
         // rollout
         // while a planned node has no recent measurement for the custom allreduce; the recorded result re-triggers us

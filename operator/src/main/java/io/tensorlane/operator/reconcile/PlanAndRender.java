@@ -2,8 +2,8 @@ package io.tensorlane.operator.reconcile;
 
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.operator.TensorlaneConfig;
+import io.tensorlane.operator.model.ModelResolution;
 import io.tensorlane.operator.plan.NodeInfo;
 import io.tensorlane.operator.plan.Outcome;
 import io.tensorlane.operator.plan.Plan;
@@ -38,8 +38,8 @@ final class PlanAndRender {
             InferenceDeploymentSpec effective,
             Plan plan,
             TensorlaneConfig s,
-            ModelStatus model) {
-        return Renderer.render(owner, effective, plan, s, model);
+            ModelResolution model) {
+        return Renderer.render(owner, effective, plan, s, model.status(), model.draftStatus());
     }
 
     /** "2×PCIe RTX PRO 6000 nodes, allreduce Custom, fraction 0.83". */

@@ -19,13 +19,21 @@ final class EngineCommands {
 
     private EngineCommands() {}
 
+    static Engine render(InferenceDeploymentSpec spec, Plan plan, ModelVolumes.Mount model) {
+        return render(spec, plan, model, null);
+    }
+
     /**
      * @param model where the model is in the pod (its directory) and the source URI the pod uses
+     * @param draft where the draft model is in the pod, or null without one
      */
-    static Engine render(InferenceDeploymentSpec spec, Plan plan, ModelVolumes.Mount model) {
+    static Engine render(InferenceDeploymentSpec spec, Plan plan, ModelVolumes.Mount model, ModelVolumes.Mount draft) {
         EngineProfile profile = EngineProfiles.of(spec.engine.type);
-        EngineProfile.Launch launch =
-                profile.launch(spec, plan, new EngineProfile.ModelLocation(model.modelDir(), model.source()));
+        EngineProfile.Launch launch = profile.launch(
+                spec,
+                plan,
+                new EngineProfile.ModelLocation(
+                        model.modelDir(), model.source(), draft == null ? null : draft.modelDir()));
         List<EnvVar> env = new ArrayList<>();
         plan.allreduce().ncclEnv().forEach(e -> env.add(EngineProfile.env(e.name(), e.value())));
         env.addAll(launch.env());

@@ -21,7 +21,9 @@ import java.util.List;
  * How the model reaches the pod, per source: hf:// → a volume (emptyDir sized from the weights, or the user's PVC)
  * filled by an init container running the runtime image's {@code fetch-model}, pinned to the commit read by
  * inspection; pvc:// → the claim, read-only; file:// → a read-only hostPath; oci:// → an image volume (Kubernetes
- * 1.31+). Every engine mounts it read-only at {@value #MOUNT} and is pointed at {@link Mount#modelDir()}.
+ * 1.31+). Every engine mounts it read-only at {@value #MOUNT} and is pointed at {@link Mount#modelDir()}. A draft model
+ * (spec.serving.speculative.draftModel) reaches the pod the same way, under names of its own ({@link Names#DRAFT}: the
+ * volume {@value #DRAFT_VOLUME} at {@value #DRAFT_MOUNT}, the download step {@value #DRAFT_INIT_CONTAINER}).
  */
 public final class ModelVolumes {
     public static final String VOLUME = "model";
@@ -31,6 +33,19 @@ public final class ModelVolumes {
     public static final String HF_TOKEN = "HF_TOKEN";
 
     public static final String HF_ENDPOINT = "HF_ENDPOINT";
+
+    public static final String DRAFT_VOLUME = "draft-model";
+    public static final String DRAFT_MOUNT = "/draft-model";
+    public static final String DRAFT_INIT_CONTAINER = "fetch-draft-model";
+
+    /** The pod volume, its mount path and the download step's container name of one model. */
+    public record Names(String volume, String mount, String initContainer) {
+        /** spec.model's. */
+        public static final Names MODEL = new Names(VOLUME, MOUNT, INIT_CONTAINER);
+        /** spec.serving.speculative.draftModel's. */
+        public static final Names DRAFT = new Names(DRAFT_VOLUME, DRAFT_MOUNT, DRAFT_INIT_CONTAINER);
+    }
+
     private static final long GIB = 1L << 30;
 
     private ModelVolumes() {}
@@ -49,19 +64,40 @@ public final class ModelVolumes {
      * @param model status.model (the commit for hf://), or null for sources that are not inspected
      */
     public static Mount of(InferenceDeploymentSpec spec, ModelStatus model, TensorlaneConfig settings) {
-        ModelSpec m = spec.model;
+        return of(spec.model, model, settings, Names.MODEL);
+    }
+
+    /**
+     * The draft model's mount ({@link Names#DRAFT}), or null without one.
+     *
+     * @param spec the spec with defaults and the draft's facts filled in
+     * @param draft status.draftModel (the commit for hf://), or null for sources that are not inspected
+     */
+    public static Mount draft(InferenceDeploymentSpec spec, ModelStatus draft, TensorlaneConfig settings) {
+        ModelSpec d = io.tensorlane.operator.plan.Speculation.draftModel(spec);
+        return d == null ? null : of(d, draft, settings, Names.DRAFT);
+    }
+
+    /**
+     * @param m the model spec (spec.model, or the draft's), its weightBytes filled in
+     * @param model what was read of it (the commit for hf://), or null
+     * @param names the pod's names for this model
+     */
+    public static Mount of(ModelSpec m, ModelStatus model, TensorlaneConfig settings, Names names) {
         ModelSource src = ModelSource.of(m.source, m.name);
+        String volumeName = names.volume();
+        String mount = names.mount();
         VolumeMount ro = new VolumeMountBuilder()
-                .withName(VOLUME)
-                .withMountPath(MOUNT)
+                .withName(volumeName)
+                .withMountPath(mount)
                 .withReadOnly(true)
                 .build();
         return switch (src.scheme()) {
-            case HF -> hub(spec, src, model, settings, ro);
+            case HF -> hub(m, src, model, settings, ro, names);
             case PVC ->
                 new Mount(
                         new VolumeBuilder()
-                                .withName(VOLUME)
+                                .withName(volumeName)
                                 .withNewPersistentVolumeClaim()
                                 .withClaimName(src.location())
                                 .withReadOnly(true)
@@ -69,12 +105,12 @@ public final class ModelVolumes {
                                 .build(),
                         null,
                         ro,
-                        src.path().isEmpty() ? MOUNT : MOUNT + "/" + src.path(),
+                        src.path().isEmpty() ? mount : mount + "/" + src.path(),
                         src.uri());
             case FILE ->
                 new Mount(
                         new VolumeBuilder()
-                                .withName(VOLUME)
+                                .withName(volumeName)
                                 .withNewHostPath()
                                 .withPath(src.location())
                                 .withType("Directory")
@@ -82,12 +118,12 @@ public final class ModelVolumes {
                                 .build(),
                         null,
                         ro,
-                        MOUNT,
+                        mount,
                         src.uri());
             case OCI ->
                 new Mount(
                         new VolumeBuilder()
-                                .withName(VOLUME)
+                                .withName(volumeName)
                                 .withNewImage()
                                 .withReference(src.location())
                                 .withPullPolicy("IfNotPresent")
@@ -95,25 +131,22 @@ public final class ModelVolumes {
                                 .build(),
                         null,
                         ro,
-                        MOUNT,
+                        mount,
                         src.uri());
         };
     }
 
     private static Mount hub(
-            InferenceDeploymentSpec spec,
-            ModelSource src,
-            ModelStatus model,
-            TensorlaneConfig settings,
-            VolumeMount ro) {
-        ModelSpec m = spec.model;
+            ModelSpec m, ModelSource src, ModelStatus model, TensorlaneConfig settings, VolumeMount ro, Names names) {
+        String volumeName = names.volume();
+        String mount = names.mount();
         String revision = model != null && model.revision != null ? model.revision : src.revision();
         ModelSource pinned = src.pinned(revision);
-        String dir = MOUNT + "/" + src.location().replace("/", "--") + "--" + revision.replace("/", "-");
+        String dir = mount + "/" + src.location().replace("/", "--") + "--" + revision.replace("/", "-");
         Volume volume;
         if (m.storage != null && m.storage.claimName != null && !m.storage.claimName.isBlank()) {
             volume = new VolumeBuilder()
-                    .withName(VOLUME)
+                    .withName(volumeName)
                     .withNewPersistentVolumeClaim()
                     .withClaimName(m.storage.claimName)
                     .endPersistentVolumeClaim()
@@ -123,7 +156,7 @@ public final class ModelVolumes {
                     ? m.storage.sizeLimit
                     : emptyDirSize(m.weightBytes == null ? 0 : m.weightBytes);
             volume = new VolumeBuilder()
-                    .withName(VOLUME)
+                    .withName(volumeName)
                     .withNewEmptyDir()
                     .withSizeLimit(new Quantity(size))
                     .endEmptyDir()
@@ -148,7 +181,7 @@ public final class ModelVolumes {
                     .build());
         }
         Container init = new ContainerBuilder()
-                .withName(INIT_CONTAINER)
+                .withName(names.initContainer())
                 .withImage(settings.runtimeImage())
                 .withArgs("fetch-model", "--source", pinned.uri(), "--dest", dir)
                 .withEnv(env)
@@ -160,8 +193,8 @@ public final class ModelVolumes {
                 .endCapabilities()
                 .endSecurityContext()
                 .addNewVolumeMount()
-                .withName(VOLUME)
-                .withMountPath(MOUNT)
+                .withName(volumeName)
+                .withMountPath(mount)
                 .endVolumeMount()
                 .addNewVolumeMount()
                 .withName("tmp")

@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -25,9 +27,11 @@ import io.tensorlane.operator.engine.EngineProfile;
 import io.tensorlane.operator.engine.EngineProfiles;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.SpecValidator;
+import io.tensorlane.operator.plan.Speculation;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -94,6 +98,22 @@ public final class Renderer {
             Plan plan,
             TensorlaneConfig settings,
             ModelStatus model) {
+        return render(owner, effective, plan, settings, model, null);
+    }
+
+    /**
+     * As {@link #render(InferenceDeployment, InferenceDeploymentSpec, Plan, TensorlaneConfig, ModelStatus)}, with the
+     * draft model's facts.
+     *
+     * @param draft status.draftModel (the commit an hf:// draft is pinned to), or null
+     */
+    public static Rendered render(
+            InferenceDeployment owner,
+            InferenceDeploymentSpec effective,
+            Plan plan,
+            TensorlaneConfig settings,
+            ModelStatus model,
+            ModelStatus draft) {
         if (plan == null || !plan.ok()) {
             throw new IllegalArgumentException(
                     "cannot render " + owner.getMetadata().getName() + ": the plan is not OK ("
@@ -111,7 +131,7 @@ public final class Renderer {
                 .withBlockOwnerDeletion(true)
                 .build();
 
-        PodTemplateSpec template = podTemplate(name, spec, plan, settings, model);
+        PodTemplateSpec template = podTemplate(name, spec, plan, settings, model, draft);
         String revision = revision(template);
         template.getMetadata().getLabels().put(LABEL_REVISION, revision);
 
@@ -164,17 +184,35 @@ public final class Renderer {
     }
 
     private static PodTemplateSpec podTemplate(
-            String name, InferenceDeploymentSpec spec, Plan plan, TensorlaneConfig settings, ModelStatus model) {
+            String name,
+            InferenceDeploymentSpec spec,
+            Plan plan,
+            TensorlaneConfig settings,
+            ModelStatus model,
+            ModelStatus draft) {
         ModelVolumes.Mount mount = ModelVolumes.of(spec, model, settings);
-        EngineCommands.Engine engine = EngineCommands.render(spec, plan, mount);
+        ModelVolumes.Mount draftMount = ModelVolumes.draft(spec, draft, settings); // null without a draft model
+        EngineCommands.Engine engine = EngineCommands.render(spec, plan, mount, draftMount);
+        List<Container> inits = new ArrayList<>();
+        List<VolumeMount> modelMounts = new ArrayList<>();
+        List<Volume> modelVolumes = new ArrayList<>();
+        for (ModelVolumes.Mount m : draftMount == null ? List.of(mount) : List.of(mount, draftMount)) {
+            if (m.init() != null) {
+                inits.add(m.init());
+            }
+            modelMounts.add(m.engineMount());
+            modelVolumes.add(m.volume());
+        }
         EngineProfile profile = EngineProfiles.of(spec);
         int timeout = profile.probeTimeoutSeconds();
         String image = EngineProfiles.image(spec, settings.runtimeImage());
         long uid = settings.pod().runAsUser();
         Quantity gpus = new Quantity(Integer.toString(spec.parallelism.tensor));
         int port = spec.serving.port;
+        Long draftBytes = draftMount == null ? null : Speculation.draftModel(spec).weightBytes;
         int startupFailures = startupFailureThreshold(
-                spec.rollout.progressDeadlineSeconds, spec.model.weightBytes == null ? 0 : spec.model.weightBytes);
+                spec.rollout.progressDeadlineSeconds,
+                (spec.model.weightBytes == null ? 0 : spec.model.weightBytes) + (draftBytes == null ? 0 : draftBytes));
 
         Container container = new ContainerBuilder()
                 .withName(CONTAINER)
@@ -214,7 +252,7 @@ public final class Renderer {
                 .withName("tmp")
                 .withMountPath("/tmp")
                 .endVolumeMount()
-                .addToVolumeMounts(mount.engineMount())
+                .addAllToVolumeMounts(modelMounts)
                 .build();
 
         List<Toleration> tolerations = spec.placement.tolerations.stream()
@@ -238,9 +276,9 @@ public final class Renderer {
                 .withType("RuntimeDefault")
                 .endSeccompProfile()
                 .endSecurityContext()
-                .withInitContainers(mount.init() == null ? List.of() : List.of(mount.init()))
+                .withInitContainers(inits)
                 .withContainers(container)
-                .addToVolumes(mount.volume())
+                .addAllToVolumes(modelVolumes)
                 .addNewVolume()
                 .withName("dshm")
                 .withNewEmptyDir()

@@ -50,6 +50,7 @@ public final class StatusAggregator {
         s.lastFailure = in.lastFailure();
         s.revision = in.lastApplied() == null ? null : in.lastApplied().revision;
         s.model = in.model() == null ? null : in.model().status();
+        s.draftModel = in.model() == null ? null : in.model().draftStatus();
         if (plan != null) {
             s.topology = plan.topologyStatus();
             s.allreduce = plan.allreduceStatus();

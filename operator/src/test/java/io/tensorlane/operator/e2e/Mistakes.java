@@ -123,10 +123,10 @@ record Mistakes(String name, String patch, String condition, String names) {
                     INVALID,
                     "spec.model.geometry.intermediateSize 14337"),
             condition(
-                    "draft-model speculation before the runtime has it",
+                    "draft-model speculation without naming the draft model",
                     "{\"serving\":{\"speculative\":{\"method\":\"draft\"}}}",
                     INVALID,
-                    "spec.serving.speculative.method draft: draft-model speculation is not supported yet"),
+                    "spec.serving.speculative.draftModel is required when method is draft"),
             condition("SGLang without an image", "{\"engine\":{\"type\":\"SGLang\"}}", INVALID, "spec.engine.image"),
             condition(
                     "node selector key with a space",

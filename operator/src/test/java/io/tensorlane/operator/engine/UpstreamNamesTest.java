@@ -74,6 +74,10 @@ class UpstreamNamesTest {
                         speculative.serving.speculative.method =
                                 io.tensorlane.api.v1alpha1.SpeculativeSpec.Method.ngram;
                         out.add(p.launch(speculative, ProfileFixtures.plan(ar, kv), ProfileFixtures.MODEL));
+                        InferenceDeploymentSpec draft = ProfileFixtures.spec(type, tp);
+                        draft.model.dtype = model;
+                        draft.serving.speculative = DraftRenderingTest.draft(4);
+                        out.add(p.launch(draft, ProfileFixtures.plan(ar, kv), DraftRenderingTest.WITH_DRAFT));
                     }
                 }
             }
@@ -185,6 +189,33 @@ class UpstreamNamesTest {
                 Arguments.of(Map.of("name", "--x", "file", "a.py", "line", "12"), false),
                 Arguments.of(Map.of("name", "--x", "file", "a.py", "line", 12.5), false),
                 Arguments.of(Map.of("name", "--x", "file", " ", "line", 3), false));
+    }
+
+    /** vLLM's --speculative-config JSON: every key and method rendered is a SpeculativeConfig name of the fixture. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void everyVllmSpeculativeConfigKeyAndMethodIsInTheFixture() throws Exception {
+        Map<String, Object> pinned = (Map<String, Object>) fixture("vllm").get("speculativeConfig");
+        assertThat((String) pinned.get("commit")).matches("[0-9a-f]{40}");
+        List<String> keys = (List<String>) pinned.get("keys");
+        List<String> methods = (List<String>) pinned.get("methods");
+        Set<String> seenKeys = new HashSet<>();
+        Set<String> seenMethods = new HashSet<>();
+        for (EngineProfile.Launch l : launches(EngineType.VLLM)) {
+            int i = l.args().indexOf("--speculative-config");
+            if (i < 0) {
+                continue;
+            }
+            Map<String, Object> config =
+                    new KubernetesSerialization().unmarshal(l.args().get(i + 1), Map.class);
+            seenKeys.addAll(config.keySet());
+            seenMethods.add((String) config.get("method"));
+        }
+        assertThat(keys).containsAll(seenKeys);
+        assertThat(seenKeys)
+                .as("the fixture lists no key the profile never renders")
+                .containsAll(keys);
+        assertThat(seenMethods).containsExactlyInAnyOrderElementsOf(methods);
     }
 
     @Test

@@ -70,16 +70,17 @@ class PlannerSamplingTableTest {
                         masks(256 * 5),
                         penalties(257, 8192)),
                 new Case(
-                        "draft speculation never reaches a plan: nothing extra",
+                        "draft-model speculation k = 4: the same verify rows as n-gram's",
                         s -> s.serving.speculative = draft(),
-                        masks(256),
-                        penalties(256, 8192)),
+                        masks(256 * 5),
+                        penalties(257, 8192)),
                 new Case("no vocabulary known: nothing counted", s -> s.model.geometry.vocabSize = null, 0, 0));
     }
 
     static SpeculativeSpec draft() {
         SpeculativeSpec s = new SpeculativeSpec();
         s.method = SpeculativeSpec.Method.draft;
+        s.draftModel = DraftPlanTest.llama1b();
         return s;
     }
 
@@ -101,7 +102,9 @@ class PlannerSamplingTableTest {
                 + Speculation.logitsBytes(spec);
         assertThat(MemoryPlanner.activationBytes(spec, 1) - rest).isEqualTo(c.masks() + c.penalties());
         MemoryPlan plan = MemoryPlanner.plan(spec, 1, 141L << 30, NONE, null).plan();
-        assertThat(plan.activationBytes()).isEqualTo(MemoryPlanner.activationBytes(spec, 1));
+        DraftPlan draft = DraftPlan.of(spec); // a draft model's own activations are in the plan's figure too
+        assertThat(plan.activationBytes())
+                .isEqualTo(MemoryPlanner.activationBytes(spec, 1) + (draft == null ? 0 : draft.activationBytes()));
     }
 
     @Test

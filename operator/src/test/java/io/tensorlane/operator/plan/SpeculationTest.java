@@ -36,9 +36,9 @@ class SpeculationTest {
                 Arguments.of("ngram at the bounds", spec(SpeculativeSpec.Method.ngram, 8, 1), null),
                 Arguments.of("ngram, schema defaults", spec(SpeculativeSpec.Method.ngram, null, null), null),
                 Arguments.of(
-                        "draft is not built yet",
+                        "draft without a draft model",
                         spec(SpeculativeSpec.Method.draft, 4, null),
-                        "spec.serving.speculative.method draft: draft-model speculation is not supported yet"),
+                        "spec.serving.speculative.draftModel is required when method is draft"),
                 Arguments.of("no method", spec(null, 4, 3), "spec.serving.speculative.method is required"),
                 Arguments.of(
                         "k 0",

@@ -38,8 +38,8 @@ import java.nio.file.Path;
  * draft's: the draft computes every prompt itself).
  */
 public final class DraftModel implements AutoCloseable {
-    /** The most tokens of one draft step (its prompt chunks). */
-    static final int MAX_CHUNK = 512;
+    /** The most tokens of one draft step (its prompt chunks): the contract's, which the operator budgets with. */
+    static final int MAX_CHUNK = io.tensorlane.contract.DraftLayout.MAX_CHUNK;
 
     private final LlmEngine engine;
     private final DraftProposer proposer;
@@ -141,7 +141,7 @@ public final class DraftModel implements AutoCloseable {
      */
     static EngineOptions options(EngineOptions target, ModelConfig targetConfig, SpeculativeConfig spec) {
         int rows = spec.k() + 1;
-        int chunk = Math.max(rows, Math.min(MAX_CHUNK, target.maxBatchTokens()));
+        int chunk = io.tensorlane.contract.DraftLayout.chunkTokens(spec.k(), target.maxBatchTokens());
         return new EngineOptions(
                         spec.draftDir(),
                         1,

@@ -21,7 +21,8 @@ import java.util.Optional;
  * sampler's penalty buffer). So the planner's {@code auto} fraction runs, and a fraction above what the non-static
  * memory leaves fails in the allocation that no longer fits. Speculative decoding counts as the plan counts it: its
  * verify steps' extra logits rows in the activations ({@link MemoryBudget#speculativeLogitsBytes} of k, read from
- * {@code TENSORLANE_SPECULATIVE} or SGLang's {@code --speculative-num-draft-tokens}) and the sampler's rows. Pure.
+ * {@code TENSORLANE_SPECULATIVE} or SGLang's {@code --speculative-num-draft-tokens}) and the sampler's rows; a draft
+ * model's own weights, cache and activations are not simulated (the plan counts them; the simulator needs less). Pure.
  */
 public final class SimMemory {
     /** The custom allreduce's buffer size when the pod does not say (the operator's default, 8 MiB). */
@@ -82,8 +83,8 @@ public final class SimMemory {
 
     /**
      * k of the pod's speculation, 0 without: the Tensorlane runtime's {@code TENSORLANE_SPECULATIVE} ({@code
-     * ngram:k=K,n=N}, k defaulting to {@link #DEFAULT_SPECULATIVE_TOKENS}; off, none, a draft model (refused at start)
-     * or a value that does not parse: 0), else SGLang's {@code --speculative-num-draft-tokens}, which counts the last
+     * ngram:k=K,n=N} or {@code draft:DIR,k=K}, k defaulting to {@link #DEFAULT_SPECULATIVE_TOKENS}; off, none or a
+     * value that does not parse: 0), else SGLang's {@code --speculative-num-draft-tokens}, which counts the last
      * verified token too (k + 1).
      */
     public static int speculativeTokens(Pod pod) {
@@ -100,7 +101,7 @@ public final class SimMemory {
         String s = value.trim();
         int colon = s.indexOf(':');
         String method = (colon < 0 ? s : s.substring(0, colon)).trim();
-        if (!method.equalsIgnoreCase("ngram")) {
+        if (!method.equalsIgnoreCase("ngram") && !method.equalsIgnoreCase("draft")) {
             return 0;
         }
         int k = DEFAULT_SPECULATIVE_TOKENS;

@@ -203,7 +203,9 @@ class SimMemoryTest {
                 "off; 0",
                 "none; 0",
                 "''; 0",
-                "draft:/models/small,k=4; 0",
+                "draft:/models/small,k=4; 4",
+                "draft:/draft-model/org--small--abc,k=2; 2",
+                "draft:/models/small; 4",
                 "ngram:k=x; 0"
             })
     void readsKFromTheRuntimesSpeculativeValue(String value, int k) {
