@@ -135,3 +135,27 @@ extern "C" __global__ void __launch_bounds__(tlspec::kSpecThreads)
     next[s] = bi == INT_MAX ? -1 : bi;
   }
 }
+
+// tl_chain_advance_i32: the draft-model proposer's greedy steps chained on the GPU (io.tensorlane.runtime.llm.ChainedSteps):
+// after a step of one sequence whose greedy ids are in out_ids, it records out_ids[ids_index] (the id after the step's
+// last token) as chain_out[j] and, unless `last`, makes the step inputs those of a one-token step of that id at the
+// next position: ids[0] = the id, positions[0] = positions[pos_index] + 1, slots[0] = its cache slot in row 0 of the
+// block tables (block * block_size + position % block_size, StepBatch's rule), token_row[0] = logit_tokens[0] = 0. The
+// next step (a replay of the one-token graph) then reads them where the host's upload would have put them, so k
+// greedy draft steps need one read-back instead of k. The caller guarantees that row 0's table covers the positions.
+// One thread; launched between graph replays (not captured).
+extern "C" __global__ void tl_chain_advance_i32(const int* out_ids, int ids_index, int pos_index, int* ids,
+                                                int* positions, int* slots, int* token_row, int* logit_tokens,
+                                                const int* tables, int block_size, int* chain_out, int j, int last) {
+  tlpdl::enter();
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  const int id = out_ids[ids_index];
+  chain_out[j] = id;
+  if (last) return;
+  const int pos = positions[pos_index] + 1;
+  ids[0] = id;
+  positions[0] = pos;
+  slots[0] = tables[pos / block_size] * block_size + pos % block_size;
+  token_row[0] = 0;
+  logit_tokens[0] = 0;
+}

@@ -93,6 +93,9 @@ public final class Kernels {
     /** Speculative decoding's rejection-sampling verify (tl_spec.cuh): min(1, p/q) acceptance, residual resampling. */
     public static final String SPEC_VERIFY_KERNEL = "tl_spec_verify_f32";
 
+    /** Chained greedy draft steps (tl_spec.cuh): the next one-token step's inputs from the step's greedy id. */
+    public static final String CHAIN_ADVANCE_KERNEL = "tl_chain_advance_i32";
+
     /** The MoE router's softmax + top-k (tl_moe.cuh), fp32 logits in. */
     public static final String MOE_ROUTE_KERNEL = "tl_moe_route_f32";
 

@@ -43,6 +43,47 @@ final class KernelCheckSamplingCases {
         samplingCases(guard);
         specCases(guard);
         penaltyCases(guard);
+        chainCases(guard);
+    }
+
+    /** tl_chain_advance_i32 ({@link KernelCheckChain}): the next one-token step's inputs, bit for bit. */
+    private void chainCases(KernelCheckFp8.Guard guard) {
+        KernelCheckChain c = new KernelCheckChain(k, stream, sync);
+        int[] table = {7, 3, 12, 4};
+        Object[][] cases = {
+            // name, out ids, ids index, positions, position index, block, j, last
+            {"chain_advance,chunk of 2,inside a block", new int[] {5, 42}, 1, new int[] {10, 11}, 1, 16, 0, false},
+            {"chain_advance,one token,block edge", new int[] {9}, 0, new int[] {15}, 0, 16, 2, false},
+            {
+                "chain_advance,chunk of 3 (last row),block 8",
+                new int[] {1, 2, 77},
+                2,
+                new int[] {21, 22, 23},
+                2,
+                8,
+                1,
+                false
+            },
+            {"chain_advance,last of a chain", new int[] {31}, 0, new int[] {40}, 0, 16, 3, true},
+        };
+        for (Object[] cs : cases) {
+            String nm = (String) cs[0];
+            guard.run(
+                    "sample",
+                    DType.fp32,
+                    nm,
+                    () -> report(
+                            nm,
+                            outcome(c.check(
+                                    (int[]) cs[1],
+                                    (int) cs[2],
+                                    (int[]) cs[3],
+                                    (int) cs[4],
+                                    table,
+                                    (int) cs[5],
+                                    (int) cs[6],
+                                    (boolean) cs[7]))));
+        }
     }
 
     private void samplingCases(KernelCheckFp8.Guard guard) {

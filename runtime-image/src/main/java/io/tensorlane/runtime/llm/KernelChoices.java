@@ -77,6 +77,18 @@ public record KernelChoices(
         return parseOnOff(PDL_ENV, value, true);
     }
 
+    /**
+     * {@code on}: the draft model's greedy guesses run as one chain of steps on the GPU with one read-back ({@link
+     * ChainedSteps}); {@code off} (unset): one step and one read-back a guess. Off by default until a GPU run has checked
+     * and timed it (built 2026-12-04 after that day's device time was spent). Read by the engine's step runner.
+     */
+    public static final String DRAFT_CHAIN_ENV = "TENSORLANE_DRAFT_CHAIN";
+
+    /** {@value #DRAFT_CHAIN_ENV}'s value: on, or off (also unset or blank); anything else is an error naming it. */
+    public static boolean draftChain(String value) {
+        return parseOnOff(DRAFT_CHAIN_ENV, value, false);
+    }
+
     /** {@link #moeFusedDecode}'s switch. */
     public static final String MOE_FUSED_DECODE_ENV = MoeFusedDecode.ENV;
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */

@@ -304,6 +304,16 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
     }
 
     /**
+     * {@link StepExecutor#chain}: on the GPU with one read-back when the step runner can ({@link ChainedSteps}: one
+     * rank, the graphs captured, {@link KernelChoices#DRAFT_CHAIN_ENV} on), else one step at a time.
+     */
+    @Override
+    public int[] chain(StepBatch first, int more, ChainStep next) {
+        int[] ids = steps.chain(first, more);
+        return ids != null ? ids : StepExecutor.super.chain(first, more, next);
+    }
+
+    /**
      * A step (without logits) and its GPU time (bench-model): {@code gpuMillis} is the time between two CUDA events recorded
      * on rank 0's stream just before and just after the forward pass is enqueued (a graph replay, or the eager kernels);
      * it leaves out the host's work before (staging the inputs in pinned memory, enqueuing their copies, which the GPU

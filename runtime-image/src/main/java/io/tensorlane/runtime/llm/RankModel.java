@@ -214,6 +214,11 @@ final class RankModel implements AutoCloseable {
         return inputs.read(StepInputs.Buf.OUT_IDS, m);
     }
 
+    /** The step inputs (their device addresses, for {@link ChainedSteps}). */
+    StepInputs inputs() {
+        return inputs;
+    }
+
     private long w(String key) {
         return weights.get(key);
     }

@@ -13,14 +13,16 @@ import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
 
 /**
- * The token sampler of {@link ModelKernels} (tl_sample.cuh's tl_sample_f32): one block a logits row. Launches go
- * through the owning {@link ModelKernels}, on the thread that owns its context.
+ * The token sampler of {@link ModelKernels} (tl_sample.cuh's tl_sample_f32): one block a logits row; and what feeds its
+ * ids on to the next step of a chain ({@link #chainAdvance}, tl_spec.cuh). Launches go through the owning {@link
+ * ModelKernels}, on the thread that owns its context.
  */
 public final class SampleKernels {
     static final int SAMPLE_THREADS = 1024;
 
     private final ModelKernels k;
     private final CUfunction sample = new CUfunction();
+    private final CUfunction advance = new CUfunction();
 
     SampleKernels(ModelKernels k) {
         this.k = k;
@@ -30,6 +32,56 @@ public final class SampleKernels {
         Cuda.check(
                 cuModuleGetFunction(sample, module, Kernels.SAMPLE_KERNEL),
                 "cuModuleGetFunction(" + Kernels.SAMPLE_KERNEL + ")");
+        Cuda.check(
+                cuModuleGetFunction(advance, module, Kernels.CHAIN_ADVANCE_KERNEL),
+                "cuModuleGetFunction(" + Kernels.CHAIN_ADVANCE_KERNEL + ")");
+    }
+
+    /**
+     * Chained greedy steps ({@link ChainedSteps}): {@code chainOut[j] = outIds[idsIndex]} and, unless {@code last}, the
+     * step inputs of a one-token step of that id at position {@code positions[posIndex] + 1} (ids, positions, slots from
+     * row 0 of {@code tables} with {@code blockSize}, token row and logits token 0). One thread; device pointers.
+     */
+    public void chainAdvance(
+            long outIds,
+            int idsIndex,
+            int posIndex,
+            long ids,
+            long positions,
+            long slots,
+            long tokenRow,
+            long logitTokens,
+            long tables,
+            int blockSize,
+            long chainOut,
+            int j,
+            boolean last,
+            CUstream s) {
+        ModelKernels.positive("blockSize", blockSize);
+        if (idsIndex < 0 || posIndex < 0 || j < 0) {
+            throw new IllegalArgumentException(
+                    "chain advance: ids index " + idsIndex + ", position index " + posIndex + ", step " + j);
+        }
+        k.launch(
+                advance,
+                1,
+                1,
+                32,
+                s,
+                Kernels.CHAIN_ADVANCE_KERNEL,
+                p(outIds),
+                i(idsIndex),
+                i(posIndex),
+                p(ids),
+                p(positions),
+                p(slots),
+                p(tokenRow),
+                p(logitTokens),
+                p(tables),
+                i(blockSize),
+                p(chainOut),
+                i(j),
+                i(last ? 1 : 0));
     }
 
     /**

@@ -39,7 +39,9 @@ final class StepInputs implements AutoCloseable {
         ATTN_REST,
         SAMPLING,
         PENALTIES,
-        OUT_IDS
+        OUT_IDS,
+        /** The ids of a chain of greedy steps ({@link ChainedSteps}): written on the device, read back once. */
+        CHAIN_OUT
     }
 
     private final long[] device = new long[Buf.values().length];
@@ -110,6 +112,7 @@ final class StepInputs implements AutoCloseable {
         int penaltyRows = SamplingBuffers.penaltyRows(samplingCapacity, dims.maxRows());
         ints[Buf.PENALTIES.ordinal()] = sampler ? penaltyInts(penaltyRows, dims.maxPositions(), vocab) : 1;
         ints[Buf.OUT_IDS.ordinal()] = m;
+        ints[Buf.CHAIN_OUT.ordinal()] = m;
         return ints;
     }
 
@@ -221,6 +224,16 @@ final class StepInputs implements AutoCloseable {
                         stream),
                 "upload step input " + b);
         return true;
+    }
+
+    /**
+     * Forgets what the device holds of {@code bufs} (a kernel wrote them: {@link ChainedSteps}), so that the next
+     * {@link #put} copies its ints whatever the host part holds.
+     */
+    void invalidate(Buf... bufs) {
+        for (Buf b : bufs) {
+            written[b.ordinal()] = 0;
+        }
     }
 
     /** Enqueues the copy of the first {@code n} ints of device buffer {@code b} into its host part. */

@@ -44,6 +44,8 @@ final class StepRunner {
     private final boolean programmatic;
 
     private volatile boolean programmaticLogged;
+    /** Whether greedy chains of one sequence run on the GPU ({@link KernelChoices#DRAFT_CHAIN_ENV}). */
+    private final boolean chained;
     /** Steps replayed from a graph: all, and those with several tokens in a sequence (verify steps). */
     private long replays;
 
@@ -89,6 +91,7 @@ final class StepRunner {
         this.allreduces = allreduces;
         this.specGraphs = KernelChoices.specGraphs(System.getenv(KernelChoices.SPEC_GRAPHS_ENV));
         this.programmatic = KernelChoices.programmaticLaunch(System.getenv(KernelChoices.PDL_ENV));
+        this.chained = KernelChoices.draftChain(System.getenv(KernelChoices.DRAFT_CHAIN_ENV));
     }
 
     /**
@@ -335,6 +338,43 @@ final class StepRunner {
             buckets = new GraphBuckets(options.maxSeqs(), Math.max(max, options.maxSeqs()), specGraphs);
         }
         return buckets;
+    }
+
+    /**
+     * {@code first} and {@code more} one-token steps, each fed the greedy id of the step before, chained on the GPU
+     * ({@link ChainedSteps}: one read-back for all); null when they cannot be chained here (not switched on, several
+     * ranks, no graphs yet for their buckets, a routing dump, or a batch {@link ChainedSteps#fits} refuses), and then
+     * nothing ran.
+     */
+    int[] chain(StepBatch first, int more) {
+        if (!chained || ranks.size() != 1 || routing != null || !options.graphs()) {
+            return null;
+        }
+        RankModel model = ranks.get(0);
+        int key = buckets().tokens(first);
+        BucketGraphs g = graphs.get(key);
+        BucketGraphs one = graphs.get(buckets().tokens(1, 1, 1, 1));
+        if (g == null || one == null || !ChainedSteps.fits(first, more, model.dims.maxLogitRows())) {
+            return null;
+        }
+        StepBatch padded = first.padTo(key);
+        int[] ids = comm.onEachRank(r -> ChainedSteps.run(
+                        model,
+                        r,
+                        first,
+                        padded,
+                        more,
+                        g.plain().get(0),
+                        one.plain().get(0),
+                        options.blockSize()))
+                .get(0);
+        replays += more + 1;
+        verifyReplays += first.tokens() > first.rows() ? 1 : 0;
+        countAllreduces(padded.tokens(), padded.logitTokens().length);
+        for (int j = 0; j < more; j++) {
+            countAllreduces(1, 1);
+        }
+        return ids;
     }
 
     /** Steps replayed from a graph so far: all of them, and the verify steps among them (several tokens a sequence). */

@@ -124,18 +124,28 @@ public final class DraftProposer implements Proposer {
 
         @Override
         public int propose(int[] tokens, int length, int k, int[] out) {
-            int next = catchUp(tokens, length, k, false);
-            if (next == NO_GUESS) {
+            int from = catchUpTo(tokens, length, k);
+            if (from == NO_GUESS) {
                 return 0;
             }
-            out[0] = next;
+            // the last chunk (the target's token, and the last guess when all k were kept), then k - 1 one-token
+            // steps, each fed the guess before: one chain (StepExecutor#chain), read back once on the GPU engine
+            int n = length - from;
+            int[] chunk = Arrays.copyOfRange(tokens, from, length);
+            long t0 = System.nanoTime();
+            int[] ids = draft.chain(
+                    batch(chunk, from, true), k - 1, (id, j) -> batch(new int[] {id}, length - 1 + j, true));
+            nanos.addAndGet(System.nanoTime() - t0);
+            steps.addAndGet(k);
+            remember(chunk, from, n);
+            for (int j = 0; j + 1 < k; j++) {
+                remember(new int[] {ids[j]}, length + j, 1);
+            }
             for (int i = 0; i < k; i++) {
-                if (out[i] < 0 || out[i] >= vocabLimit) {
+                if (ids[i] < 0 || ids[i] >= vocabLimit) {
                     return i; // an id the target cannot take: no guesses from here
                 }
-                if (i + 1 < k) {
-                    out[i + 1] = feed(out, i, 1, true, length + i);
-                }
+                out[i] = ids[i];
             }
             return k;
         }
@@ -173,6 +183,19 @@ public final class DraftProposer implements Proposer {
          * #NO_GUESS} when no guess can be made (nothing to guess from, an id the draft lacks, no KV room for k more).
          */
         private int catchUp(int[] tokens, int length, int k, boolean rows) {
+            int from = catchUpTo(tokens, length, k);
+            if (from == NO_GUESS) {
+                return NO_GUESS;
+            }
+            return feed(tokens, from, length - from, true, from, rows);
+        }
+
+        /**
+         * Feeds the draft {@code tokens[agreed, length)} in chunks but the last, which it leaves to the caller (it needs
+         * logits): that chunk's start, at most {@code maxChunk} before {@code length}; or {@link #NO_GUESS} as {@link
+         * #catchUp} says.
+         */
+        private int catchUpTo(int[] tokens, int length, int k) {
             if (length < 1 || k < 1) {
                 return NO_GUESS;
             }
@@ -180,13 +203,11 @@ public final class DraftProposer implements Proposer {
             if (!known(tokens, from, length) || !room(length + k - 1L)) {
                 return NO_GUESS;
             }
-            int next = NO_GUESS;
-            while (from < length) {
-                int n = Math.min(maxChunk, length - from);
-                next = feed(tokens, from, n, from + n == length, from, rows);
-                from += n;
+            while (length - from > maxChunk) {
+                feed(tokens, from, maxChunk, false, from, false);
+                from += maxChunk;
             }
-            return next;
+            return from;
         }
 
         @Override
@@ -244,13 +265,8 @@ public final class DraftProposer implements Proposer {
                 throw new IllegalStateException("draft fed " + fed + " tokens, asked to write position " + pos);
             }
             int[] chunk = Arrays.copyOfRange(src, from, from + n);
-            StepBatch.Logits want =
-                    !logits ? StepBatch.Logits.NONE : n <= allRows ? StepBatch.Logits.ALL : StepBatch.Logits.LAST;
-            StepBatch b = new StepBatch.Builder(blocks.blockSize(), maxBlocksPerSeq)
-                    .add(table, chunk, pos, want)
-                    .build();
             long t0 = System.nanoTime();
-            StepResult r = draft.step(b, logits && rows);
+            StepResult r = draft.step(batch(chunk, pos, logits), logits && rows);
             nanos.addAndGet(System.nanoTime() - t0);
             steps.incrementAndGet();
             if (logits && rows) {
@@ -258,12 +274,30 @@ public final class DraftProposer implements Proposer {
                 int m = r.ids().length;
                 lastRow = Arrays.copyOfRange(r.logits(), (m - 1) * v, m * v);
             }
+            remember(chunk, pos, n);
+            return logits ? r.ids()[r.ids().length - 1] : -1;
+        }
+
+        /** A draft step of {@code chunk} at positions {@code pos, ...}; with {@code logits}, the next id asked for. */
+        private StepBatch batch(int[] chunk, int pos, boolean logits) {
+            int n = chunk.length;
+            StepBatch.Logits want =
+                    !logits ? StepBatch.Logits.NONE : n <= allRows ? StepBatch.Logits.ALL : StepBatch.Logits.LAST;
+            return new StepBatch.Builder(blocks.blockSize(), maxBlocksPerSeq)
+                    .add(table, chunk, pos, want)
+                    .build();
+        }
+
+        /** The draft's cache now holds {@code chunk} at positions {@code pos, ...} (= {@link #fed}). */
+        private void remember(int[] chunk, int pos, int n) {
+            if (pos != fed) {
+                throw new IllegalStateException("draft fed " + fed + " tokens, asked to write position " + pos);
+            }
             if (known.length < pos + n) {
                 known = Arrays.copyOf(known, Math.max(pos + n, 2 * known.length));
             }
             System.arraycopy(chunk, 0, known, pos, n);
             fed = pos + n;
-            return logits ? r.ids()[r.ids().length - 1] : -1;
         }
     }
 }

@@ -8,6 +8,30 @@ public interface StepExecutor {
     /** Runs {@code batch}; the result has the greedy token of every logits row, and the rows' logits when asked. */
     StepResult step(StepBatch batch, boolean wantLogits);
 
+    /**
+     * Greedy steps of one sequence in a chain: {@code first} (its last token's logits asked), then {@code more}
+     * one-token steps, step j fed the greedy id of step j - 1 at the position after it; the {@code more + 1} greedy ids
+     * (the id after {@code first}'s last token first). Step j's batch is {@code next.batch(id, j)}, for j = 1..more. The
+     * default runs them one at a time through {@link #step}; the GPU engine may run them with one read-back at the end
+     * (the same ids: the draft model's guesses, {@link DraftProposer}).
+     */
+    default int[] chain(StepBatch first, int more, ChainStep next) {
+        int[] ids = new int[more + 1];
+        int[] r = step(first, false).ids();
+        ids[0] = r[r.length - 1];
+        for (int j = 1; j <= more; j++) {
+            int[] s = step(next.batch(ids[j - 1], j), false).ids();
+            ids[j] = s[s.length - 1];
+        }
+        return ids;
+    }
+
+    /** Step j of a {@link #chain}: a one-token step of {@code token}. */
+    @FunctionalInterface
+    interface ChainStep {
+        StepBatch batch(int token, int j);
+    }
+
     /** Size of the logits rows (the model's vocabulary). */
     int vocabSize();
 

@@ -73,6 +73,21 @@ class KernelChoicesTest {
         assertThat(KernelChoices.programmaticLaunch(value)).isEqualTo(on);
     }
 
+    @ParameterizedTest(name = "TENSORLANE_DRAFT_CHAIN=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; false", "  ; false"})
+    void draftChainsAreOffUnlessSwitchedOn(String value, boolean on) {
+        assertThat(KernelChoices.draftChain(value)).isEqualTo(on);
+    }
+
+    @Test
+    void aBadDraftChainValueIsRefusedNamingTheVariable() {
+        assertThatThrownBy(() -> KernelChoices.draftChain("yes"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(KernelChoices.DRAFT_CHAIN_ENV + "='yes'");
+    }
+
     @Test
     void aBadPdlValueIsRefusedNamingTheVariable() {
         assertThatThrownBy(() -> KernelChoices.programmaticLaunch("auto"))

@@ -117,6 +117,87 @@ class DraftProposerTest {
         assertThat(blocks.freeBlocks()).isEqualTo(DRAFT_BLOCKS);
     }
 
+    /**
+     * A draft that runs its chains as the GPU engine does (ChainedSteps): it does not ask for the follow-up steps but
+     * works them out from the first step's block table, as tl_chain_advance_i32 does, and checks them against the
+     * proposer's own ({@code next}).
+     */
+    static final class ChainingDraft implements StepExecutor {
+        final SpecTarget inner;
+        int chains;
+
+        ChainingDraft(SpecTarget inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public StepResult step(StepBatch batch, boolean wantLogits) {
+            return inner.step(batch, wantLogits);
+        }
+
+        @Override
+        public int vocabSize() {
+            return inner.vocabSize();
+        }
+
+        @Override
+        public int[] chain(StepBatch first, int more, ChainStep next) {
+            chains++;
+            assertThat(first.rows()).isEqualTo(1);
+            int[] ids = new int[more + 1];
+            int[] r = step(first, false).ids();
+            ids[0] = r[r.length - 1];
+            int pos = first.positions()[first.tokens() - 1];
+            for (int j = 1; j <= more; j++) {
+                pos++;
+                int slot = first.blockTables()[pos / BS] * BS + pos % BS; // row 0's table, the kernel's rule
+                StepBatch b = next.batch(ids[j - 1], j);
+                assertThat(b.tokenIds()).containsExactly(ids[j - 1]);
+                assertThat(b.positions()).containsExactly(pos);
+                assertThat(b.slots()).containsExactly(slot);
+                assertThat(b.tokenRow()).containsExactly(0);
+                assertThat(b.logitTokens()).containsExactly(0);
+                assertThat(Arrays.copyOf(b.blockTables(), TABLE))
+                        .containsExactly(Arrays.copyOf(first.blockTables(), TABLE));
+                int[] s = step(b, false).ids();
+                ids[j] = s[s.length - 1];
+            }
+            return ids;
+        }
+    }
+
+    @Test
+    void aChainedDraftGivesTheGuessesAndTheCacheOfOneStepAtATime() {
+        SpecTarget plain = new SpecTarget(VOCAB, DRAFT_BLOCKS, BS, periodic());
+        ChainingDraft chained = new ChainingDraft(new SpecTarget(VOCAB, DRAFT_BLOCKS, BS, periodic()));
+        Proposer.Session a = new DraftProposer(plain, new BlockAllocator(DRAFT_BLOCKS, BS), 8, TABLE).open(200);
+        Proposer.Session b = new DraftProposer(chained, new BlockAllocator(DRAFT_BLOCKS, BS), 8, TABLE).open(200);
+        int[] seq = SpecSchedulerTest.repetitive(19, 5);
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(3);
+        for (int round = 0; round < 40; round++) {
+            int k = 1 + rnd.nextInt(6);
+            int[] ga = new int[k];
+            int[] gb = new int[k];
+            int na = a.propose(seq, seq.length, k, ga);
+            assertThat(b.propose(seq, seq.length, k, gb)).isEqualTo(na);
+            assertThat(gb).containsExactly(ga);
+            // the target keeps some guesses, then its own token (sometimes a guess's, sometimes another)
+            int keep = rnd.nextInt(na + 1);
+            int[] kept = Arrays.copyOf(ga, keep);
+            seq = concat(seq, kept);
+            seq = concat(seq, rnd.nextInt(3) == 0 ? rnd.nextInt(VOCAB - 1) : chain(periodic(), seq, 1)[0]);
+        }
+        assertThat(chained.chains).as("every proposal one chain").isEqualTo(40);
+        assertThat(chained.inner.batches)
+                .as("the same draft steps, in the same order")
+                .extracting(x -> Arrays.toString(x.tokenIds()) + "@" + Arrays.toString(x.positions()) + "/"
+                        + Arrays.toString(x.slots()))
+                .containsExactlyElementsOf(plain.batches.stream()
+                        .map(x -> Arrays.toString(x.tokenIds()) + "@" + Arrays.toString(x.positions()) + "/"
+                                + Arrays.toString(x.slots()))
+                        .toList());
+    }
+
     @Test
     void prepareFeedsThePromptAChunkPerCallAndKeepsTheLastToken() {
         SpecTarget draft = new SpecTarget(VOCAB, DRAFT_BLOCKS, BS, periodic());
