@@ -59,14 +59,8 @@ public record DraftPlan(
         long tokens = engine(spec) == EngineType.Tensorlane
                 ? DraftLayout.chunkTokens(Speculation.tokens(spec.serving.speculative), spec.serving.maxBatchTokens)
                 : spec.serving.maxBatchTokens;
-        MemoryBudget.Dims dims = new MemoryBudget.Dims(
-                g.hiddenSize,
-                g.attentionHeads,
-                g.kvHeads,
-                g.effectiveHeadDim(),
-                g.activationIntermediateSize(),
-                g.vocabSize == null ? 0 : g.vocabSize,
-                ModelDtype.activation(d.dtype, null).bytes());
+        MemoryBudget.Dims dims =
+                MemoryPlanner.dims(g, ModelDtype.activation(d.dtype, null).bytes());
         return new DraftPlan(
                 tp,
                 MemoryPlanner.ceilDiv(d.weightBytes, tp),

@@ -51,49 +51,6 @@ public record MemoryPlan(
         warnings = List.copyOf(warnings);
     }
 
-    /** A plan without a draft model. */
-    public MemoryPlan(
-            long gpuMemoryBytes,
-            double staticFraction,
-            double gpuMemoryUtilization,
-            long kvCacheTokens,
-            DType kvCacheDtype,
-            String fractionSource,
-            long weightsBytes,
-            long kvCacheBytes,
-            long activationBytes,
-            long cudaContextBytes,
-            long cudaGraphBytes,
-            long ncclBytes,
-            long allreduceIpcBytes,
-            long reserveBytes,
-            long nonStaticBytes,
-            long headroomBytes,
-            boolean fractionTooHigh,
-            List<String> warnings) {
-        this(
-                gpuMemoryBytes,
-                staticFraction,
-                gpuMemoryUtilization,
-                kvCacheTokens,
-                kvCacheDtype,
-                fractionSource,
-                weightsBytes,
-                kvCacheBytes,
-                activationBytes,
-                cudaContextBytes,
-                cudaGraphBytes,
-                ncclBytes,
-                allreduceIpcBytes,
-                reserveBytes,
-                nonStaticBytes,
-                headroomBytes,
-                fractionTooHigh,
-                warnings,
-                0,
-                0);
-    }
-
     /** The status form ({@code status.memoryPlan}). */
     public MemoryPlanStatus toStatus() {
         MemoryPlanStatus s = new MemoryPlanStatus();

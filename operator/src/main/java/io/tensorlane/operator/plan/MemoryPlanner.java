@@ -63,7 +63,11 @@ public final class MemoryPlanner {
      * ModelGeometry#activationIntermediateSize} (a Mixture of Experts: expertsPerToken × the expert intermediate size).
      */
     public static MemoryBudget.Dims dims(InferenceDeploymentSpec spec) {
-        ModelGeometry g = spec.model.geometry;
+        return dims(spec.model.geometry, activationDtypeBytes(spec));
+    }
+
+    /** {@link #dims(InferenceDeploymentSpec)} of a model of geometry {@code g} computing in {@code bytes}-byte elements. */
+    static MemoryBudget.Dims dims(ModelGeometry g, int bytes) {
         return new MemoryBudget.Dims(
                 g.hiddenSize,
                 g.attentionHeads,
@@ -71,7 +75,7 @@ public final class MemoryPlanner {
                 g.effectiveHeadDim(),
                 g.activationIntermediateSize(),
                 g.vocabSize == null ? 0 : g.vocabSize,
-                activationDtypeBytes(spec));
+                bytes);
     }
 
     /**

@@ -93,7 +93,9 @@ final class ProfileFixtures {
                 5L << 30,
                 1L << 30,
                 false,
-                List.of());
+                List.of(),
+                0,
+                0);
         return new Plan(Outcome.OK, null, null, choice, memory, List.of());
     }
 
