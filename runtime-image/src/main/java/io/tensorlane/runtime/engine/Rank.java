@@ -342,9 +342,18 @@ public final class Rank implements AutoCloseable {
     }
 
     private StreamWait awaitStream(CUstream s) {
-        boolean mirrored = watchdogMirror.enqueue(errorRecord(), s);
-        return new StreamWait(cuStreamSynchronize(s), mirrored);
+        int rc = watchdogMirror.enqueue(errorRecord(), s);
+        if (rc != 0 && !mirrorRefusalLogged) {
+            mirrorRefusalLogged = true; // each step then reads the record with a synchronous copy (~20-40 us)
+            java.util.logging.Logger.getLogger(Rank.class.getName())
+                    .warning("rank " + index + ": the watchdog record's asynchronous copy was refused (CUDA error " + rc
+                            + "); it is read with a synchronous copy after every step");
+        }
+        return new StreamWait(cuStreamSynchronize(s), rc == 0);
     }
+
+    /** Whether {@link #awaitStream} has said that the driver refused the record's asynchronous copy. */
+    private volatile boolean mirrorRefusalLogged;
 
     /** The second half of {@link #synchronize()}: throws if the watchdog fired or the wait failed. */
     public void checkWatchdog(StreamWait wait) {

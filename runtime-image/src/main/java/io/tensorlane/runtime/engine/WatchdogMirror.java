@@ -29,9 +29,9 @@ final class WatchdogMirror implements AutoCloseable {
         host = pinned.getByteBuffer(0, WatchdogRecord.BYTES);
     }
 
-    /** Enqueues the copy of {@code record} on {@code s}; false when the driver refused it. */
-    boolean enqueue(CUdeviceptr record, CUstream s) {
-        return cuMemcpyDtoHAsync(pinned, record, WatchdogRecord.BYTES, s) == 0;
+    /** Enqueues the copy of {@code record} on {@code s}; the driver's result (0: enqueued). */
+    int enqueue(CUdeviceptr record, CUstream s) {
+        return cuMemcpyDtoHAsync(pinned, record, WatchdogRecord.BYTES, s);
     }
 
     /** The record as copied by the last {@link #enqueue}, once its stream is synchronized. */
