@@ -46,7 +46,10 @@ final class KernelCheckSamplingCases {
         chainCases(guard);
     }
 
-    /** tl_chain_advance_i32 ({@link KernelCheckChain}): the next one-token step's inputs, bit for bit. */
+    /**
+     * tl_chain_advance_i32 ({@link KernelCheckChain}): the next one-token step's inputs, bit for bit (guarded as kernel
+     * {@code chain_advance}, so {@code --only chain_advance} runs these alone).
+     */
     private void chainCases(KernelCheckFp8.Guard guard) {
         KernelCheckChain c = new KernelCheckChain(k, stream, sync);
         int[] table = {7, 3, 12, 4};
@@ -69,7 +72,7 @@ final class KernelCheckSamplingCases {
         for (Object[] cs : cases) {
             String nm = (String) cs[0];
             guard.run(
-                    "sample",
+                    "chain_advance",
                     DType.fp32,
                     nm,
                     () -> report(
