@@ -137,7 +137,9 @@ class DownloadProgressE2ETest {
     }
 
     @Test
-    void theDraftModelsDownloadStepIsStatusDraftDownload(KubernetesClient client, TestNamespace ns) {
+    void theDraftModelsDownloadStepIsStatusDraftDownload(
+            KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        sim.addNode(TopologyFixtures.L40S_2); // GPUs of its own: the other test's pod holds the class's node
         InferenceDeployment d = ModelInspectionE2ETest.userWrites(ns.name(), "dd", "org/tiny", 2, 1);
         d.getSpec().serving.speculative = new SpeculativeSpec();
         d.getSpec().serving.speculative.method = SpeculativeSpec.Method.draft;
