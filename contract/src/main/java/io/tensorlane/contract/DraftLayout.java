@@ -2,8 +2,9 @@ package io.tensorlane.contract;
 
 /**
  * Where the Tensorlane runtime puts a draft model ({@code TENSORLANE_SPECULATIVE=draft:DIR,k=K}) and what it takes
- * there, as one description shared by the runtime (which loads it: {@code io.tensorlane.runtime.llm.DraftModel}) and
- * the operator's memory planner (which budgets it). Pure.
+ * there, as one description shared by the runtime (which loads it: {@code io.tensorlane.runtime.llm.DraftModel}), the
+ * operator's memory planner (which budgets it: {@code DraftPlan}) and the GPU node simulator (which fails a pod that does
+ * not budget it: {@code SimDraft}). Pure.
  *
  * <ul>
  *   <li>The draft runs at {@link #TENSOR_PARALLEL} (TP 1) on rank 0's GPU whatever the target's TP: all of its weights

@@ -43,6 +43,11 @@ public final class MemoryBudget {
     public static final String PHASE_ACTIVATIONS = "activations";
     public static final String PHASE_CUDA_GRAPHS = "cuda-graphs";
     public static final String PHASE_RESERVE = "reserve";
+    /**
+     * The KV cache's allocation (the Tensorlane runtime's {@code RankModel.KV}, the phase of its termination message
+     * when the cache does not fit); in {@link #startup} only as what weights and KV caches take beyond the static pool.
+     */
+    public static final String PHASE_KV_CACHE = "kv-cache";
 
     private MemoryBudget() {}
 
@@ -122,6 +127,15 @@ public final class MemoryBudget {
         }
         long extraRows = Math.multiplyExact(Math.min(tokens, MAX_SEQUENCES), (long) k);
         return Math.multiplyExact(extraRows, (long) vocabSize) * Float.BYTES * LOGITS_BUFFERS;
+    }
+
+    /**
+     * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × element bytes. KV
+     * heads are split by tensor parallelism; when TP exceeds them, each GPU keeps (a replica of) one head. The figure
+     * the planner sizes both caches with and the node simulator checks the pod's KV tokens against.
+     */
+    public static long kvBytesPerToken(int layers, int kvHeads, int headDim, int tp, int elementBytes) {
+        return 2L * layers * Math.max(1, ceilDiv(kvHeads, tp)) * headDim * elementBytes;
     }
 
     /** NCCL's buffers: {@link #NCCL_BYTES} for TP > 1, else 0. */

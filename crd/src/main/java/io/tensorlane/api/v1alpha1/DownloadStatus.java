@@ -13,8 +13,8 @@ public class DownloadStatus {
     public String model;
 
     @JsonPropertyDescription(
-            "Downloading (some pod's fetch-model step runs), Complete, or Failed (the step exited with an "
-                    + "error; message says why).")
+            "Downloading (some pod's download step runs: fetch-model, or fetch-draft-model for status.draftDownload), "
+                    + "Complete, or Failed (the step exited with an error; message says why).")
     public String phase;
 
     @JsonPropertyDescription("Pods whose download step runs now.")
@@ -29,7 +29,8 @@ public class DownloadStatus {
     @JsonPropertyDescription("doneBytes / totalBytes in whole percent.")
     public Integer percent;
 
-    @JsonPropertyDescription("For a person, e.g. fetching org/name@commit: 3.2 of 16.1 GB (20%).")
+    @JsonPropertyDescription("For a person, e.g. fetching org/name@commit: 3.2 of 16.1 GB (20%); for the draft model "
+            + "fetching draft model org/name@commit: 0.4 of 2.5 GB (16%).")
     public String message;
 
     @JsonPropertyDescription("When this was last updated (RFC 3339).")

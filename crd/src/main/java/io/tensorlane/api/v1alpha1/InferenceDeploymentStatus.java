@@ -37,9 +37,14 @@ public class InferenceDeploymentStatus {
             + "facts as status.model); absent without draft-model speculation.")
     public ModelStatus draftModel;
 
-    @JsonPropertyDescription(
-            "The hf:// download step of the pods (init container fetch-model): progress read from its log.")
+    @JsonPropertyDescription("The hf:// download step of the pods (init container fetch-model): progress read from its "
+            + "log. A draft model's download is status.draftDownload.")
     public DownloadStatus download;
+
+    @JsonPropertyDescription("The hf:// download step of the draft model of spec.serving.speculative.draftModel (init "
+            + "container fetch-draft-model, which runs after fetch-model): the same fields as status.download; absent "
+            + "without an hf:// draft model.")
+    public DownloadStatus draftDownload;
 
     @JsonPropertyDescription("The node topology the plan was made for.")
     public TopologyChoice topology;

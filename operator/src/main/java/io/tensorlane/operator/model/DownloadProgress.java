@@ -14,10 +14,12 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The hf:// download step of a deployment's pods (init container {@value ModelVolumes#INIT_CONTAINER}) in its status:
- * which pods run it (pod status), how far the slowest is (the {@link FetchProgress} line of its log), and whether it
- * ended. Pure; the reconciler reads the logs ({@link FetchLogs}) and {@code StatusAggregator.withDownload} puts the
- * result in the status. Status changes at most once
+ * The hf:// download step of a deployment's pods (init container {@value ModelVolumes#INIT_CONTAINER}, and for an hf://
+ * draft model {@value ModelVolumes#DRAFT_INIT_CONTAINER}: one {@link Step} each) in its status: which pods run it (pod
+ * status), how far the slowest is (the {@link FetchProgress} line of its log), and whether it ended. Each step has its
+ * own status field (status.download, status.draftDownload), events and messages, the draft's naming it ("fetching draft
+ * model org/name@rev: …"). Pure; the reconciler reads the logs ({@link FetchLogs}) and {@code
+ * StatusAggregator.withDownload} puts the result in the status. Status changes at most once
  * per {@value #STEP_PERCENT}% step or {@link #MIN_INTERVAL}, so a download of any size costs a handful of writes.
  */
 public final class DownloadProgress {
@@ -31,6 +33,32 @@ public final class DownloadProgress {
     public static final Duration MIN_INTERVAL = Duration.ofSeconds(30);
 
     private DownloadProgress() {}
+
+    /** A download step of the pod: spec.model's or the draft model's. */
+    public enum Step {
+        /** spec.model: init container {@value ModelVolumes#INIT_CONTAINER}, status.download. */
+        MODEL(ModelVolumes.INIT_CONTAINER, ""),
+        /** spec.serving.speculative.draftModel: {@value ModelVolumes#DRAFT_INIT_CONTAINER}, status.draftDownload. */
+        DRAFT(ModelVolumes.DRAFT_INIT_CONTAINER, "draft model ");
+
+        private final String container;
+        private final String label;
+
+        Step(String container, String label) {
+            this.container = container;
+            this.label = label;
+        }
+
+        /** The init container that runs it. */
+        public String container() {
+            return container;
+        }
+
+        /** What its messages call the model before its name ("" for spec.model's, "draft model " for the draft's). */
+        String label() {
+            return label;
+        }
+    }
 
     /** Where one pod's download step stands. */
     public enum State {
@@ -55,13 +83,18 @@ public final class DownloadProgress {
         }
     }
 
-    /** The download step of {@code pod} from its spec and status (no log yet). */
+    /** spec.model's download step of {@code pod} ({@link #observe(Pod, Step)}). */
     public static PodDownload observe(Pod pod) {
+        return observe(pod, Step.MODEL);
+    }
+
+    /** Download step {@code step} of {@code pod} from its spec and status (no log yet). */
+    public static PodDownload observe(Pod pod, Step step) {
         String name = pod.getMetadata().getName();
         var init = pod.getSpec() == null || pod.getSpec().getInitContainers() == null
                 ? null
                 : pod.getSpec().getInitContainers().stream()
-                        .filter(c -> ModelVolumes.INIT_CONTAINER.equals(c.getName()))
+                        .filter(c -> step.container().equals(c.getName()))
                         .findFirst()
                         .orElse(null);
         if (init == null || pod.getMetadata().getDeletionTimestamp() != null) {
@@ -71,7 +104,7 @@ public final class DownloadProgress {
         ContainerStatus st = pod.getStatus() == null || pod.getStatus().getInitContainerStatuses() == null
                 ? null
                 : pod.getStatus().getInitContainerStatuses().stream()
-                        .filter(c -> ModelVolumes.INIT_CONTAINER.equals(c.getName()))
+                        .filter(c -> step.container().equals(c.getName()))
                         .findFirst()
                         .orElse(null);
         if (st == null || st.getState() == null) {
@@ -96,7 +129,7 @@ public final class DownloadProgress {
                     State.FAILED,
                     model,
                     null,
-                    "pod " + name + " step " + ModelVolumes.INIT_CONTAINER + " exited " + t.getExitCode()
+                    "pod " + name + " step " + step.container() + " exited " + t.getExitCode()
                             + (t.getReason() == null ? "" : " (" + t.getReason() + ")") + msg);
         }
         return new PodDownload(name, State.NONE, model, null, null);
@@ -115,11 +148,18 @@ public final class DownloadProgress {
         return s.startsWith("hf://") ? s.substring("hf://".length()) : s;
     }
 
-    /**
-     * The next status.download: {@code prev} itself when nothing worth a write changed (same phase, model and pod count,
-     * same {@value #STEP_PERCENT}% step, less than {@link #MIN_INTERVAL} since the last update), else a fresh one.
-     */
+    /** The next status.download ({@link #next(DownloadStatus, List, Instant, Step)} of spec.model's step). */
     public static DownloadStatus next(DownloadStatus prev, List<PodDownload> pods, Instant now) {
+        return next(prev, pods, now, Step.MODEL);
+    }
+
+    /**
+     * The next status of download step {@code step} (status.download, status.draftDownload) from the pods' {@code
+     * step}: {@code prev} itself when nothing worth a write changed (same phase, model and pod count, same {@value
+     * #STEP_PERCENT}% step, less than {@link #MIN_INTERVAL} since the last update), else a fresh one.
+     */
+    public static DownloadStatus next(DownloadStatus prev, List<PodDownload> pods, Instant now, Step step) {
+        String what = step.label();
         List<PodDownload> running =
                 pods.stream().filter(p -> p.state() == State.RUNNING).toList();
         if (!running.isEmpty()) {
@@ -138,7 +178,7 @@ public final class DownloadProgress {
                     p == null ? null : p.doneBytes(),
                     p == null ? null : p.totalBytes(),
                     p == null ? null : p.percent(),
-                    "fetching " + model + ": "
+                    "fetching " + what + model + ": "
                             + (p == null ? "starting" : p.describe())
                             + (running.size() > 1 ? " (slowest of " + running.size() + " pods)" : ""),
                     now);
@@ -161,7 +201,7 @@ public final class DownloadProgress {
                     prev == null ? null : prev.doneBytes,
                     prev == null ? null : prev.totalBytes,
                     prev == null ? null : prev.percent,
-                    "fetching " + model + " failed: " + failed.get().failure(),
+                    "fetching " + what + model + " failed: " + failed.get().failure(),
                     now);
             return prev != null && FAILED.equals(prev.phase) && Objects.equals(prev.message, d.message) ? prev : d;
         }
@@ -178,7 +218,7 @@ public final class DownloadProgress {
                         total,
                         total,
                         100,
-                        "fetched " + prev.model
+                        "fetched " + what + prev.model
                                 + (total > 0
                                         ? " ("
                                                 + new FetchProgress(
@@ -195,8 +235,16 @@ public final class DownloadProgress {
         return prev;
     }
 
-    /** The event for a change of phase (one per transition), or null: {type, reason, message}. */
+    /** The event of spec.model's step ({@link #event(DownloadStatus, DownloadStatus, Step)}). */
     public static String[] event(DownloadStatus prev, DownloadStatus next) {
+        return event(prev, next, Step.MODEL);
+    }
+
+    /**
+     * The event for a change of phase of download step {@code step} (one per transition), or null: {type, reason,
+     * message}; the draft's messages name the draft model.
+     */
+    public static String[] event(DownloadStatus prev, DownloadStatus next, Step step) {
         String was = prev == null ? null : prev.phase;
         String is = next == null ? null : next.phase;
         if (is == null || is.equals(was) && Objects.equals(prev.model, next.model)) {
@@ -207,8 +255,8 @@ public final class DownloadProgress {
                 new String[] {
                     "Normal",
                     "DownloadStarted",
-                    "fetching " + next.model + " in " + next.pods + " pod(s) (init container "
-                            + ModelVolumes.INIT_CONTAINER + ")"
+                    "fetching " + step.label() + next.model + " in " + next.pods + " pod(s) (init container "
+                            + step.container() + ")"
                 };
             case COMPLETE -> new String[] {"Normal", "DownloadComplete", next.message};
             default -> new String[] {"Warning", "DownloadFailed", next.message};

@@ -54,8 +54,7 @@ public record DraftPlan(
         int tp = tensor(spec);
         ModelGeometry g = d.geometry;
         DType kv = kvCacheDtype(spec);
-        long kvHeads = Math.max(1, MemoryPlanner.ceilDiv(g.kvHeads, tp));
-        long kvPerToken = 2L * g.layers * kvHeads * g.effectiveHeadDim() * kv.bytes();
+        long kvPerToken = MemoryBudget.kvBytesPerToken(g.layers, g.kvHeads, g.effectiveHeadDim(), tp, kv.bytes());
         long tokens = engine(spec) == EngineType.Tensorlane
                 ? DraftLayout.chunkTokens(Speculation.tokens(spec.serving.speculative), spec.serving.maxBatchTokens)
                 : spec.serving.maxBatchTokens;

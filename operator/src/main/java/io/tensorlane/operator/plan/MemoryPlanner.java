@@ -31,17 +31,17 @@ public final class MemoryPlanner {
     private MemoryPlanner() {}
 
     /**
-     * KV-cache bytes per token on one GPU: 2 (K and V) × layers × max(1, ⌈kvHeads / TP⌉) × headDim × KV dtype bytes. KV
-     * heads are split by tensor parallelism; when TP exceeds them, each GPU keeps (a replica of) one head.
+     * KV-cache bytes per token on one GPU ({@link MemoryBudget#kvBytesPerToken}): 2 (K and V) × layers × max(1,
+     * ⌈kvHeads / TP⌉) × headDim × KV dtype bytes.
      */
     public static long kvBytesPerToken(InferenceDeploymentSpec spec, int tensor) {
         ModelGeometry g = spec.model.geometry;
-        long kvHeadsPerGpu = Math.max(1, ceilDiv(g.kvHeads, tensor));
-        return 2L
-                * g.layers
-                * kvHeadsPerGpu
-                * g.effectiveHeadDim()
-                * kvCacheDtype(spec).bytes();
+        return MemoryBudget.kvBytesPerToken(
+                g.layers,
+                g.kvHeads,
+                g.effectiveHeadDim(),
+                tensor,
+                kvCacheDtype(spec).bytes());
     }
 
     /**

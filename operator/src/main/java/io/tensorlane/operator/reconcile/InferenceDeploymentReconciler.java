@@ -18,6 +18,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.Mappers;
 import io.tensorlane.api.v1alpha1.AppliedSpec;
+import io.tensorlane.api.v1alpha1.DownloadStatus;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
@@ -32,6 +33,7 @@ import io.tensorlane.operator.model.ModelResolver;
 import io.tensorlane.operator.model.ModelResolvers;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.PlannerSettings;
+import io.tensorlane.operator.plan.Speculation;
 import io.tensorlane.operator.preflight.PreflightGate;
 import io.tensorlane.operator.render.Rendered;
 import io.tensorlane.operator.rollback.RecoveryCoordinator;
@@ -219,11 +221,15 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                 rejected,
                 apply && pending ? StatusAggregator.applyFailure(prev) : null,
                 model));
-        // the hf:// download step's progress (its log, read at most every 10 s per pod; status changes per 10% or 30 s)
+        // the hf:// download steps' progress, the model's and a draft model's (their logs, read at most every 10 s per
+        // pod; status changes per 10% or 30 s); without a draft model in the spec, no draft download
         next = StatusAggregator.withDownload(
                 prev,
                 next,
-                DownloadProgress.next(prev.download, fetchLogs.observe(ctx.getClient(), obs.pods(), now), now),
+                download(prev.download, ctx, obs.pods(), now, DownloadProgress.Step.MODEL),
+                Speculation.draftModel(primary.getSpec()) == null
+                        ? null
+                        : download(prev.draftDownload, ctx, obs.pods(), now, DownloadProgress.Step.DRAFT),
                 now);
         InferenceDeploymentStatus written = prev;
         StatusFold.Decision fold = folds.decide(primary.getMetadata().getUid(), prev, next, Instant.now());
@@ -251,11 +257,18 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
             written = next;
             metrics.applied("InferenceDeployment/status");
             StatusEvents.emit(events, metrics, primary, prev, next, plan, apply && pending);
-            String[] download = DownloadProgress.event(prev.download, next.download);
-            if (download != null && "Warning".equals(download[0])) {
-                events.warning(primary, download[1], download[2]);
-            } else if (download != null) {
-                events.normal(primary, download[1], download[2]);
+            for (String[] download : List.of(
+                    nullSafe(DownloadProgress.event(prev.download, next.download, DownloadProgress.Step.MODEL)),
+                    nullSafe(DownloadProgress.event(
+                            prev.draftDownload, next.draftDownload, DownloadProgress.Step.DRAFT)))) {
+                if (download.length == 0) {
+                    continue;
+                }
+                if ("Warning".equals(download[0])) {
+                    events.warning(primary, download[1], download[2]);
+                } else {
+                    events.normal(primary, download[1], download[2]);
+                }
             }
             events.commit();
         }
@@ -302,7 +315,8 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
         if (model.state() == ModelResolution.State.FAILED) {
             return control.rescheduleAfter(ModelResolver.FAILED_RECHECK);
         }
-        if (next.download != null && DownloadProgress.DOWNLOADING.equals(next.download.phase)) {
+        if (next.download != null && DownloadProgress.DOWNLOADING.equals(next.download.phase)
+                || next.draftDownload != null && DownloadProgress.DOWNLOADING.equals(next.draftDownload.phase)) {
             return control.rescheduleAfter(FetchLogs.MIN_READ_INTERVAL); // the next look at the step's log
         }
         boolean settled = next.phase == Phase.Failed
@@ -312,6 +326,20 @@ public class InferenceDeploymentReconciler implements Reconciler<InferenceDeploy
                         && next.lastAppliedSpec != null
                         && Objects.equals(next.lastStableSpec.revision, next.lastAppliedSpec.revision);
         return settled || !plan.ok() ? control : control.rescheduleAfter(settings.requeueWhileRollingOut());
+    }
+
+    /** The next status of download step {@code step}, from the pods' step and its log. */
+    private DownloadStatus download(
+            DownloadStatus prev,
+            Context<InferenceDeployment> ctx,
+            List<Pod> pods,
+            Instant now,
+            DownloadProgress.Step step) {
+        return DownloadProgress.next(prev, fetchLogs.observe(ctx.getClient(), pods, now, step), now, step);
+    }
+
+    private static String[] nullSafe(String[] event) {
+        return event == null ? new String[0] : event;
     }
 
     /** {@code c}, rescheduled after {@code d} unless it already reconciles again sooner. */

@@ -224,14 +224,32 @@ public final class StatusAggregator {
         return s;
     }
 
-    /**
-     * {@code next} with {@code status.download} set and, while a download runs, Progressing's reason
-     * ({@value DownloadProgress#REASON}) and message on it (the step's progress, {@link DownloadProgress#next}).
-     */
+    /** {@link #withDownload(InferenceDeploymentStatus, InferenceDeploymentStatus, DownloadStatus, DownloadStatus,
+     * Instant)} without a draft model's download. */
     public static InferenceDeploymentStatus withDownload(
             InferenceDeploymentStatus prev, InferenceDeploymentStatus next, DownloadStatus download, Instant now) {
+        return withDownload(prev, next, download, null, now);
+    }
+
+    /**
+     * {@code next} with {@code status.download} and {@code status.draftDownload} set and, while a download runs,
+     * Progressing's reason ({@value DownloadProgress#REASON}) and message on it (the step's progress, {@link
+     * DownloadProgress#next}; both, the model's first, when pods run both steps).
+     */
+    public static InferenceDeploymentStatus withDownload(
+            InferenceDeploymentStatus prev,
+            InferenceDeploymentStatus next,
+            DownloadStatus download,
+            DownloadStatus draftDownload,
+            Instant now) {
         next.download = download;
-        if (download == null || !DownloadProgress.DOWNLOADING.equals(download.phase)) {
+        next.draftDownload = draftDownload;
+        String message = java.util.stream.Stream.of(download, draftDownload)
+                .filter(d -> d != null && DownloadProgress.DOWNLOADING.equals(d.phase))
+                .map(d -> d.message)
+                .reduce((a, b) -> a + "; " + b)
+                .orElse(null);
+        if (message == null) {
             return next;
         }
         Optional<Condition> progressing =
@@ -245,7 +263,7 @@ public final class StatusAggregator {
                             PROGRESSING,
                             true,
                             DownloadProgress.REASON,
-                            download.message,
+                            message,
                             generation,
                             now));
         }

@@ -20,6 +20,8 @@ import io.tensorlane.testkit.WithLocalCluster;
 import io.tensorlane.testkit.hub.Checkpoints;
 import io.tensorlane.testkit.hub.LocalHub;
 import io.tensorlane.testkit.sim.GpuNodeSimulator;
+import io.tensorlane.testkit.sim.SimAction;
+import io.tensorlane.testkit.sim.SimRule;
 import io.tensorlane.topology.TopologyFixtures;
 import java.time.Duration;
 import java.util.Map;
@@ -33,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * (status.model, status.draftModel), plans both (status.memoryPlan.draftWeightsBytes, draftKvCacheBytes), and the
  * Deployment the API server stores fetches the draft into its own volume and hands the Tensorlane runtime {@code
  * draft:<dir>,k=K}; a draft model that does not exist ends in ModelUnavailable naming the field, a draft model with
- * method ngram in InvalidSpec.
+ * method ngram in InvalidSpec. Under the simulator's computed OOM rule (SimMemory, which counts the draft where the
+ * runtime puts it) the plan with the draft starts, and the fraction of the same deployment without the draft does not.
  */
 @WithLocalCluster
 class DraftModelE2ETest {
@@ -160,5 +163,55 @@ class DraftModelE2ETest {
                         .orElseThrow()
                         .getMessage())
                 .contains("spec.serving.speculative." + SpeculativeSpec.NGRAM_TAKES_NO_MODEL);
+    }
+
+    /**
+     * The simulator's OOM rule counts the draft as the plan does: with it, the auto plan of a deployment with a draft
+     * starts; the auto fraction of its n-gram twin (the same target and k, no draft: a plan without the draft's
+     * activations and CUDA graphs) forced onto the draft deployment dies of CUDA OOM at start-up.
+     */
+    @Test
+    void aPlanWithTheDraftStartsAndTheFractionWithoutItOoms(
+            KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
+        sim.addNode(TopologyFixtures.L40S_2); // the class's node may hold the first test's TP 2 pod
+        sim.addNode(TopologyFixtures.L40S_2);
+        sim.addRule(SimRule.forAllPods("draft-oom", SimAction.of(SimAction.Type.CudaOom))
+                .inNamespace(ns.name())
+                .withPredicate(p -> p.getMetadata().getName().startsWith("oom-"))
+                .whenOutOfMemory());
+
+        InferenceDeployment fits = withDraft(ns.name(), "oom-fits", SpeculativeSpec.Method.draft, "org/target-draft");
+        fits.getSpec().parallelism.tensor = 1;
+        client.resource(fits).create();
+        InferenceDeployment twin = withDraft(ns.name(), "oom-ngram", SpeculativeSpec.Method.ngram, null);
+        twin.getSpec().serving.speculative.draftModel = null;
+        twin.getSpec().parallelism.tensor = 1;
+        client.resource(twin).create();
+        var ready = Samples.phase(Phase.Ready).and(x -> x.getStatus().lastStableSpec != null);
+        InferenceDeployment withDraft = Samples.await(client, ns.name(), "oom-fits", TIMEOUT, ready);
+        InferenceDeployment without = Samples.await(client, ns.name(), "oom-ngram", TIMEOUT, ready);
+        assertThat(withDraft.getStatus().lastFailure)
+                .as("the plan counting the draft starts")
+                .isNull();
+        double draftAuto = withDraft.getStatus().memoryPlan.staticFraction;
+        double ngramAuto = without.getStatus().memoryPlan.staticFraction;
+        assertThat(draftAuto)
+                .as("the draft's activations and graphs take the auto fraction down")
+                .isLessThan(ngramAuto);
+
+        InferenceDeployment over = withDraft(ns.name(), "oom-over", SpeculativeSpec.Method.draft, "org/target-draft");
+        over.getSpec().parallelism.tensor = 1;
+        over.getSpec().memory.fraction = String.format(java.util.Locale.ROOT, "%.2f", ngramAuto);
+        client.resource(over).create();
+        InferenceDeployment failed = Samples.await(
+                client,
+                ns.name(),
+                "oom-over",
+                TIMEOUT,
+                x -> x.getStatus() != null && x.getStatus().lastFailure != null);
+        assertThat(failed.getStatus().lastFailure.reason).isEqualTo("CudaOutOfMemory");
+        assertThat(failed.getStatus().lastFailure.message)
+                .as("the non-static allocation that no longer fits")
+                .containsAnyOf("cuda-graphs", "activations", "reserve");
     }
 }

@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
 import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.contract.MemoryBudget;
@@ -70,6 +72,26 @@ class SimulatedOomAgreesWithPlannerTest {
         return s;
     }
 
+    /** A Llama-3.2-1B-like bf16 draft with k guesses: the plan counts it (DraftPlan), and so does the simulator. */
+    static InferenceDeploymentSpec drafting(InferenceDeploymentSpec s, int k) {
+        speculating(s, k);
+        s.serving.speculative.method = SpeculativeSpec.Method.draft;
+        ModelSpec m = new ModelSpec();
+        m.name = "meta-llama/Llama-3.2-1B-Instruct";
+        m.weightBytes = 2_471_645_184L;
+        m.dtype = ModelSpec.DType.bf16;
+        m.geometry = new ModelGeometry();
+        m.geometry.layers = 16;
+        m.geometry.hiddenSize = 2048;
+        m.geometry.attentionHeads = 32;
+        m.geometry.kvHeads = 8;
+        m.geometry.headDim = 64;
+        m.geometry.vocabSize = 128_256;
+        m.geometry.intermediateSize = 8192;
+        s.serving.speculative.draftModel = m;
+        return s;
+    }
+
     static Stream<Arguments> cases() {
         return Stream.of(
                 Arguments.of("seed box, auto", seed("auto"), PRO, false),
@@ -109,6 +131,11 @@ class SimulatedOomAgreesWithPlannerTest {
                         H200,
                         true),
                 Arguments.of("seed box, ngram k=4, auto", speculating(seed("auto"), 4), PRO, false),
+                Arguments.of("seed box, 1B draft k=4, auto", drafting(seed("auto"), 4), PRO, false),
+                Arguments.of("seed box, 1B draft k=4, 0.93", drafting(seed("0.93"), 4), PRO, true),
+                Arguments.of("H200 8B TP 1, 1B draft k=4, auto", drafting(spec(llama8b(1), "auto"), 4), H200, false),
+                Arguments.of("H200 8B TP 2, 1B draft k=4, auto", drafting(spec(llama8b(2), "auto"), 4), H200, false),
+                Arguments.of("L40S 8B TP 2, 1B draft k=4, auto", drafting(spec(llama8b(2), "auto"), 4), L40S, false),
                 Arguments.of("RTX 4090 8B TP 4 (NCCL), auto", spec(llama8b(4), "auto"), RTX4090, false),
                 Arguments.of("RTX 4090 8B TP 4 (NCCL), 0.95", spec(llama8b(4), "0.95"), RTX4090, true));
     }
@@ -147,5 +174,73 @@ class SimulatedOomAgreesWithPlannerTest {
             assertThat(plan.memory().gpuMemoryBytes() - used)
                     .isEqualTo(plan.memory().headroomBytes());
         }
+    }
+
+    static Pod pod(InferenceDeploymentSpec spec, Plan plan) {
+        Rendered r = Renderer.render(RendererTest.owner(spec), spec, plan, RendererTest.RS);
+        return new PodBuilder()
+                .withMetadata(r.deployment().getSpec().getTemplate().getMetadata())
+                .withSpec(r.deployment().getSpec().getTemplate().getSpec())
+                .build();
+    }
+
+    /** {@code pod} with env {@code name} set to what {@code from} says. */
+    static Pod withEnvOf(Pod pod, Pod from, String name) {
+        Pod p = new PodBuilder(pod).build();
+        String value = from.getSpec().getContainers().get(0).getEnv().stream()
+                .filter(e -> name.equals(e.getName()))
+                .findFirst()
+                .orElseThrow()
+                .getValue();
+        p.getSpec().getContainers().get(0).getEnv().stream()
+                .filter(e -> name.equals(e.getName()))
+                .findFirst()
+                .orElseThrow()
+                .setValue(value);
+        return p;
+    }
+
+    /**
+     * A plan with a draft model fits in the simulator; the same pod with a figure of a plan that leaves the draft's
+     * terms out (the n-gram plan of the same k: the verify rows without the draft) does not: its fraction leaves no room
+     * for the draft's activations and CUDA graphs, its KV tokens no room for the draft's weights and cache.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("draftFixtures")
+    void aPlanThatLeavesTheDraftOutOomsInTheSimulator(String why, InferenceDeploymentSpec base, String fixture) {
+        InferenceDeploymentSpec withDraft = drafting(spec(base, "auto"), 4);
+        InferenceDeploymentSpec without = speculating(spec(base, "auto"), 4);
+        Plan plan = Planner.plan(withDraft, List.of(node("n-0", fixture, 0)), SETTINGS);
+        Plan undercount = Planner.plan(without, List.of(node("n-0", fixture, 0)), SETTINGS);
+        assertThat(plan.ok()).as(plan.message()).isTrue();
+        assertThat(undercount.ok()).as(undercount.message()).isTrue();
+        long gpu = plan.memory().gpuMemoryBytes();
+        Pod pod = pod(withDraft, plan);
+        Pod other = pod(without, undercount);
+        assertThat(plan.memory().staticFraction())
+                .isLessThan(undercount.memory().staticFraction());
+
+        assertThat(SimMemory.startupOom(pod, gpu, withDraft))
+                .as("the plan counting the draft")
+                .isEmpty();
+        assertThat(SimMemory.startupOom(withEnvOf(pod, other, "TENSORLANE_MEMORY_FRACTION"), gpu, withDraft))
+                .as("the fraction without the draft's activations and graphs")
+                .map(MemoryBudget.Oom::phase)
+                .get()
+                .isIn(MemoryBudget.PHASE_CUDA_GRAPHS, MemoryBudget.PHASE_RESERVE, MemoryBudget.PHASE_ACTIVATIONS);
+        assertThat(SimMemory.startupOom(withEnvOf(pod, other, "TENSORLANE_KV_CACHE_TOKENS"), gpu, withDraft))
+                .as("the KV tokens without the draft's weights and cache")
+                .map(MemoryBudget.Oom::phase)
+                .contains(MemoryBudget.PHASE_KV_CACHE);
+        assertThat(SimMemory.startupOom(other, gpu, without))
+                .as("the under-counting plan itself fits when there is no draft")
+                .isEmpty();
+    }
+
+    static Stream<Arguments> draftFixtures() {
+        return Stream.of(
+                Arguments.of("seed box 70B TP 8", seed("auto"), PRO),
+                Arguments.of("H200 8B TP 1", llama8b(1), H200),
+                Arguments.of("L40S 8B TP 2", llama8b(2), L40S));
     }
 }

@@ -20,7 +20,9 @@ import jcuda.driver.CUdeviceptr;
  */
 final class RankModel implements AutoCloseable {
     static final String WEIGHTS = "weights";
-    static final String KV = "kv-cache";
+    /** The KV cache's allocation phase: the contract's, which the node simulator names when the caches do not fit. */
+    static final String KV = io.tensorlane.contract.MemoryBudget.PHASE_KV_CACHE;
+
     static final String ACTIVATIONS = "activations";
     private static final long CUBLAS_WORKSPACE = 32L << 20;
 

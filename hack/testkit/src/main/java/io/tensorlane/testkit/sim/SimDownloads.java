@@ -17,6 +17,9 @@ import java.util.Locale;
  */
 public record SimDownloads(Duration duration, long bytes) {
     public static final String INIT_CONTAINER = "fetch-model";
+    /** A draft model's download step (spec.serving.speculative.draftModel), run after {@link #INIT_CONTAINER}. */
+    public static final String DRAFT_INIT_CONTAINER = "fetch-draft-model";
+
     public static final int STEPS = 10;
     /** What a download of a model whose size is not known reports (Llama-3.1-8B's bf16 weights). */
     public static final long UNKNOWN_MODEL_BYTES = 16_060_522_496L;
@@ -39,29 +42,35 @@ public record SimDownloads(Duration duration, long bytes) {
         return bytes > 0 ? bytes : modelBytes != null && modelBytes > 0 ? modelBytes : UNKNOWN_MODEL_BYTES;
     }
 
-    /** The download step's init container name, or null when the pod has none. */
-    public static String initContainer(Pod pod) {
+    /**
+     * The download steps' init containers of {@code pod} ({@link #INIT_CONTAINER}, {@link #DRAFT_INIT_CONTAINER}), in the
+     * pod's order (the kubelet runs them one after the other); empty when it has none.
+     */
+    public static List<String> initContainers(Pod pod) {
         List<Container> inits = pod.getSpec() == null ? null : pod.getSpec().getInitContainers();
-        return inits != null && inits.stream().anyMatch(c -> INIT_CONTAINER.equals(c.getName()))
-                ? INIT_CONTAINER
-                : null;
+        return inits == null
+                ? List.of()
+                : inits.stream()
+                        .map(Container::getName)
+                        .filter(n -> INIT_CONTAINER.equals(n) || DRAFT_INIT_CONTAINER.equals(n))
+                        .toList();
     }
 
-    /** org/name@rev from the step's {@code --source hf://org/name@rev}, or "unknown". */
-    static String model(Pod pod) {
+    /** org/name@rev from step {@code init}'s {@code --source hf://org/name@rev}, or "unknown". */
+    static String model(Pod pod, String init) {
         for (Container c : pod.getSpec().getInitContainers()) {
             List<String> a = c.getArgs() == null ? List.of() : c.getArgs();
             int i = a.indexOf("--source");
-            if (INIT_CONTAINER.equals(c.getName()) && i >= 0 && i + 1 < a.size()) {
+            if (init.equals(c.getName()) && i >= 0 && i + 1 < a.size()) {
                 return a.get(i + 1).replaceFirst("^hf://", "");
             }
         }
         return "unknown";
     }
 
-    /** The step's log lines for {@code pod}, reporting a model of {@code bytes} bytes. */
-    public List<Line> lines(Pod pod, long bytes) {
-        String model = model(pod);
+    /** Step {@code init}'s log lines for {@code pod}, reporting a model of {@code bytes} bytes. */
+    public List<Line> lines(Pod pod, String init, long bytes) {
+        String model = model(pod, init);
         List<Line> out = new ArrayList<>();
         long ms = duration.toMillis();
         out.add(new Line(0, "fetch-model: hf://" + model + " (simulated)"));

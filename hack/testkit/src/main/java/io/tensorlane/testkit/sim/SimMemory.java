@@ -5,11 +5,14 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelGeometry;
+import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
 import io.tensorlane.contract.Allreduce;
+import io.tensorlane.contract.DraftLayout;
 import io.tensorlane.contract.EngineEnv;
 import io.tensorlane.contract.MemoryBudget;
 import io.tensorlane.modelfacts.ModelDtype;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -21,8 +24,12 @@ import java.util.Optional;
  * sampler's penalty buffer). So the planner's {@code auto} fraction runs, and a fraction above what the non-static
  * memory leaves fails in the allocation that no longer fits. Speculative decoding counts as the plan counts it: its
  * verify steps' extra logits rows in the activations ({@link MemoryBudget#speculativeLogitsBytes} of k, read from
- * {@code TENSORLANE_SPECULATIVE} or SGLang's {@code --speculative-num-draft-tokens}) and the sampler's rows; a draft
- * model's own weights, cache and activations are not simulated (the plan counts them; the simulator needs less). Pure.
+ * {@code TENSORLANE_SPECULATIVE} or SGLang's {@code --speculative-num-draft-tokens}) and the sampler's rows. When the pod
+ * is given its KV tokens ({@code TENSORLANE_KV_CACHE_TOKENS}, which the runtime allocates as given), the weights and KV
+ * caches on rank 0's GPU must fit the static pool; what they take beyond it is one more allocation
+ * ({@value MemoryBudget#PHASE_KV_CACHE}). A Tensorlane draft model ({@code TENSORLANE_SPECULATIVE=draft:DIR,k=K}) counts
+ * where the runtime puts it ({@link DraftLayout}, {@link SimDraft}): its weights and a KV cache of the target's tokens in
+ * those contents, its activations and its own CUDA graph pool in the non-static allocations. Pure.
  */
 public final class SimMemory {
     /** The custom allreduce's buffer size when the pod does not say (the operator's default, 8 MiB). */
@@ -45,6 +52,9 @@ public final class SimMemory {
      * @param maxMessageBytes the custom allreduce's largest message
      * @param batchTokens tokens of one forward batch
      * @param speculativeTokens tokens proposed per sequence and step (k), 0 without speculation
+     * @param kvCacheTokens the KV tokens the pod is given ({@code TENSORLANE_KV_CACHE_TOKENS}), 0: sized by the runtime
+     * @param kvCacheDtype the KV elements' type it is given ({@code TENSORLANE_KV_CACHE_DTYPE}), null: auto
+     * @param draft the Tensorlane runtime runs a draft model ({@code TENSORLANE_SPECULATIVE=draft:…})
      */
     public record PodPlan(
             double fraction,
@@ -52,7 +62,10 @@ public final class SimMemory {
             boolean customAllreduce,
             long maxMessageBytes,
             long batchTokens,
-            int speculativeTokens) {}
+            int speculativeTokens,
+            long kvCacheTokens,
+            ModelSpec.DType kvCacheDtype,
+            boolean draft) {}
 
     /** The plan the pod is started with; empty when it has no static fraction (vLLM's utilization is not one). */
     public static Optional<PodPlan> read(Pod pod) {
@@ -77,8 +90,44 @@ public final class SimMemory {
                 EngineEnv.MAX_BATCH_TOKENS,
                 List.of("--chunked-prefill-size", "--max-num-batched-tokens"),
                 DEFAULT_BATCH_TOKENS);
+        long kvTokens = (long) first(pod, EngineEnv.KV_CACHE_TOKENS, List.of(), 0);
         return Optional.of(new PodPlan(
-                fraction.getAsDouble(), Math.max(1, tp), custom, maxMessage, tokens, speculativeTokens(pod)));
+                fraction.getAsDouble(),
+                Math.max(1, tp),
+                custom,
+                maxMessage,
+                tokens,
+                speculativeTokens(pod),
+                Math.max(0, kvTokens),
+                kvCacheDtype(env(pod, EngineEnv.KV_CACHE_DTYPE)),
+                draftDir(env(pod, EngineEnv.SPECULATIVE)) != null));
+    }
+
+    /** The KV dtype of a {@code TENSORLANE_KV_CACHE_DTYPE} value; null for auto, unset or a value that does not parse. */
+    static ModelSpec.DType kvCacheDtype(String value) {
+        if (value == null) {
+            return null;
+        }
+        for (ModelSpec.DType d : ModelSpec.DType.values()) {
+            if (d.name().equalsIgnoreCase(value.trim())) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    /** DIR of a {@code TENSORLANE_SPECULATIVE=draft:DIR[,k=K]} value, else null (no draft, or none named). */
+    static String draftDir(String value) {
+        if (value == null) {
+            return null;
+        }
+        String s = value.trim();
+        int colon = s.indexOf(':');
+        if (colon < 0 || !s.substring(0, colon).trim().equalsIgnoreCase("draft")) {
+            return null;
+        }
+        String dir = s.substring(colon + 1).split(",", 2)[0].trim();
+        return dir.isEmpty() || dir.contains("=") ? null : dir;
     }
 
     /**
@@ -159,15 +208,56 @@ public final class SimMemory {
         long sampling = MemoryBudget.samplingBytes(
                         d.vocabSize(), p.batchTokens(), p.speculativeTokens(), maxModelLength(owner))
                 .total();
+        SimDraft draft = p.draft() ? SimDraft.of(owner, p.speculativeTokens(), p.batchTokens()) : SimDraft.NONE;
         MemoryBudget.NonStatic n = new MemoryBudget.NonStatic(
-                base.activations() + sampling,
+                base.activations() + sampling + draft.activationBytes(),
                 base.cudaContext(),
-                base.cudaGraphs(),
+                base.cudaGraphs() + draft.cudaGraphBytes(),
                 base.nccl(),
                 base.ipc(),
                 base.reserve());
+        long pool = MemoryBudget.staticPoolBytes(p.fraction(), gpuMemoryBytes);
         return MemoryBudget.firstFailure(
-                gpuMemoryBytes, MemoryBudget.startup(MemoryBudget.staticPoolBytes(p.fraction(), gpuMemoryBytes), n));
+                gpuMemoryBytes, withStaticOverflow(MemoryBudget.startup(pool, n), overflow(p, owner, draft, pool)));
+    }
+
+    /**
+     * What the weights and KV caches on rank 0's GPU take beyond the static pool {@code pool} (0 when they fit or the
+     * runtime sizes its cache itself: no KV tokens given, or the target's weights or geometry unknown): the target's
+     * weights / TP and its cache of {@link PodPlan#kvCacheTokens} tokens ({@link MemoryBudget#kvBytesPerToken} in the
+     * given KV dtype, auto: the activation dtype), and a draft's weights and a cache of as many tokens.
+     */
+    static long overflow(PodPlan p, InferenceDeploymentSpec owner, SimDraft draft, long pool) {
+        ModelGeometry g = owner == null || owner.model == null ? null : owner.model.geometry;
+        if (p.kvCacheTokens() <= 0
+                || g == null
+                || g.layers == null
+                || g.kvHeads == null
+                || owner.model.weightBytes == null) {
+            return 0;
+        }
+        ModelSpec.DType kv =
+                p.kvCacheDtype() != null ? p.kvCacheDtype() : ModelDtype.kvCache(null, owner.model.dtype, null);
+        long perToken = MemoryBudget.kvBytesPerToken(g.layers, g.kvHeads, g.effectiveHeadDim(), p.tp(), kv.bytes())
+                + draft.kvBytesPerToken();
+        long contents = (owner.model.weightBytes + p.tp() - 1) / p.tp()
+                + draft.weightsBytes()
+                + Math.multiplyExact(p.kvCacheTokens(), perToken);
+        return Math.max(0, contents - pool);
+    }
+
+    /** {@code startup} with {@code overflow} bytes of {@value MemoryBudget#PHASE_KV_CACHE} after the activations. */
+    static List<MemoryBudget.Allocation> withStaticOverflow(List<MemoryBudget.Allocation> startup, long overflow) {
+        if (overflow <= 0) {
+            return startup;
+        }
+        List<MemoryBudget.Allocation> a = new ArrayList<>(startup);
+        int at = 0;
+        while (at < a.size() && !MemoryBudget.PHASE_ACTIVATIONS.equals(a.get(at).phase())) {
+            at++;
+        }
+        a.add(Math.min(at + 1, a.size()), new MemoryBudget.Allocation(MemoryBudget.PHASE_KV_CACHE, overflow));
+        return a;
     }
 
     /** spec.serving.maxModelLength of {@code owner} (the CRD default without one). */

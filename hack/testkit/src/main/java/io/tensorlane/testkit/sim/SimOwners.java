@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.tensorlane.api.v1alpha1.GpuTopology;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
+import io.tensorlane.api.v1alpha1.ModelSpec;
+import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.contract.MemoryBudget;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -88,42 +90,66 @@ final class SimOwners {
 
     /**
      * The weight bytes of the pod's InferenceDeployment: spec.model.weightBytes, else what the operator read from the
-     * model (status.model.weightBytes); null when the chain breaks or neither is known.
+     * model (status.model.weightBytes); with {@code draft} the draft model's (spec.serving.speculative.draftModel,
+     * status.draftModel); null when the chain breaks or neither is known.
      */
-    static Long weightBytes(KubernetesClient client, Pod pod) {
+    static Long weightBytes(KubernetesClient client, Pod pod, boolean draft) {
         try {
-            return ownerWeightBytes(client, pod);
+            return owner(client, pod)
+                    .map(SimOwners::withModelGeometry)
+                    .map(s -> draft
+                            ? s.serving == null
+                                            || s.serving.speculative == null
+                                            || s.serving.speculative.draftModel == null
+                                    ? null
+                                    : s.serving.speculative.draftModel.weightBytes
+                            : s.model == null ? null : s.model.weightBytes)
+                    .orElse(null);
         } catch (KubernetesClientException e) {
             return null; // the simulated step then reports SimDownloads.UNKNOWN_MODEL_BYTES
         }
     }
 
-    private static Long ownerWeightBytes(KubernetesClient client, Pod pod) {
-        return owner(client, pod)
-                .map(d -> d.getSpec() != null && d.getSpec().model != null && d.getSpec().model.weightBytes != null
-                        ? d.getSpec().model.weightBytes
-                        : d.getStatus() != null && d.getStatus().model != null ? d.getStatus().model.weightBytes : null)
-                .orElse(null);
-    }
-
+    /**
+     * The spec with what the operator read filled in where the user left it out, as the operator's plan does: the
+     * model's geometry, dtype and weight bytes from status.model, a draft model's from status.draftModel.
+     */
     static InferenceDeploymentSpec withModelGeometry(InferenceDeployment d) {
         InferenceDeploymentSpec spec = d.getSpec();
-        if (spec == null
-                || spec.model == null
-                || spec.model.geometry != null && spec.model.dtype != null
-                || d.getStatus() == null
-                || d.getStatus().model == null) {
+        if (spec == null || spec.model == null || d.getStatus() == null) {
+            return spec;
+        }
+        ModelSpec draft =
+                spec.serving == null || spec.serving.speculative == null ? null : spec.serving.speculative.draftModel;
+        boolean model = d.getStatus().model != null && !complete(spec.model);
+        boolean drafts = draft != null && d.getStatus().draftModel != null && !complete(draft);
+        if (!model && !drafts) {
             return spec;
         }
         InferenceDeploymentSpec copy = Serialization.clone(spec);
-        if (copy.model.geometry == null) {
-            copy.model.geometry = d.getStatus().model.geometry;
+        if (model) {
+            fill(copy.model, d.getStatus().model);
         }
-        if (copy.model.dtype == null) { // as the operator's plan: the dtype read from the model
-            copy.model.dtype =
-                    io.tensorlane.modelfacts.ModelDtype.of(d.getStatus().model).orElse(null);
+        if (drafts) {
+            fill(copy.serving.speculative.draftModel, d.getStatus().draftModel);
         }
         return copy;
+    }
+
+    private static boolean complete(ModelSpec m) {
+        return m.geometry != null && m.dtype != null && m.weightBytes != null;
+    }
+
+    private static void fill(ModelSpec m, ModelStatus read) {
+        if (m.geometry == null) {
+            m.geometry = read.geometry;
+        }
+        if (m.dtype == null) { // as the operator's plan: the dtype read from the model
+            m.dtype = io.tensorlane.modelfacts.ModelDtype.of(read).orElse(null);
+        }
+        if (m.weightBytes == null) {
+            m.weightBytes = read.weightBytes;
+        }
     }
 
     private static Long gpuMemoryOf(KubernetesClient client, String node) {

@@ -146,24 +146,32 @@ final class SimPodPlayer implements AutoCloseable {
                     + delay + " ms");
         }
         SimDownloads dl = downloads;
-        String init = dl == null ? null : SimDownloads.initContainer(pod);
-        if (init == null) {
+        List<String> inits = dl == null ? List.of() : SimDownloads.initContainers(pod);
+        if (inits.isEmpty()) {
             schedule(uid, delay, () -> play(pod, at, action));
             return;
         }
-        // the download step first: Pending with the init container running and progress lines in its log, then the
-        // action
-        schedule(uid, delay, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
-        long bytes = dl.bytesFor(dl.bytes() > 0 ? null : SimOwners.weightBytes(client, pod));
-        for (SimDownloads.Line line : dl.lines(pod, bytes)) {
-            schedule(
-                    uid,
-                    delay + line.atMillis(),
-                    () -> kubeletEndpoint.append(
-                            pod.getMetadata().getNamespace(), pod.getMetadata().getName(), init, line.text()));
+        // the download steps first, one after the other (the model's, then a draft model's): Pending with the init
+        // container running and progress lines in its log, then the action
+        long start = delay;
+        for (String init : inits) {
+            schedule(uid, start, () -> write(pod, PodStatuses.initializing(pod, at, init), SimAction.Type.Hang));
+            boolean draft = SimDownloads.DRAFT_INIT_CONTAINER.equals(init);
+            long bytes = dl.bytesFor(dl.bytes() > 0 ? null : SimOwners.weightBytes(client, pod, draft));
+            for (SimDownloads.Line line : dl.lines(pod, init, bytes)) {
+                schedule(
+                        uid,
+                        start + line.atMillis(),
+                        () -> kubeletEndpoint.append(
+                                pod.getMetadata().getNamespace(),
+                                pod.getMetadata().getName(),
+                                init,
+                                line.text()));
+            }
+            start += dl.duration().toMillis();
         }
-        long end = delay + dl.duration().toMillis();
-        schedule(uid, end, () -> play(pod, new PodStatuses.Placement(at.hostIp(), at.podIp(), Instant.now()), action));
+        schedule(
+                uid, start, () -> play(pod, new PodStatuses.Placement(at.hostIp(), at.podIp(), Instant.now()), action));
     }
 
     /** {@link GpuNodeSimulator#act}: plays {@code action} now, cancelling what was scheduled for the pod. */

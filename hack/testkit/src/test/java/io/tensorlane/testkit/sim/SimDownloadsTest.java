@@ -25,6 +25,19 @@ class SimDownloadsTest {
             .endSpec()
             .build();
 
+    /** A pod with a draft model: the model's step, then the draft's (what the operator renders for hf:// drafts). */
+    static final Pod WITH_DRAFT = new PodBuilder(POD)
+            .editSpec()
+            .addNewInitContainer()
+            .withName(SimDownloads.DRAFT_INIT_CONTAINER)
+            .withArgs("fetch-model", "--source", "hf://org/d@def", "--dest", "/draft-model/x")
+            .endInitContainer()
+            .addNewInitContainer()
+            .withName("other")
+            .endInitContainer()
+            .endSpec()
+            .build();
+
     @ParameterizedTest(name = "fixed {0}, model {1} -> {2}")
     @CsvSource(
             nullValues = "null",
@@ -41,7 +54,8 @@ class SimDownloadsTest {
 
     @Test
     void linesEndWithTheCompleteProgressLineOfThatSize() {
-        List<SimDownloads.Line> lines = new SimDownloads(Duration.ofSeconds(10), 0).lines(POD, 2_000_000_000L);
+        List<SimDownloads.Line> lines =
+                new SimDownloads(Duration.ofSeconds(10), 0).lines(POD, SimDownloads.INIT_CONTAINER, 2_000_000_000L);
         String log =
                 String.join("\n", lines.stream().map(SimDownloads.Line::text).toList());
         FetchProgress last = FetchProgress.last(log).orElseThrow();
@@ -49,5 +63,23 @@ class SimDownloadsTest {
         assertThat(last.state()).isEqualTo(FetchProgress.COMPLETE);
         assertThat(last.totalBytes()).isEqualTo(2_000_000_000L);
         assertThat(lines.get(lines.size() - 1).atMillis()).isEqualTo(10_000);
+    }
+
+    @Test
+    void aDraftModelsStepRunsAfterTheModelsAndLogsTheDraft() {
+        assertThat(SimDownloads.initContainers(POD)).containsExactly(SimDownloads.INIT_CONTAINER);
+        assertThat(SimDownloads.initContainers(WITH_DRAFT))
+                .containsExactly(SimDownloads.INIT_CONTAINER, SimDownloads.DRAFT_INIT_CONTAINER);
+        assertThat(SimDownloads.initContainers(
+                        new PodBuilder().withNewSpec().endSpec().build()))
+                .isEmpty();
+        List<SimDownloads.Line> lines = new SimDownloads(Duration.ofSeconds(4), 0)
+                .lines(WITH_DRAFT, SimDownloads.DRAFT_INIT_CONTAINER, 500_000_000L);
+        FetchProgress last = FetchProgress.last(String.join(
+                        "\n", lines.stream().map(SimDownloads.Line::text).toList()))
+                .orElseThrow();
+        assertThat(last.model()).isEqualTo("org/d@def");
+        assertThat(last.totalBytes()).isEqualTo(500_000_000L);
+        assertThat(SimDownloads.model(WITH_DRAFT, "other")).isEqualTo("unknown");
     }
 }
