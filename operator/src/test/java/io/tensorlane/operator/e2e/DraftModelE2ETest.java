@@ -173,13 +173,31 @@ class DraftModelE2ETest {
     @Test
     void aPlanWithTheDraftStartsAndTheFractionWithoutItOoms(
             KubernetesClient client, TestNamespace ns, GpuNodeSimulator sim) {
-        sim.addNode(TopologyFixtures.L40S_2); // the class's node may hold the first test's TP 2 pod
+        sim.addNode(TopologyFixtures.L40S_2); // the class's node may hold the first test's TP 2 pod (JUnit's order)
         sim.addNode(TopologyFixtures.L40S_2);
         sim.addRule(SimRule.forAllPods("draft-oom", SimAction.of(SimAction.Type.CudaOom))
                 .inNamespace(ns.name())
                 .withPredicate(p -> p.getMetadata().getName().startsWith("oom-"))
                 .whenOutOfMemory());
 
+        try {
+            oomTwins(client, ns);
+        } finally {
+            // its TP 1 pods may sit on every node, one GPU each: gone before another test needs a node with 2 free
+            for (String n : java.util.List.of("oom-fits", "oom-ngram", "oom-over")) {
+                client.resources(InferenceDeployment.class)
+                        .inNamespace(ns.name())
+                        .withName(n)
+                        .delete();
+            }
+            org.awaitility.Awaitility.await()
+                    .atMost(TIMEOUT)
+                    .until(() -> client.pods().inNamespace(ns.name()).list().getItems().stream()
+                            .noneMatch(p -> p.getMetadata().getName().startsWith("oom-")));
+        }
+    }
+
+    private static void oomTwins(KubernetesClient client, TestNamespace ns) {
         InferenceDeployment fits = withDraft(ns.name(), "oom-fits", SpeculativeSpec.Method.draft, "org/target-draft");
         fits.getSpec().parallelism.tensor = 1;
         client.resource(fits).create();
