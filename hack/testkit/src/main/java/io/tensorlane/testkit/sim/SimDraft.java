@@ -40,14 +40,7 @@ public record SimDraft(long weightsBytes, long kvBytesPerToken, long activationB
         }
         int tp = DraftLayout.TENSOR_PARALLEL;
         int act = ModelDtype.activation(d.dtype, null).bytes();
-        MemoryBudget.Dims dims = new MemoryBudget.Dims(
-                g.hiddenSize,
-                g.attentionHeads,
-                g.kvHeads,
-                g.effectiveHeadDim(),
-                g.activationIntermediateSize(),
-                g.vocabSize == null ? 0 : g.vocabSize,
-                act);
+        MemoryBudget.Dims dims = SimMemory.dims(g, act);
         int chunk =
                 DraftLayout.chunkTokens(Math.max(1, k), (int) Math.min(Integer.MAX_VALUE, Math.max(1, batchTokens)));
         return new SimDraft(

@@ -175,7 +175,11 @@ public final class SimMemory {
         }
         // as the planner: activations compute in the activation dtype (16 bits for an FP8 checkpoint), the MLP as wide
         // as one token's widest layer (a Mixture of Experts: top-k × the expert intermediate size)
-        int dtype = ModelDtype.activation(owner.model.dtype, null).bytes();
+        return dims(g, ModelDtype.activation(owner.model.dtype, null).bytes());
+    }
+
+    /** The dimensions of a model of geometry {@code g} (its fields set) computing in {@code dtypeBytes}-byte elements. */
+    static MemoryBudget.Dims dims(ModelGeometry g, int dtypeBytes) {
         return new MemoryBudget.Dims(
                 g.hiddenSize,
                 g.attentionHeads,
@@ -183,7 +187,7 @@ public final class SimMemory {
                 g.effectiveHeadDim(),
                 g.activationIntermediateSize(),
                 g.vocabSize == null ? 0 : g.vocabSize,
-                dtype);
+                dtypeBytes);
     }
 
     /**
