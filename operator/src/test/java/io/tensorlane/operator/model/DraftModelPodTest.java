@@ -12,7 +12,6 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.tensorlane.api.v1alpha1.EngineSpec.EngineType;
 import io.tensorlane.api.v1alpha1.InferenceDeployment;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ModelStatus;
 import io.tensorlane.api.v1alpha1.SpeculativeSpec;
@@ -46,14 +45,7 @@ class DraftModelPodTest {
         m.revision = sha;
         m.weightBytes = bytes;
         m.dtype = "bfloat16";
-        m.geometry = new ModelGeometry();
-        m.geometry.layers = 16;
-        m.geometry.hiddenSize = 2048;
-        m.geometry.attentionHeads = 32;
-        m.geometry.kvHeads = 8;
-        m.geometry.headDim = 64;
-        m.geometry.vocabSize = 128_256;
-        m.geometry.intermediateSize = 8192;
+        m.geometry = Fixtures.llama1bGeometry();
         return m;
     }
 

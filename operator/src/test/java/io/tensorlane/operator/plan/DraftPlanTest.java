@@ -34,14 +34,7 @@ class DraftPlanTest {
         m.name = "meta-llama/Llama-3.2-1B-Instruct";
         m.weightBytes = DRAFT_BYTES;
         m.dtype = DType.bf16;
-        m.geometry = new ModelGeometry();
-        m.geometry.layers = 16;
-        m.geometry.hiddenSize = 2048;
-        m.geometry.attentionHeads = 32;
-        m.geometry.kvHeads = 8;
-        m.geometry.headDim = 64;
-        m.geometry.vocabSize = 128_256;
-        m.geometry.intermediateSize = 8192;
+        m.geometry = Fixtures.llama1bGeometry();
         return m;
     }
 

@@ -40,6 +40,19 @@ public final class Fixtures {
         return s;
     }
 
+    /** Llama-3.2-1B's geometry (16 layers, hidden 2048, 32 heads, 8 KV heads of 64), a draft model's in the tests. */
+    public static ModelGeometry llama1bGeometry() {
+        ModelGeometry g = new ModelGeometry();
+        g.layers = 16;
+        g.hiddenSize = 2048;
+        g.attentionHeads = 32;
+        g.kvHeads = 8;
+        g.headDim = 64;
+        g.vocabSize = 128_256;
+        g.intermediateSize = 8192;
+        return g;
+    }
+
     /** Llama-3.1-8B in bf16 (32 layers, hidden 4096, 32 heads, 8 KV heads; 16,060,522,496 bytes). */
     public static InferenceDeploymentSpec llama8b(int tensor) {
         InferenceDeploymentSpec s = llama70b(tensor);

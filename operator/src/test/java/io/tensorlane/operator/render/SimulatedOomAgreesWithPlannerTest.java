@@ -11,11 +11,11 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.tensorlane.api.v1alpha1.EngineSpec;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
-import io.tensorlane.api.v1alpha1.ModelGeometry;
 import io.tensorlane.api.v1alpha1.ModelSpec;
 import io.tensorlane.api.v1alpha1.ServingSpec;
 import io.tensorlane.api.v1alpha1.SpeculativeSpec;
 import io.tensorlane.contract.MemoryBudget;
+import io.tensorlane.operator.plan.Fixtures;
 import io.tensorlane.operator.plan.Plan;
 import io.tensorlane.operator.plan.Planner;
 import io.tensorlane.operator.plan.SpecValidator;
@@ -80,14 +80,7 @@ class SimulatedOomAgreesWithPlannerTest {
         m.name = "meta-llama/Llama-3.2-1B-Instruct";
         m.weightBytes = 2_471_645_184L;
         m.dtype = ModelSpec.DType.bf16;
-        m.geometry = new ModelGeometry();
-        m.geometry.layers = 16;
-        m.geometry.hiddenSize = 2048;
-        m.geometry.attentionHeads = 32;
-        m.geometry.kvHeads = 8;
-        m.geometry.headDim = 64;
-        m.geometry.vocabSize = 128_256;
-        m.geometry.intermediateSize = 8192;
+        m.geometry = Fixtures.llama1bGeometry();
         s.serving.speculative.draftModel = m;
         return s;
     }
