@@ -4,7 +4,8 @@
 #   1. kernel  kernelcheck --only chain_advance: the next one-token step's inputs against the host rule, bit for bit
 #   2. models  oracle/make_models.py --steps $TRAIN_STEPS on $MODEL, unless $MODELDIR has it
 #   3. pairs   `generate` greedy (64 tokens, --logprobs 5, EOS ignored, CUDA graphs) with --speculative draft:<the same
-#              checkpoint>,k=$K (the model as its own draft: every guess should be the target's token), with
+#              checkpoint>,k=$K,batch=8 (the model as its own draft: every guess should be the target's token; batch=8: the
+#              four prompts decode together, and the draft's default guesses at batch 1 only), with
 #              TENSORLANE_DRAFT_CHAIN=off and =on, at TP 1 (and each TP of $TPS): the generated ids and logprobs, and
 #              the draft counters (drafts, draft tokens, accepted tokens), must be identical; the on run must log
 #              that it chained; acceptance must be >= $MIN_ACCEPT (0.9: a wrongly fed chain guesses badly, which the
@@ -57,7 +58,7 @@ run() {   # run DIR CHAIN TP: generate's JSON lines to DIR/CHAIN.jsonl, its log 
   local d=$1 chain=$2 tp=$3
   local vr=""; [ "$tp" -gt 1 ] && vr="--virtual-ranks"
   TENSORLANE_DRAFT_CHAIN=$chain timeout -s QUIT -k 5 "$(tmo 60 10)" $JAVA -jar "$APP" generate \
-    --model "$MODELDIR/$MODEL" --tp "$tp" $vr --speculative "draft:$MODELDIR/$MODEL,k=$K" \
+    --model "$MODELDIR/$MODEL" --tp "$tp" $vr --speculative "draft:$MODELDIR/$MODEL,k=$K,batch=8" \
     --prompts-file "$OUT/runs/prompts.jsonl" --max-tokens 64 --ignore-eos --json --logprobs 5 \
     > "$d/$chain.jsonl" 2> "$d/$chain.log"
 }
