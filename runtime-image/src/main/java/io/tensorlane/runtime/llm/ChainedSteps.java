@@ -15,8 +15,8 @@ import io.tensorlane.runtime.sched.StepBatch;
  * chain. The ids equal those of the same steps run one at a time: the same graphs over the same inputs.
  *
  * <p>Since the kernel rewrote the ids, positions, slots, token rows and logits tokens on the device, their host copies no
- * longer say what the device holds, so they are marked for a full upload at the next step. Off unless {@link
- * KernelChoices#DRAFT_CHAIN_ENV} is {@code on} (built 2026-12-04 without a GPU run).
+ * longer say what the device holds, so they are marked for a full upload at the next step. On unless {@link
+ * KernelChoices#DRAFT_CHAIN_ENV} is {@code off} (its GPU run: {@link KernelChoices#DRAFT_CHAIN_ENV}).
  */
 final class ChainedSteps {
     private static final java.util.logging.Logger LOG =
@@ -73,7 +73,7 @@ final class ChainedSteps {
             Rank.StreamWait wait = r.awaitStream();
             r.checkWatchdog(wait);
             if (!LOGGED.getAndSet(true)) {
-                LOG.info(() -> "greedy steps chained on the GPU (" + KernelChoices.DRAFT_CHAIN_ENV + "=on): a chain of "
+                LOG.info(() -> "greedy steps chained on the GPU (" + KernelChoices.DRAFT_CHAIN_ENV + " on): a chain of "
                         + (more + 1) + " steps read back once");
             }
             return in.read(StepInputs.Buf.CHAIN_OUT, more + 1);

@@ -76,8 +76,8 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_DRAFT_CHAIN=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; false", "  ; false"})
-    void draftChainsAreOffUnlessSwitchedOn(String value, boolean on) {
+            value = {"on; true", " ON ; true", "off; false", "OFF; false", "; true", "  ; true"})
+    void draftChainsAreOnUnlessSwitchedOff(String value, boolean on) {
         assertThat(KernelChoices.draftChain(value)).isEqualTo(on);
     }
 
