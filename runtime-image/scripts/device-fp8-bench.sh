@@ -11,7 +11,8 @@
 # the one-warp-per-row GEMVs (TENSORLANE_GEMV_MMA=off), @mma = the tensor-core GEMVs (TENSORLANE_GEMV_MMA=on), @gemv8 = the FP8 GEMV
 # up to 8 tokens (TENSORLANE_FP8_GEMM=9), @nofuse = the residual add, RMSNorm and silu as kernels of their own
 # (TENSORLANE_FUSED_GEMV=off), @pdl = captured steps with programmatic dependent launch (TENSORLANE_PDL=on, the default
-# since 2026-12-04), @nopdl = without it (TENSORLANE_PDL=off).
+# since 2026-12-04), @nopdl = without it (TENSORLANE_PDL=off), @pipe / @px / @pxb = the fused one-token linears' inner-loop
+# variants pipe, pipe-xf32, pipe-xf32-bits (TENSORLANE_FUSED_GEMV_VARIANT; FusedGemvVariant).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
 # LABELS ("bf16 $VARIANTS"), BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json
 # (bench-model's), bw.json, fp8-bench.log.
@@ -65,6 +66,9 @@ if has_step bench; then
     case "$mods" in *@nofuse*) envs+=(TENSORLANE_FUSED_GEMV=off) ;; esac
     case "$mods" in *@pdl*) envs+=(TENSORLANE_PDL=on) ;; esac
     case "$mods" in *@nopdl*) envs+=(TENSORLANE_PDL=off) ;; esac
+    case "$mods" in *@pipe@*|*@pipe) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe) ;; esac
+    case "$mods" in *@px@*|*@px) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32) ;; esac
+    case "$mods" in *@pxb*) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32-bits) ;; esac
     t=$(tmo 150 30)
     step "bench-model $label ${envs[*]}" "$W/$label.log" env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
       --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \

@@ -40,6 +40,18 @@ for j in jackson-annotations jackson-core jackson-databind jcuda-12 jcuda-native
   micrometer prometheus HdrHistogram LatencyUtils automaton-; do
   cp runtime-image/target/lib/$j*.jar "$stage/app/lib/"
 done
+# The lent GPU machines are H200s: the kernels jar carries fatbins of sm_90 SASS only (the full build's six architectures
+# and PTX would push the bundle past what the device tool carries). DEVICE_SASS (90) picks another architecture.
+nvcc_bin=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+kjar=$(ls "$stage"/app/lib/tensorlane-kernels-*.jar)
+fb=$(mktemp -d)
+mkdir -p "$fb/io/tensorlane/kernels"
+for cu in tl_model tl_allreduce; do
+  "$nvcc_bin" -std=c++17 -O3 -fatbin -gencode "arch=compute_${DEVICE_SASS:-90},code=sm_${DEVICE_SASS:-90}" \
+    "kernels/src/main/cuda/$cu.cu" -o "$fb/io/tensorlane/kernels/$cu.fatbin"
+done
+(cd "$fb" && zip -q "$kjar" io/tensorlane/kernels/tl_model.fatbin io/tensorlane/kernels/tl_allreduce.fatbin)
+rm -rf "$fb"
 # only the natives the engine loads: linux-x86_64 for tokenizers and JNA, JCuda's driver and runtime bindings
 zip -q -d "$stage"/app/lib/tokenizers-*.jar 'native/lib/osx-*' 'native/lib/linux-aarch64/*' 'native/lib/win-*' >/dev/null
 zip -q -d "$stage"/app/lib/jcuda-natives-*.jar 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' >/dev/null

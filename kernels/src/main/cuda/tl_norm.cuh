@@ -46,14 +46,24 @@ __device__ __forceinline__ float block_sum(float v, float* red) {
 
 // One row: r [hidden] fp32 (in/out), d [hidden] T (unused in mode 2), weight [hidden] T, o [hidden] T.
 //   mode 0: r = float(d); mode 1: r += float(d); mode 2: r unchanged;
-// then o[j] = T(weight[j] * r[j] * rsqrt(mean_j(r[j]^2) + eps)). Called by every thread of the block (block_sum).
+// then o[j] = T(weight[j] * r[j] * rsqrt(mean_j(r[j]^2) + eps)) (that value as fp32 where O is float). Called by every
+// thread of the block (block_sum).
 // One pass over memory for hidden <= CACHE x blockDim (8192 at block 512 with the default 16): a thread's residual and
 // weight elements stay in registers across the reduction (all its loads are issued at once; a decode step is
 // latency-bound here); elements beyond that are re-read. Every thread visits its elements j = threadIdx.x + k * blockDim
 // in increasing k in both parts, so CACHE changes the registers used, never the bits.
+// O: the output's element type, T, or float for T's value as fp32 (the fused one-token linears stage their x so).
+template <typename T, typename O>
+struct Store {
+  __device__ __forceinline__ static O v(float x) { return Cv<T>::t(x); }
+};
+template <typename T>
+struct Store<T, float> {
+  __device__ __forceinline__ static float v(float x) { return Cv<T>::f(Cv<T>::t(x)); }
+};
 constexpr int kNormCache = 16;
-template <typename T, int CACHE = kNormCache>
-__device__ __forceinline__ void add_rmsnorm_row(float* r, const T* d, const T* weight, T* o, int hidden, float eps,
+template <typename T, int CACHE = kNormCache, typename O = T>
+__device__ __forceinline__ void add_rmsnorm_row(float* r, const T* d, const T* weight, O* o, int hidden, float eps,
                                                 int mode, float* red) {
   const int bd = blockDim.x;
   float cv[CACHE], cw[CACHE];
@@ -86,10 +96,10 @@ __device__ __forceinline__ void add_rmsnorm_row(float* r, const T* d, const T* w
 #pragma unroll
   for (int k = 0; k < CACHE; ++k) {
     const int j = threadIdx.x + k * bd;
-    if (j < hidden) o[j] = Cv<T>::t(cw[k] * (cv[k] * inv));
+    if (j < hidden) o[j] = Store<T, O>::v(cw[k] * (cv[k] * inv));
   }
   // Each thread re-reads only the residual elements it wrote itself: no barrier needed.
-  for (int j = threadIdx.x + CACHE * bd; j < hidden; j += bd) o[j] = Cv<T>::t(ld(weight, j) * (r[j] * inv));
+  for (int j = threadIdx.x + CACHE * bd; j < hidden; j += bd) o[j] = Store<T, O>::v(ld(weight, j) * (r[j] * inv));
 }
 
 }  // namespace tlnorm

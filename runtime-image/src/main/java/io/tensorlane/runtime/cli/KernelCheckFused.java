@@ -8,6 +8,7 @@ import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.cli.KernelCheckCommand.Result;
 import io.tensorlane.runtime.cli.KernelCheckMath.Stat;
 import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.llm.FusedGemvVariant;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.model.WeightType;
 import java.io.PrintWriter;
@@ -23,7 +24,9 @@ import jcuda.driver.CUstream;
  * {@code gemv_norm}: tl_add_rmsnorm (mode 2) then the GEMV; {@code gemv_norm_silu}: the same then tl_silu_mul;
  * {@code gemv_res}: the GEMV then tl_add_rmsnorm's residual add (mode 1). Those kernels have cases of their own
  * against fp64; these show the fused ones compute exactly what they do, write nothing past their outputs and (norm)
- * leave the residual unchanged. Any differing element fails the case.
+ * leave the residual unchanged. Any differing element fails the case. Every inner-loop variant ({@link
+ * FusedGemvVariant}) runs every case under the same rule, the integer e4m3 decode too: it may differ only where a
+ * partial sum falls below fp32's normal range, and a differing element still fails its case.
  */
 final class KernelCheckFused {
     private final ModelKernels k;
@@ -58,19 +61,25 @@ final class KernelCheckFused {
         int[][] norm = {{4096, 6144}, {1040, 37}, {8192, 300}, {16, 5}};
         int[][] silu = {{4096, 1024}, {1040, 37}, {8192, 100}};
         int[][] res = {{4096, 4096}, {14336, 512}, {1040, 37}, {16, 5}};
-        for (WeightType type : WeightType.values()) {
-            String ty = type.name().toLowerCase(Locale.ROOT);
-            for (int[] c : norm) {
-                String nm = ty + ",in=" + c[0] + ",out=" + c[1];
-                guard.run("gemv_norm", t, nm, () -> normCase(t, type, c[0], c[1], false, nm));
-            }
-            for (int[] c : silu) {
-                String nm = ty + ",in=" + c[0] + ",inter=" + c[1];
-                guard.run("gemv_norm_silu", t, nm, () -> normCase(t, type, c[0], c[1], true, nm));
-            }
-            for (int[] c : res) {
-                String nm = ty + ",in=" + c[0] + ",out=" + c[1];
-                guard.run("gemv_res", t, nm, () -> resCase(t, type, c[0], c[1], nm));
+        for (FusedGemvVariant v : FusedGemvVariant.values()) {
+            String vs = v == FusedGemvVariant.BASE ? "" : ",v=" + v.key();
+            for (WeightType type : WeightType.values()) {
+                if (v == FusedGemvVariant.PIPE_XF32_BITS && !type.fp8()) {
+                    continue; // dense weights take PIPE_XF32's kernels
+                }
+                String ty = type.name().toLowerCase(Locale.ROOT);
+                for (int[] c : norm) {
+                    String nm = ty + ",in=" + c[0] + ",out=" + c[1] + vs;
+                    guard.run("gemv_norm", t, nm, () -> normCase(t, type, c[0], c[1], false, v, nm));
+                }
+                for (int[] c : silu) {
+                    String nm = ty + ",in=" + c[0] + ",inter=" + c[1] + vs;
+                    guard.run("gemv_norm_silu", t, nm, () -> normCase(t, type, c[0], c[1], true, v, nm));
+                }
+                for (int[] c : res) {
+                    String nm = ty + ",in=" + c[0] + ",out=" + c[1] + vs;
+                    guard.run("gemv_res", t, nm, () -> resCase(t, type, c[0], c[1], v, nm));
+                }
             }
         }
     }
@@ -116,7 +125,7 @@ final class KernelCheckFused {
         return encode(t, g);
     }
 
-    void normCase(DType t, WeightType type, int in, int rows, boolean silu, String name) {
+    void normCase(DType t, WeightType type, int in, int rows, boolean silu, FusedGemvVariant v, String name) {
         int wRows = silu ? 2 * rows : rows;
         Weight w = weight(t, type, wRows, in);
         byte[] r = floats(residual(in));
@@ -140,7 +149,7 @@ final class KernelCheckFused {
             } else {
                 linear(t, type, dXn, dW, dS, dRef, in, rows);
             }
-            k.fused().norm(t, type, dR, dG, eps, dW, dS, dY, in, rows, silu, stream);
+            k.fused().norm(t, type, dR, dG, eps, dW, dS, dY, in, rows, silu, v, stream);
             sync.run();
             byte[] ref = a.download(dRef, outBytes);
             byte[] got = a.download(dY, outBytes + guardBytes);
@@ -153,7 +162,7 @@ final class KernelCheckFused {
         }
     }
 
-    void resCase(DType t, WeightType type, int in, int rows, String name) {
+    void resCase(DType t, WeightType type, int in, int rows, FusedGemvVariant v, String name) {
         Weight w = weight(t, type, rows, in);
         double[] xv = new double[in];
         for (int i = 0; i < in; i++) {
@@ -176,7 +185,7 @@ final class KernelCheckFused {
             long dXn = a.poisoned((long) rows * t.bytes());
             linear(t, type, dX, dW, dS, dD, in, rows);
             k.addRmsNorm(t, dRef, dD, dG, dXn, 1, rows, 1e-5f, 1, stream);
-            k.fused().residual(t, type, dX, dW, dS, dGot, in, rows, stream);
+            k.fused().residual(t, type, dX, dW, dS, dGot, in, rows, v, stream);
             sync.run();
             byte[] ref = a.download(dRef, rBytes);
             byte[] got = a.download(dGot, rBytes + 256);

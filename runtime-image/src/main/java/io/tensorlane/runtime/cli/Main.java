@@ -29,6 +29,7 @@ import picocli.CommandLine.Command;
             LoadgenCommand.class,
             TokenizeCommand.class,
             KernelCheckCommand.class,
+            FusedGemvBenchCommand.class,
             PrefixCheckCommand.class,
             io.tensorlane.runtime.probe.ProbeCommand.class,
             io.tensorlane.runtime.serve.ServeCommand.class,

@@ -26,10 +26,17 @@ public final class FusedGemvKernels {
     public static final int MAX_IN = 8192;
 
     private final ModelKernels k;
+    private final FusedGemvVariant variant;
     private int normGridCap;
 
-    FusedGemvKernels(ModelKernels k) {
+    FusedGemvKernels(ModelKernels k, FusedGemvVariant variant) {
         this.k = k;
+        this.variant = variant;
+    }
+
+    /** The inner loop these kernels take unless a call names one ({@value FusedGemvVariant#ENV}). */
+    public FusedGemvVariant variant() {
+        return variant;
     }
 
     /** Whether {@link #residual} takes a linear with rows of {@code in} elements of this weight type. */
@@ -59,12 +66,30 @@ public final class FusedGemvKernels {
             int out,
             boolean silu,
             CUstream s) {
+        norm(t, type, r, gamma, eps, w, scales, y, in, out, silu, variant, s);
+    }
+
+    /** {@link #norm} with the inner loop {@code v}. */
+    public void norm(
+            DType t,
+            WeightType type,
+            long r,
+            long gamma,
+            float eps,
+            long w,
+            long scales,
+            long y,
+            int in,
+            int out,
+            boolean silu,
+            FusedGemvVariant v,
+            CUstream s) {
         check(type, in, out, w, scales);
         if (!normFits(type, in)) {
             throw new IllegalArgumentException("fused gemv: the norm kernels stage x in shared memory, at most "
                     + MAX_IN + " elements, got " + in);
         }
-        String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type);
+        String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type, v);
         int grid = Math.min((out + NORM_WARPS - 1) / NORM_WARPS, gridCap());
         k.launch(
                 k.fn(t, name),
@@ -86,11 +111,26 @@ public final class FusedGemvKernels {
 
     /** r[out] += float(T(w · x)) for one token (x [in] in T, r fp32): a linear and the residual add after it. */
     public void residual(DType t, WeightType type, long x, long w, long scales, long r, int in, int out, CUstream s) {
+        residual(t, type, x, w, scales, r, in, out, variant, s);
+    }
+
+    /** {@link #residual} with the inner loop {@code v}. */
+    public void residual(
+            DType t,
+            WeightType type,
+            long x,
+            long w,
+            long scales,
+            long r,
+            int in,
+            int out,
+            FusedGemvVariant v,
+            CUstream s) {
         check(type, in, out, w, scales);
         if ((x & 15) != 0) {
             throw new IllegalArgumentException("fused gemv: x must be 16-byte aligned");
         }
-        String name = name("tl_gemv_res", type);
+        String name = name("tl_gemv_res", type, v);
         k.launch(
                 k.fn(t, name),
                 (out + GemvKernels.WARPS - 1) / GemvKernels.WARPS,
@@ -121,8 +161,9 @@ public final class FusedGemvKernels {
         }
     }
 
-    private static String name(String prefix, WeightType type) {
-        return type.fp8() ? Fp8Kernels.kernel(prefix + "_fp8", type) : prefix;
+    /** The kernel of {@code prefix} for this weight type and inner loop (Kernels.MODEL_TYPED_KERNELS names them all). */
+    static String name(String prefix, WeightType type, FusedGemvVariant v) {
+        return (type.fp8() ? Fp8Kernels.kernel(prefix + "_fp8", type) : prefix) + v.suffix(type);
     }
 
     /** Blocks of a norm launch: two a multiprocessor of the current device (each stages x once for many rows). */

@@ -42,7 +42,7 @@ public final class ModelKernels implements AutoCloseable {
     private final AttentionKernels attention = new AttentionKernels(this);
     private final GemvKernels gemv = new GemvKernels(this);
     private final Fp8Kernels fp8 = new Fp8Kernels(this);
-    private final FusedGemvKernels fused = new FusedGemvKernels(this);
+    private final FusedGemvKernels fused = new FusedGemvKernels(this, FusedGemvVariant.fromEnv());
     private final MoeKernels moe = new MoeKernels(this);
     private final SampleKernels sampler = new SampleKernels(this);
 

@@ -1,0 +1,46 @@
+package io.tensorlane.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tensorlane.runtime.cli.FusedGemvBenchCommand.Linear;
+import io.tensorlane.runtime.model.WeightType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class FusedGemvBenchCommandTest {
+    @Test
+    void theLayerOfTheLlama8bGeometry() {
+        assertThat(FusedGemvBenchCommand.layer(4096, 6144, 14336))
+                .containsExactly(
+                        new Linear("qkv", "norm", 4096, 6144),
+                        new Linear("o", "res", 4096, 4096),
+                        new Linear("gate_up", "silu", 4096, 14336),
+                        new Linear("down", "res", 14336, 4096));
+    }
+
+    @ParameterizedTest(name = "{0} {1}: {2} bytes")
+    @CsvSource({
+        // bf16: two bytes a weight; gate_up holds gate and up
+        "DENSE, gate_up, 234881024",
+        "DENSE, qkv, 50331648",
+        // per channel: one byte a weight and an fp32 scale a row
+        "FP8_ROW, qkv, 25190400",
+        // 128 x 128 blocks: 48 x 32 scales for qkv, 32 x 112 for down
+        "FP8_BLOCK, qkv, 25171968",
+        "FP8_BLOCK, down, 58734592"
+    })
+    void countsTheWeightAndItsScales(WeightType type, String linear, long bytes) {
+        Linear l = FusedGemvBenchCommand.layer(4096, 6144, 14336).stream()
+                .filter(x -> x.name().equals(linear))
+                .findFirst()
+                .orElseThrow();
+        assertThat(FusedGemvBenchCommand.weightBytes(type, l)).isEqualTo(bytes);
+    }
+
+    @ParameterizedTest(name = "{0} bytes over {1}: {2} copies")
+    @CsvSource({"100, 1000, 10", "300, 1000, 4", "1000, 1000, 2", "5000, 1000, 2"})
+    void cyclesOverAtLeastTwoCopiesThatFillTheCycle(long bytes, long cycle, int copies) {
+        assertThat(FusedGemvBenchCommand.copies(bytes, cycle)).isEqualTo(copies);
+    }
+}
