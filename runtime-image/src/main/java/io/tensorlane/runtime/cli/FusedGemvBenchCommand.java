@@ -17,6 +17,7 @@ import io.tensorlane.contract.DType;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.engine.Cuda;
+import io.tensorlane.runtime.llm.FusedGemvKernels;
 import io.tensorlane.runtime.llm.FusedGemvVariant;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.model.WeightType;
@@ -110,8 +111,29 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
         return (int) Math.max(2, (cycleBytes + bytes - 1) / bytes);
     }
 
+    /** Refuses what cannot be timed, before any GPU work. */
+    void validate() {
+        if (hidden <= 0 || qkv <= 0 || inter <= 0) {
+            throw new IllegalArgumentException("bench-fused: --hidden, --qkv and --inter must be positive");
+        }
+        if (hidden % 16 != 0 || inter % 16 != 0) {
+            throw new IllegalArgumentException("bench-fused: --hidden and --inter must be multiples of 16 (the kernels "
+                    + "read rows in 16-byte chunks), got " + hidden + " and " + inter);
+        }
+        if (hidden > FusedGemvKernels.MAX_IN) {
+            throw new IllegalArgumentException("bench-fused: --hidden " + hidden + " is wider than the norm kernels' "
+                    + "staged x (" + FusedGemvKernels.MAX_IN + ")");
+        }
+        if (iters < 1 || warmup < 0 || cycleMib < 1) {
+            throw new IllegalArgumentException(
+                    "bench-fused: --iters must be >= 1, --warmup >= 0 and --cycle-mib >= 1, got " + iters + ", "
+                            + warmup + ", " + cycleMib);
+        }
+    }
+
     @Override
     public Integer call() {
+        validate();
         PrintWriter out = spec.commandLine().getOut();
         if (!Kernels.modelFatbinPresent()) {
             out.println("bench-fused: " + Kernels.MODEL_FATBIN_RESOURCE + " is missing");
@@ -123,59 +145,67 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
         Cuda.check(cuDeviceGet(dev, device), "cuDeviceGet");
         CUcontext ctx = new CUcontext();
         Cuda.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain");
-        CUstream stream = new CUstream();
-        try (ModelKernels k = new ModelKernels()) {
-            Cuda.check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+        try {
+            Cuda.check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); // ModelKernels loads its module into this context
+            CUstream stream = new CUstream();
             Cuda.check(cuStreamCreate(stream, 0), "cuStreamCreate");
-            out.printf(
-                    "bench-fused: bf16 activations; median of %d launches after %d; weights cycled over >= %d MiB%n",
-                    iters, warmup, cycleMib);
-            out.println("type        linear   variant          us      GB/s   x base");
-            for (WeightType type : List.of(WeightType.DENSE, WeightType.FP8_ROW, WeightType.FP8_BLOCK)) {
-                double[] base = new double[4];
-                for (FusedGemvVariant v : FusedGemvVariant.values()) {
-                    if (v == FusedGemvVariant.PIPE_XF32_BITS && !type.fp8()) {
-                        continue;
-                    }
-                    double layerUs = 0;
-                    List<Linear> lin = layer(hidden, qkv, inter);
-                    for (int i = 0; i < lin.size(); i++) {
-                        Linear l = lin.get(i);
-                        long bytes = weightBytes(type, l);
-                        double us = time(k, stream, type, l, v);
-                        if (v == FusedGemvVariant.BASE) {
-                            base[i] = us;
-                        }
-                        layerUs += us;
-                        out.printf(
-                                Locale.ROOT,
-                                "%-11s %-8s %-14s %8.2f %9.0f %8.3f%n",
-                                type.name().toLowerCase(Locale.ROOT),
-                                l.name(),
-                                v.key(),
-                                us,
-                                bytes / us / 1e3,
-                                base[i] / us);
-                    }
-                    double baseLayer = Arrays.stream(base).sum();
-                    out.printf(
-                            Locale.ROOT,
-                            "%-11s %-8s %-14s %8.2f %9s %8.3f%n",
-                            type.name().toLowerCase(Locale.ROOT),
-                            "layer",
-                            v.key(),
-                            layerUs,
-                            "",
-                            baseLayer / layerUs);
-                    out.flush();
-                }
+            try (ModelKernels k = new ModelKernels()) {
+                run(k, stream, out);
+            } finally {
+                cuStreamDestroy(stream);
             }
         } finally {
-            cuStreamDestroy(stream);
             cuDevicePrimaryCtxRelease(dev);
         }
         out.flush();
         return ExitCodes.OK;
+    }
+
+    private void run(ModelKernels k, CUstream stream, PrintWriter out) {
+        out.printf(
+                "bench-fused: bf16 activations; median of %d launches after %d; weights cycled over >= %d MiB%n",
+                iters, warmup, cycleMib);
+        out.println("type        linear   variant          us      GB/s   x base");
+        List<Linear> lin = layer(hidden, qkv, inter);
+        for (WeightType type : List.of(WeightType.DENSE, WeightType.FP8_ROW, WeightType.FP8_BLOCK)) {
+            List<FusedGemvVariant> vs = Arrays.stream(FusedGemvVariant.values())
+                    .filter(v -> type.fp8() || v != FusedGemvVariant.PIPE_XF32_BITS)
+                    .toList();
+            double[][] us = new double[vs.size()][lin.size()];
+            for (int i = 0; i < lin.size(); i++) {
+                try (Inputs in = new Inputs(type, lin.get(i))) { // the same buffers for every variant
+                    for (int j = 0; j < vs.size(); j++) {
+                        us[j][i] = in.time(k, stream, vs.get(j));
+                    }
+                }
+            }
+            String ty = type.name().toLowerCase(Locale.ROOT);
+            double baseLayer = Arrays.stream(us[0]).sum(); // vs.get(0) is BASE
+            for (int j = 0; j < vs.size(); j++) {
+                for (int i = 0; i < lin.size(); i++) {
+                    out.printf(
+                            Locale.ROOT,
+                            "%-11s %-8s %-14s %8.2f %9.0f %8.3f%n",
+                            ty,
+                            lin.get(i).name(),
+                            vs.get(j).key(),
+                            us[j][i],
+                            weightBytes(type, lin.get(i)) / us[j][i] / 1e3,
+                            us[0][i] / us[j][i]);
+                }
+                double layerUs = Arrays.stream(us[j]).sum();
+                out.printf(
+                        Locale.ROOT,
+                        "%-11s %-8s %-14s %8.2f %9s %8.3f%n",
+                        ty,
+                        "layer",
+                        vs.get(j).key(),
+                        layerUs,
+                        "",
+                        baseLayer / layerUs);
+            }
+            out.flush();
+        }
     }
 
     /** Bytes of the weight and its scales. */
@@ -184,55 +214,71 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
         return type.fp8() ? rows * l.in() + 4L * type.scaleCount(rows, l.in()) : rows * l.in() * 2L;
     }
 
-    private double time(ModelKernels k, CUstream s, WeightType type, Linear l, FusedGemvVariant v) {
-        SplittableRandom rnd = new SplittableRandom(42);
-        long rows = l.weightRows();
-        long wBytes = type.fp8() ? rows * l.in() : rows * l.in() * 2L;
-        int n = copies(wBytes, (long) cycleMib << 20);
-        DType t = DType.bf16;
-        try (KernelCheckArena a = new KernelCheckArena()) {
+    /** One linear's device inputs: copies of a random weight, its scales, the residual, gamma, x and y. */
+    private final class Inputs implements AutoCloseable {
+        private final KernelCheckArena a = new KernelCheckArena();
+        private final WeightType type;
+        private final Linear l;
+        private final long[] ws;
+        private final long scales;
+        private final long resid;
+        private final long gamma;
+        private final long x;
+        private final long y;
+
+        Inputs(WeightType type, Linear l) {
+            this.type = type;
+            this.l = l;
+            SplittableRandom rnd = new SplittableRandom(42);
+            long rows = l.weightRows();
+            long wBytes = type.fp8() ? rows * l.in() : rows * l.in() * 2L;
             byte[] w = new byte[Math.toIntExact(wBytes)];
             for (int i = 0; i < w.length; i++) {
-                // e4m3 codes without NaN; for bf16 the high byte of each pair stays small (|w| < 2)
+                // e4m3 codes without NaN; bf16 pairs whose high byte keeps |w| < 2
                 int b = rnd.nextInt(256);
                 w[i] = (byte) (type.fp8() ? ((b & 0x7f) == 0x7f ? b ^ 1 : b) : ((i & 1) == 1 ? (b & 0xbf) : b));
             }
-            long[] ws = new long[n];
+            ws = new long[copies(wBytes, (long) cycleMib << 20)];
             ws[0] = a.upload(w);
-            for (int i = 1; i < n; i++) {
+            for (int i = 1; i < ws.length; i++) {
                 ws[i] = a.alloc(wBytes);
                 Cuda.check(cuMemcpyDtoD(ptr(ws[i]), ptr(ws[0]), wBytes), "cuMemcpyDtoD");
             }
-            long scales = type.fp8() ? a.upload(KernelCheckMath.floats(scaleValues(type, rows, l.in(), rnd))) : 0;
-            long resid = a.upload(KernelCheckMath.floats(values(Math.max(l.in(), l.rows()), rnd)));
-            long gamma = a.upload(KernelCheckMath.encode(t, doubles(l.in(), rnd)));
-            long x = a.upload(KernelCheckMath.encode(t, doubles(l.in(), rnd)));
-            long y = a.alloc(rows * 2L);
-            Runnable[] launch = new Runnable[n];
-            for (int i = 0; i < n; i++) {
-                long wi = ws[i];
-                launch[i] = switch (l.kind()) {
-                    case "res" -> () -> k.fused().residual(t, type, x, wi, scales, resid, l.in(), l.rows(), v, s);
-                    default ->
-                        () -> k.fused()
-                                .norm(
-                                        t,
-                                        type,
-                                        resid,
-                                        gamma,
-                                        1e-5f,
-                                        wi,
-                                        scales,
-                                        y,
-                                        l.in(),
-                                        l.rows(),
-                                        l.kind().equals("silu"),
-                                        v,
-                                        s);
-                };
+            scales = type.fp8() ? a.upload(KernelCheckMath.floats(scaleValues(type, rows, l.in(), rnd))) : 0;
+            resid = a.upload(KernelCheckMath.floats(values(Math.max(l.in(), l.rows()), rnd)));
+            gamma = a.upload(KernelCheckMath.encode(DType.bf16, doubles(l.in(), rnd)));
+            x = a.upload(KernelCheckMath.encode(DType.bf16, doubles(l.in(), rnd)));
+            y = a.alloc(rows * 2L);
+        }
+
+        private void launch(ModelKernels k, CUstream s, FusedGemvVariant v, long w) {
+            DType t = DType.bf16;
+            if (l.kind().equals("res")) {
+                k.fused().residual(t, type, x, w, scales, resid, l.in(), l.rows(), v, s);
+            } else {
+                k.fused()
+                        .norm(
+                                t,
+                                type,
+                                resid,
+                                gamma,
+                                1e-5f,
+                                w,
+                                scales,
+                                y,
+                                l.in(),
+                                l.rows(),
+                                l.kind().equals("silu"),
+                                v,
+                                s);
             }
+        }
+
+        /** The median GPU time of one launch of variant {@code v}, in microseconds. */
+        double time(ModelKernels k, CUstream s, FusedGemvVariant v) {
+            int n = ws.length;
             for (int i = 0; i < warmup; i++) {
-                launch[i % n].run();
+                launch(k, s, v, ws[i % n]);
             }
             double[] us = new double[iters];
             CUevent e0 = new CUevent();
@@ -243,7 +289,7 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
                 float[] ms = {0};
                 for (int i = 0; i < iters; i++) {
                     Cuda.check(cuEventRecord(e0, s), "cuEventRecord");
-                    launch[(warmup + i) % n].run();
+                    launch(k, s, v, ws[(warmup + i) % n]);
                     Cuda.check(cuEventRecord(e1, s), "cuEventRecord");
                     Cuda.check(cuEventSynchronize(e1), "cuEventSynchronize");
                     Cuda.check(cuEventElapsedTime(ms, e0, e1), "cuEventElapsedTime");
@@ -255,6 +301,11 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
             }
             Arrays.sort(us);
             return us[iters / 2];
+        }
+
+        @Override
+        public void close() {
+            a.close();
         }
     }
 

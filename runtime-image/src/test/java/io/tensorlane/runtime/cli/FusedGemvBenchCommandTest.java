@@ -3,7 +3,10 @@ package io.tensorlane.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tensorlane.runtime.cli.FusedGemvBenchCommand.Linear;
+import io.tensorlane.runtime.common.ExitCodes;
 import io.tensorlane.runtime.model.WeightType;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -42,5 +45,27 @@ class FusedGemvBenchCommandTest {
     @CsvSource({"100, 1000, 10", "300, 1000, 4", "1000, 1000, 2", "5000, 1000, 2"})
     void cyclesOverAtLeastTwoCopiesThatFillTheCycle(long bytes, long cycle, int copies) {
         assertThat(FusedGemvBenchCommand.copies(bytes, cycle)).isEqualTo(copies);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = ';',
+            value = {
+                "--iters 0; --iters must be >= 1",
+                "--warmup -1; --warmup >= 0",
+                "--cycle-mib 0; --cycle-mib >= 1",
+                "--hidden 4100; multiples of 16",
+                "--hidden 16384; wider than the norm kernels' staged x",
+                "--inter 0; must be positive"
+            })
+    void refusesWhatCannotBeTimedBeforeAnyGpuWork(String args, String message) {
+        picocli.CommandLine cl = new picocli.CommandLine(new FusedGemvBenchCommand());
+        cl.setExecutionExceptionHandler((ex, c, parsed) -> Main.handle(ex, c));
+        StringWriter err = new StringWriter();
+        cl.setErr(new PrintWriter(err));
+        cl.setOut(new PrintWriter(new StringWriter()));
+        int code = cl.execute(args.split(" "));
+        assertThat(code).isEqualTo(ExitCodes.USAGE);
+        assertThat(err.toString()).contains(message);
     }
 }
