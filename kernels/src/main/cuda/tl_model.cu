@@ -314,6 +314,40 @@ __device__ __forceinline__ void tl_attention(const T* q, const C* k_cache, const
   }
 }
 
+// Merges the S (<= 32) slices of tl_attn_split for block row i and query head h: out[t, h, :] = sum_z f_z acc_z /
+// sum_z f_z sum_z, f_z = 2^(max_z - max) (0 for a slice that held no key). The first warp reads every slice's (max,
+// sum) at once (lane z: slice z) and leaves the factors in shared memory (sf, inv_l); then each thread sums its output
+// elements over the slices with independent loads. Called by every thread of the block; ends with a barrier, so the
+// scratch may be reused at once. FRESH: the slices were written by other blocks of the same launch (read through L2).
+template <typename T, bool FRESH>
+__device__ __forceinline__ void attn_merge(const float* ws, int i, int t, int h, T* out, int hq, int hd, int S,
+                                           float* sf, float* inv_l) {
+  const float* base = ws + ((long long)i * hq + h) * S * (hd + 2);
+  auto ld_ws = [](const float* p) { return FRESH ? __ldcg(p) : *p; };
+  if (threadIdx.x < 32) {
+    const int z = threadIdx.x;
+    const float mz = z < S ? ld_ws(base + (long long)z * (hd + 2)) : -INFINITY;
+    const float lz = z < S ? ld_ws(base + (long long)z * (hd + 2) + 1) : 0.0f;
+    const float M = warp_max(mz);  // finite: the slice holding key 0 saw a key
+    const float f = mz == -INFINITY ? 0.0f : exp2f(mz - M);
+    const float L = warp_sum(f == 0.0f ? 0.0f : lz * f);
+    sf[z] = f;
+    if (z == 0) *inv_l = 1.0f / L;
+  }
+  __syncthreads();
+  const float invL = *inv_l;
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float v = 0.0f;
+#pragma unroll 8
+    for (int z = 0; z < S; ++z) {
+      const float f = sf[z];
+      if (f != 0.0f) v += ld_ws(base + (long long)z * (hd + 2) + 2 + d) * f;
+    }
+    out[((long long)t * hq + h) * hd + d] = Cv<T>::t(v * invL);
+  }
+  __syncthreads();
+}
+
 // ---- paged causal attention, split keys (the fast path) -------------------------------------------------------
 // Same inputs and output as tl_attention, for hd = 64 * NV (NV = 1, 2, 4). A block serves GH query heads that share a
 // kv head (GH = 1, 2, 4, dividing hq / hk) for one query token and one of S = gridDim.z equal slices of its keys.
@@ -344,8 +378,8 @@ __device__ __forceinline__ void kv8_row(const uint4* raw, float* f) {
 template <typename T, int GH, int NV, typename C = T>
 __device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, const C* v_cache, const int* block_tables,
                                               const int* token_seq, const int* token_pos, int max_blocks_per_seq,
-                                              int block_size, T* out, float* ws, const int* token_list, int n, int hq,
-                                              int hk, float scale, const float* kv_scale = nullptr) {
+                                              int block_size, T* out, float* ws, int* tickets, const int* token_list,
+                                              int n, int hq, int hk, float scale, const float* kv_scale = nullptr) {
   constexpr bool K8 = tlkv::kKv8<T, C>;
   constexpr int HD = 64 * NV;  // head dim
   constexpr int E = 8 * NV;    // elements per lane
@@ -531,12 +565,31 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, cons
       }
     }
   }
+  if (S > 1 && tickets != nullptr) {
+    // the last of the S slices of (i, blockIdx.y) to finish merges them (attn_merge, the combine kernel's arithmetic):
+    // each block's records are visible device-wide before it takes its ticket, and the last one resets the counter
+    // for the next launch (every slice has counted by then)
+    __shared__ int s_last;
+    __shared__ float sf[32];
+    __shared__ float s_inv_l;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      int* tk = tickets + (long long)i * gridDim.y + blockIdx.y;
+      const int ticket = atomicAdd(tk, 1);
+      s_last = ticket == S - 1;
+      if (ticket == S - 1) *tk = 0;
+    }
+    __syncthreads();
+    if (s_last) {
+      __threadfence();
+#pragma unroll 1
+      for (int h = 0; h < GH; ++h) attn_merge<T, true>(ws, i, t, h0 + h, out, hq, HD, S, sf, &s_inv_l);
+    }
+  }
 }
 
-// Merges the S (<= 32) slices of tl_attn_split: out[t, h, :] = sum_z f_z acc_z / sum_z f_z sum_z,
-// f_z = 2^(max_z - max) (0 for a slice that held no key), t = token_list[i] (or i when token_list is null) for block
-// row i. The first warp reads every slice's (max, sum) at once (lane z: slice z) and leaves the factors in shared
-// memory; then each thread sums its output element over the slices with independent loads.
+// The slices' merge as a kernel of its own, t = token_list[i] (or i when token_list is null) for block row i.
 // Launch: grid (n, hq), block 128.
 template <typename T>
 __device__ __forceinline__ void tl_attn_combine(const float* ws, const int* token_list, T* out, int n, int hq, int hd,
@@ -546,28 +599,7 @@ __device__ __forceinline__ void tl_attn_combine(const float* ws, const int* toke
   const int i = blockIdx.x, h = blockIdx.y;
   if (i >= n) return;
   const int t = token_list ? token_list[i] : i;
-  const float* base = ws + ((long long)i * hq + h) * S * (hd + 2);
-  if (threadIdx.x < 32) {
-    const int z = threadIdx.x;
-    const float mz = z < S ? base[(long long)z * (hd + 2)] : -INFINITY;
-    const float lz = z < S ? base[(long long)z * (hd + 2) + 1] : 0.0f;
-    const float M = warp_max(mz);  // finite: the slice holding key 0 saw a key
-    const float f = mz == -INFINITY ? 0.0f : exp2f(mz - M);
-    const float L = warp_sum(f == 0.0f ? 0.0f : lz * f);
-    sf[z] = f;
-    if (z == 0) s_inv_l = 1.0f / L;
-  }
-  __syncthreads();
-  const float invL = s_inv_l;
-  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-    float v = 0.0f;
-#pragma unroll 8
-    for (int z = 0; z < S; ++z) {
-      const float f = sf[z];
-      if (f != 0.0f) v += base[(long long)z * (hd + 2) + 2 + d] * f;
-    }
-    out[((long long)t * hq + h) * hd + d] = Cv<T>::t(v * invL);
-  }
+  attn_merge<T, false>(ws, i, t, h, out, hq, hd, S, sf, &s_inv_l);
 }
 
 #include "tl_tensorcore.cuh"
@@ -723,67 +755,75 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v1_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v2_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v4_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v1_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v2_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v4_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 4>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v1_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 1>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v2_##SUF(                            \
       const T* q, const T* k_cache, const T* v_cache, const int* block_tables, const int* token_seq,              \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale) {                                                                       \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 2>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq,     \
-                              block_size, out, ws, token_list, n, hq, hk, scale);                                  \
+                              block_size, out, ws, tickets, token_list, n, hq, hk, scale);                                  \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_combine_##SUF(const float* ws, const int* token_list,  \
                                                                          T* out, int n, int hq, int hd, int S) {  \
@@ -844,67 +884,75 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v1_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v2_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g1_v4_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 1, 4, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v1_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v2_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g2_v4_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 2, 4, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v1_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 1, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(128) tl_attn_split_g4_v2_kv8_##SUF(                            \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \
-      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, const int* token_list,     \
+      const int* token_pos, int max_blocks_per_seq, int block_size, T* out, float* ws, int* tickets,               \
+      const int* token_list,                                                                                     \
       int n, int hq, int hk, float scale, const float* kv_scale) {                                                \
     tlpdl::enter();                                                                                               \
     tl_attn_split<T, 4, 2, uint8_t>(q, k_cache, v_cache, block_tables, token_seq, token_pos, max_blocks_per_seq, \
-                                    block_size, out, ws, token_list, n, hq, hk, scale, kv_scale);                \
+                                    block_size, out, ws, tickets, token_list, n, hq, hk, scale, kv_scale);                \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kPrefillWarps * 32) tl_attn_prefill_v1_kv8_##SUF(                   \
       const T* q, const uint8_t* k_cache, const uint8_t* v_cache, const int* block_tables, const int* token_seq,  \

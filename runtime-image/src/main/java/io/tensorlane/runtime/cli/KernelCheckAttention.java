@@ -1,8 +1,10 @@
 package io.tensorlane.runtime.cli;
 
 import static io.tensorlane.runtime.cli.KernelCheckMath.ints;
+import static jcuda.driver.JCudaDriver.cuMemsetD8;
 
 import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.AttentionPlan;
 import io.tensorlane.runtime.llm.ModelKernels;
@@ -11,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 
 /**
@@ -100,6 +103,27 @@ final class KernelCheckAttention {
         return new Outcome(s, b.plan().numTiles(), b.plan().rest().length); // |v| <= 1
     }
 
+    /**
+     * The same batch with the slices merged by the combine kernel and by their last block ({@link
+     * ModelKernels#fusedAttentionCombine}), the fused one launched three times over the same workspace: the fused
+     * output against the combine kernel's, which it must equal exactly.
+     */
+    KernelCheckMath.Stat fusedCombine(DType t, int hq, int hk, int hd, double scale, Layout layout) {
+        Batch b = batch(t, hq, hk, hd, layout);
+        boolean was = k.fusedAttentionCombine();
+        double[] kernel;
+        double[] fused;
+        try {
+            k.fusedAttentionCombine(false);
+            kernel = run(b, b.kc(), b.vc(), null, scale);
+            k.fusedAttentionCombine(true);
+            fused = run(b, b.kc(), b.vc(), null, scale, 3);
+        } finally {
+            k.fusedAttentionCombine(was);
+        }
+        return KernelCheckMath.compare(fused, kernel, 0, 0, 1.0);
+    }
+
     /** A fresh random batch of {@code layout} with a T cache ({@link Batch}). */
     Batch batch(DType t, int hq, int hk, int hd, Layout layout) {
         int blockSize = 16;
@@ -159,6 +183,15 @@ final class KernelCheckAttention {
      * codes with the layer's {k_scale, v_scale}.
      */
     double[] run(Batch b, byte[] kc, byte[] vc, float[] kvScales, double scale) {
+        return run(b, kc, vc, kvScales, scale, 1);
+    }
+
+    /**
+     * {@link #run(Batch, byte[], byte[], float[], double)} launched {@code launches} times over the same buffers (the
+     * output poisoned before each), the last output returned: the fused combine's counters must be back at zero after
+     * each launch.
+     */
+    double[] run(Batch b, byte[] kc, byte[] vc, float[] kvScales, double scale, int launches) {
         DType t = b.t();
         try (KernelCheckArena a = new KernelCheckArena()) {
             long dQ = a.upload(b.q());
@@ -174,32 +207,58 @@ final class KernelCheckAttention {
             long dOut = a.poisoned(outBytes);
             long wsBytes = ModelKernels.attentionWorkspaceBytes(b.hq(), b.hk(), b.hd());
             long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
-            k.attention(
-                    t,
-                    dQ,
-                    dK,
-                    dV,
-                    dT,
-                    dSeq,
-                    dPos,
-                    b.maxBlocksPerSeq(),
-                    b.blockSize(),
-                    dOut,
-                    dWs,
-                    dTiles,
-                    b.plan().numTiles(),
-                    dRest,
-                    b.plan().rest().length,
-                    b.n(),
-                    b.hq(),
-                    b.hk(),
-                    b.hd(),
-                    (float) scale,
-                    dScales,
-                    stream);
+            if (dWs != 0) { // the slices poisoned, the fused combine's counters zero (as the engine allocates them)
+                long at = ModelKernels.attentionTicketsOffset(b.hq(), b.hk(), b.hd());
+                Cuda.check(
+                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs + at), (byte) 0, wsBytes - at), "cuMemsetD8");
+            }
+            for (int l = 0; l < launches; l++) {
+                Cuda.check(cuMemsetD8(new CUdeviceptr().withByteOffset(dOut), (byte) 0xFF, outBytes), "cuMemsetD8");
+                launch(b, dQ, dK, dV, dT, dSeq, dPos, dOut, dWs, dTiles, dRest, dScales, scale);
+            }
             sync.run();
             return HostTensors.decode(a.download(dOut, (int) outBytes), t);
         }
+    }
+
+    private void launch(
+            Batch b,
+            long dQ,
+            long dK,
+            long dV,
+            long dT,
+            long dSeq,
+            long dPos,
+            long dOut,
+            long dWs,
+            long dTiles,
+            long dRest,
+            long dScales,
+            double scale) {
+        DType t = b.t();
+        k.attention(
+                t,
+                dQ,
+                dK,
+                dV,
+                dT,
+                dSeq,
+                dPos,
+                b.maxBlocksPerSeq(),
+                b.blockSize(),
+                dOut,
+                dWs,
+                dTiles,
+                b.plan().numTiles(),
+                dRest,
+                b.plan().rest().length,
+                b.n(),
+                b.hq(),
+                b.hk(),
+                b.hd(),
+                (float) scale,
+                dScales,
+                stream);
     }
 
     private int[] permutation(int n) {

@@ -206,6 +206,17 @@ public final class KernelCheckCommand implements Callable<Integer> {
                                     nm + (o.tiles() > 0 ? ",tiles=" + o.tiles() + "+" + o.rest() : ""),
                                     o.stat()));
                         });
+                        if (hd % 64 == 0) { // the split-key kernel's head dims: its slices merged by their last block
+                            guard(
+                                    "attention_fused_combine",
+                                    t,
+                                    nm,
+                                    () -> add(Result.of(
+                                            "attention_fused_combine",
+                                            t,
+                                            nm,
+                                            ac.fusedCombine(t, hc[0], hc[1], hd, sharp / Math.sqrt(hd), layout))));
+                        }
                     }
                 }
             }

@@ -22,10 +22,41 @@ final class AttentionKernels {
 
     static final int MAX_SPLITS = 32;
 
-    private final ModelKernels k;
+    /**
+     * {@code fused}: the last block of each query head group's key slices merges them ({@code tl_attn_split} with its
+     * tickets, one kernel fewer a layer); {@code kernel} (unset): the combine kernel does. Built 2026-12-04, not yet run on
+     * a GPU; kernelcheck's attention cases compare the two bit for bit.
+     */
+    public static final String COMBINE_ENV = "TENSORLANE_ATTN_COMBINE";
 
-    AttentionKernels(ModelKernels k) {
+    private final ModelKernels k;
+    private boolean fusedCombine;
+
+    AttentionKernels(ModelKernels k, boolean fusedCombine) {
         this.k = k;
+        this.fusedCombine = fusedCombine;
+    }
+
+    /** {@value #COMBINE_ENV}'s value: true for {@code fused}, false for {@code kernel} (also unset or blank). */
+    static boolean fusedCombine(String value) {
+        if (value == null || value.isBlank()) {
+            return false;
+        }
+        return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "fused" -> true;
+            case "kernel" -> false;
+            default ->
+                throw new IllegalArgumentException(
+                        COMBINE_ENV + "='" + value + "': expected kernel (the combine kernel) or fused");
+        };
+    }
+
+    boolean fusedCombine() {
+        return fusedCombine;
+    }
+
+    void fusedCombine(boolean on) {
+        fusedCombine = on;
     }
 
     /** {@link ModelKernels#attention}. */
@@ -156,12 +187,13 @@ final class AttentionKernels {
                         i(blockSize),
                         p(out),
                         p(workspace),
+                        p(fusedCombine && splits > 1 ? workspace + ticketsOffset(hq, hk, hd) : 0),
                         p(list),
                         i(count),
                         i(hq),
                         i(hk),
                         f(scale)));
-        if (splits > 1) {
+        if (splits > 1 && !fusedCombine) {
             k.launch(
                     k.fn(t, "tl_attn_combine"),
                     count,
@@ -210,8 +242,23 @@ final class AttentionKernels {
         return (int) Math.min(MAX_SPLITS, (SPLIT_TARGET_BLOCKS + blocks - 1) / blocks);
     }
 
-    /** Bytes of the attention workspace for any batch: the largest n x hq x slices x (hd + 2) floats over n with slices > 1. */
+    /**
+     * Bytes of the attention workspace for any batch: the slices (the largest n x hq x slices x (hd + 2) floats over n
+     * with slices > 1), then from {@link #ticketsOffset} one int a block of a launch with slices (fewer than {@value
+     * #SPLIT_TARGET_BLOCKS}), the fused combine's counters. Those must be zero before the first launch (the last block
+     * of each group resets its counter), so the workspace is allocated zeroed.
+     */
     static long workspaceBytes(int hq, int hk, int hd) {
+        long slices = slicesBytes(hq, hk, hd);
+        return slices == 0 ? 0 : ticketsOffset(hq, hk, hd) + 4L * SPLIT_TARGET_BLOCKS;
+    }
+
+    /** Where the fused combine's counters start in the workspace (16-byte aligned, after the slices). */
+    static long ticketsOffset(int hq, int hk, int hd) {
+        return (slicesBytes(hq, hk, hd) + 15) / 16 * 16;
+    }
+
+    private static long slicesBytes(int hq, int hk, int hd) {
         int gh = splitGroup(hq / hk, hd);
         if (gh == 0) {
             return 0;

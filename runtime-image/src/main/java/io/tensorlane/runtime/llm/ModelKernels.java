@@ -39,7 +39,8 @@ public final class ModelKernels implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
     private boolean closed;
-    private final AttentionKernels attention = new AttentionKernels(this);
+    private final AttentionKernels attention =
+            new AttentionKernels(this, AttentionKernels.fusedCombine(System.getenv(AttentionKernels.COMBINE_ENV)));
     private final GemvKernels gemv = new GemvKernels(this);
     private final Fp8Kernels fp8 = new Fp8Kernels(this);
     private final FusedGemvKernels fused = new FusedGemvKernels(this, FusedGemvVariant.fromEnv());
@@ -255,6 +256,25 @@ public final class ModelKernels implements AutoCloseable {
      */
     public static long attentionWorkspaceBytes(int hq, int hk, int hd) {
         return AttentionKernels.workspaceBytes(hq, hk, hd);
+    }
+
+    /** Where the fused combine's counters start in the attention workspace; they must be zero before its first use. */
+    public static long attentionTicketsOffset(int hq, int hk, int hd) {
+        return AttentionKernels.ticketsOffset(hq, hk, hd);
+    }
+
+    /**
+     * Whether the split-key attention's slices are merged by their last block ({@link AttentionKernels#COMBINE_ENV}
+     * {@code fused}) rather than by the combine kernel; read from the environment at construction, switched by the
+     * kernel checks to run both.
+     */
+    public boolean fusedAttentionCombine() {
+        return attention.fusedCombine();
+    }
+
+    /** Sets {@link #fusedAttentionCombine()} for the launches that follow (the kernel checks compare the two). */
+    public void fusedAttentionCombine(boolean on) {
+        attention.fusedCombine(on);
     }
 
     /** out[i,j] = silu(gateUp[i,j]) * gateUp[i, inter + j]. */

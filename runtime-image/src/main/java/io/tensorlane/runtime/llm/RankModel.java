@@ -141,7 +141,8 @@ final class RankModel implements AutoCloseable {
             q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
             long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-            attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, false)) : 0;
+            // zeroed: the fused combine's counters start at zero (ModelKernels.attentionTicketsOffset)
+            attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, true)) : 0;
             mlp = new MlpBlocks(
                     mem,
                     ACTIVATIONS,

@@ -53,4 +53,35 @@ class ModelKernelsLaunchTest {
         assertThat(ws).isPositive().isLessThan(8L << 20);
         assertThat(ModelKernels.attentionWorkspaceBytes(8, 2, 96)).isZero(); // per-head kernel: no slices
     }
+
+    @ParameterizedTest(name = "hq={0} hk={1} hd={2}")
+    @CsvSource({"32, 8, 128", "8, 2, 64", "16, 2, 256", "12, 1, 128", "64, 8, 128"})
+    void theFusedCombinesCountersLieAfterEverySlicesRecordsOneABlock(int hq, int hk, int hd) {
+        long ws = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+        long at = ModelKernels.attentionTicketsOffset(hq, hk, hd);
+        int perToken = hq / AttentionKernels.splitGroup(hq / hk, hd);
+        assertThat(at % 16).isZero();
+        for (int n = 1; n <= 4096; n++) {
+            int s = AttentionKernels.splits(n, perToken);
+            if (s > 1) { // the launch takes tickets[i * perToken + y] for row i < n, y < perToken
+                assertThat((long) n * hq * s * (hd + 2) * 4).as("n=%d", n).isLessThanOrEqualTo(at);
+                assertThat(at + 4L * n * perToken).as("n=%d", n).isLessThanOrEqualTo(ws);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "TENSORLANE_ATTN_COMBINE=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"; false", "  ; false", "kernel; false", " KERNEL ; false", "fused; true", "Fused; true"})
+    void theCombineIsTheKernelUnlessFused(String value, boolean fused) {
+        assertThat(AttentionKernels.fusedCombine(value)).isEqualTo(fused);
+    }
+
+    @Test
+    void aBadCombineValueIsRefusedNamingTheVariable() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> AttentionKernels.fusedCombine("last-block"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(AttentionKernels.COMBINE_ENV + "='last-block'");
+    }
 }
