@@ -20,7 +20,9 @@
 #               device-spec-bench.sh judges it on all 32 layers, graphs on and off)
 # Environment: STEPS (default "models kernel greedy sampled compare bench"; with no checkpoints yet, run STEPS=models
 # first, then the rest in a second call: /tmp stays while the machine is warm), MODELS ("llama qwen3"), TPS ("1 2"),
-# SPEC (ngram:k=4,n=3), SPEC_GRAPHS (on), SPEC_EAGER (1), SAMPLED_MODEL (llama), SAMPLES (3000), TEMP (0.8), SAMPLE_TOKENS (6), BENCH_LAYERS (8), BUDGET
+# SPEC (ngram:k=4,n=3; SELF in it stands for each model's own checkpoint, so SPEC="draft:SELF,k=4,batch=64" runs
+# every architecture with itself as its draft model: the draft proposer's load, steps, chains and verify per
+# architecture), SPEC_GRAPHS (on), SPEC_EAGER (1), SAMPLED_MODEL (llama), SAMPLES (3000), TEMP (0.8), SAMPLE_TOKENS (6), BENCH_LAYERS (8), BUDGET
 # (570 s), MODELDIR/REFDIR/RUNS (/tmp/tl-models, /tmp/tl-ref, /tmp/tl-spec-runs).
 # Results under $OUT: spec.txt (the table), spec-results.json, spec.log (the combined log). Last line: spec: PASS|FAIL;
 # exit 0 on PASS, 1 on a FAIL, 2 when a preparation step failed.
@@ -92,6 +94,10 @@ if has_step kernel; then
   fi
 fi
 
+spec_of() {   # spec_of MODEL: $SPEC with SELF replaced by the model's checkpoint (the model as its own draft)
+  echo "${SPEC//SELF/$MODELDIR/$1}"
+}
+
 gen() {   # gen NAME LOG OUTFILE args...: the engine's generate, stdout to OUTFILE
   local name=$1 logf=$2 outf=$3; shift 3
   local t; t=$(tmo 200 30)
@@ -111,13 +117,13 @@ if has_step greedy; then
       common=(--model "$MODELDIR/$m" --tp "$tp" $vr --prompts-file "$REFDIR/$m/prompts.jsonl" --max-tokens 64
               --ignore-eos --json --logprobs 5)
       gen "greedy $m tp$tp base" "$LOGS/$m-tp$tp-base.log" "$d/base.jsonl" "${common[@]}"
-      gen "greedy $m tp$tp spec" "$LOGS/$m-tp$tp-spec.log" "$d/spec.jsonl" "${common[@]}" --speculative "$SPEC"
+      gen "greedy $m tp$tp spec" "$LOGS/$m-tp$tp-spec.log" "$d/spec.jsonl" "${common[@]}" --speculative "$(spec_of "$m")"
       if [ "$SPEC_EAGER" = 1 ] && [ "$SPEC_GRAPHS" = on ]; then
         if [ "$(left)" -lt 90 ]; then
           say "== greedy $m tp$tp spec-eager: skipped, $(left) s left"
         else
           TENSORLANE_SPEC_GRAPHS=off gen "greedy $m tp$tp spec-eager" "$LOGS/$m-tp$tp-spec-eager.log" \
-            "$d/spec-eager.jsonl" "${common[@]}" --speculative "$SPEC"
+            "$d/spec-eager.jsonl" "${common[@]}" --speculative "$(spec_of "$m")"
         fi
       fi
     done
@@ -140,8 +146,8 @@ PYEOF
     s=(--model "$MODELDIR/$SAMPLED_MODEL" --prompts-file "$sd/prompts.jsonl" --max-tokens "$SAMPLE_TOKENS" --ignore-eos
        --json --temperature "$TEMP" --seed-per-prompt)
     gen "sampled base" "$LOGS/sampled-base.log" "$sd/base.jsonl" "${s[@]}" --seed 1000
-    gen "sampled spec" "$LOGS/sampled-spec.log" "$sd/spec.jsonl" "${s[@]}" --seed 500000 --speculative "$SPEC"
-    gen "sampled spec-same" "$LOGS/sampled-spec-same.log" "$sd/spec-same.jsonl" "${s[@]}" --seed 1000 --speculative "$SPEC"
+    gen "sampled spec" "$LOGS/sampled-spec.log" "$sd/spec.jsonl" "${s[@]}" --seed 500000 --speculative "$(spec_of "$SAMPLED_MODEL")"
+    gen "sampled spec-same" "$LOGS/sampled-spec-same.log" "$sd/spec-same.jsonl" "${s[@]}" --seed 1000 --speculative "$(spec_of "$SAMPLED_MODEL")"
   else
     say "== sampled: skipped (no $pf, or $(left) s left)"; fail=1
   fi
