@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tensorlane.kernels.Kernels;
+import io.tensorlane.runtime.model.Fp8;
 import io.tensorlane.runtime.model.WeightType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -58,6 +59,22 @@ class FusedGemvVariantTest {
                     assertThat(Kernels.MODEL_TYPED_KERNELS).contains(FusedGemvKernels.name(prefix, type, v));
                 }
             }
+        }
+    }
+
+    /**
+     * The rule of pipe-xf32-bits' decode (tl_gemv_fused.cuh e4m3_scaled): byte b in the top byte of an int, shifted
+     * right by 4 with its sign, masked to bits 31 and 26..20, is e4m3(b) x 2^-120 as fp32 bits, for every code but NaN.
+     */
+    @Test
+    void theIntegerDecodeIsEveryCodeTimesTwoToTheMinus120() {
+        for (int b = 0; b < 256; b++) {
+            if ((b & 0x7f) == 0x7f) {
+                continue; // e4m3fn's NaN codes: no checkpoint stores them
+            }
+            int t = b << 24;
+            float scaled = Float.intBitsToFloat((t >> 4) & 0x87F00000);
+            assertThat(scaled * 0x1p120f).as("code 0x%02x", b).isEqualTo(Fp8.decode((byte) b));
         }
     }
 }
