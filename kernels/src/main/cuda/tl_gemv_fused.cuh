@@ -91,6 +91,23 @@ __device__ __forceinline__ void x_of(const float* x, int c, float* f) {
   }
 }
 
+// sum_j wf[j] * x[16 c + j] in dot16's order (elements 0 .. 15): x in T through dot16 itself (the base loop's exact
+// instructions), or staged as fp32.
+template <typename T, bool XS>
+__device__ __forceinline__ float dot16x(const float* wf, const T* x, int c) {
+  const uint4* p = reinterpret_cast<const uint4*>(x) + 2 * c;
+  return tlfp8::dot16<T>(wf, ld_x<XS>(p), ld_x<XS>(p + 1));
+}
+template <typename T, bool XS>
+__device__ __forceinline__ float dot16x(const float* wf, const float* x, int c) {
+  float xf[16];
+  x_of<T, XS, 16>(x, c, xf);
+  float d = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) d = fmaf(wf[j], xf[j], d);
+  return d;
+}
+
 // A lane's pass over chunks lane, lane + 32, ... of a row (chunks 16 bytes): groups of U loads, then the rest one at
 // a time, consume(chunk value, chunk index) called in chunk order. PIPE: while a group is consumed the next group's
 // loads are in flight (two register sets, alternating).
@@ -147,12 +164,9 @@ __device__ __forceinline__ float fp8_dot1(const X* x, const uint8_t* w, const fl
       BLOCK ? scale + (long long)(row / row_block) * ((in + tlfp8::kFp8Block - 1) / tlfp8::kFp8Block) : scale;
   float acc = 0.0f;
   row_chunks<8, (V & kPipe) != 0>(wr, in >> 4, [&](const uint4 wv, int c) {
-    float wf[16], xf[16];
+    float wf[16];
     decode16<BITS>(wv, wf);
-    x_of<T, XS, 16>(x, c, xf);
-    float d = 0.0f;  // dot16's order: elements 0 .. 15
-#pragma unroll
-    for (int j = 0; j < 16; ++j) d = fmaf(wf[j], xf[j], d);
+    const float d = dot16x<T, XS>(wf, x, c);
     if (BLOCK) {
       const float s = srow[c >> 3];  // 8 chunks of 16 per 128-column block
       acc = fmaf(BITS ? s * 0x1p120f : s, d, acc);
