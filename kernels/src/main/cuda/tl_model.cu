@@ -357,8 +357,10 @@ __device__ __forceinline__ void attn_merge(const float* ws, int i, int t, int h,
 // traffic inside the loop). The groups of a warp merge through shuffles, the warps through shared memory.
 // token_list (nullable) [n]: the block row i serves token token_list[i] (the tokens the prefill kernel leaves), else
 // token i. S == 1: the block writes out. S > 1: it writes (max, sum, acc[hd]) to ws[((i * hq + h) * S + z) * (hd + 2)]
-// and tl_attn_combine merges the slices. S depends only on the launch (the host picks it from n and the heads), so a
-// captured graph stays valid for any context length.
+// and tl_attn_combine merges the slices, or, with tickets (int [n * gridDim.y], zero before the launch and after it),
+// the last of the S blocks of (i, blockIdx.y) to finish merges them itself (attn_merge, the same arithmetic). S
+// depends only on the launch (the host picks it from n and the heads), so a captured graph stays valid for any context
+// length.
 // C = uint8_t: the cache holds e4m3 codes (tl_kvcache.cuh): a lane's 8 * NV codes of a row are one 8-, 16- or
 // 32-byte load; k_scale multiplies the query's scale, v_scale the block's output (or its slice's accumulators).
 // Launch: grid (n, hk * (hq / hk / GH), S), block 128.
