@@ -16,7 +16,7 @@ import io.tensorlane.runtime.sched.StepBatch;
  *
  * <p>Since the kernel rewrote the ids, positions, slots, token rows and logits tokens on the device, their host copies no
  * longer say what the device holds, so they are marked for a full upload at the next step. On unless {@link
- * KernelChoices#DRAFT_CHAIN_ENV} is {@code off} (its GPU run: {@link KernelChoices#DRAFT_CHAIN_ENV}).
+ * KernelChoices#DRAFT_CHAIN_ENV} is {@code off}; that constant's documentation gives the GPU run behind the default.
  */
 final class ChainedSteps {
     private static final java.util.logging.Logger LOG =
