@@ -6,6 +6,7 @@ import static jcuda.driver.JCudaDriver.cuMemsetD8;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.HostTensors;
+import io.tensorlane.runtime.llm.AttentionKernels;
 import io.tensorlane.runtime.llm.AttentionPlan;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
@@ -205,10 +206,10 @@ final class KernelCheckAttention {
             long dScales = kvScales == null ? 0 : a.upload(KernelCheckMath.floats(kvScales));
             long outBytes = (long) b.n() * b.hq() * b.hd() * t.bytes();
             long dOut = a.poisoned(outBytes);
-            long wsBytes = ModelKernels.attentionWorkspaceBytes(b.hq(), b.hk(), b.hd());
+            long wsBytes = AttentionKernels.workspaceBytes(b.hq(), b.hk(), b.hd());
             long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
             if (dWs != 0) { // the slices poisoned, the fused combine's counters zero (as the engine allocates them)
-                long at = ModelKernels.attentionTicketsOffset(b.hq(), b.hk(), b.hd());
+                long at = AttentionKernels.ticketsOffset(b.hq(), b.hk(), b.hd());
                 Cuda.check(
                         cuMemsetD8(new CUdeviceptr().withByteOffset(dWs + at), (byte) 0, wsBytes - at), "cuMemsetD8");
             }

@@ -13,7 +13,7 @@ import jcuda.driver.CUstream;
  * key slices with its combine kernel, and the per-head kernel for other head dims; and the arithmetic of the slices and
  * of their workspace. Launches go through the owning {@link ModelKernels} (its module, its closed check).
  */
-final class AttentionKernels {
+public final class AttentionKernels {
     static final int ATTENTION_THREADS = 128;
     static final int SPLIT_THREADS = 128;
     static final int PREFILL_THREADS = 128;
@@ -248,13 +248,13 @@ final class AttentionKernels {
      * #SPLIT_TARGET_BLOCKS}), the fused combine's counters. Those must be zero before the first launch (the last block
      * of each group resets its counter), so the workspace is allocated zeroed.
      */
-    static long workspaceBytes(int hq, int hk, int hd) {
+    public static long workspaceBytes(int hq, int hk, int hd) {
         long slices = slicesBytes(hq, hk, hd);
         return slices == 0 ? 0 : ticketsOffset(hq, hk, hd) + 4L * SPLIT_TARGET_BLOCKS;
     }
 
     /** Where the fused combine's counters start in the workspace (16-byte aligned, after the slices). */
-    static long ticketsOffset(int hq, int hk, int hd) {
+    public static long ticketsOffset(int hq, int hk, int hd) {
         return (slicesBytes(hq, hk, hd) + 15) / 16 * 16;
     }
 

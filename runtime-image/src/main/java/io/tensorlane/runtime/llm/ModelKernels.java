@@ -198,8 +198,9 @@ public final class ModelKernels implements AutoCloseable {
      * {@code numTiles > 0} (an {@link AttentionPlan} on the device: {@code tiles} pairs, {@code rest} tokens), the
      * tensor-core kernel serves the tiles and the split-key kernel the {@code numRest} rest tokens; with no tiles the
      * split-key kernel takes all {@code n} tokens. The split-key kernel runs when the head dim is 64, 128 or 256 (see
-     * {@link AttentionKernels#splitGroup}); its slices of long key ranges meet in {@code workspace} ({@link #attentionWorkspaceBytes}
-     * bytes, 16-byte aligned), merged by a second kernel. Other head dims run the per-head kernel (no workspace, no tiles).
+     * {@link AttentionKernels#splitGroup}); its slices of long key ranges meet in {@code workspace} ({@link
+     * AttentionKernels#workspaceBytes} bytes, 16-byte aligned, allocated zeroed), merged by a second kernel or by their
+     * last block. Other head dims run the per-head kernel (no workspace, no tiles).
      * {@code kvScales}: as for {@link #qkvRope} (0: the cache holds T; else the layer's scales and e4m3 codes).
      */
     public void attention(
@@ -250,29 +251,12 @@ public final class ModelKernels implements AutoCloseable {
                 s);
     }
 
-    /**
-     * Bytes of the attention workspace for any batch: the largest n x hq x slices x (hd + 2) floats over n with slices >
-     * 1 ({@link AttentionKernels#workspaceBytes}).
-     */
-    public static long attentionWorkspaceBytes(int hq, int hk, int hd) {
-        return AttentionKernels.workspaceBytes(hq, hk, hd);
-    }
-
-    /** Where the fused combine's counters start in the attention workspace; they must be zero before its first use. */
-    public static long attentionTicketsOffset(int hq, int hk, int hd) {
-        return AttentionKernels.ticketsOffset(hq, hk, hd);
-    }
-
-    /**
-     * Whether the split-key attention's slices are merged by their last block ({@link AttentionKernels#COMBINE_ENV}
-     * {@code fused}) rather than by the combine kernel; read from the environment at construction, switched by the
-     * kernel checks to run both.
-     */
+    /** Whether the attention's key slices are merged by their last block ({@link AttentionKernels#COMBINE_ENV}). */
     public boolean fusedAttentionCombine() {
         return attention.fusedCombine();
     }
 
-    /** Sets {@link #fusedAttentionCombine()} for the launches that follow (the kernel checks compare the two). */
+    /** Sets {@link #fusedAttentionCombine()} for the launches that follow (kernelcheck compares the two). */
     public void fusedAttentionCombine(boolean on) {
         attention.fusedCombine(on);
     }

@@ -140,8 +140,8 @@ final class RankModel implements AutoCloseable {
             qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
             q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
-            long wsBytes = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-            // zeroed: the fused combine's counters start at zero (ModelKernels.attentionTicketsOffset)
+            long wsBytes = AttentionKernels.workspaceBytes(hq, hk, hd);
+            // zeroed: the fused combine's counters start at zero (AttentionKernels.ticketsOffset)
             attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, true)) : 0;
             mlp = new MlpBlocks(
                     mem,

@@ -43,7 +43,7 @@ class ModelKernelsLaunchTest {
         int hq = 32;
         int hk = 8;
         int hd = 128;
-        long ws = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
+        long ws = AttentionKernels.workspaceBytes(hq, hk, hd);
         int perToken = hq / AttentionKernels.splitGroup(hq / hk, hd);
         for (int n = 1; n <= 4096; n++) {
             int s = AttentionKernels.splits(n, perToken);
@@ -51,14 +51,14 @@ class ModelKernelsLaunchTest {
             assertThat(need).as("n=%d", n).isLessThanOrEqualTo(ws);
         }
         assertThat(ws).isPositive().isLessThan(8L << 20);
-        assertThat(ModelKernels.attentionWorkspaceBytes(8, 2, 96)).isZero(); // per-head kernel: no slices
+        assertThat(AttentionKernels.workspaceBytes(8, 2, 96)).isZero(); // per-head kernel: no slices
     }
 
     @ParameterizedTest(name = "hq={0} hk={1} hd={2}")
     @CsvSource({"32, 8, 128", "8, 2, 64", "16, 2, 256", "12, 1, 128", "64, 8, 128"})
     void theFusedCombinesCountersLieAfterEverySlicesRecordsOneABlock(int hq, int hk, int hd) {
-        long ws = ModelKernels.attentionWorkspaceBytes(hq, hk, hd);
-        long at = ModelKernels.attentionTicketsOffset(hq, hk, hd);
+        long ws = AttentionKernels.workspaceBytes(hq, hk, hd);
+        long at = AttentionKernels.ticketsOffset(hq, hk, hd);
         int perToken = hq / AttentionKernels.splitGroup(hq / hk, hd);
         assertThat(at % 16).isZero();
         for (int n = 1; n <= 4096; n++) {
