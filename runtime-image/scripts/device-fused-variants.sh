@@ -6,7 +6,8 @@
 #             against the unfused kernels, bit for bit, dense and FP8 (every scale layout), bf16 and fp16; the attention
 #             against fp64 and its key slices merged by their last block against the combine kernel, bit for bit
 #   2. bench  bench-fused: each fused kernel of an 8B layer (qkv, o, gate_up, down) per weight type and variant, alone,
-#             CUDA events, median of 200, weights cycled past the L2 cache; the per-layer sum against the base variant
+#             CUDA events, median of 200, weights cycled past the L2 cache; the per-layer sum against the base variant;
+#             then one decode token's attention (32/8 heads, head dim 128, 512 keys), combine kernel against fused
 # Environment: STEPS ("check bench"), BUDGET (120 s). Results under $OUT: kernelcheck.txt, bench-fused.txt (printed
 # last). Last line: fused-variants: PASS (every case passed and the bench ran) | FAIL.
 set -uo pipefail

@@ -4,11 +4,6 @@ import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
@@ -30,7 +25,6 @@ import java.util.concurrent.Callable;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -44,13 +38,16 @@ import picocli.CommandLine.Spec;
  * Each kernel is timed alone by CUDA events around each launch (median of {@code --iters} after {@code --warmup}),
  * cycling over copies of its weight that together exceed {@code --cycle-mib} so that every launch reads from DRAM, as
  * a decode step does. Prints per kernel the time and the weight bytes read per second, and per layer the sum of the
- * four and its ratio to the base variant's. Correctness of the variants is kernelcheck's (gemv_norm, gemv_norm_silu,
+ * four and its ratio to the base variant's; then one decode token's attention at {@code --context} keys with its key
+ * slices merged by the combine kernel and by their last block ({@link FusedBenchAttention}). Correctness of the variants is kernelcheck's (gemv_norm, gemv_norm_silu,
  * gemv_res, each variant against the unfused kernels, bit for bit).
  */
 @Command(
         name = "bench-fused",
         mixinStandardHelpOptions = true,
-        description = "Times the fused one-token linears of one decoder layer per weight type and inner-loop variant.")
+        description =
+                "Times the fused one-token linears of one decoder layer per weight type and inner-loop variant, and "
+                        + "a decode token's attention with both merges of its key slices.")
 public final class FusedGemvBenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -89,6 +86,20 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
     @Option(names = "--device", description = "GPU index (default: ${DEFAULT-VALUE}).", defaultValue = "0")
     int device;
 
+    @Option(
+            names = "--heads",
+            description = "Attention: query and kv heads and the head dim (default: ${DEFAULT-VALUE}).",
+            split = ",",
+            defaultValue = "32,8,128")
+    int[] heads;
+
+    @Option(
+            names = "--context",
+            description =
+                    "Attention: the one query token's position + 1, the keys it reads (default: ${DEFAULT-VALUE}).",
+            defaultValue = "512")
+    int context;
+
     /** One linear of the layer: which fused kernel, its input width and output rows (gate_up: the intermediate size). */
     record Linear(String name, String kind, int in, int rows) {
         /** Rows of its weight (gate_up's weight holds gate and up). */
@@ -123,6 +134,13 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
         if (hidden > FusedGemvKernels.MAX_IN) {
             throw new IllegalArgumentException("bench-fused: --hidden " + hidden + " is wider than the norm kernels' "
                     + "staged x (" + FusedGemvKernels.MAX_IN + ")");
+        }
+        if (heads.length != 3 || heads[0] <= 0 || heads[1] <= 0 || heads[2] <= 0 || heads[0] % heads[1] != 0) {
+            throw new IllegalArgumentException(
+                    "bench-fused: --heads takes hq,hk,hd with hk dividing hq, got " + Arrays.toString(heads));
+        }
+        if (context < 1) {
+            throw new IllegalArgumentException("bench-fused: --context must be >= 1, got " + context);
         }
         if (iters < 1 || warmup < 0 || cycleMib < 1) {
             throw new IllegalArgumentException(
@@ -206,6 +224,11 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
             }
             out.flush();
         }
+        new FusedBenchAttention(heads[0], heads[1], heads[2], context, warmup, iters).run(k, stream, out);
+    }
+
+    private double median(CUstream s, Runnable launch) {
+        return EventTimer.median(s, warmup, iters, launch);
     }
 
     /** Bytes of the weight and its scales. */
@@ -274,33 +297,10 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
             }
         }
 
-        /** The median GPU time of one launch of variant {@code v}, in microseconds. */
+        /** The median GPU time of one launch of variant {@code v}, in microseconds, cycling over the copies. */
         double time(ModelKernels k, CUstream s, FusedGemvVariant v) {
-            int n = ws.length;
-            for (int i = 0; i < warmup; i++) {
-                launch(k, s, v, ws[i % n]);
-            }
-            double[] us = new double[iters];
-            CUevent e0 = new CUevent();
-            CUevent e1 = new CUevent();
-            Cuda.check(cuEventCreate(e0, 0), "cuEventCreate");
-            Cuda.check(cuEventCreate(e1, 0), "cuEventCreate");
-            try {
-                float[] ms = {0};
-                for (int i = 0; i < iters; i++) {
-                    Cuda.check(cuEventRecord(e0, s), "cuEventRecord");
-                    launch(k, s, v, ws[(warmup + i) % n]);
-                    Cuda.check(cuEventRecord(e1, s), "cuEventRecord");
-                    Cuda.check(cuEventSynchronize(e1), "cuEventSynchronize");
-                    Cuda.check(cuEventElapsedTime(ms, e0, e1), "cuEventElapsedTime");
-                    us[i] = ms[0] * 1e3;
-                }
-            } finally {
-                cuEventDestroy(e0);
-                cuEventDestroy(e1);
-            }
-            Arrays.sort(us);
-            return us[iters / 2];
+            int[] next = {0};
+            return median(s, () -> launch(k, s, v, ws[next[0]++ % ws.length]));
         }
 
         @Override

@@ -56,7 +56,10 @@ class FusedGemvBenchCommandTest {
                 "--cycle-mib 0; --cycle-mib >= 1",
                 "--hidden 4100; multiples of 16",
                 "--hidden 16384; wider than the norm kernels' staged x",
-                "--inter 0; must be positive"
+                "--inter 0; must be positive",
+                "--heads 32,7,128; hk dividing hq",
+                "--heads 32,8; takes hq,hk,hd",
+                "--context 0; --context must be >= 1"
             })
     void refusesWhatCannotBeTimedBeforeAnyGpuWork(String args, String message) {
         picocli.CommandLine cl = new picocli.CommandLine(new FusedGemvBenchCommand());
