@@ -149,7 +149,7 @@ final class KernelCheckFused {
             } else {
                 linear(t, type, dXn, dW, dS, dRef, in, rows);
             }
-            k.fused().norm(t, type, dR, dG, eps, dW, dS, dY, in, rows, silu, v, stream);
+            k.fused().with(v).norm(t, type, dR, dG, eps, dW, dS, dY, in, rows, silu, stream);
             sync.run();
             byte[] ref = a.download(dRef, outBytes);
             byte[] got = a.download(dY, outBytes + guardBytes);
@@ -185,7 +185,7 @@ final class KernelCheckFused {
             long dXn = a.poisoned((long) rows * t.bytes());
             linear(t, type, dX, dW, dS, dD, in, rows);
             k.addRmsNorm(t, dRef, dD, dG, dXn, 1, rows, 1e-5f, 1, stream);
-            k.fused().residual(t, type, dX, dW, dS, dGot, in, rows, v, stream);
+            k.fused().with(v).residual(t, type, dX, dW, dS, dGot, in, rows, stream);
             sync.run();
             byte[] ref = a.download(dRef, rBytes);
             byte[] got = a.download(dGot, rBytes + 256);

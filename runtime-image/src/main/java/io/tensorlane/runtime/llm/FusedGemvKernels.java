@@ -34,9 +34,14 @@ public final class FusedGemvKernels {
         this.variant = variant;
     }
 
-    /** The inner loop these kernels take unless a call names one ({@value FusedGemvVariant#ENV}). */
+    /** The inner loop these kernels take ({@value FusedGemvVariant#ENV} for the engine's). */
     public FusedGemvVariant variant() {
         return variant;
+    }
+
+    /** These kernels with the inner loop {@code v} (kernelcheck and bench-fused run every variant). */
+    public FusedGemvKernels with(FusedGemvVariant v) {
+        return v == variant ? this : new FusedGemvKernels(k, v);
     }
 
     /** Whether {@link #residual} takes a linear with rows of {@code in} elements of this weight type. */
@@ -66,30 +71,12 @@ public final class FusedGemvKernels {
             int out,
             boolean silu,
             CUstream s) {
-        norm(t, type, r, gamma, eps, w, scales, y, in, out, silu, variant, s);
-    }
-
-    /** {@link #norm} with the inner loop {@code v}. */
-    public void norm(
-            DType t,
-            WeightType type,
-            long r,
-            long gamma,
-            float eps,
-            long w,
-            long scales,
-            long y,
-            int in,
-            int out,
-            boolean silu,
-            FusedGemvVariant v,
-            CUstream s) {
         check(type, in, out, w, scales);
         if (!normFits(type, in)) {
             throw new IllegalArgumentException("fused gemv: the norm kernels stage x in shared memory, at most "
                     + MAX_IN + " elements, got " + in);
         }
-        String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type, v);
+        String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type, variant);
         int grid = Math.min((out + NORM_WARPS - 1) / NORM_WARPS, gridCap());
         k.launch(
                 k.fn(t, name),
@@ -111,26 +98,11 @@ public final class FusedGemvKernels {
 
     /** r[out] += float(T(w · x)) for one token (x [in] in T, r fp32): a linear and the residual add after it. */
     public void residual(DType t, WeightType type, long x, long w, long scales, long r, int in, int out, CUstream s) {
-        residual(t, type, x, w, scales, r, in, out, variant, s);
-    }
-
-    /** {@link #residual} with the inner loop {@code v}. */
-    public void residual(
-            DType t,
-            WeightType type,
-            long x,
-            long w,
-            long scales,
-            long r,
-            int in,
-            int out,
-            FusedGemvVariant v,
-            CUstream s) {
         check(type, in, out, w, scales);
         if ((x & 15) != 0) {
             throw new IllegalArgumentException("fused gemv: x must be 16-byte aligned");
         }
-        String name = name("tl_gemv_res", type, v);
+        String name = name("tl_gemv_res", type, variant);
         k.launch(
                 k.fn(t, name),
                 (out + GemvKernels.WARPS - 1) / GemvKernels.WARPS,
