@@ -209,9 +209,9 @@ final class KernelCheckAttention {
             long wsBytes = AttentionKernels.workspaceBytes(b.hq(), b.hk(), b.hd());
             long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
             if (dWs != 0) { // the slices poisoned, the fused combine's counters zero (as the engine allocates them)
-                long at = AttentionKernels.ticketsOffset(b.hq(), b.hk(), b.hd());
                 Cuda.check(
-                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs + at), (byte) 0, wsBytes - at), "cuMemsetD8");
+                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs), (byte) 0, AttentionKernels.TICKETS_BYTES),
+                        "cuMemsetD8");
             }
             for (int l = 0; l < launches; l++) {
                 Cuda.check(cuMemsetD8(new CUdeviceptr().withByteOffset(dOut), (byte) 0xFF, outBytes), "cuMemsetD8");

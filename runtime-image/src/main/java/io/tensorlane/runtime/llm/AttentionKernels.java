@@ -166,6 +166,7 @@ public final class AttentionKernels {
         if (splits > 1 && workspace == 0) {
             throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
         }
+        long slices = workspace == 0 ? 0 : workspace + TICKETS_BYTES; // the slices' records, after the counters
         String name = kvName("tl_attn_split_g" + gh + "_v" + hd / 64, kvScales);
         k.launch3(
                 k.fn(t, name),
@@ -186,8 +187,8 @@ public final class AttentionKernels {
                         i(maxBlocksPerSeq),
                         i(blockSize),
                         p(out),
-                        p(workspace),
-                        p(fusedCombine && splits > 1 ? workspace + ticketsOffset(hq, hk, hd) : 0),
+                        p(slices),
+                        p(fusedCombine && splits > 1 ? workspace : 0),
                         p(list),
                         i(count),
                         i(hq),
@@ -201,7 +202,7 @@ public final class AttentionKernels {
                     SPLIT_THREADS,
                     s,
                     "tl_attn_combine",
-                    p(workspace),
+                    p(slices),
                     p(list),
                     p(out),
                     i(count),
@@ -243,19 +244,19 @@ public final class AttentionKernels {
     }
 
     /**
-     * Bytes of the attention workspace for any batch: the slices (the largest n x hq x slices x (hd + 2) floats over n
-     * with slices > 1), then from {@link #ticketsOffset} one int a block of a launch with slices (fewer than {@value
-     * #SPLIT_TARGET_BLOCKS}), the fused combine's counters. Those must be zero before the first launch (the last block
-     * of each group resets its counter), so the workspace is allocated zeroed.
+     * The head of the attention workspace: the fused combine's counters, one int a block of a launch with slices (fewer
+     * than {@value #SPLIT_TARGET_BLOCKS}), a multiple of 16 bytes. They must be zero before the first launch (the last
+     * block of each group resets its counter), so the workspace is allocated zeroed; the slices follow them.
+     */
+    public static final long TICKETS_BYTES = 4L * SPLIT_TARGET_BLOCKS;
+
+    /**
+     * Bytes of the attention workspace for any batch: {@link #TICKETS_BYTES}, then the slices (the largest n x hq x
+     * slices x (hd + 2) floats over n with slices > 1); 0 where no launch splits.
      */
     public static long workspaceBytes(int hq, int hk, int hd) {
         long slices = slicesBytes(hq, hk, hd);
-        return slices == 0 ? 0 : ticketsOffset(hq, hk, hd) + 4L * SPLIT_TARGET_BLOCKS;
-    }
-
-    /** Where the fused combine's counters start in the workspace (16-byte aligned, after the slices). */
-    public static long ticketsOffset(int hq, int hk, int hd) {
-        return (slicesBytes(hq, hk, hd) + 15) / 16 * 16;
+        return slices == 0 ? 0 : TICKETS_BYTES + slices;
     }
 
     private static long slicesBytes(int hq, int hk, int hd) {

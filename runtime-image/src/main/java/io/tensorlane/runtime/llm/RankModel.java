@@ -141,7 +141,7 @@ final class RankModel implements AutoCloseable {
             q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
             long wsBytes = AttentionKernels.workspaceBytes(hq, hk, hd);
-            // zeroed: the fused combine's counters start at zero (AttentionKernels.ticketsOffset)
+            // zeroed: the fused combine's counters start at zero (AttentionKernels.TICKETS_BYTES)
             attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, true)) : 0;
             mlp = new MlpBlocks(
                     mem,
