@@ -13,7 +13,8 @@
 # (TENSORLANE_FUSED_GEMV=off), @pdl = captured steps with programmatic dependent launch (TENSORLANE_PDL=on, the default
 # since 2026-12-04), @nopdl = without it (TENSORLANE_PDL=off), @pipe / @px / @pxb = the fused one-token linears' inner-loop
 # variants pipe, pipe-xf32, pipe-xf32-bits (TENSORLANE_FUSED_GEMV_VARIANT; FusedGemvVariant), @fc = the attention's key
-# slices merged by their last block (TENSORLANE_ATTN_COMBINE=fused).
+# slices merged by their last block (TENSORLANE_ATTN_COMBINE=fused), @fr = a one-token step's rope and KV write folded
+# into its attention kernel (TENSORLANE_ATTN_ROPE=fused).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
 # LABELS ("bf16 $VARIANTS"), BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json
 # (bench-model's), bw.json, fp8-bench.log.
@@ -71,6 +72,7 @@ if has_step bench; then
     case "$mods" in *@px@*|*@px) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32) ;; esac
     case "$mods" in *@pxb*) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32-bits) ;; esac
     case "$mods" in *@fc*) envs+=(TENSORLANE_ATTN_COMBINE=fused) ;; esac
+    case "$mods" in *@fr*) envs+=(TENSORLANE_ATTN_ROPE=fused) ;; esac
     t=$(tmo 150 30)
     step "bench-model $label ${envs[*]}" "$W/$label.log" env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
       --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The fused one-token linears' inner-loop variants (runtime FusedGemvVariant, tl_gemv_fused.cuh) and the attention's fused
-# combine (TENSORLANE_ATTN_COMBINE) on the GPU machine
+# The fused one-token linears' inner-loop variants (runtime FusedGemvVariant, tl_gemv_fused.cuh), the attention's fused
+# combine (TENSORLANE_ATTN_COMBINE) and its folded rope + KV write (TENSORLANE_ATTN_ROPE) on the GPU machine
 # (device tool, kind nvidia-h200, carry [".device"]; ~60 s):
-#   1. check  kernelcheck --only "gemv_norm|gemv_norm_silu|gemv_res|attention|attention_fused_combine": every variant
-#             against the unfused kernels, bit for bit, dense and FP8 (every scale layout), bf16 and fp16; the attention
-#             against fp64 and its key slices merged by their last block against the combine kernel, bit for bit
+#   1. check  kernelcheck --only "gemv_norm|gemv_norm_silu|gemv_res|attention|attention_fused_combine|attention_rope":
+#             every variant against the unfused kernels, bit for bit, dense and FP8 (every scale layout), bf16 and fp16;
+#             the attention against fp64, its key slices merged by their last block against the combine kernel, and the
+#             attention with the rope folded in against qkv_rope + attention (output and caches), bit for bit
 #   2. bench  bench-fused: each fused kernel of an 8B layer (qkv, o, gate_up, down) per weight type and variant, alone,
 #             CUDA events, median of 200, weights cycled past the L2 cache; the per-layer sum against the base variant;
-#             then one decode token's attention (32/8 heads, head dim 128, 512 keys), combine kernel against fused
+#             then one decode token's rope + attention (32/8 heads, head dim 128, 512 keys), all four of rope kernel or
+#             folded and combine kernel or fused
 # Environment: STEPS ("check bench"), BUDGET (120 s). Results under $OUT: kernelcheck.txt, bench-fused.txt (printed
 # last). Last line: fused-variants: PASS (every case passed and the bench ran) | FAIL.
 set -uo pipefail
@@ -27,7 +29,7 @@ say "== date: $(date -u +%FT%TZ)  $(nvidia-smi --query-gpu=name,driver_version -
 fails=0
 if has_step check; then
   step "kernelcheck" "$OUT/kernelcheck.txt" timeout "$(tmo 90 30)" $JAVA -jar "$APP" kernelcheck \
-    --only "gemv_norm|gemv_norm_silu|gemv_res|attention|attention_fused_combine"
+    --only "gemv_norm|gemv_norm_silu|gemv_res|attention|attention_fused_combine|attention_rope"
   kc=$(grep -E "^kernelcheck: " "$OUT/kernelcheck.txt" | tail -1)
   say "check: ${kc:-no summary}"
   grep -E " FAIL$" "$OUT/kernelcheck.txt" | head -20 | tee -a "$LOG"

@@ -15,13 +15,16 @@
 #                rows of qwen3moe failing on cos min alone with top-1 >= 98%; every other row must PASS
 #   bench        Qwen3-30B-A3B geometry with BENCH_LAYERS (8) layers, random bf16 weights (oracle/bench_make_8b.py),
 #                the read bandwidth (bench_transformers.py --parts bw), then bench-model at BATCHES (1,8), context
-#                512, no prefill, once with the switch off and once on; oracle/moe_fused_summary.py prints both and each
-#                run's batch-1 percentage of the active-parameter roofline (target >= 60%; reported, not gating)
-# Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), BENCH_RESERVE (75 s kept for the bench out of the
+#                512, no prefill, once with the switch off, once on, and once on with the attention's rope, KV write and
+#                slice merge folded into one kernel (attn: TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused; its
+#                bit-equality is kernelcheck's attention_rope and attention_fused_combine cases, device-fused-variants.sh);
+#                oracle/moe_fused_summary.py prints them side by side and each run's batch-1 percentage of the
+#                active-parameter roofline (target >= 60%; reported, not gating)
+# Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs), BENCH_RESERVE (75 s kept for the bench out of the
 # models' budget; the models get BUDGET - 75 and cut their own gen runs when short, which shows as missing rows: FAIL;
 # then rerun with BUDGET=420), BENCH_LAYERS, BATCHES, TRAIN_STEPS (300), KC_ONLY, CK (/tmp/tl-moe30b).
 # Results under $OUT: moefuse.txt (the table, printed last), kernelcheck-moe.txt, models/ (models.txt, results.json,
-# models.log), moe-off.json/.log, moe-on.json/.log, bw.json, moe-fused.txt/.json. Last line "moefuse: PASS" or
+# models.log), moe-<switch>.json/.log, bw.json, moe-fused.txt/.json. Last line "moefuse: PASS" or
 # "moefuse: FAIL"; exit 0 / 1 (2: the bundle would not unpack).
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
@@ -103,24 +106,32 @@ if has_step bench; then
   timeout "$(tmo 40 40)" $PY $ORACLE/bench_transformers.py --model "$CK" --parts bw --bw-reps 10 --out "$OUT/bw.json" \
     > /tmp/moefuse-bw.log 2>&1
   grep 'bw:' /tmp/moefuse-bw.log | tee -a "$LOG"
-  for sw in off on; do   # on: every short step fused (the default, auto, fuses batch 1 only)
+  SWITCHES=${SWITCHES:-off on attn}
+  runs=()
+  for sw in $SWITCHES; do   # on: every short step fused (the default, auto, fuses batch 1 only)
     # each run ~15-20 s (JVM, 2 s load from the page cache, graph capture, 150 steps a batch); off gets half of what is
     # left, at least 30 s
-    t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 2 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30
-    TENSORLANE_MOE_FUSED_DECODE=$sw timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$CK" --tp 1 \
+    t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 3 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30
+    envs=(TENSORLANE_MOE_FUSED_DECODE=$sw)
+    [ "$sw" = attn ] && envs=(TENSORLANE_MOE_FUSED_DECODE=on TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused)
+    runs+=(--run "$sw=$OUT/moe-$sw.json")
+    env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$CK" --tp 1 \
       --batches "${BATCHES:-1,8}" --context 512 --prefill-tokens 0 --warmup 100 --iters 50 \
       --max-seconds $(( t > 30 ? t - 15 : 15 )) --label "moe-fused-$sw" --json "$OUT/moe-$sw.json" > "$OUT/moe-$sw.log" 2>&1
     say "== bench $sw: exit $?"
     grep -E '^(bench-model|load|engine: loaded|engine: one-token| batch| +[0-9]+ )' "$OUT/moe-$sw.log" | cut -c1-200 | tee -a "$LOG"
   done
-  $PY $ORACLE/moe_fused_summary.py --model "$CK" --bw "$OUT/bw.json" --run "off=$OUT/moe-off.json" \
-    --run "on=$OUT/moe-on.json" --out "$OUT/moe-fused.json" > "$OUT/moe-fused.txt" 2>&1
+  $PY $ORACLE/moe_fused_summary.py --model "$CK" --bw "$OUT/bw.json" "${runs[@]}" \
+    --out "$OUT/moe-fused.json" > "$OUT/moe-fused.txt" 2>&1
   src=$?
   cat "$OUT/moe-fused.txt" | tee -a "$LOG"
-  b1=$(grep '^batch 1 on:' "$OUT/moe-fused.txt" | sed 's/.*roofline [0-9.]* ms: //' | cut -d' ' -f1)
-  b0=$(grep '^batch 1 off:' "$OUT/moe-fused.txt" | sed 's/.*roofline [0-9.]* ms: //' | cut -d' ' -f1)
-  if [ "$src" -eq 0 ]; then row bench "batch 1 roofline: off ${b0:-?}, on ${b1:-?} (60% target)" "PASS (measured)"
-  else row bench "batch 1 roofline: off ${b0:-?}, on ${b1:-?}" "FAIL (no batch-1 number: moe-*.log)"; fi
+  pcts=""
+  for sw in $SWITCHES; do
+    pct=$(grep "^batch 1 $sw:" "$OUT/moe-fused.txt" | sed 's/.*roofline [0-9.]* ms: //' | cut -d' ' -f1)
+    pcts="$pcts${pcts:+, }$sw ${pct:-?}"
+  done
+  if [ "$src" -eq 0 ]; then row bench "batch 1 roofline: $pcts (60% target)" "PASS (measured)"
+  else row bench "batch 1 roofline: $pcts" "FAIL (no batch-1 number: moe-*.log)"; fi
 fi
 
 say "== total: $(( $(date +%s) - T_ALL )) s"

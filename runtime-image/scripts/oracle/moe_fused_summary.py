@@ -4,8 +4,9 @@ checkpoint with the switch off and on, side by side per batch (GPU ms of a graph
 step against the active-parameter roofline (moe_bench_summary.active_bytes / the read bandwidth bench_transformers.py
 --parts bw measured in the same call).
 
-usage: moe_fused_summary.py --model DIR --bw BW.json --run off=OFF.json --run on=ON.json [--out SUMMARY.json]
-Prints the table and one line per run "batch 1 <label>: gpu X ms, roofline Y ms: Z%"; exit 0 when every run has a
+usage: moe_fused_summary.py --model DIR --bw BW.json --run off=OFF.json --run on=ON.json [--run ...] [--out SUMMARY.json]
+Prints the table, one line per run "batch 1 <label>: gpu X ms, roofline Y ms: Z%" and each later run's batch-1 speed
+against the first's; exit 0 when every run has a
 batch-1 number (the 60% target is reported, not gating: the kernels' correctness is checked elsewhere), 1 otherwise.
 """
 import argparse
@@ -61,9 +62,10 @@ def main():
                                       decode={b: r["gpu_ms"]["median"] for b, r in rows.items()})
         print("batch 1 %s: gpu %.3f ms, roofline %.3f ms: %.1f%% of the roofline (target >= 60%%: %s)"
               % (label, ms, ideal_ms, 100 * frac, "met" if frac >= 0.6 else "not met"))
-    if len(runs) == 2 and all(l in summary["runs"] for l, _ in runs):
-        (l0, _), (l1, _) = runs
-        print("batch 1 %s / %s: %.3fx" % (l0, l1, summary["runs"][l0]["batch1_gpu_ms"] / summary["runs"][l1]["batch1_gpu_ms"]))
+    l0 = runs[0][0]
+    for l1, _ in runs[1:]:  # each later run against the first (how much faster)
+        if l0 in summary["runs"] and l1 in summary["runs"]:
+            print("batch 1 %s / %s: %.3fx" % (l0, l1, summary["runs"][l0]["batch1_gpu_ms"] / summary["runs"][l1]["batch1_gpu_ms"]))
     if a.out:
         json.dump(summary, open(a.out, "w"), indent=1)
     return 0 if ok else 1

@@ -89,6 +89,57 @@ __device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, 
 // Launch: one warp per (token, head), head over hq + hk + hk; block 128 (4 warps), grid ceil(n*(hq+2hk)/4).
 // Shared: 4 x 256 floats (each warp stages its head to read the rotation partner).
 constexpr int kRopeWarps = 4;
+// One warp's head h of a token's qkv row (at rowOff): lane l's elements e = l + 32k (k < hd / 32) with the bias; for a
+// q or k head (rotate) also the optional per-head RMSNorm (weight nw, nullable) and RoPE at position pos. stage: hd
+// floats of the warp's own (the rotation partner's values). tl_qkv_rope writes y; the attention kernel that computes
+// its own rows (tl_attn_split with a RopeIn) keeps them, so both hold the same values.
+template <typename T>
+__device__ __forceinline__ void qkv_head(const T* qkv, const T* bias, const T* nw, float eps, const float* cos,
+                                         const float* sin, long long pos, long long rowOff, int h, int hd, bool rotate,
+                                         float* stage, float (&y)[8]) {
+  const int lane = threadIdx.x & 31;
+  const int per = hd >> 5;  // elements per lane (1..8)
+  float x[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    if (k < per) {
+      const int e = lane + 32 * k;
+      float v = ld(qkv, rowOff + e);
+      if (bias != nullptr) v += ld(bias, (long long)h * hd + e);
+      x[k] = v;
+    }
+  }
+  if (!rotate) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < per) y[k] = x[k];
+    return;
+  }
+  if (nw != nullptr) {
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < per) ss += x[k] * x[k];
+    const float inv = rsqrtf(warp_sum(ss) / (float)hd + eps);
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < per) x[k] = ld(nw, lane + 32 * k) * (x[k] * inv);
+  }
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    if (k < per) stage[lane + 32 * k] = x[k];
+  __syncwarp();
+  const int half = hd >> 1;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    if (k < per) {
+      const int e = lane + 32 * k;
+      const int i = e < half ? e : e - half;
+      const float c = cos[pos * half + i], s = sin[pos * half + i];
+      y[k] = e < half ? x[k] * c - stage[e + half] * s : x[k] * c + stage[e - half] * s;
+    }
+  }
+}
 template <typename T, typename C = T>
 __device__ __forceinline__ void tl_qkv_rope(const T* qkv, const T* bias, const T* q_norm, const T* k_norm, float eps,
                                             const float* cos, const float* sin, const int* positions,
@@ -103,81 +154,29 @@ __device__ __forceinline__ void tl_qkv_rope(const T* qkv, const T* bias, const T
   const int t = (int)(task / heads), h = (int)(task % heads);
   const int per = hd >> 5;  // elements per lane (1..8): lane owns e = lane + 32*k
   const long long rowOff = (long long)t * heads * hd + (long long)h * hd;
-  float x[8];
-#pragma unroll
-  for (int k = 0; k < 8; ++k) {
-    if (k < per) {
-      const int e = lane + 32 * k;
-      float v = ld(qkv, rowOff + e);
-      if (bias != nullptr) v += ld(bias, (long long)h * hd + e);
-      x[k] = v;
-    }
-  }
   const bool isQ = h < hq, isK = !isQ && h < hq + hk;
-  if (isQ || isK) {
-    const int slot = isK ? slots[t] : 0;
-    if (isK && slot < 0) return;  // nothing to write for this token's k head
-    const T* nw = isQ ? q_norm : k_norm;
-    if (nw != nullptr) {
-      float ss = 0.0f;
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < per) ss += x[k] * x[k];
-      const float inv = rsqrtf(warp_sum(ss) / (float)hd + eps);
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < per) x[k] = ld(nw, lane + 32 * k) * (x[k] * inv);
-    }
+  const int slot = isQ ? 0 : slots[t];
+  if (slot < 0) return;  // nothing to write for this token's k and v heads
+  float y[8];
+  qkv_head<T>(qkv, bias, isQ ? q_norm : k_norm, eps, cos, sin, positions[t], rowOff, h, hd, isQ || isK, stage[warp],
+              y);
+  if (isQ) {
+    T* qd = q_out + ((long long)t * hq + h) * hd;
 #pragma unroll
     for (int k = 0; k < 8; ++k)
-      if (k < per) stage[warp][lane + 32 * k] = x[k];
-    __syncwarp();
-    const int half = hd >> 1;
-    const long long pos = positions[t];
-    if constexpr (!K8) {
-      T* dst = isQ ? q_out + ((long long)t * hq + h) * hd : k_cache + ((long long)slot * hk + (h - hq)) * hd;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        if (k < per) {
-          const int e = lane + 32 * k;
-          const int i = e < half ? e : e - half;
-          const float c = cos[pos * half + i], s = sin[pos * half + i];
-          const float y = e < half ? x[k] * c - stage[warp][e + half] * s : x[k] * c + stage[warp][e - half] * s;
-          dst[e] = Cv<T>::t(y);
-        }
-      }
-    } else {
-      T* qd = q_out + ((long long)t * hq + h) * hd;
-      C* kd = k_cache + (isK ? ((long long)slot * hk + (h - hq)) * hd : 0);
-      const float ks = isK ? kv_scale[0] : 1.0f;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        if (k < per) {
-          const int e = lane + 32 * k;
-          const int i = e < half ? e : e - half;
-          const float c = cos[pos * half + i], s = sin[pos * half + i];
-          const float y = e < half ? x[k] * c - stage[warp][e + half] * s : x[k] * c + stage[warp][e - half] * s;
-          if (isQ) {
-            qd[e] = Cv<T>::t(y);
-          } else {
-            kd[e] = tlkv::encode<T>(y, ks);
-          }
-        }
-      }
-    }
+      if (k < per) qd[lane + 32 * k] = Cv<T>::t(y[k]);
   } else {
-    const int slot = slots[t];
-    if (slot < 0) return;
-    C* dst = v_cache + ((long long)slot * hk + (h - hq - hk)) * hd;
-    if constexpr (!K8) {
+    const long long kvh = isK ? h - hq : h - hq - hk;
+    C* dst = (isK ? k_cache : v_cache) + ((long long)slot * hk + kvh) * hd;
 #pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < per) dst[lane + 32 * k] = Cv<T>::t(x[k]);
-    } else {
-      const float vs = kv_scale[1];
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < per) dst[lane + 32 * k] = tlkv::encode<T>(x[k], vs);
+    for (int k = 0; k < 8; ++k) {
+      if (k < per) {
+        if constexpr (K8) {
+          dst[lane + 32 * k] = tlkv::encode<T>(y[k], kv_scale[isK ? 0 : 1]);
+        } else {
+          dst[lane + 32 * k] = Cv<T>::t(y[k]);
+        }
+      }
     }
   }
 }
@@ -377,11 +376,30 @@ __device__ __forceinline__ void kv8_row(const uint4* raw, float* f) {
     for (int c = 0; c < E / 16; ++c) tle4m3::unpack16(raw[c], f + 16 * c);
   }
 }
-template <typename T, int GH, int NV, typename C = T>
+// What tl_attn_split needs to compute the step's q, k and v rows itself (tl_qkv_rope's arithmetic, qkv_head), for a
+// step in which every token is its sequence's only one (a decode step): the raw qkv [n, hq + 2 hk, hd] with its bias,
+// q/k norms (all nullable), the RoPE tables, the tokens' cache slots (slot < 0: not written), the caches to write, and
+// the block's shared row of the new key and value (2 x hd of C).
+template <typename T, typename C>
+struct RopeIn {
+  const T* qkv;
+  const T* bias;
+  const T* q_norm;
+  const T* k_norm;
+  float eps;
+  const float* cos;
+  const float* sin;
+  const int* slots;
+  C* k_cache;
+  C* v_cache;
+  C* kv_row;
+};
+template <typename T, int GH, int NV, typename C = T, bool ROPE = false>
 __device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, const C* v_cache, const int* block_tables,
                                               const int* token_seq, const int* token_pos, int max_blocks_per_seq,
                                               int block_size, T* out, float* ws, int* tickets, const int* token_list,
-                                              int n, int hq, int hk, float scale, const float* kv_scale = nullptr) {
+                                              int n, int hq, int hk, float scale, const float* kv_scale = nullptr,
+                                              RopeIn<T, C> rope = {}) {
   constexpr bool K8 = tlkv::kKv8<T, C>;
   constexpr int HD = 64 * NV;  // head dim
   constexpr int E = 8 * NV;    // elements per lane
@@ -409,12 +427,52 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, cons
   float sc = scale * kLog2e;
   if constexpr (K8) sc *= kv_scale[0];
   const long long qBase = ((long long)t * hq + h0) * HD;
-  // sq[h][e][r] = q[h][r * E + e]: lane r of a group reads word r of a row, no bank conflicts
-  for (int idx = threadIdx.x; idx < GH * HD; idx += blockDim.x) {
-    const int h = idx / HD, d = idx - h * HD;
-    sq[h * HD + (d % E) * 8 + d / E] = ld(q, qBase + idx) * sc;
+  // ROPE: the slice holding the token's own key p takes it (and its value) from rope.kv_row after its other keys
+  const bool ownKey = ROPE && p / chunk == z;
+  if constexpr (!ROPE) {
+    // sq[h][e][r] = q[h][r * E + e]: lane r of a group reads word r of a row, no bank conflicts
+    for (int idx = threadIdx.x; idx < GH * HD; idx += blockDim.x) {
+      const int h = idx / HD, d = idx - h * HD;
+      sq[h * HD + (d % E) * 8 + d / E] = ld(q, qBase + idx) * sc;
+    }
+  } else {
+    // the block's GH q heads (rounded to T, as tl_qkv_rope stores them) and, in the slice holding key p, its kv
+    // head's k and v (as the cache holds them), a warp a head; the warps' sacc rows are free until after the keys
+    const int heads = hq + 2 * hk;
+    const long long rowOff = (long long)t * heads * HD;
+    const int tasks = GH + (ownKey ? 2 : 0);
+    for (int task = warp; task < tasks; task += kSplitWarps) {
+      const bool isQ = task < GH, isK = task == GH;
+      const int h = isQ ? h0 + task : (isK ? hq + kvh : hq + hk + kvh);
+      float y[8];
+      qkv_head<T>(rope.qkv, rope.bias, isQ ? rope.q_norm : rope.k_norm, rope.eps, rope.cos, rope.sin, p,
+                  rowOff + (long long)h * HD, h, HD, isQ || isK, sacc[warp], y);
+#pragma unroll
+      for (int k = 0; k < 2 * NV; ++k) {
+        const int d = lane + 32 * k;
+        if (isQ) {
+          sq[task * HD + (d % E) * 8 + d / E] = Cv<T>::f(Cv<T>::t(y[k])) * sc;
+        } else if constexpr (K8) {
+          rope.kv_row[(isK ? 0 : HD) + d] = tlkv::encode<T>(y[k], kv_scale[isK ? 0 : 1]);
+        } else {
+          rope.kv_row[(isK ? 0 : HD) + d] = Cv<T>::t(y[k]);
+        }
+      }
+      __syncwarp();
+    }
   }
   __syncthreads();
+  if constexpr (ROPE) {
+    // the first query head group of the kv head writes the new key and value to the cache
+    const int slot = rope.slots[t];
+    if (ownKey && blockIdx.y == kvh * hgroups && slot >= 0) {
+      const long long dst = ((long long)slot * hk + kvh) * HD;
+      for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+        rope.k_cache[dst + d] = rope.kv_row[d];
+        rope.v_cache[dst + d] = rope.kv_row[HD + d];
+      }
+    }
+  }
 
   const long long headStride = (long long)hk * HD;
   const long long kvOff = (long long)kvh * HD + r * E;
@@ -426,9 +484,71 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, cons
 #pragma unroll
     for (int e = 0; e < E; ++e) acc[h][e] = 0.0f;
   }
+  // one key's score and value into the group's online-softmax state (kr, vr: this lane's part of its K and V rows)
+  auto consume = [&](const uint4* kr, const uint4* vr) {
+    float d[GH];
+#pragma unroll
+    for (int h = 0; h < GH; ++h) d[h] = 0.0f;
+    if constexpr (!K8) {
+#pragma unroll
+      for (int c = 0; c < NVEC; ++c) {
+        union {
+          uint4 raw;
+          T e[V];
+        } kk;
+        kk.raw = kr[c];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const float kf = Cv<T>::f(kk.e[v]);
+#pragma unroll
+          for (int h = 0; h < GH; ++h) d[h] = fmaf(kf, sq[h * HD + (c * V + v) * 8 + r], d[h]);
+        }
+      }
+    } else {
+      float kf[E];
+      kv8_row<E>(kr, kf);
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+#pragma unroll
+        for (int h = 0; h < GH; ++h) d[h] = fmaf(kf[e], sq[h * HD + e * 8 + r], d[h]);
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < GH; ++h) {
+      d[h] += __shfl_xor_sync(gmask, d[h], 1);
+      d[h] += __shfl_xor_sync(gmask, d[h], 2);
+      d[h] += __shfl_xor_sync(gmask, d[h], 4);
+    }
+    float vf[E];
+    if constexpr (!K8) {
+#pragma unroll
+      for (int c = 0; c < NVEC; ++c) {
+        union {
+          uint4 raw;
+          T e[V];
+        } vv;
+        vv.raw = vr[c];
+#pragma unroll
+        for (int v = 0; v < V; ++v) vf[c * V + v] = Cv<T>::f(vv.e[v]);
+      }
+    } else {
+      kv8_row<E>(vr, vf);
+    }
+#pragma unroll
+    for (int h = 0; h < GH; ++h) {
+      const float mn = fmaxf(m[h], d[h]);
+      const float corr = exp2f(m[h] - mn);  // m = -inf before the first key: 0
+      const float pj = exp2f(d[h] - mn);
+      l[h] = l[h] * corr + pj;
+#pragma unroll
+      for (int e = 0; e < E; ++e) acc[h][e] = fmaf(pj, vf[e], acc[h][e] * corr);
+      m[h] = mn;
+    }
+  };
   constexpr int STEP = kSplitWarps * 4;  // groups per block
-  for (int j = k0 + warp * 4 + grp; j < k1; j += 2 * STEP) {
-    const bool two = j + STEP < k1;
+  const int kend = ownKey ? p : k1;  // ROPE: key p after the loop
+  for (int j = k0 + warp * 4 + grp; j < kend; j += 2 * STEP) {
+    const bool two = j + STEP < kend;
     uint4 kraw[2][NVEC], vraw[2][NVEC];
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
@@ -454,64 +574,26 @@ __device__ __forceinline__ void tl_attn_split(const T* q, const C* k_cache, cons
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       if (u == 1 && !two) break;
-      float d[GH];
-#pragma unroll
-      for (int h = 0; h < GH; ++h) d[h] = 0.0f;
-      if constexpr (!K8) {
+      consume(kraw[u], vraw[u]);
+    }
+  }
+  if constexpr (ROPE) {
+    // key p is the last key of its group (the slice's last): from the block's row, after the group's other keys
+    if (ownKey && (p - k0) % STEP == warp * 4 + grp) {
+      uint4 kr[NVEC], vr[NVEC];
+      if constexpr (K8 && E < V) {
+        const uint2 kh = *reinterpret_cast<const uint2*>(rope.kv_row + r * E);
+        const uint2 vh = *reinterpret_cast<const uint2*>(rope.kv_row + HD + r * E);
+        kr[0] = make_uint4(kh.x, kh.y, 0u, 0u);
+        vr[0] = make_uint4(vh.x, vh.y, 0u, 0u);
+      } else {
 #pragma unroll
         for (int c = 0; c < NVEC; ++c) {
-          union {
-            uint4 raw;
-            T e[V];
-          } kk;
-          kk.raw = kraw[u][c];
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const float kf = Cv<T>::f(kk.e[v]);
-#pragma unroll
-            for (int h = 0; h < GH; ++h) d[h] = fmaf(kf, sq[h * HD + (c * V + v) * 8 + r], d[h]);
-          }
-        }
-      } else {
-        float kf[E];
-        kv8_row<E>(kraw[u], kf);
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-#pragma unroll
-          for (int h = 0; h < GH; ++h) d[h] = fmaf(kf[e], sq[h * HD + e * 8 + r], d[h]);
+          kr[c] = reinterpret_cast<const uint4*>(rope.kv_row + r * E)[c];
+          vr[c] = reinterpret_cast<const uint4*>(rope.kv_row + HD + r * E)[c];
         }
       }
-#pragma unroll
-      for (int h = 0; h < GH; ++h) {
-        d[h] += __shfl_xor_sync(gmask, d[h], 1);
-        d[h] += __shfl_xor_sync(gmask, d[h], 2);
-        d[h] += __shfl_xor_sync(gmask, d[h], 4);
-      }
-      float vf[E];
-      if constexpr (!K8) {
-#pragma unroll
-        for (int c = 0; c < NVEC; ++c) {
-          union {
-            uint4 raw;
-            T e[V];
-          } vv;
-          vv.raw = vraw[u][c];
-#pragma unroll
-          for (int v = 0; v < V; ++v) vf[c * V + v] = Cv<T>::f(vv.e[v]);
-        }
-      } else {
-        kv8_row<E>(vraw[u], vf);
-      }
-#pragma unroll
-      for (int h = 0; h < GH; ++h) {
-        const float mn = fmaxf(m[h], d[h]);
-        const float corr = exp2f(m[h] - mn);  // m = -inf before the first key: 0
-        const float pj = exp2f(d[h] - mn);
-        l[h] = l[h] * corr + pj;
-#pragma unroll
-        for (int e = 0; e < E; ++e) acc[h][e] = fmaf(pj, vf[e], acc[h][e] * corr);
-        m[h] = mn;
-      }
+      consume(kr, vr);
     }
   }
   // the warp's four groups -> one state (shuffles across groups: xor 8 and 16)
@@ -725,6 +807,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 #include "tl_moe.cuh"
 #include "tl_moe_fp8.cuh"
 #include "tl_moe_fused.cuh"  // the MoE decode kernels with fewer launches
+#include "tl_attn_rope.cuh"  // decode attention with the rope and KV write folded in
 
 // ---- instantiations -------------------------------------------------------------------------------------------
 #define TL_MODEL_ENTRIES(SUF, T)                                                                                   \
@@ -987,6 +1070,8 @@ TL_MOE_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_FP8_ENTRIES(fp16, __half)
 TL_MOE_FUSED_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_FUSED_ENTRIES(fp16, __half)
+TL_ATTN_ROPE_ENTRIES(bf16, __nv_bfloat16)
+TL_ATTN_ROPE_ENTRIES(fp16, __half)
 
 #include "tl_sample.cuh"
 #include "tl_spec.cuh"  // speculative decoding: the rejection-sampling verify

@@ -112,7 +112,24 @@ public final class Kernels {
             "tl_attn_split_g4_v1_kv8",
             "tl_attn_split_g4_v2_kv8",
             "tl_attn_prefill_v1_kv8",
-            "tl_attn_prefill_v2_kv8");
+            "tl_attn_prefill_v2_kv8",
+            // decode attention with the rope and the KV write folded in (tl_attn_rope.cuh), T and FP8 caches
+            "tl_attn_rope_g1_v1",
+            "tl_attn_rope_g1_v2",
+            "tl_attn_rope_g1_v4",
+            "tl_attn_rope_g2_v1",
+            "tl_attn_rope_g2_v2",
+            "tl_attn_rope_g2_v4",
+            "tl_attn_rope_g4_v1",
+            "tl_attn_rope_g4_v2",
+            "tl_attn_rope_g1_v1_kv8",
+            "tl_attn_rope_g1_v2_kv8",
+            "tl_attn_rope_g1_v4_kv8",
+            "tl_attn_rope_g2_v1_kv8",
+            "tl_attn_rope_g2_v2_kv8",
+            "tl_attn_rope_g2_v4_kv8",
+            "tl_attn_rope_g4_v1_kv8",
+            "tl_attn_rope_g4_v2_kv8");
     /** The sampling kernel (fp32 logits, one instantiation): greedy, temperature, top-k, top-p, min-p, seeded. */
     public static final String SAMPLE_KERNEL = "tl_sample_f32";
 

@@ -5,28 +5,35 @@ import static jcuda.driver.JCudaDriver.cuMemsetD8;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.llm.AttentionKernels;
+import io.tensorlane.runtime.llm.AttentionSlices;
 import io.tensorlane.runtime.llm.ModelKernels;
+import io.tensorlane.runtime.llm.ModelReference;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 
-/** {@code bench-fused}'s attention rows: one decode token over a paged bf16 cache, both ways of merging key slices. */
+/**
+ * {@code bench-fused}'s attention rows: one decode token over a paged bf16 cache, its rope + KV write by {@code
+ * tl_qkv_rope} or folded into the attention, its key slices merged by the combine kernel or by their last block.
+ */
 record FusedBenchAttention(int hq, int hk, int hd, int context, int warmup, int iters) {
     /**
-     * One decode token's attention at {@code --context} keys, its key slices merged by the combine kernel and by their
-     * last block ({@link ModelKernels#fusedAttentionCombine}): the median of each, the same inputs, one launch timed
-     * (split kernel and, for the kernel merge, the combine kernel).
+     * One decode token's rope, KV write and attention at {@code --context} keys, each of the four ways ({@link
+     * AttentionKernels#fusedRope}, {@link AttentionKernels#fusedCombine}): the median of each, the same inputs, every
+     * kernel of the token's attention in one timing (with PDL, as a step launches them).
      */
     void run(ModelKernels k, CUstream s, PrintWriter out) {
         int blockSize = 16;
         int blocks = (context + blockSize - 1) / blockSize;
         SplittableRandom rnd = new SplittableRandom(7);
         DType t = DType.bf16;
-        boolean was = k.fusedAttentionCombine();
+        AttentionKernels ak = k.attentionKernels();
+        boolean was = ak.fusedCombine();
         try (KernelCheckArena a = new KernelCheckArena()) {
-            long q = a.upload(KernelCheckMath.encode(t, doubles(hq * hd, rnd)));
+            long qkv = a.upload(KernelCheckMath.encode(t, doubles((hq + 2 * hk) * hd, rnd)));
+            long q = a.alloc((long) hq * hd * t.bytes());
             long kc = a.upload(KernelCheckMath.encode(t, doubles(blocks * blockSize * hk * hd, rnd)));
             long vc = a.upload(KernelCheckMath.encode(t, doubles(blocks * blockSize * hk * hd, rnd)));
             int[] table = new int[blocks];
@@ -35,54 +42,48 @@ record FusedBenchAttention(int hq, int hk, int hd, int context, int warmup, int 
             }
             long tables = a.upload(KernelCheckMath.ints(table));
             long seq = a.upload(KernelCheckMath.ints(new int[] {0}));
-            long pos = a.upload(KernelCheckMath.ints(new int[] {context - 1}));
+            int p = context - 1;
+            long pos = a.upload(KernelCheckMath.ints(new int[] {p}));
+            long slots = a.upload(KernelCheckMath.ints(new int[] {table[p / blockSize] * blockSize + p % blockSize}));
+            float[][] rope = ModelReference.ropeTables(context, hd, 500000.0); // Llama 3's base
+            long cos = a.upload(KernelCheckMath.floats(rope[0]));
+            long sin = a.upload(KernelCheckMath.floats(rope[1]));
+            AttentionKernels.Rope r = new AttentionKernels.Rope(qkv, 0, 0, 0, 1e-6f, cos, sin, slots);
             long o = a.alloc((long) hq * hd * t.bytes());
-            long wsBytes = AttentionKernels.workspaceBytes(hq, hk, hd);
+            long wsBytes = AttentionSlices.workspaceBytes(hq, hk, hd);
             long ws = wsBytes > 0 ? a.alloc(wsBytes) : 0;
             if (ws != 0) {
                 Cuda.check(cuMemsetD8(new CUdeviceptr().withByteOffset(ws), (byte) 0, wsBytes), "cuMemsetD8");
             }
-            for (boolean fused : new boolean[] {false, true}) {
-                k.fusedAttentionCombine(fused);
-                double us = EventTimer.median(
-                        s,
-                        warmup,
-                        iters,
-                        () -> k.attention(
-                                t,
-                                q,
-                                kc,
-                                vc,
-                                tables,
-                                seq,
-                                pos,
-                                blocks,
-                                blockSize,
-                                o,
-                                ws,
-                                0,
-                                0,
-                                0,
-                                0,
-                                1,
-                                hq,
-                                hk,
-                                hd,
-                                (float) (1 / Math.sqrt(hd)),
-                                0,
-                                s));
-                out.printf(
-                        Locale.ROOT,
-                        "attention   hq=%d,hk=%d,hd=%d,context=%d  %-7s %8.2f%n",
-                        hq,
-                        hk,
-                        hd,
-                        context,
-                        fused ? "fused" : "kernel",
-                        us);
+            float scale = (float) (1 / Math.sqrt(hd));
+            for (boolean fusedRope : new boolean[] {false, true}) {
+                for (boolean fused : new boolean[] {false, true}) {
+                    ak.fusedCombine(fused);
+                    Runnable token = fusedRope
+                            ? () -> ak.launchWithRope(
+                                    t, r, kc, vc, tables, seq, pos, blocks, blockSize, o, ws, 1, hq, hk, hd, scale, 0,
+                                    s)
+                            : () -> {
+                                k.qkvRope(t, qkv, 0, 0, 0, 1e-6f, cos, sin, pos, slots, q, kc, vc, 1, hq, hk, hd, 0, s);
+                                k.attention(
+                                        t, q, kc, vc, tables, seq, pos, blocks, blockSize, o, ws, 0, 0, 0, 0, 1, hq, hk,
+                                        hd, scale, 0, s);
+                            };
+                    double us = EventTimer.median(s, warmup, iters, token);
+                    out.printf(
+                            Locale.ROOT,
+                            "attention   hq=%d,hk=%d,hd=%d,context=%d  rope=%-6s merge=%-6s %8.2f%n",
+                            hq,
+                            hk,
+                            hd,
+                            context,
+                            fusedRope ? "fused" : "kernel",
+                            fused ? "fused" : "kernel",
+                            us);
+                }
             }
         } finally {
-            k.fusedAttentionCombine(was);
+            ak.fusedCombine(was);
         }
         out.flush();
     }

@@ -8,6 +8,7 @@ import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.AttentionKernels;
 import io.tensorlane.runtime.llm.AttentionPlan;
+import io.tensorlane.runtime.llm.AttentionSlices;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
 import java.util.ArrayList;
@@ -106,34 +107,48 @@ final class KernelCheckAttention {
 
     /**
      * The same batch with the slices merged by the combine kernel and by their last block ({@link
-     * ModelKernels#fusedAttentionCombine}), the fused one launched three times over the same workspace: the fused
+     * AttentionKernels#fusedCombine}), the fused one launched three times over the same workspace: the fused
      * output against the combine kernel's, which it must equal exactly.
      */
     KernelCheckMath.Stat fusedCombine(DType t, int hq, int hk, int hd, double scale, Layout layout) {
         Batch b = batch(t, hq, hk, hd, layout);
-        boolean was = k.fusedAttentionCombine();
+        boolean was = k.attentionKernels().fusedCombine();
         double[] kernel;
         double[] fused;
         try {
-            k.fusedAttentionCombine(false);
+            k.attentionKernels().fusedCombine(false);
             kernel = run(b, b.kc(), b.vc(), null, scale);
-            k.fusedAttentionCombine(true);
+            k.attentionKernels().fusedCombine(true);
             fused = run(b, b.kc(), b.vc(), null, scale, 3);
         } finally {
-            k.fusedAttentionCombine(was);
+            k.attentionKernels().fusedCombine(was);
         }
         return KernelCheckMath.compare(fused, kernel, 0, 0, 1.0);
     }
 
     /** A fresh random batch of {@code layout} with a T cache ({@link Batch}). */
     Batch batch(DType t, int hq, int hk, int hd, Layout layout) {
-        int blockSize = 16;
         // {start position, tokens} per sequence, in batch order
         int[][] chunks = layout == Layout.SHUFFLED
                 ? new int[][] {{0, 37}, {300, 1}, {0, 1}}
                 : new int[][] {{300, 1}, {0, 200}, {5, 10}, {130, 70}, {0, 1}};
-        int numBlocks = 64;
+        return batch(t, hq, hk, hd, chunks, layout == Layout.SHUFFLED);
+    }
+
+    /**
+     * A fresh random batch of the sequences {@code chunks} ({start position, tokens} each, in batch order; the keys
+     * before the start already in the cache), its tokens shuffled or not, with a T cache ({@link Batch}).
+     */
+    Batch batch(DType t, int hq, int hk, int hd, int[][] chunks, boolean shuffle) {
+        int blockSize = 16;
         int maxBlocksPerSeq = 20;
+        int needed = 0;
+        for (int[] c : chunks) {
+            int blocks = (c[0] + c[1] + blockSize - 1) / blockSize;
+            maxBlocksPerSeq = Math.max(maxBlocksPerSeq, blocks);
+            needed += blocks;
+        }
+        int numBlocks = Math.max(64, needed);
         // Shuffled physical blocks: sequence s gets the next ceil(len/16) blocks of a random permutation.
         int[] perm = permutation(numBlocks);
         int[] tables = new int[chunks.length * maxBlocksPerSeq];
@@ -151,7 +166,7 @@ final class KernelCheckAttention {
                 tokens.add(new int[] {s, p});
             }
         }
-        if (layout == Layout.SHUFFLED) {
+        if (shuffle) {
             java.util.Collections.shuffle(tokens, new java.util.Random(rnd.nextLong())); // mixed batch order
         }
         int n = tokens.size();
@@ -206,11 +221,11 @@ final class KernelCheckAttention {
             long dScales = kvScales == null ? 0 : a.upload(KernelCheckMath.floats(kvScales));
             long outBytes = (long) b.n() * b.hq() * b.hd() * t.bytes();
             long dOut = a.poisoned(outBytes);
-            long wsBytes = AttentionKernels.workspaceBytes(b.hq(), b.hk(), b.hd());
+            long wsBytes = AttentionSlices.workspaceBytes(b.hq(), b.hk(), b.hd());
             long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
             if (dWs != 0) { // the slices poisoned, the fused combine's counters zero (as the engine allocates them)
                 Cuda.check(
-                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs), (byte) 0, AttentionKernels.TICKETS_BYTES),
+                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs), (byte) 0, AttentionSlices.TICKETS_BYTES),
                         "cuMemsetD8");
             }
             for (int l = 0; l < launches; l++) {

@@ -45,7 +45,8 @@ import picocli.CommandLine.Spec;
         description =
                 "Check the model kernels (embed, add_rmsnorm, qkv_rope, attention, silu_mul, gather_rows, gemv, gemv_fp8, "
                         + "dequant_fp8, sample; qkv_rope and attention also over the FP8 KV cache; the fused one-token "
-                        + "linears gemv_norm, gemv_norm_silu, gemv_res bit for bit against the kernels they fold) on one GPU "
+                        + "linears gemv_norm, gemv_norm_silu, gemv_res bit for bit against the kernels they fold; attention_rope, the decode attention with the "
+                        + "rope and KV write folded in, bit for bit against qkv_rope + attention) on one GPU "
                         + "against fp64 host references: random inputs, poisoned outputs; prints one line per case "
                         + "'kernel dtype case maxAbsErr maxRelErr PASS|FAIL' and exits 0 only if every case passes.")
 public final class KernelCheckCommand implements Callable<Integer> {
@@ -236,6 +237,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
         fp8.all(t, this::guard);
         new KernelCheckFused(k, stream, rnd, this::sync, out, this::add, fp8).all(t, this::guard);
         new KernelCheckKv8(k, stream, rnd, this::sync, out, this::add).all(t, this::guard);
+        new KernelCheckAttentionRope(k, stream, rnd, this::sync, this::add).all(t, this::guard);
         moeCases(t);
         new KernelCheckMoeFp8(k, stream, rnd, this::sync, this::add, fp8).all(t, this::guard);
         new KernelCheckMoeFused(k.moe().decode(), stream, rnd, this::sync, out, this::add, fp8).all(t, this::guard);

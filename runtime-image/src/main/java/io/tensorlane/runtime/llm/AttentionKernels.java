@@ -10,18 +10,14 @@ import jcuda.driver.CUstream;
 
 /**
  * The attention launches of {@link ModelKernels}: the tensor-core kernel over query tiles, the split-key kernel over
- * key slices with its combine kernel, and the per-head kernel for other head dims; and the arithmetic of the slices and
- * of their workspace. Launches go through the owning {@link ModelKernels} (its module, its closed check).
+ * key slices with its combine kernel (or with the rope and the KV write folded in, {@link #launchWithRope}), and the
+ * per-head kernel for other head dims; the slices' arithmetic is {@link AttentionSlices}. Launches go through the owning
+ * {@link ModelKernels} (its module, its closed check).
  */
 public final class AttentionKernels {
     static final int ATTENTION_THREADS = 128;
     static final int SPLIT_THREADS = 128;
     static final int PREFILL_THREADS = 128;
-    /** Blocks that keep an H200 (132 SMs) busy: two per SM. */
-    static final int SPLIT_TARGET_BLOCKS = 264;
-
-    static final int MAX_SPLITS = 32;
-
     /**
      * {@code fused}: the last block of each query head group's key slices merges them ({@code tl_attn_split} with its
      * tickets, one kernel fewer a layer); {@code kernel} (unset): the combine kernel does. Built 2026-12-04, not yet run on
@@ -29,16 +25,35 @@ public final class AttentionKernels {
      */
     public static final String COMBINE_ENV = "TENSORLANE_ATTN_COMBINE";
 
+    /**
+     * {@code fused}: a one-token step's attention computes its own q, k and v rows from the qkv projection and writes
+     * the key and value to the cache ({@code tl_attn_rope_*}, {@link #launchWithRope}), one kernel fewer a layer;
+     * {@code kernel} (unset): {@code tl_qkv_rope} does, then the attention. Built 2026-12-05, not yet run on a GPU;
+     * kernelcheck's attention_rope cases compare the two bit for bit (output and cache).
+     */
+    public static final String ROPE_ENV = "TENSORLANE_ATTN_ROPE";
+
     private final ModelKernels k;
     private boolean fusedCombine;
+    private boolean fusedRope;
 
-    AttentionKernels(ModelKernels k, boolean fusedCombine) {
+    AttentionKernels(ModelKernels k, boolean fusedCombine, boolean fusedRope) {
         this.k = k;
         this.fusedCombine = fusedCombine;
+        this.fusedRope = fusedRope;
     }
 
     /** {@value #COMBINE_ENV}'s value: true for {@code fused}, false for {@code kernel} (also unset or blank). */
     static boolean fusedCombine(String value) {
+        return fused(COMBINE_ENV, value, "the combine kernel");
+    }
+
+    /** {@value #ROPE_ENV}'s value: true for {@code fused}, false for {@code kernel} (also unset or blank). */
+    static boolean fusedRope(String value) {
+        return fused(ROPE_ENV, value, "tl_qkv_rope before the attention");
+    }
+
+    private static boolean fused(String env, String value, String kernel) {
         if (value == null || value.isBlank()) {
             return false;
         }
@@ -46,18 +61,35 @@ public final class AttentionKernels {
             case "fused" -> true;
             case "kernel" -> false;
             default ->
-                throw new IllegalArgumentException(
-                        COMBINE_ENV + "='" + value + "': expected kernel (the combine kernel) or fused");
+                throw new IllegalArgumentException(env + "='" + value + "': expected kernel (" + kernel + ") or fused");
         };
     }
 
-    boolean fusedCombine() {
+    /** Whether the key slices are merged by their last block ({@link #COMBINE_ENV}). */
+    public boolean fusedCombine() {
         return fusedCombine;
     }
 
-    void fusedCombine(boolean on) {
+    /** Sets {@link #fusedCombine()} for the launches that follow (kernelcheck compares the two). */
+    public void fusedCombine(boolean on) {
         fusedCombine = on;
     }
+
+    /** Whether one-token steps take {@link #launchWithRope} ({@link #ROPE_ENV}). */
+    public boolean fusedRope() {
+        return fusedRope;
+    }
+
+    /** Sets {@link #fusedRope()} (kernelcheck and the bench compare the two). */
+    public void fusedRope(boolean on) {
+        fusedRope = on;
+    }
+
+    /**
+     * What {@code tl_qkv_rope} reads, for {@link #launchWithRope}: the qkv projection [n, hq + 2 hk, hd], its bias and
+     * the per-head q/k norm weights (0: none), the RoPE tables and the tokens' cache slots (slot &lt; 0: not written).
+     */
+    public record Rope(long qkv, long bias, long qNorm, long kNorm, float eps, long cos, long sin, long slots) {}
 
     /** {@link ModelKernels#attention}. */
     void launch(
@@ -133,7 +165,7 @@ public final class AttentionKernels {
                 return;
             }
         }
-        int gh = splitGroup(hq / hk, hd);
+        int gh = AttentionSlices.splitGroup(hq / hk, hd);
         if (gh == 0) {
             String name = kvName("tl_attention", kvScales);
             k.launch(
@@ -161,22 +193,20 @@ public final class AttentionKernels {
                             f(scale)));
             return;
         }
-        int perToken = hq / gh; // blocks per token and slice: hk kv heads x (group / gh)
-        int splits = splits(count, perToken);
-        if (splits > 1 && workspace == 0) {
-            throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
-        }
-        long slices = workspace == 0 ? 0 : workspace + TICKETS_BYTES; // the slices' records, after the counters
-        String name = kvName("tl_attn_split_g" + gh + "_v" + hd / 64, kvScales);
-        k.launch3(
-                k.fn(t, name),
+        long tokens = list;
+        int tokenCount = count;
+        split(
+                t,
+                kvName("tl_attn_split_g" + gh + "_v" + hd / 64, kvScales),
+                gh,
                 count,
-                perToken,
-                splits,
-                SPLIT_THREADS,
+                hq,
+                hd,
+                workspace,
+                list,
+                out,
                 s,
-                name,
-                kvArgs(
+                (slices, tickets) -> kvArgs(
                         kvScales,
                         p(q),
                         p(kCache),
@@ -188,12 +218,125 @@ public final class AttentionKernels {
                         i(blockSize),
                         p(out),
                         p(slices),
-                        p(fusedCombine && splits > 1 ? workspace : 0),
-                        p(list),
-                        i(count),
+                        p(tickets),
+                        p(tokens),
+                        i(tokenCount),
                         i(hq),
                         i(hk),
                         f(scale)));
+    }
+
+    /**
+     * {@link ModelKernels#qkvRope} and {@link ModelKernels#attention} of a step in which every token is its sequence's
+     * only one (the caller's fact, e.g. a step of one token), in one kernel per layer ({@code tl_attn_rope_*}, then the
+     * combine where the slices take it): the output, the cache rows written and the slices equal the two launches' bit
+     * for bit. Takes the split-key kernel's head dims (64, 128, 256; {@link AttentionSlices#splitGroup}).
+     */
+    public void launchWithRope(
+            DType t,
+            Rope r,
+            long kCache,
+            long vCache,
+            long blockTables,
+            long tokenSeq,
+            long tokenPos,
+            int maxBlocksPerSeq,
+            int blockSize,
+            long out,
+            long workspace,
+            int n,
+            int hq,
+            int hk,
+            int hd,
+            float scale,
+            long kvScales,
+            CUstream s) {
+        ModelKernels.heads(hq, hk, hd);
+        ModelKernels.positive("blockSize", blockSize);
+        ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
+        int gh = AttentionSlices.splitGroup(hq / hk, hd);
+        if (gh == 0) {
+            throw new IllegalArgumentException("attention with rope: head dim " + hd + " with " + hq / hk
+                    + " query heads per kv head has no split-key kernel (head dims 64, 128, 256)");
+        }
+        if (n <= 0) {
+            return;
+        }
+        split(
+                t,
+                kvName("tl_attn_rope_g" + gh + "_v" + hd / 64, kvScales),
+                gh,
+                n,
+                hq,
+                hd,
+                workspace,
+                0,
+                out,
+                s,
+                (slices, tickets) -> kvArgs(
+                        kvScales,
+                        p(r.qkv()),
+                        p(r.bias()),
+                        p(r.qNorm()),
+                        p(r.kNorm()),
+                        f(r.eps()),
+                        p(r.cos()),
+                        p(r.sin()),
+                        p(r.slots()),
+                        p(kCache),
+                        p(vCache),
+                        p(blockTables),
+                        p(tokenSeq),
+                        p(tokenPos),
+                        i(maxBlocksPerSeq),
+                        i(blockSize),
+                        p(out),
+                        p(slices),
+                        p(tickets),
+                        i(n),
+                        i(hq),
+                        i(hk),
+                        f(scale)));
+    }
+
+    /** A split-key launch's arguments, given where its slices go and its counters (0: the combine kernel merges). */
+    private interface SplitArgs {
+        Pointer[] of(long slices, long tickets);
+    }
+
+    /**
+     * Launches split-key kernel {@code name} over {@code count} tokens ({@code list}: which, 0 for all) in as many key
+     * slices as {@link AttentionSlices#splits} gives, and merges the slices (their last block or the combine kernel).
+     */
+    private void split(
+            DType t,
+            String name,
+            int gh,
+            int count,
+            int hq,
+            int hd,
+            long workspace,
+            long list,
+            long out,
+            CUstream s,
+            SplitArgs args) {
+        int perToken = hq / gh; // blocks per token and slice: hk kv heads x (group / gh)
+        int splits = AttentionSlices.splits(count, perToken);
+        if (splits > 1 && workspace == 0) {
+            throw new IllegalArgumentException("attention: " + splits + " key slices need a workspace");
+        }
+        long slices = workspace == 0
+                ? 0
+                : workspace + AttentionSlices.TICKETS_BYTES; // the slices' records, after the counters
+        k.launch3(
+                k.fn(t, name),
+                count,
+                perToken,
+                splits,
+                SPLIT_THREADS,
+                s,
+                name,
+                args.of(slices, fusedCombine && splits > 1 ? workspace : 0));
         if (splits > 1 && !fusedCombine) {
             k.launch(
                     k.fn(t, "tl_attn_combine"),
@@ -210,65 +353,6 @@ public final class AttentionKernels {
                     i(hd),
                     i(splits));
         }
-    }
-
-    /**
-     * Query heads per block of the split-key kernel: the largest of 4, 2, 1 that divides the group (query heads per kv
-     * head) with at most 8 x 8 accumulators per lane (group x head_dim / 64 <= 8); 0 when the head dim is not 64, 128 or
-     * 256 and the per-head kernel runs.
-     */
-    static int splitGroup(int group, int hd) {
-        if (hd % 64 != 0 || hd > 256) {
-            return 0;
-        }
-        int nv = hd / 64;
-        for (int gh : new int[] {4, 2, 1}) {
-            if (group % gh == 0 && gh * nv <= 8) {
-                return gh;
-            }
-        }
-        return 0;
-    }
-
-    /**
-     * Key slices per token: enough blocks to fill the GPU ({@value #SPLIT_TARGET_BLOCKS}) when the batch alone does not, at
-     * most {@value #MAX_SPLITS}. A function of the launch only (never of the context length), so a decode graph captured
-     * for a batch size stays right as its sequences grow.
-     */
-    static int splits(int n, int blocksPerToken) {
-        long blocks = (long) n * blocksPerToken;
-        if (blocks >= SPLIT_TARGET_BLOCKS) {
-            return 1;
-        }
-        return (int) Math.min(MAX_SPLITS, (SPLIT_TARGET_BLOCKS + blocks - 1) / blocks);
-    }
-
-    /**
-     * The head of the attention workspace: the fused combine's counters, one int a block of a launch with slices (fewer
-     * than {@value #SPLIT_TARGET_BLOCKS}), a multiple of 16 bytes. They must be zero before the first launch (the last
-     * block of each group resets its counter), so the workspace is allocated zeroed; the slices follow them.
-     */
-    public static final long TICKETS_BYTES = 4L * SPLIT_TARGET_BLOCKS;
-
-    /**
-     * Bytes of the attention workspace for any batch: {@link #TICKETS_BYTES}, then the slices (the largest n x hq x
-     * slices x (hd + 2) floats over n with slices > 1); 0 where no launch splits.
-     */
-    public static long workspaceBytes(int hq, int hk, int hd) {
-        long slices = slicesBytes(hq, hk, hd);
-        return slices == 0 ? 0 : TICKETS_BYTES + slices;
-    }
-
-    private static long slicesBytes(int hq, int hk, int hd) {
-        int gh = splitGroup(hq / hk, hd);
-        if (gh == 0) {
-            return 0;
-        }
-        long max = 0;
-        for (int n = 1; (long) n * (hq / gh) < SPLIT_TARGET_BLOCKS; n++) {
-            max = Math.max(max, (long) n * hq * splits(n, hq / gh) * (hd + 2) * 4L);
-        }
-        return max;
     }
 
     /** The entry of {@code base} for the cache {@code kvScales} describes: {@code base} for T, {@code base_kv8} for FP8. */

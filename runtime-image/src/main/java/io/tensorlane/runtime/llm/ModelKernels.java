@@ -39,8 +39,10 @@ public final class ModelKernels implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final Map<DType, Map<String, CUfunction>> typed = new EnumMap<>(DType.class);
     private boolean closed;
-    private final AttentionKernels attention =
-            new AttentionKernels(this, AttentionKernels.fusedCombine(System.getenv(AttentionKernels.COMBINE_ENV)));
+    private final AttentionKernels attention = new AttentionKernels(
+            this,
+            AttentionKernels.fusedCombine(System.getenv(AttentionKernels.COMBINE_ENV)),
+            AttentionKernels.fusedRope(System.getenv(AttentionKernels.ROPE_ENV)));
     private final GemvKernels gemv = new GemvKernels(this);
     private final Fp8Kernels fp8 = new Fp8Kernels(this);
     private final FusedGemvKernels fused = new FusedGemvKernels(this, FusedGemvVariant.fromEnv());
@@ -251,14 +253,9 @@ public final class ModelKernels implements AutoCloseable {
                 s);
     }
 
-    /** Whether the attention's key slices are merged by their last block ({@link AttentionKernels#COMBINE_ENV}). */
-    public boolean fusedAttentionCombine() {
-        return attention.fusedCombine();
-    }
-
-    /** Sets {@link #fusedAttentionCombine()} for the launches that follow (kernelcheck compares the two). */
-    public void fusedAttentionCombine(boolean on) {
-        attention.fusedCombine(on);
+    /** The attention launches and their switches ({@link AttentionKernels#COMBINE_ENV}, {@link AttentionKernels#ROPE_ENV}). */
+    public AttentionKernels attentionKernels() {
+        return attention;
     }
 
     /** out[i,j] = silu(gateUp[i,j]) * gateUp[i, inter + j]. */

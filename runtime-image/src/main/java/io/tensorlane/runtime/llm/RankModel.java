@@ -90,16 +90,16 @@ final class RankModel implements AutoCloseable {
     final CUdeviceptr part;
     final CUdeviceptr red;
     private final long residual;
-    private final long attnWorkspace;
     private final long xn;
     private final long qkv;
-    private final long q;
     private final long attn;
     private final long xl;
     /** The linears of FP8 weights (null: the model has none). */
     private final Fp8Linear fp8;
     /** Every linear of the decoder, by weight key. */
     private Linears lin;
+    /** Each layer's attention between its qkv and o projections. */
+    private final AttentionBlock attention;
     /** Each layer's MLP block (dense or MoE) and their scratch; the blocks built once the weights are on the GPU. */
     private final MlpBlocks mlp;
 
@@ -138,11 +138,9 @@ final class RankModel implements AutoCloseable {
             xn = addr(mem.alloc(ACTIVATIONS, "normed", e * t * hidden, true));
             reduce = new RankReduce(rank, tpl.tp(), choices.fusedNorm(), kernels, dt, hidden, part, red, residual, xn);
             qkv = addr(mem.alloc(ACTIVATIONS, "qkv", e * t * (hq + 2L * hk) * hd, true));
-            q = addr(mem.alloc(ACTIVATIONS, "q", e * t * hq * hd, true));
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
-            long wsBytes = AttentionKernels.workspaceBytes(hq, hk, hd);
-            // zeroed: the fused combine's counters start at zero (AttentionKernels.TICKETS_BYTES)
-            attnWorkspace = wsBytes > 0 ? addr(mem.alloc(ACTIVATIONS, "attention slices", wsBytes, true)) : 0;
+            attention =
+                    new AttentionBlock(mem, ACTIVATIONS, kernels, weights, inputs, kv, dims, dt, hq, hk, hd, qkv, attn);
             mlp = new MlpBlocks(
                     mem,
                     ACTIVATIONS,
@@ -239,10 +237,6 @@ final class RankModel implements AutoCloseable {
     void forward(int n, int m) {
         var s = rank.stream();
         long ids = inputs.device(StepInputs.Buf.IDS);
-        long positions = inputs.device(StepInputs.Buf.POSITIONS);
-        long slots = inputs.device(StepInputs.Buf.SLOTS);
-        long tokenRow = inputs.device(StepInputs.Buf.TOKEN_ROW);
-        long tables = inputs.device(StepInputs.Buf.TABLES);
         float eps = (float) cfg.rmsNormEps();
         kernels.embed(
                 dt,
@@ -258,7 +252,6 @@ final class RankModel implements AutoCloseable {
         reduceAndNorm(n, "layers.0.input_norm", 0, eps);
         boolean fuse = fuseOneToken && n == 1;
         int qkvCols = (hq + 2 * hk) * hd;
-        float scale = (float) (1.0 / Math.sqrt(hd));
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
             if (fuse && l > 0) {
@@ -267,53 +260,7 @@ final class RankModel implements AutoCloseable {
                 lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
             }
             mark("gemm qkv");
-            long kc = kv.k(l);
-            long vc = kv.v(l);
-            kernels.qkvRope(
-                    dt,
-                    qkv,
-                    weights.getOrZero(p + "qkv_bias"),
-                    weights.getOrZero(p + "q_norm"),
-                    weights.getOrZero(p + "k_norm"),
-                    eps,
-                    weights.cos(),
-                    weights.sin(),
-                    positions,
-                    slots,
-                    q,
-                    kc,
-                    vc,
-                    n,
-                    hq,
-                    hk,
-                    hd,
-                    kv.scales(l),
-                    s);
-            mark("rope+kv write");
-            kernels.attention(
-                    dt,
-                    q,
-                    kc,
-                    vc,
-                    tables,
-                    tokenRow,
-                    positions,
-                    dims.maxBlocksPerSeq(),
-                    dims.blockSize(),
-                    attn,
-                    attnWorkspace,
-                    inputs.device(StepInputs.Buf.ATTN_TILES),
-                    numTiles,
-                    inputs.device(StepInputs.Buf.ATTN_REST),
-                    numRest,
-                    n,
-                    hq,
-                    hk,
-                    hd,
-                    scale,
-                    kv.scales(l),
-                    s);
-            mark("attention");
+            attention.forward(l, n, numTiles, numRest, eps, s, this::mark);
             if (fuse) { // residual += o(attn); gate_up reads RMSNorm(residual); down adds to the residual
                 lin.residualLinear(attn, p + "o", residual, hq * hd, hidden, s);
                 mark("gemm o+residual");
