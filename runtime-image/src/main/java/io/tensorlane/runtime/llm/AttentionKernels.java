@@ -118,13 +118,7 @@ public final class AttentionKernels {
         ModelKernels.heads(hq, hk, hd);
         ModelKernels.positive("blockSize", blockSize);
         ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
-        if ((kCache & 15) != 0 || (vCache & 15) != 0) {
-            throw new IllegalArgumentException("attention: k/v cache must be 16-byte aligned (kCache=0x"
-                    + Long.toHexString(kCache) + ", vCache=0x" + Long.toHexString(vCache) + ")");
-        }
-        if (hq > 65535) {
-            throw new IllegalArgumentException("attention: hq " + hq + " exceeds the grid's y limit 65535");
-        }
+        checkCaches(kCache, vCache, hq);
         if (n <= 0) {
             return;
         }
@@ -254,6 +248,7 @@ public final class AttentionKernels {
         ModelKernels.heads(hq, hk, hd);
         ModelKernels.positive("blockSize", blockSize);
         ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
+        checkCaches(kCache, vCache, hq);
         int gh = AttentionSlices.splitGroup(hq / hk, hd);
         if (gh == 0) {
             throw new IllegalArgumentException("attention with rope: head dim " + hd + " with " + hq / hk
@@ -297,6 +292,17 @@ public final class AttentionKernels {
                         i(hq),
                         i(hk),
                         f(scale)));
+    }
+
+    /** The kernels' 16-byte K/V loads need aligned caches; a grid's y takes at most 65535 query heads. */
+    private static void checkCaches(long kCache, long vCache, int hq) {
+        if ((kCache & 15) != 0 || (vCache & 15) != 0) {
+            throw new IllegalArgumentException("attention: k/v cache must be 16-byte aligned (kCache=0x"
+                    + Long.toHexString(kCache) + ", vCache=0x" + Long.toHexString(vCache) + ")");
+        }
+        if (hq > 65535) {
+            throw new IllegalArgumentException("attention: hq " + hq + " exceeds the grid's y limit 65535");
+        }
     }
 
     /** A split-key launch's arguments, given where its slices go and its counters (0: the combine kernel merges). */
