@@ -221,13 +221,7 @@ final class KernelCheckAttention {
             long dScales = kvScales == null ? 0 : a.upload(KernelCheckMath.floats(kvScales));
             long outBytes = (long) b.n() * b.hq() * b.hd() * t.bytes();
             long dOut = a.poisoned(outBytes);
-            long wsBytes = AttentionSlices.workspaceBytes(b.hq(), b.hk(), b.hd());
-            long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
-            if (dWs != 0) { // the slices poisoned, the fused combine's counters zero (as the engine allocates them)
-                Cuda.check(
-                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs), (byte) 0, AttentionSlices.TICKETS_BYTES),
-                        "cuMemsetD8");
-            }
+            long dWs = workspace(a, b);
             for (int l = 0; l < launches; l++) {
                 Cuda.check(cuMemsetD8(new CUdeviceptr().withByteOffset(dOut), (byte) 0xFF, outBytes), "cuMemsetD8");
                 launch(b, dQ, dK, dV, dT, dSeq, dPos, dOut, dWs, dTiles, dRest, dScales, scale);
@@ -237,7 +231,23 @@ final class KernelCheckAttention {
         }
     }
 
-    private void launch(
+    /**
+     * {@code b}'s attention workspace in {@code a}, 0 where no launch splits: the slices poisoned, the fused combine's
+     * counters zero (as the engine allocates them).
+     */
+    static long workspace(KernelCheckArena a, Batch b) {
+        long wsBytes = AttentionSlices.workspaceBytes(b.hq(), b.hk(), b.hd());
+        long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
+        if (dWs != 0) {
+            Cuda.check(
+                    cuMemsetD8(new CUdeviceptr().withByteOffset(dWs), (byte) 0, AttentionSlices.TICKETS_BYTES),
+                    "cuMemsetD8");
+        }
+        return dWs;
+    }
+
+    /** {@link ModelKernels#attention} over {@code b}'s plan (its tiles and rest lists at {@code dTiles}, {@code dRest}). */
+    void launch(
             Batch b,
             long dQ,
             long dK,

@@ -9,7 +9,6 @@ import io.tensorlane.runtime.cli.KernelCheckCommand.Result;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.engine.HostTensors;
 import io.tensorlane.runtime.llm.AttentionKernels;
-import io.tensorlane.runtime.llm.AttentionSlices;
 import io.tensorlane.runtime.llm.ModelKernels;
 import io.tensorlane.runtime.llm.ModelReference;
 import java.util.Arrays;
@@ -35,6 +34,7 @@ final class KernelCheckAttentionRope {
     private final SplittableRandom rnd;
     private final Runnable sync;
     private final Consumer<Result> add;
+    private final KernelCheckAttention attention;
 
     KernelCheckAttentionRope(
             ModelKernels k, CUstream stream, SplittableRandom rnd, Runnable sync, Consumer<Result> add) {
@@ -43,6 +43,7 @@ final class KernelCheckAttentionRope {
         this.rnd = rnd;
         this.sync = sync;
         this.add = add;
+        this.attention = new KernelCheckAttention(k, stream, rnd, sync);
     }
 
     /**
@@ -84,8 +85,7 @@ final class KernelCheckAttentionRope {
     private record Outputs(byte[] out, byte[] kc, byte[] vc) {}
 
     private void check(DType t, int hq, int hk, int hd, int[][] chunks, boolean extras, boolean kv8, String nm) {
-        KernelCheckAttention.Batch b =
-                new KernelCheckAttention(k, stream, rnd, sync).batch(t, hq, hk, hd, chunks, false);
+        KernelCheckAttention.Batch b = attention.batch(t, hq, hk, hd, chunks, false);
         int heads = hq + 2 * hk;
         int[] slots = new int[b.n()];
         for (int i = 0; i < b.n(); i++) {
@@ -158,13 +158,7 @@ final class KernelCheckAttentionRope {
             long outBytes = (long) b.n() * b.hq() * b.hd() * t.bytes();
             long dOut = a.poisoned(outBytes);
             long dQ = a.poisoned(outBytes);
-            long wsBytes = AttentionSlices.workspaceBytes(b.hq(), b.hk(), b.hd());
-            long dWs = wsBytes > 0 ? a.poisoned(wsBytes) : 0;
-            if (dWs != 0) { // the slices poisoned, the fused combine's counters zero (as the engine allocates them)
-                Cuda.check(
-                        cuMemsetD8(new CUdeviceptr().withByteOffset(dWs), (byte) 0, AttentionSlices.TICKETS_BYTES),
-                        "cuMemsetD8");
-            }
+            long dWs = KernelCheckAttention.workspace(a, b);
             float eps = 1e-6f;
             for (int l = 0; l < launches; l++) {
                 Cuda.check(cuMemsetD8(new CUdeviceptr().withByteOffset(dOut), (byte) 0xFF, outBytes), "cuMemsetD8");
@@ -193,29 +187,7 @@ final class KernelCheckAttentionRope {
                     k.qkvRope(
                             t, dQkv, dBias, dQn, dKn, eps, dCos, dSin, dPos, dSlots, dQ, dK, dV, b.n(), b.hq(), b.hk(),
                             b.hd(), dScales, stream);
-                    k.attention(
-                            t,
-                            dQ,
-                            dK,
-                            dV,
-                            dT,
-                            dSeq,
-                            dPos,
-                            b.maxBlocksPerSeq(),
-                            b.blockSize(),
-                            dOut,
-                            dWs,
-                            0,
-                            0,
-                            0,
-                            0,
-                            b.n(),
-                            b.hq(),
-                            b.hk(),
-                            b.hd(),
-                            (float) scale,
-                            dScales,
-                            stream);
+                    attention.launch(b, dQ, dK, dV, dT, dSeq, dPos, dOut, dWs, 0, 0, dScales, scale);
                 }
             }
             sync.run();
