@@ -15,12 +15,16 @@
 #                rows of qwen3moe failing on cos min alone with top-1 >= 98%; every other row must PASS
 #   bench        Qwen3-30B-A3B geometry with BENCH_LAYERS (8) layers, random bf16 weights (oracle/bench_make_8b.py),
 #                the read bandwidth (bench_transformers.py --parts bw), then bench-model at BATCHES (1,8), context
-#                512, no prefill, once with the switch off, once on, and once on with the attention's rope, KV write and
-#                slice merge folded into one kernel (attn: TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused; its
-#                bit-equality is kernelcheck's attention_rope and attention_fused_combine cases, device-fused-variants.sh);
+#                512, no prefill, once with the switch off, once on, and once with every one-token fusion (attn:
+#                TENSORLANE_MOE_FUSED_DECODE=step, the MoE block in the fused one-token step with the layer's other
+#                linears, and TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused, the attention's rope, KV write
+#                and slice merge in one kernel; their bit-equality is kernelcheck's moe_down_sum_res, attention_rope and
+#                attention_fused_combine cases);
 #                oracle/moe_fused_summary.py prints them side by side and each run's batch-1 percentage of the
 #                active-parameter roofline (target >= 60%; reported, not gating)
-# Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs), BENCH_RESERVE (75 s kept for the bench out of the
+# Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs),
+# MODEL_ENVS (the models' switches, "TENSORLANE_MOE_FUSED_DECODE=on"; e.g. "TENSORLANE_MOE_FUSED_DECODE=step
+# TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused" checks the attn run's path against transformers), BENCH_RESERVE (75 s kept for the bench out of the
 # models' budget; the models get BUDGET - 75 and cut their own gen runs when short, which shows as missing rows: FAIL;
 # then rerun with BUDGET=420), BENCH_LAYERS, BATCHES, TRAIN_STEPS (300), KC_ONLY, CK (/tmp/tl-moe30b).
 # Results under $OUT: moefuse.txt (the table, printed last), kernelcheck-moe.txt, models/ (models.txt, results.json,
@@ -56,7 +60,7 @@ fi
 
 # the models against transformers with the fused path, in the background
 if has_step models; then
-  TENSORLANE_MOE_FUSED_DECODE=on STEPS="train ref tok gen compare" MODELS="qwen3moe mixtral" TPS="1 2" \
+  env ${MODEL_ENVS:-TENSORLANE_MOE_FUSED_DECODE=on} STEPS="train ref tok gen compare" MODELS="qwen3moe mixtral" TPS="1 2" \
     TPS_mixtral="1 2" TRAIN_STEPS="${TRAIN_STEPS:-300}" BUDGET=$(( $(left) - ${BENCH_RESERVE:-75} )) OUT="$OUT/models" \
     bash runtime-image/scripts/device-models.sh > "$OUT/models-stdout.txt" 2>&1 &
   models=$!
@@ -113,7 +117,7 @@ if has_step bench; then
     # left, at least 30 s
     t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 3 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30
     envs=(TENSORLANE_MOE_FUSED_DECODE=$sw)
-    [ "$sw" = attn ] && envs=(TENSORLANE_MOE_FUSED_DECODE=on TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused)
+    [ "$sw" = attn ] && envs=(TENSORLANE_MOE_FUSED_DECODE=step TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused)
     runs+=(--run "$sw=$OUT/moe-$sw.json")
     env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$CK" --tp 1 \
       --batches "${BATCHES:-1,8}" --context 512 --prefill-tokens 0 --warmup 100 --iters 50 \

@@ -11,6 +11,8 @@
 //   tl_moe_down_sum      one warp per (token, output row): the sum over the token's k slots, in slot order, of
 //                        weights[p] * (expert ids[p]'s down row . act[p]), fp32, one rounding to T. No atomics: every
 //                        output is one warp's fixed-order sum, so the result is the same run to run.
+//   tl_moe_down_sum_res  the same sum added to the fp32 residual stream (r += float(T(sum)), tl_add_rmsnorm's mode-1
+//                        add), for a fused one-token step on one rank (RankModel's fused path, MoeMlp.forwardFused).
 // The FP8 variants (block and per-row scales, tl_moe_fp8.cuh's layouts) read e4m3 rows as tl_moe_pairs_fp8 does.
 // Layouts as tl_moe.cuh: router w [E, in] T; w_gate_up [E, 2*inter, in]; w_down [E, out, inter]; act [n*k, inter].
 #pragma once
@@ -117,9 +119,21 @@ __device__ __forceinline__ void tl_moe_gate_up_silu(const T* x, const T* w, T* a
 // whole 16-byte chunks are walked as one run of k * chunks chunks (kMoeDownUnroll loads in flight a lane, whatever the
 // width of one row); other widths a scalar loop per slot.
 // Launch: grid (n, ceil(out / kGemvWarps)), block kGemvWarps * 32 (one warp per output row of one token).
-template <typename T>
+// A down kernel's output element: y[i] = T(acc), or (RES) r[i] += float(T(acc)) as tl_add_rmsnorm's mode 1 adds it.
+template <typename T, bool RES>
+__device__ __forceinline__ void down_out(float acc, T* y, float* r, long long i) {
+  if constexpr (RES) {
+    r[i] += Cv<T>::f(Cv<T>::t(acc));
+  } else {
+    y[i] = Cv<T>::t(acc);
+  }
+}
+
+// RES: r[t, row] += float(T(sum)) (fp32 residual stream) instead of y[t, row] = T(sum): tl_add_rmsnorm's mode-1 add
+// folded in, for a fused one-token step (y unused).
+template <typename T, bool RES = false>
 __device__ __forceinline__ void tl_moe_down_sum(const T* act, const T* w, T* y, const int* ids, const float* weights,
-                                                int k, int in, int out) {
+                                                int k, int in, int out, float* r = nullptr) {
   const long long t = blockIdx.x;
   const int row = blockIdx.y * kGemvWarps + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
@@ -161,7 +175,7 @@ __device__ __forceinline__ void tl_moe_down_sum(const T* act, const T* w, T* y, 
     }
   }
   acc = warp_sum(acc);
-  if (lane == 0) y[t * out + row] = Cv<T>::t(acc);
+  if (lane == 0) down_out<T, RES>(acc, y, r, t * out + row);
 }
 
 // ---- FP8 experts ----------------------------------------------------------------------------------------------
@@ -185,10 +199,10 @@ __device__ __forceinline__ void tl_moe_gate_up_silu_fp8(const T* x, const uint8_
 
 // down + the weighted sum over FP8 experts: each 16-byte chunk's coefficient is the slot's routing weight times its
 // block's scale (BLOCK) or its row's scale (per-row); one run of k * chunks chunks as tl_moe_down_sum.
-template <typename T, bool BLOCK>
+template <typename T, bool BLOCK, bool RES = false>
 __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t* w, const float* scale, T* y,
                                                     const int* ids, const float* weights, int k, int in, int out,
-                                                    int row_block) {
+                                                    int row_block, float* r = nullptr) {
   const long long t = blockIdx.x;
   const int row = blockIdx.y * kGemvWarps + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
@@ -238,7 +252,7 @@ __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t*
     }
   }
   acc = warp_sum(acc);
-  if (lane == 0) y[t * out + row] = Cv<T>::t(acc);
+  if (lane == 0) down_out<T, RES>(acc, y, r, t * out + row);
 }
 
 #define TL_MOE_FUSED_ENTRIES(SUF, T)                                                                               \
@@ -281,4 +295,21 @@ __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t*
       int in, int out, int row_block) {                                                                            \
     tlpdl::enter();                                                                                                \
     tl_moe_down_sum_fp8<T, false>(act, w, scale, y, ids, weights, k, in, out, row_block);                          \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_down_sum_res_##SUF(                         \
+      const T* act, const T* w, float* r, const int* ids, const float* weights, int k, int in, int out) {         \
+    tlpdl::enter();                                                                                               \
+    tl_moe_down_sum<T, true>(act, w, nullptr, ids, weights, k, in, out, r);                                        \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_down_sum_res_fp8_block_##SUF(               \
+      const T* act, const uint8_t* w, const float* scale, float* r, const int* ids, const float* weights, int k,  \
+      int in, int out, int row_block) {                                                                            \
+    tlpdl::enter();                                                                                                \
+    tl_moe_down_sum_fp8<T, true, true>(act, w, scale, nullptr, ids, weights, k, in, out, row_block, r);            \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kGemvWarps * 32) tl_moe_down_sum_res_fp8_row_##SUF(                 \
+      const T* act, const uint8_t* w, const float* scale, float* r, const int* ids, const float* weights, int k,  \
+      int in, int out, int row_block) {                                                                            \
+    tlpdl::enter();                                                                                                \
+    tl_moe_down_sum_fp8<T, false, true>(act, w, scale, nullptr, ids, weights, k, in, out, row_block, r);           \
   }

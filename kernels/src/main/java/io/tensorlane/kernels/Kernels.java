@@ -100,6 +100,10 @@ public final class Kernels {
             "tl_moe_gate_up_silu_fp8_row",
             "tl_moe_down_sum_fp8_block",
             "tl_moe_down_sum_fp8_row",
+            // the down + weighted sum added to the residual stream (a fused one-token step)
+            "tl_moe_down_sum_res",
+            "tl_moe_down_sum_res_fp8_block",
+            "tl_moe_down_sum_res_fp8_row",
             // the FP8 KV cache's (e4m3 codes + the layer's {k_scale, v_scale}: tl_kvcache.cuh)
             "tl_qkv_rope_kv8",
             "tl_attention_kv8",

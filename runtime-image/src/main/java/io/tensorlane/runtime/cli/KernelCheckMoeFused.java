@@ -245,16 +245,24 @@ final class KernelCheckMoeFused {
             long dWts = a.upload(floats(wf));
             long dActOut = a.poisoned(actBytes + guard);
             long[] dY = {a.poisoned(yBytes + guard), a.poisoned(yBytes + guard)};
+            float[] r0 = new float[n * hidden]; // the residual stream tl_moe_down_sum_res adds to, and a guard
+            for (int i = 0; i < r0.length; i++) {
+                r0[i] = (float) (4 * rnd.nextDouble() - 2);
+            }
+            float[] rGuarded = Arrays.copyOf(r0, r0.length + guard / 4);
+            Arrays.fill(rGuarded, r0.length, rGuarded.length, Float.NaN);
+            long dR = a.upload(floats(rGuarded));
             if (q) {
                 k.gateUpSiluFp8(t, type, dX, dWgu, dSgu, dActOut, dIds, n, topK, hidden, inter, stream);
             } else {
                 k.gateUpSilu(t, dX, dWgu, dActOut, dIds, n, topK, hidden, inter, stream);
             }
-            for (long y : dY) {
+            for (long y : new long[] {dY[0], dY[1], dR}) {
+                boolean res = y == dR;
                 if (q) {
-                    k.downSumFp8(t, type, dAct, dWd, dSd, y, dIds, dWts, n, topK, inter, hidden, stream);
+                    k.downSumFp8(t, type, dAct, dWd, dSd, y, res, dIds, dWts, n, topK, inter, hidden, stream);
                 } else {
-                    k.downSum(t, dAct, dWd, y, dIds, dWts, n, topK, inter, hidden, stream);
+                    k.downSum(t, dAct, dWd, y, res, dIds, dWts, n, topK, inter, hidden, stream);
                 }
             }
             sync.run();
@@ -283,7 +291,36 @@ final class KernelCheckMoeFused {
                     t,
                     name,
                     new Stat(sd2.maxAbs(), sd2.maxRel(), sd2.bad() + touched + differ)));
+            results.accept(Result.of(
+                    "moe_down_sum_res" + suffix,
+                    t,
+                    name,
+                    residualAdded(a.download(dR, 4 * rGuarded.length), r0, y0, t)));
         }
+    }
+
+    /**
+     * The residual stream after tl_moe_down_sum_res ({@code raw}, fp32 and a NaN guard) against {@code r0[i] +
+     * float(y[i])} in fp32, y being tl_moe_down_sum's T output of the same inputs: exact (tl_add_rmsnorm's mode-1 add),
+     * the guard untouched.
+     */
+    private static Stat residualAdded(byte[] raw, float[] r0, byte[] y, DType t) {
+        java.nio.FloatBuffer got = java.nio.ByteBuffer.wrap(raw)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .asFloatBuffer();
+        double[] yd = HostTensors.decode(Arrays.copyOf(y, r0.length * t.bytes()), t);
+        double maxAbs = 0;
+        long bad = 0;
+        for (int i = 0; i < r0.length; i++) {
+            float want = r0[i] + (float) yd[i];
+            float g = got.get(i);
+            maxAbs = Math.max(maxAbs, Math.abs((double) g - want));
+            bad += Float.floatToRawIntBits(g) == Float.floatToRawIntBits(want) ? 0 : 1;
+        }
+        for (int i = r0.length; i < got.limit(); i++) {
+            bad += Float.isNaN(got.get(i)) ? 0 : 1;
+        }
+        return new Stat(maxAbs, maxAbs, bad);
     }
 
     /**

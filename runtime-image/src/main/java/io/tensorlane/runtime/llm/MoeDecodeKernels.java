@@ -119,13 +119,33 @@ public final class MoeDecodeKernels {
     /** y[n, out] in T = sum over each token's k slots of weights[p] x (expert ids[p]'s rows of w [experts, out, in] · act[p]). */
     public void downSum(
             DType t, long act, long w, long y, long ids, long weights, int n, int topK, int in, int out, CUstream s) {
+        downSum(t, act, w, y, false, ids, weights, n, topK, in, out, s);
+    }
+
+    /**
+     * {@link #downSum} into {@code y} (T), or with {@code residual} added to the fp32 residual stream at {@code y} as
+     * {@code tl_add_rmsnorm}'s mode 1 adds it ({@code tl_moe_down_sum_res}: a fused one-token step).
+     */
+    public void downSum(
+            DType t,
+            long act,
+            long w,
+            long y,
+            boolean residual,
+            long ids,
+            long weights,
+            int n,
+            int topK,
+            int in,
+            int out,
+            CUstream s) {
+        String name = residual ? "tl_moe_down_sum_res" : "tl_moe_down_sum";
         ModelKernels.positive("out", out);
         ModelKernels.positive("top-k", topK);
-        aligned("tl_moe_down_sum", in, 8, act, w);
+        aligned(name, in, 8, act, w);
         if (n <= 0) {
             return;
         }
-        String name = "tl_moe_down_sum";
         k.launch(
                 k.fn(t, name),
                 n,
@@ -197,9 +217,28 @@ public final class MoeDecodeKernels {
             int in,
             int out,
             CUstream s) {
+        downSumFp8(t, type, act, w, scales, y, false, ids, weights, n, topK, in, out, s);
+    }
+
+    /** {@link #downSumFp8}, or with {@code residual} added to the fp32 residual stream at {@code y} (as {@link #downSum}). */
+    public void downSumFp8(
+            DType t,
+            WeightType type,
+            long act,
+            long w,
+            long scales,
+            long y,
+            boolean residual,
+            long ids,
+            long weights,
+            int n,
+            int topK,
+            int in,
+            int out,
+            CUstream s) {
         ModelKernels.positive("out", out);
         ModelKernels.positive("top-k", topK);
-        String name = Fp8Kernels.kernel("tl_moe_down_sum_fp8", type);
+        String name = Fp8Kernels.kernel(residual ? "tl_moe_down_sum_res_fp8" : "tl_moe_down_sum_fp8", type);
         aligned(name, in, 16, act, w);
         if (n <= 0) {
             return;

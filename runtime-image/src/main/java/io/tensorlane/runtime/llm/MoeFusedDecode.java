@@ -8,11 +8,16 @@ package io.tensorlane.runtime.llm;
  * layers of the Qwen3-30B-A3B geometry, results/h200-2026-12-03-moefuse/): batch 1 0.756 ms fused against 0.780 ms,
  * batch 8 1.966 ms against 1.814 ms, so longer steps stay unfused; the FP8 experts' fused kernels passed kernelcheck
  * but no model run yet, so they wait for {@code on}. {@code on}: every step kept on the device; {@code off}: none.
+ * {@code step}: one-token steps of any experts, and the MoE block joins the one-token step with the residual stream
+ * folded in ({@link MlpBlock#forwardFused}: its RMSNorm a kernel of its own, its down kernel adding to the fp32 residual,
+ * {@code tl_moe_down_sum_res}), so at one rank the layer's other linears fuse too; built 2026-12-05, not yet run on a
+ * GPU (kernelcheck's moe_down_sum_res cases check the add bit for bit).
  */
 public enum MoeFusedDecode {
     AUTO,
     ON,
-    OFF;
+    OFF,
+    STEP;
 
     public static final String ENV = "TENSORLANE_MOE_FUSED_DECODE";
 
@@ -22,6 +27,7 @@ public enum MoeFusedDecode {
             case AUTO -> fp8Experts ? 0 : 1;
             case ON -> Integer.MAX_VALUE;
             case OFF -> 0;
+            case STEP -> 1;
         };
     }
 
@@ -31,11 +37,24 @@ public enum MoeFusedDecode {
             case AUTO -> "fused (3 kernels a layer) for one-token steps of bf16/fp16 experts";
             case ON -> "fused (3 kernels a layer)";
             case OFF -> "unfused";
+            case STEP -> "fused (3 kernels a layer) for one-token steps, the residual stream folded in";
         };
     }
 
-    /** {@value #ENV}'s value: auto (also unset or blank), on or off; anything else is an error naming it. */
+    /** Whether one-token steps fold the residual stream through the MoE block ({@code step}). */
+    public boolean foldsResidual() {
+        return this == STEP;
+    }
+
+    /** {@value #ENV}'s value: auto (also unset or blank), on, off or step; anything else is an error naming it. */
     public static MoeFusedDecode parse(String value) {
-        return KernelChoices.parseAutoOnOff(ENV, value, AUTO, ON, OFF);
+        if (value != null && value.trim().equalsIgnoreCase("step")) {
+            return STEP;
+        }
+        try {
+            return KernelChoices.parseAutoOnOff(ENV, value, AUTO, ON, OFF);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(ENV + "='" + value + "': expected auto, on, off or step", e);
+        }
     }
 }

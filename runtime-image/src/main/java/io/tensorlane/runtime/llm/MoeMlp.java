@@ -46,7 +46,8 @@ final class MoeMlp implements MlpBlock {
             long rows,
             CUdeviceptr pointers,
             long expertScratch,
-            long routerCounter) {
+            long routerCounter,
+            long normed) {
         /**
          * {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows); {@code fp8Experts}:
          * the experts are FP8, so long steps dequantize one expert projection at a time into a scratch
@@ -83,7 +84,8 @@ final class MoeMlp implements MlpBlock {
                     fp8Experts && tokens > small
                             ? addr(mem, phase, "fp8 expert dequantized", e * 2L * inter * hidden)
                             : 0,
-                    addr(mem, phase, "router counter", 4));
+                    addr(mem, phase, "router counter", 4),
+                    addr(mem, phase, "normed row (fused step)", e * hidden));
         }
 
         /** The ids of the {@code slot}-th MoE layer. */
@@ -112,6 +114,8 @@ final class MoeMlp implements MlpBlock {
     private final ExpertGemms gemms;
     /** The longest step through {@link MoeDecodeKernels} ({@link MoeFusedDecode#maxTokens}). */
     private final int fusedMaxTokens;
+    /** One-token steps fold the residual stream through this block ({@link MoeFusedDecode#foldsResidual}). */
+    private final boolean foldsResidual;
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -149,15 +153,51 @@ final class MoeMlp implements MlpBlock {
         this.ids = Cuda.address(buf.ids(slot));
         this.offsets = new int[moe.experts() + 1];
         this.fusedMaxTokens = fusedDecode.maxTokens(gateUpW.type().fp8());
+        this.foldsResidual = fusedDecode.foldsResidual();
         this.gemms =
                 new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }
 
     @Override
     public void forward(int n, long xn, long out, CUstream s, OpMarks mark) {
+        MoeDecodePath path = MoeDecodePath.of(fusedMaxTokens, n, buf.pairTokens());
+        route(n, xn, path, s, mark);
+        if (path.fusedPairs()) {
+            fusedPairs(n, xn, out, false, s, mark);
+        } else if (path.pairs()) {
+            pairs(n, xn, out, s, mark);
+        } else {
+            grouped(n, xn, out, s, mark);
+        }
+    }
+
+    @Override
+    public boolean fusable() {
+        return foldsResidual && fusesOneToken(fusedMaxTokens, buf.pairTokens());
+    }
+
+    /**
+     * Whether a one-token step takes the fused router and pairs (so the block can fold the residual stream, {@code
+     * step}: {@link MoeFusedDecode#foldsResidual}), for the longest fused step and the longest step kept on the device.
+     */
+    static boolean fusesOneToken(int fusedMaxTokens, int pairTokens) {
+        MoeDecodePath one = MoeDecodePath.of(fusedMaxTokens, 1, pairTokens);
+        return one.fusedRouter() && one.fusedPairs();
+    }
+
+    /** RMSNorm(residual) x gamma into the block's row, the router and gate/up over it, down added to the residual. */
+    @Override
+    public void forwardFused(long residual, long gamma, float eps, CUstream s, OpMarks mark) {
+        model.addRmsNorm(dt, residual, 0, gamma, buf.normed(), 1, hidden, eps, 2, s);
+        mark.mark("norm");
+        route(1, buf.normed(), MoeDecodePath.of(fusedMaxTokens, 1, buf.pairTokens()), s, mark);
+        fusedPairs(1, buf.normed(), residual, true, s, mark);
+    }
+
+    /** The router over xn: the step's expert ids and weights. */
+    private void route(int n, long xn, MoeDecodePath path, CUstream s, OpMarks mark) {
         int experts = moe.experts();
         int k = moe.topK();
-        MoeDecodePath path = MoeDecodePath.of(fusedMaxTokens, n, buf.pairTokens());
         if (path.fusedRouter()) {
             kernels.decode()
                     .router(
@@ -181,17 +221,13 @@ final class MoeMlp implements MlpBlock {
             kernels.route(buf.logits(), n, experts, k, moe.normTopK(), ids, buf.weights(), s);
             mark.mark("moe route");
         }
-        if (path.fusedPairs()) {
-            fusedPairs(n, xn, out, s, mark);
-        } else if (path.pairs()) {
-            pairs(n, xn, out, s, mark);
-        } else {
-            grouped(n, xn, out, s, mark);
-        }
     }
 
-    /** gate/up with the silu epilogue into act, then down with each token's weighted sum into {@code out}. */
-    private void fusedPairs(int n, long xn, long out, CUstream s, OpMarks mark) {
+    /**
+     * gate/up with the silu epilogue into act, then down with each token's weighted sum into {@code out} (T), or
+     * ({@code residual}) added to the fp32 residual stream at {@code out}.
+     */
+    private void fusedPairs(int n, long xn, long out, boolean residual, CUstream s, OpMarks mark) {
         int k = moe.topK();
         MoeDecodeKernels d = kernels.decode();
         if (gateUpW.type().fp8()) {
@@ -220,6 +256,7 @@ final class MoeMlp implements MlpBlock {
                     downW.address(),
                     downW.scales(),
                     out,
+                    residual,
                     ids,
                     buf.weights(),
                     n,
@@ -228,7 +265,7 @@ final class MoeMlp implements MlpBlock {
                     hidden,
                     s);
         } else {
-            d.downSum(dt, buf.act(), downW.address(), out, ids, buf.weights(), n, k, inter, hidden, s);
+            d.downSum(dt, buf.act(), downW.address(), out, residual, ids, buf.weights(), n, k, inter, hidden, s);
         }
         mark.mark("moe down+sum");
     }

@@ -116,7 +116,8 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_MOE_FUSED_DECODE=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"; AUTO", "  ; AUTO", "auto; AUTO", "off; OFF", "on; ON", " ON ; ON"})
+            value = {"; AUTO", "  ; AUTO", "auto; AUTO", "off; OFF", "on; ON", " ON ; ON", "step; STEP", " Step ; STEP"
+            })
     void moeFusedDecodeIsAutoUnlessSwitched(String value, MoeFusedDecode mode) {
         KernelChoices c =
                 KernelChoices.parse(null, "off", null, null, "off", null).withMoeFusedDecode(value);
@@ -137,17 +138,21 @@ class KernelChoicesTest {
         "ON, false, 2147483647",
         "ON, true, 2147483647",
         "OFF, false, 0",
-        "OFF, true, 0"
+        "OFF, true, 0",
+        // step: one-token steps of any experts, the residual stream folded through the block
+        "STEP, false, 1",
+        "STEP, true, 1"
     })
     void moeFusedDecodeTakesStepsUpTo(MoeFusedDecode mode, boolean fp8, int maxTokens) {
         assertThat(mode.maxTokens(fp8)).isEqualTo(maxTokens);
+        assertThat(mode.foldsResidual()).isEqualTo(mode == MoeFusedDecode.STEP);
     }
 
     @Test
     void aBadMoeFusedDecodeValueIsRefusedNamingTheVariable() {
         assertThatThrownBy(() -> KernelChoices.parse(null, null, null, null).withMoeFusedDecode("fused"))
                 .hasMessageContaining(KernelChoices.MOE_FUSED_DECODE_ENV + "='fused'")
-                .hasMessageContaining("expected auto, on or off");
+                .hasMessageContaining("expected auto, on, off or step");
     }
 
     @ParameterizedTest(name = "TENSORLANE_MOE_GROUPED_GEMM=''{0}'' -> {1}")

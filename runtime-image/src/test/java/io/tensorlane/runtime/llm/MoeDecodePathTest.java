@@ -34,4 +34,16 @@ class MoeDecodePathTest {
         assertThat(p.pairs()).isEqualTo(pairs);
         assertThat(p.fusedPairs()).isEqualTo(fusedPairs);
     }
+
+    @ParameterizedTest(name = "fused up to {0}, pairTokens={1} -> a one-token step fused: {2}")
+    @CsvSource({
+        "1, 256, true", // auto (bf16 experts) and step
+        "2147483647, 256, true", // on
+        "0, 256, false", // off, and auto with FP8 experts: the block cannot fold the residual stream
+        "1, 0, false" // no step kept on the device
+    })
+    void theBlockFoldsTheResidualStreamOnlyWhereAOneTokenStepIsFused(
+            int fusedMaxTokens, int pairTokens, boolean fused) {
+        assertThat(MoeMlp.fusesOneToken(fusedMaxTokens, pairTokens)).isEqualTo(fused);
+    }
 }
