@@ -27,6 +27,23 @@ public class SpeculativeSpec {
     public static final String NGRAM_TAKES_NO_MODEL =
             "draftModel is only for method draft; ngram proposes from the prompt without a model";
 
+    /** The validator's message: a batch limit with method ngram. */
+    public static final String NGRAM_TAKES_NO_BATCH_LIMIT =
+            "disableByBatchSize is only for method draft; the Tensorlane runtime's n-gram proposer guesses at every "
+                    + "batch size and takes no batch limit";
+    /** The engine check's message: a batch limit with an engine other than Tensorlane. */
+    public static final String BATCH_LIMIT_TENSORLANE_ONLY =
+            "disableByBatchSize is only for engine Tensorlane: the vLLM and SGLang versions the operator renders for "
+                    + "have no setting that stops speculation by batch size (remove it, or use engine Tensorlane)";
+
+    /**
+     * Smallest {@link #disableByBatchSize}: 1 would switch speculation off in every step (leave speculation out
+     * instead), and the runtime's {@code batch} is 1 or more.
+     */
+    public static final int MIN_DISABLE_BY_BATCH_SIZE = 2;
+    /** Largest {@link #disableByBatchSize}: renders the runtime's {@code batch=4095}, inside its 1..4096. */
+    public static final int MAX_DISABLE_BY_BATCH_SIZE = 4096;
+
     /** Most tokens proposed per sequence and step the operator accepts (the runtime takes up to 16). */
     public static final int MAX_TOKENS = 8;
     /** Longest suffix an n-gram proposer matches that the operator accepts (the runtime takes up to 16). */
@@ -60,6 +77,15 @@ public class SpeculativeSpec {
             + "memory plan counts its weights and its KV cache (as many tokens as the target's). Required with "
             + "method draft, refused with ngram.")
     public ModelSpec draftModel;
+
+    @Min(MIN_DISABLE_BY_BATCH_SIZE)
+    @Max(MAX_DISABLE_BY_BATCH_SIZE)
+    @JsonPropertyDescription("draft: no guesses in a step with this many decoding sequences or more; the draft guesses "
+            + "only while fewer decode (N here: at most N - 1, the runtime's batch=N-1). Named and counted as vLLM's "
+            + "disable_by_batch_size (off at >= N). Absent: the runtime's default, guesses while one sequence "
+            + "decodes (as if 2). 2..4096. Engine Tensorlane only (vLLM and SGLang have no such setting: InvalidSpec); "
+            + "refused with ngram, whose guesses are made at every batch size.")
+    public Integer disableByBatchSize;
 
     /** Proposers. */
     public enum Method {

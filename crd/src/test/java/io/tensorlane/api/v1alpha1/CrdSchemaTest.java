@@ -99,6 +99,7 @@ class CrdSchemaTest {
                 Arguments.of("spec.model.source", null, null, io.tensorlane.modelfacts.ModelSource.PATTERN),
                 Arguments.of("spec.serving.speculative.numSpeculativeTokens", 1.0, 8.0, null),
                 Arguments.of("spec.serving.speculative.promptLookupMax", 1.0, 8.0, null),
+                Arguments.of("spec.serving.speculative.disableByBatchSize", 2.0, 4096.0, null),
                 Arguments.of(
                         "spec.model.storage.sizeLimit", null, null, "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$"));
     }

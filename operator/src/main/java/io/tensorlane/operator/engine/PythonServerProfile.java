@@ -3,6 +3,8 @@ package io.tensorlane.operator.engine;
 import io.tensorlane.api.v1alpha1.InferenceDeploymentSpec;
 import io.tensorlane.api.v1alpha1.ModelSpec.DType;
 import io.tensorlane.api.v1alpha1.RollbackStatus.Action;
+import io.tensorlane.api.v1alpha1.SpeculativeSpec;
+import io.tensorlane.operator.plan.Speculation;
 import java.util.List;
 
 /**
@@ -59,7 +61,22 @@ abstract class PythonServerProfile implements EngineProfile {
 
     @Override
     public final String validate(InferenceDeploymentSpec spec) {
-        return EngineProfile.requireImage(spec);
+        String image = EngineProfile.requireImage(spec);
+        return image != null ? image : batchLimit(spec);
+    }
+
+    /**
+     * spec.serving.speculative.disableByBatchSize refused: neither Python engine, at the commits the flags are pinned to
+     * (engine-flags/vllm.json, sglang.json), has a setting that stops speculation by batch size. vLLM's
+     * SpeculativeConfig (vllm/config/speculative.py, commit 002e77c1) has no disable_by_batch_size (older vLLM had it);
+     * SGLang's speculative arguments (python/sglang/srt/server_args.py) have none. Not passing it would speculate at
+     * every batch size, the opposite of what it asks; the field has no default, so only a spec that sets it is refused.
+     */
+    static String batchLimit(InferenceDeploymentSpec spec) {
+        SpeculativeSpec s = Speculation.of(spec);
+        return s == null || s.disableByBatchSize == null
+                ? null
+                : "spec.serving.speculative." + SpeculativeSpec.BATCH_LIMIT_TENSORLANE_ONLY;
     }
 
     @Override

@@ -69,8 +69,10 @@ public final class TensorlaneProfile implements EngineProfile {
 
     /**
      * The {@link EngineEnv#SPECULATIVE} value of {@code s} in the runtime's grammar ({@code SpeculativeConfig.parse}:
-     * {@code ngram:k=K,n=N}, or {@code draft:DIR,k=K} with the draft model's directory in the pod; the runtime's
-     * draft {@code batch} keeps its default, speculation while at most one sequence decodes); null when off.
+     * {@code ngram:k=K,n=N}, or {@code draft:DIR,k=K[,batch=B]} with the draft model's directory in the pod and {@code B =
+     * disableByBatchSize - 1} ({@link Speculation#runtimeBatch}: the runtime guesses with at most B decoding
+     * sequences, vLLM's count stops at N); without disableByBatchSize the runtime's default, at most one); null when
+     * off.
      *
      * @param draftDir the draft model's directory in the pod (method draft)
      */
@@ -83,7 +85,8 @@ public final class TensorlaneProfile implements EngineProfile {
                 throw new IllegalArgumentException("draft speculation needs the draft model's directory in the pod "
                         + "(no comma: the runtime's grammar separates fields by commas), got " + draftDir);
             }
-            return "draft:" + draftDir + ",k=" + Speculation.tokens(s);
+            Integer batch = Speculation.runtimeBatch(s);
+            return "draft:" + draftDir + ",k=" + Speculation.tokens(s) + (batch == null ? "" : ",batch=" + batch);
         }
         return "ngram:k=" + Speculation.tokens(s) + ",n=" + Speculation.lookupMax(s);
     }

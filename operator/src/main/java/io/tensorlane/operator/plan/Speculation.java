@@ -66,6 +66,15 @@ public final class Speculation {
         if (s.draftModel != null && (s.draftModel.name == null || s.draftModel.name.isBlank())) {
             return "spec.serving.speculative.draftModel.name is required";
         }
+        if (s.method == SpeculativeSpec.Method.ngram && s.disableByBatchSize != null) {
+            return "spec.serving.speculative." + SpeculativeSpec.NGRAM_TAKES_NO_BATCH_LIMIT;
+        }
+        Integer b = s.disableByBatchSize;
+        if (b != null
+                && (b < SpeculativeSpec.MIN_DISABLE_BY_BATCH_SIZE || b > SpeculativeSpec.MAX_DISABLE_BY_BATCH_SIZE)) {
+            return "spec.serving.speculative.disableByBatchSize must be " + SpeculativeSpec.MIN_DISABLE_BY_BATCH_SIZE
+                    + ".." + SpeculativeSpec.MAX_DISABLE_BY_BATCH_SIZE + ", got " + b;
+        }
         Integer k = s.numSpeculativeTokens;
         if (k != null && (k < 1 || k > SpeculativeSpec.MAX_TOKENS)) {
             return "spec.serving.speculative.numSpeculativeTokens must be 1.." + SpeculativeSpec.MAX_TOKENS + ", got "
@@ -81,6 +90,16 @@ public final class Speculation {
     /** Proposed tokens per sequence and step (k), the schema default where unset. */
     public static int tokens(SpeculativeSpec s) {
         return s.numSpeculativeTokens != null ? s.numSpeculativeTokens : new SpeculativeSpec().numSpeculativeTokens;
+    }
+
+    /**
+     * The Tensorlane runtime's draft {@code batch} (speculation in steps with at most that many decoding sequences) for
+     * {@code s.disableByBatchSize} N, or null where unset (the runtime's default). vLLM's disable_by_batch_size, whose
+     * name and count the field takes, stops speculation once N or more requests run, so the draft guesses with at most
+     * N - 1: {@code batch = N - 1}.
+     */
+    public static Integer runtimeBatch(SpeculativeSpec s) {
+        return s.disableByBatchSize == null ? null : s.disableByBatchSize - 1;
     }
 
     /** The n-gram proposer's longest suffix (n), the schema default where unset. */

@@ -45,7 +45,36 @@ class DraftRenderingTest {
                 Arguments.of(draft(4), 1, "draft:" + DIR + ",k=4"),
                 Arguments.of(draft(1), 2, "draft:" + DIR + ",k=1"),
                 Arguments.of(draft(8), 4, "draft:" + DIR + ",k=8"),
-                Arguments.of(draft(null), 1, "draft:" + DIR + ",k=4"));
+                Arguments.of(draft(null), 1, "draft:" + DIR + ",k=4"),
+                // disableByBatchSize N counts as vLLM's (off at >= N); the runtime's batch=B is "at most B": B = N - 1
+                Arguments.of(limited(4, 2), 1, "draft:" + DIR + ",k=4,batch=1"),
+                Arguments.of(limited(4, 9), 2, "draft:" + DIR + ",k=4,batch=8"),
+                Arguments.of(limited(2, 4096), 1, "draft:" + DIR + ",k=2,batch=4095"));
+    }
+
+    static SpeculativeSpec limited(Integer k, int disableByBatchSize) {
+        SpeculativeSpec s = draft(k);
+        s.disableByBatchSize = disableByBatchSize;
+        return s;
+    }
+
+    static Stream<Arguments> batchLimitByEngine() {
+        String refused = "spec.serving.speculative." + SpeculativeSpec.BATCH_LIMIT_TENSORLANE_ONLY;
+        return Stream.of(
+                Arguments.of(EngineType.Tensorlane, limited(4, 8), null),
+                Arguments.of(EngineType.VLLM, limited(4, 8), refused),
+                Arguments.of(EngineType.SGLang, limited(4, 8), refused),
+                Arguments.of(EngineType.VLLM, draft(4), null),
+                Arguments.of(EngineType.SGLang, draft(4), null));
+    }
+
+    /** vLLM and SGLang (at the pinned commits) cannot stop speculation by batch size: InvalidSpec, not silence. */
+    @ParameterizedTest
+    @MethodSource("batchLimitByEngine")
+    void onlyTensorlaneTakesABatchLimit(EngineType type, SpeculativeSpec s, String problem) {
+        InferenceDeploymentSpec spec = ProfileFixtures.spec(type, 1);
+        spec.serving.speculative = s;
+        assertThat(EngineProfiles.problem(spec)).isEqualTo(problem);
     }
 
     @ParameterizedTest

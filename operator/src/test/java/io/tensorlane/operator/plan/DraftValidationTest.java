@@ -75,6 +75,46 @@ class DraftValidationTest {
                         },
                         null),
                 new Case(
+                        "disableByBatchSize 2 (the smallest), Tensorlane",
+                        EngineType.Tensorlane,
+                        1,
+                        s -> s.serving.speculative.disableByBatchSize = SpeculativeSpec.MIN_DISABLE_BY_BATCH_SIZE,
+                        null),
+                new Case(
+                        "disableByBatchSize 4096 (the largest), Tensorlane",
+                        EngineType.Tensorlane,
+                        2,
+                        s -> s.serving.speculative.disableByBatchSize = SpeculativeSpec.MAX_DISABLE_BY_BATCH_SIZE,
+                        null),
+                new Case(
+                        "disableByBatchSize 1 (speculation in no step), written past the schema",
+                        EngineType.Tensorlane,
+                        1,
+                        s -> s.serving.speculative.disableByBatchSize = 1,
+                        "spec.serving.speculative.disableByBatchSize must be 2..4096, got 1"),
+                new Case(
+                        "disableByBatchSize 0, written past the schema",
+                        EngineType.Tensorlane,
+                        1,
+                        s -> s.serving.speculative.disableByBatchSize = 0,
+                        "spec.serving.speculative.disableByBatchSize must be 2..4096, got 0"),
+                new Case(
+                        "disableByBatchSize 4097, written past the schema",
+                        EngineType.Tensorlane,
+                        1,
+                        s -> s.serving.speculative.disableByBatchSize = 4097,
+                        "spec.serving.speculative.disableByBatchSize must be 2..4096, got 4097"),
+                new Case(
+                        "disableByBatchSize with method ngram",
+                        EngineType.Tensorlane,
+                        1,
+                        s -> {
+                            s.serving.speculative.method = SpeculativeSpec.Method.ngram;
+                            s.serving.speculative.draftModel = null;
+                            s.serving.speculative.disableByBatchSize = 8;
+                        },
+                        "spec.serving.speculative." + SpeculativeSpec.NGRAM_TAKES_NO_BATCH_LIMIT),
+                new Case(
                         "draft kvHeads more than its heads",
                         EngineType.Tensorlane,
                         1,
