@@ -84,7 +84,8 @@ __device__ __forceinline__ void tl_add_rmsnorm(float* residual, const T* delta, 
 // q_out [n, hq, hd]; k_cache, v_cache [num_slots, hk, hd] of C: T, or e4m3 codes (C = uint8_t) written as
 // tlkv::encode<T>(value, kv_scale[0] for k, kv_scale[1] for v) (tl_kvcache.cuh; kv_scale unused with C = T).
 // RoPE (Hugging Face rotate_half) on q and k, for i < hd/2:
-//   y[i] = x[i]*c - x[i+hd/2]*s,  y[i+hd/2] = x[i+hd/2]*c + x[i]*s   (c, s at row positions[t], column i).
+//   y[i] = x[i]*c - x[i+hd/2]*s,  y[i+hd/2] = x[i+hd/2]*c + x[i]*s   (c, s at row positions[t], column i; x*c rounded,
+//   then one fma with the other product).
 // v gets the bias only. Requires hd % 32 == 0 and hd <= 256.
 // Launch: one warp per (token, head), head over hq + hk + hk; block 128 (4 warps), grid ceil(n*(hq+2hk)/4).
 // Shared: 4 x 256 floats (each warp stages its head to read the rotation partner).
@@ -119,7 +120,7 @@ __device__ __forceinline__ void qkv_head(const T* qkv, const T* bias, const T* n
     float ss = 0.0f;
 #pragma unroll
     for (int k = 0; k < 8; ++k)
-      if (k < per) ss += x[k] * x[k];
+      if (k < per) ss = __fmaf_rn(x[k], x[k], ss);
     const float inv = rsqrtf(warp_sum(ss) / (float)hd + eps);
 #pragma unroll
     for (int k = 0; k < 8; ++k)
@@ -136,7 +137,9 @@ __device__ __forceinline__ void qkv_head(const T* qkv, const T* bias, const T* n
       const int e = lane + 32 * k;
       const int i = e < half ? e : e - half;
       const float c = cos[pos * half + i], s = sin[pos * half + i];
-      y[k] = e < half ? x[k] * c - stage[e + half] * s : x[k] * c + stage[e - half] * s;
+      // rounded as written (x*c, then one fma with the partner), so no caller's inlining contracts it otherwise
+      const float xc = __fmul_rn(x[k], c);
+      y[k] = e < half ? __fmaf_rn(-stage[e + half], s, xc) : __fmaf_rn(stage[e - half], s, xc);
     }
   }
 }
