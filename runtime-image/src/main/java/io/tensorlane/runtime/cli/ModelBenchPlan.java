@@ -125,7 +125,9 @@ record ModelBenchPlan(
                     + "); give at least that or 0 (sized automatically)");
         }
         long kv = e.kvCacheTokens() > 0 ? e.kvCacheTokens() : need;
-        EngineOptions opts = e.options(maxBatch, maxModelLen, kv, maxBatch * (maxK + 1));
+        // the verify steps' timings take k + 1 tokens a sequence whether or not --speculative is given
+        EngineOptions base = e.options(maxBatch, maxModelLen, kv, maxBatch * (maxK + 1));
+        EngineOptions opts = base.withVerifyTokens(Math.max(base.verifyTokens(), maxBatch * (maxK + 1)));
         return new ModelBenchPlan(
                 config,
                 List.copyOf(c.batches),

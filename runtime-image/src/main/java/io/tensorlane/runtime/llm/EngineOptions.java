@@ -28,6 +28,9 @@ import java.nio.file.Path;
  *                        and the norm apart ({@link KernelChoices#BASELINE})
  * @param kvCacheDtype    the KV cache's elements: the activations' dtype ({@code auto}) or FP8 e4m3 codes with
  *                        per-layer scales, 1 byte an element ({@link KvCacheDtype})
+ * @param verifyTokens    the most tokens of a speculative verify step (k + 1 a sequence; 0 without speculation): with
+ *                        the decode steps' rows, the longest step that carries no prompt, which MoE layers keep on the
+ *                        device and CUDA graphs hold ({@link #decodeTokens})
  */
 public record EngineOptions(
         Path modelDir,
@@ -46,7 +49,8 @@ public record EngineOptions(
         io.tensorlane.contract.AlgorithmTable table,
         long maxMessageBytes,
         boolean baselineKernels,
-        KvCacheDtype kvCacheDtype) {
+        KvCacheDtype kvCacheDtype,
+        int verifyTokens) {
 
     /** Options with the engine's own kernels and the given allreduce plan. */
     public EngineOptions(
@@ -82,7 +86,8 @@ public record EngineOptions(
                 table,
                 maxMessageBytes,
                 false,
-                KvCacheDtype.AUTO);
+                KvCacheDtype.AUTO,
+                0);
     }
 
     /** Options without an allreduce plan: default table, buffers sized for the largest step. */
@@ -120,21 +125,34 @@ public record EngineOptions(
 
     /** The same options with the operator's allreduce plan. */
     public EngineOptions withAllreducePlan(io.tensorlane.contract.AlgorithmTable t, long maxBytes) {
-        return with(t, maxBytes, baselineKernels, kvCacheDtype);
+        return with(t, maxBytes, baselineKernels, kvCacheDtype, verifyTokens);
     }
 
     /** The same options with split-key attention for every token (true) or the tensor-core prefill kernel (false). */
     public EngineOptions withBaselineKernels(boolean baseline) {
-        return with(table, maxMessageBytes, baseline, kvCacheDtype);
+        return with(table, maxMessageBytes, baseline, kvCacheDtype, verifyTokens);
     }
 
     /** The same options with the KV cache kept in {@code kv}. */
     public EngineOptions withKvCacheDtype(KvCacheDtype kv) {
-        return with(table, maxMessageBytes, baselineKernels, kv);
+        return with(table, maxMessageBytes, baselineKernels, kv, verifyTokens);
+    }
+
+    /** The same options for verify steps of up to {@code tokens} tokens (0: no speculation). */
+    public EngineOptions withVerifyTokens(int tokens) {
+        return with(table, maxMessageBytes, baselineKernels, kvCacheDtype, tokens);
+    }
+
+    /**
+     * The most tokens of a step that carries no prompt chunk: one a sequence, plus one (the step buffers' spare row), or
+     * a verify step's.
+     */
+    public int decodeTokens() {
+        return Math.max(maxSeqs + 1, verifyTokens);
     }
 
     private EngineOptions with(
-            io.tensorlane.contract.AlgorithmTable t, long maxBytes, boolean baseline, KvCacheDtype kv) {
+            io.tensorlane.contract.AlgorithmTable t, long maxBytes, boolean baseline, KvCacheDtype kv, int verify) {
         return new EngineOptions(
                 modelDir,
                 tp,
@@ -152,7 +170,8 @@ public record EngineOptions(
                 t,
                 maxBytes,
                 baseline,
-                kv);
+                kv,
+                verify);
     }
 
     public EngineOptions {
@@ -176,6 +195,10 @@ public record EngineOptions(
         }
         if (blockSize < 1 || Integer.bitCount(blockSize) != 1) {
             throw new IllegalArgumentException("KV block size must be a power of two, got " + blockSize);
+        }
+        if (verifyTokens < 0 || verifyTokens > maxLogitRows) {
+            throw new IllegalArgumentException(
+                    "verify tokens (" + verifyTokens + ") must be in 0..max logit rows (" + maxLogitRows + ")");
         }
         if (maxMessageBytes < 0) {
             throw new IllegalArgumentException("max message bytes must be >= 0, got " + maxMessageBytes);

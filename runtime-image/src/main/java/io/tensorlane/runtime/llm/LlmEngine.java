@@ -150,6 +150,7 @@ public final class LlmEngine implements AutoCloseable, StepExecutor {
                 options.maxBatchTokens(),
                 options.maxLogitRows(),
                 options.maxSeqs() + 1,
+                options.decodeTokens(),
                 loadPlan.maxBlocksPerSeq(),
                 options.blockSize(),
                 maxModelLen,

@@ -15,7 +15,7 @@ import jcuda.driver.CUstream;
  * intermediate columns, the router replicated), so the layer ends in the same allreduce as a dense one. The router's
  * logits come from cuBLAS (fp32 out); softmax, top-k and the renormalisation run on the GPU ({@code tl_moe_route}).
  *
- * <p>Steps of at most {@link Buffers#pairTokens} tokens (every decode step) stay on the device: each (token, slot)
+ * <p>Steps of at most {@link Buffers#pairTokens} tokens (every decode and verify step) stay on the device: each (token, slot)
  * pair's gate/up and down read only its expert's rows, and each token's k rows are weighted and summed; no host round
  * trip, so they replay in CUDA graphs as dense steps do. Longer steps (prefill) group the pairs by expert on the GPU,
  * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
@@ -49,7 +49,7 @@ final class MoeMlp implements MlpBlock {
             long routerCounter,
             long normed) {
         /**
-         * {@code pairTokens}: the longest step kept on the device (at least the decode steps' rows); {@code fp8Experts}:
+         * {@code pairTokens}: the longest step kept on the device (the decode and verify steps' tokens); {@code fp8Experts}:
          * the experts are FP8, so long steps dequantize one expert projection at a time into a scratch
          * ({@link ExpertGemms}).
          */

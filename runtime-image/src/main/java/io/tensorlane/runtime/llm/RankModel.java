@@ -29,12 +29,14 @@ final class RankModel implements AutoCloseable {
     /**
      * Sizes every buffer is allocated for; {@code fp8Scratch}: elements of the largest FP8 weight, dequantized into a
      * scratch buffer of the model's dtype for the steps the FP8 GEMV does not take (0: no FP8 weights); {@code kvDtype}:
-     * the KV cache's elements ({@link KvCache}).
+     * the KV cache's elements ({@link KvCache}); {@code maxDecodeTokens}: the longest step that carries no prompt chunk
+     * (decode and verify steps, {@link EngineOptions#decodeTokens}), which MoE layers keep on the device.
      */
     record Dims(
             int maxTokens,
             int maxLogitRows,
             int maxRows,
+            int maxDecodeTokens,
             int maxBlocksPerSeq,
             int blockSize,
             int maxPositions,
@@ -148,7 +150,7 @@ final class RankModel implements AutoCloseable {
                     tpl,
                     dt,
                     t,
-                    dims.maxRows(),
+                    dims.maxDecodeTokens(),
                     choices.moeGroupedGemm(),
                     choices.moeFusedDecode());
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));

@@ -326,14 +326,15 @@ final class StepRunner {
 
     /**
      * The buckets of this engine: graphs of at most the step buffers' tokens and logits rows, and for MoE models at most
-     * the rows of a decode step ({@link RankModel.Dims#maxRows}: the longest step its MoE layers keep on the device).
+     * the tokens of a decode or verify step ({@link RankModel.Dims#maxDecodeTokens}: the longest step its MoE layers keep
+     * on the device).
      */
     private GraphBuckets buckets() {
         if (buckets == null) {
             RankModel.Dims d = ranks.get(0).dims;
             int max = Math.min(d.maxTokens(), d.maxLogitRows());
             if (config.moe() != null) {
-                max = Math.min(max, d.maxRows());
+                max = Math.min(max, d.maxDecodeTokens());
             }
             buckets = new GraphBuckets(options.maxSeqs(), Math.max(max, options.maxSeqs()), specGraphs);
         }

@@ -157,7 +157,12 @@ public final class EngineArgs {
 
         /** Logits rows a step of {@code maxSeqs} sequences may need: {@code base}, or k + 1 per sequence speculating. */
         public int logitRows(int maxSeqs, int base) {
-            return speculative == null ? base : Math.max(base, speculative.logitRows(maxSeqs));
+            return Math.max(base, verifyTokens(maxSeqs));
+        }
+
+        /** The most tokens of a verify step of {@code maxSeqs} sequences; 0 without speculation. */
+        public int verifyTokens(int maxSeqs) {
+            return speculative == null ? 0 : speculative.logitRows(maxSeqs);
         }
 
         /** The model directory, or a message naming both ways to give it. */
@@ -189,7 +194,8 @@ public final class EngineArgs {
                             ncclLib,
                             EngineSettings.BLOCK_SIZE)
                     .withBaselineKernels(baselineKernels)
-                    .withKvCacheDtype(kvCacheDtype);
+                    .withKvCacheDtype(kvCacheDtype)
+                    .withVerifyTokens(verifyTokens(maxSeqs));
         }
     }
 

@@ -235,7 +235,8 @@ public final class ServeCommand implements Callable<Integer>, EngineCommand {
                 .withAllreducePlan(
                         config.allreduce() == Allreduce.Custom ? config.table() : null, config.maxMessageBytes())
                 .withBaselineKernels(eng.baselineKernels())
-                .withKvCacheDtype(eng.kvCacheDtype());
+                .withKvCacheDtype(eng.kvCacheDtype())
+                .withVerifyTokens(eng.verifyTokens(Math.min(maxSeqs, eng.maxBatchTokens())));
     }
 
     @Override

@@ -46,6 +46,27 @@ class EngineArgsSpeculativeTest {
     }
 
     @Test
+    void theLongestStepWithoutAPromptIsTheVerifyStepNotTheLogitsBuffer() {
+        // (speculative, max sequences, logits rows asked) -> verify tokens, decode tokens (what MoE keeps on the GPU)
+        Object[][] rows = {
+            {null, 8, 8, 0, 9},
+            {null, 8, 2048, 0, 9}, // prompt logits: more rows, not longer device-kept steps
+            {"ngram:k=4", 8, 8, 40, 40},
+            {"ngram:k=4", 8, 2048, 40, 40},
+            {"draft:/d,k=2", 16, 16, 48, 48},
+            {"ngram:k=1", 1, 1, 2, 2}, // one sequence: two tokens, the spare row's as many
+        };
+        for (Object[] r : rows) {
+            var args = r[0] == null
+                    ? resolve(Map.of(), "--model", "m")
+                    : resolve(Map.of(), "--model", "m", "--speculative", (String) r[0]);
+            var o = args.options((int) r[1], 0, 0, (int) r[2]);
+            assertThat(o.verifyTokens()).as("verify tokens of %s", r[0]).isEqualTo(r[3]);
+            assertThat(o.decodeTokens()).as("decode tokens of %s", r[0]).isEqualTo(r[4]);
+        }
+    }
+
+    @Test
     void aBadValueNamesWhereItCameFromAndTheField() {
         assertThatThrownBy(() -> resolve(Map.of(), "--speculative", "ngram:k=0"))
                 .hasMessage("--speculative 'ngram:k=0': k must be 1..16, got 0");

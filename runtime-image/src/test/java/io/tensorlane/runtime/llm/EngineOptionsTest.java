@@ -43,5 +43,19 @@ class EngineOptionsTest {
                 .hasMessageContaining("memory fraction");
         assertThatThrownBy(() -> new EngineOptions(Path.of("m"), 1, false, 8, 64, 0, 0, 0.9, 8, true, false, null, 12))
                 .hasMessageContaining("power of two");
+        assertThatThrownBy(() -> base(1).withVerifyTokens(9)).hasMessageContaining("verify tokens (9)");
+        assertThatThrownBy(() -> base(1).withVerifyTokens(-1)).hasMessageContaining("verify tokens (-1)");
+    }
+
+    @Test
+    void verifyTokensSurviveTheOtherWithers() {
+        EngineOptions o = new EngineOptions(Path.of("m"), 2, false, 4, 512, 1024, 0, 0.9, 20, true, false, null, 16)
+                .withVerifyTokens(20)
+                .withAllreducePlan(null, 0)
+                .withBaselineKernels(true)
+                .withKvCacheDtype(KvCacheDtype.FP8);
+        assertThat(o.verifyTokens()).isEqualTo(20);
+        assertThat(o.decodeTokens()).isEqualTo(20);
+        assertThat(base(2).decodeTokens()).isEqualTo(9); // no speculation: a token a sequence and the spare row
     }
 }

@@ -21,7 +21,15 @@ class StepInputsSizesTest {
     /** The step sizes LlmEngine builds: {@code maxSeqs + 1} step rows, KV blocks of 16 tokens. */
     static RankModel.Dims dims(int maxSeqs, int logitRows, int maxModelLen) {
         return new RankModel.Dims(
-                8192, logitRows, maxSeqs + 1, (maxModelLen + 15) / 16, 16, maxModelLen, 0, KvCacheDtype.AUTO);
+                8192,
+                logitRows,
+                maxSeqs + 1,
+                maxSeqs + 1,
+                (maxModelLen + 15) / 16,
+                16,
+                maxModelLen,
+                0,
+                KvCacheDtype.AUTO);
     }
 
     static long[] sizes(RankModel.Dims d, boolean sampler) {
