@@ -22,7 +22,8 @@
 #                attention_fused_combine cases);
 #                oracle/moe_fused_summary.py prints them side by side and each run's batch-1 percentage of the
 #                active-parameter roofline (target >= 60%; reported, not gating)
-# Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs),
+# Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs; also
+# step = TENSORLANE_MOE_FUSED_DECODE=step alone, rope = on with TENSORLANE_ATTN_ROPE=fused, to tell attn's parts apart),
 # MODEL_ENVS (the models' switches, "TENSORLANE_MOE_FUSED_DECODE=on"; e.g. "TENSORLANE_MOE_FUSED_DECODE=step
 # TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused" checks the attn run's path against transformers), BENCH_RESERVE (75 s kept for the bench out of the
 # models' budget; the models get BUDGET - 75 and cut their own gen runs when short, which shows as missing rows: FAIL;
@@ -117,6 +118,7 @@ if has_step bench; then
     # left, at least 30 s
     t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 3 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30
     envs=(TENSORLANE_MOE_FUSED_DECODE=$sw)
+    [ "$sw" = rope ] && envs=(TENSORLANE_MOE_FUSED_DECODE=on TENSORLANE_ATTN_ROPE=fused)
     [ "$sw" = attn ] && envs=(TENSORLANE_MOE_FUSED_DECODE=step TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused)
     runs+=(--run "$sw=$OUT/moe-$sw.json")
     env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$CK" --tp 1 \

@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code generate --speculative} (and {@code --scheduler}, the same without speculation): the prompts through the serving
  * {@link Scheduler} with a {@link Speculator} when {@code sc} is not null (the offline {@link Generator} has no verify
- * steps), prefix caching off, every prompt submitted at once. The results
+ * steps), prefix caching off, every prompt queued before the scheduler's first step (its steps do not depend on how fast
+ * they were queued: chain on and off, or two runs, step alike). The results
  * have the Generator's shape (no prompt logits); the counts say how many steps ran and what the guesses did.
  */
 final class SpeculativeGenerate {
@@ -56,7 +57,7 @@ final class SpeculativeGenerate {
         Speculator spec = Speculator.of(sc, proposer, o.maxLogitRows(), o.maxSeqs(), null);
         List<Collect> cs = new ArrayList<>();
         long t0 = System.nanoTime();
-        Scheduler s = new Scheduler(engine, engine.blocks(), config, new HashSet<>(eos), null, spec);
+        Scheduler s = Scheduler.held(engine, engine.blocks(), config, new HashSet<>(eos), spec);
         try {
             for (int i = 0; i < reqs.size(); i++) {
                 Generator.Request r = reqs.get(i);
@@ -73,6 +74,7 @@ final class SpeculativeGenerate {
                                 r.logprobs()),
                         c);
             }
+            s.start(); // every prompt queued: the first step plans them all, so the steps are the same run to run
             List<Generator.Result> out = new ArrayList<>();
             for (int i = 0; i < reqs.size(); i++) {
                 Collect c = cs.get(i);

@@ -91,6 +91,31 @@ public final class Scheduler implements AutoCloseable {
             Set<Integer> eosTokenIds,
             EngineMetrics metrics,
             Speculator spec) {
+        this(executor, blocks, config, eosTokenIds, metrics, spec, true);
+    }
+
+    /**
+     * A scheduler whose thread waits for {@link #start}: the sequences submitted before it are all planned from its first
+     * step, so an offline run's steps are the same run to run ({@code generate}: its batches do not depend on how fast
+     * the prompts were queued).
+     */
+    public static Scheduler held(
+            StepExecutor executor,
+            BlockAllocator blocks,
+            SchedulerConfig config,
+            Set<Integer> eosTokenIds,
+            Speculator spec) {
+        return new Scheduler(executor, blocks, config, eosTokenIds, null, spec, false);
+    }
+
+    private Scheduler(
+            StepExecutor executor,
+            BlockAllocator blocks,
+            SchedulerConfig config,
+            Set<Integer> eosTokenIds,
+            EngineMetrics metrics,
+            Speculator spec,
+            boolean start) {
         this.spec = spec;
         this.executor = Objects.requireNonNull(executor, "executor");
         this.blocks = Objects.requireNonNull(blocks, "blocks");
@@ -113,6 +138,13 @@ public final class Scheduler implements AutoCloseable {
         }
         this.thread = new Thread(this::loop, "tensorlane-scheduler");
         thread.setDaemon(true);
+        if (start) {
+            thread.start();
+        }
+    }
+
+    /** Starts a {@link #held} scheduler's thread; IllegalThreadStateException when it runs already. */
+    public void start() {
         thread.start();
     }
 

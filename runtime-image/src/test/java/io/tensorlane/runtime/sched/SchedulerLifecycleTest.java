@@ -40,6 +40,29 @@ class SchedulerLifecycleTest extends SchedulerFixture {
     }
 
     @Test
+    void aHeldSchedulerPlansEveryQueuedPromptInItsFirstStep() throws Exception {
+        exec = new FakeExecutor(VOCAB, 64, BS);
+        blocks = new BlockAllocator(64, BS);
+        SchedulerConfig config = new SchedulerConfig(4, 64, 8, 256, 64).withPrefixCaching(false, "held");
+        Scheduler s = Scheduler.held(exec, blocks, config, java.util.Set.of(EOS), null);
+        open.add(s);
+        List<Collector> cs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            cs.add(new Collector());
+            s.submit(req("p" + i, prompt(5 + i, i), 4), cs.get(i));
+        }
+        Thread.sleep(200); // a started scheduler would have stepped the first prompt alone by now
+        assertThat(exec.entered.get()).isZero();
+        s.start();
+        for (Collector c : cs) {
+            assertThat(c.await()).isEqualTo(FinishReason.LENGTH);
+        }
+        assertThat(exec.batches.get(0).rows()).isEqualTo(3); // the three prompts' prefill together
+        assertThat(exec.batches.get(0).tokens()).isEqualTo(5 + 6 + 7);
+        assertThatThrownBy(s::start).isInstanceOf(IllegalThreadStateException.class);
+    }
+
+    @Test
     void aFullQueueRejectsWithARetryHint() throws Exception {
         Scheduler s = start(1, 64, 2, 32, null);
         exec.gated = true;
