@@ -27,7 +27,7 @@ final class DenseMlp implements MlpBlock {
     }
 
     @Override
-    public void forward(int n, long xn, long out, CUstream s, OpMarks mark) {
+    public void forward(int n, boolean shortChunks, long xn, long out, CUstream s, OpMarks mark) {
         lin.linear(GemvPolicy.Linear.GATE_UP, xn, prefix + "gate_up", gateUp, n, hidden, 2 * inter, s);
         mark.mark("gemm gate_up");
         kernels.siluMul(dt, gateUp, act, n, inter, s);

@@ -8,8 +8,12 @@ import jcuda.driver.CUstream;
  * ({@link MoeMlp}), chosen per layer from the config.
  */
 interface MlpBlock {
-    /** Enqueues the block on {@code s}; {@code mark} labels each operation for the op timer. */
-    void forward(int n, long xn, long out, CUstream s, OpMarks mark);
+    /**
+     * Enqueues the block on {@code s}; {@code mark} labels each operation for the op timer. {@code shortChunks}: no
+     * sequence has {@link AttentionPlan#MIN_RUN} or more of the step's tokens (decode and verify steps, the shapes CUDA
+     * graphs hold: {@link GraphBuckets}).
+     */
+    void forward(int n, boolean shortChunks, long xn, long out, CUstream s, OpMarks mark);
 
     /**
      * Whether {@link #forwardFused} takes this block: its linears fit the one-token kernels with the residual stream

@@ -26,7 +26,7 @@ final class MlpBlocks {
     private final MoeFusedDecode fusedDecode;
 
     /**
-     * Scratch for steps of up to {@code tokens} tokens; {@code decodeTokens}: the longest step MoE keeps on the GPU;
+     * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows} and {@code decodeTokens}: the longest steps MoE keeps on the GPU (of any shape, of short chunks);
      * {@code groupedGemm}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm});
      * {@code fusedDecode}: which MoE steps take the fused decode kernels ({@link KernelChoices#moeFusedDecode}).
      */
@@ -37,6 +37,7 @@ final class MlpBlocks {
             TpLayout tpl,
             DType dt,
             int tokens,
+            int decodeRows,
             int decodeTokens,
             boolean groupedGemm,
             MoeFusedDecode fusedDecode) {
@@ -56,6 +57,7 @@ final class MlpBlocks {
                         phase,
                         dt,
                         tokens,
+                        decodeRows,
                         decodeTokens,
                         cfg.moe(),
                         cfg.hiddenSize(),

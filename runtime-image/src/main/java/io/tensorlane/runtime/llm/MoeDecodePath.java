@@ -19,4 +19,14 @@ record MoeDecodePath(boolean fusedRouter, boolean pairs, boolean fusedPairs) {
         boolean fused = n <= fusedMaxTokens;
         return new MoeDecodePath(fused && pairs && n <= MoeDecodeKernels.ROUTER_MAX_TOKENS, pairs, fused && pairs);
     }
+
+    /**
+     * The longest step of its shape kept on the device: {@code decodeRows} (one token a sequence and the spare row) for
+     * any step, up to {@code pairTokens} for one of short chunks ({@link MlpBlock#forward}: decode and verify steps).
+     * Longer prompt chunks are grouped by expert: on the device each of their (token, slot) pairs would read its
+     * expert's rows again.
+     */
+    static int deviceLimit(boolean shortChunks, int decodeRows, int pairTokens) {
+        return shortChunks ? pairTokens : Math.min(decodeRows, pairTokens);
+    }
 }

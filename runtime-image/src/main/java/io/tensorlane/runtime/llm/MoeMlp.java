@@ -15,7 +15,7 @@ import jcuda.driver.CUstream;
  * intermediate columns, the router replicated), so the layer ends in the same allreduce as a dense one. The router's
  * logits come from cuBLAS (fp32 out); softmax, top-k and the renormalisation run on the GPU ({@code tl_moe_route}).
  *
- * <p>Steps of at most {@link Buffers#pairTokens} tokens (every decode and verify step) stay on the device: each (token, slot)
+ * <p>Decode and verify steps ({@link MoeDecodePath#deviceLimit}) stay on the device: each (token, slot)
  * pair's gate/up and down read only its expert's rows, and each token's k rows are weighted and summed; no host round
  * trip, so they replay in CUDA graphs as dense steps do. Longer steps (prefill) group the pairs by expert on the GPU,
  * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
@@ -37,6 +37,7 @@ final class MoeMlp implements MlpBlock {
             long weights,
             long gateUp,
             long act,
+            int decodeRows,
             int pairTokens,
             long pairDown,
             long counts,
@@ -49,7 +50,9 @@ final class MoeMlp implements MlpBlock {
             long routerCounter,
             long normed) {
         /**
-         * {@code pairTokens}: the longest step kept on the device (the decode and verify steps' tokens); {@code fp8Experts}:
+         * {@code decodeRows}: the longest step of any shape kept on the device (one token a sequence and the spare row);
+         * {@code pairTokens}: the longest one of short chunks kept there (the verify steps' tokens; {@link
+         * MoeDecodePath#deviceLimit}); {@code fp8Experts}:
          * the experts are FP8, so long steps dequantize one expert projection at a time into a scratch
          * ({@link ExpertGemms}).
          */
@@ -58,6 +61,7 @@ final class MoeMlp implements MlpBlock {
                 String phase,
                 DType dt,
                 int tokens,
+                int decodeRows,
                 int pairTokens,
                 MoeSpec moe,
                 int hidden,
@@ -73,6 +77,7 @@ final class MoeMlp implements MlpBlock {
                     addr(mem, phase, "expert weights", 4L * pairs),
                     addr(mem, phase, "expert gate/up", e * pairs * 2 * inter),
                     addr(mem, phase, "expert act", e * pairs * inter),
+                    Math.min(decodeRows, small),
                     small,
                     addr(mem, phase, "expert down (fp32)", 4L * small * moe.topK() * hidden),
                     addr(mem, phase, "expert counts", 4L * moe.experts()),
@@ -159,8 +164,9 @@ final class MoeMlp implements MlpBlock {
     }
 
     @Override
-    public void forward(int n, long xn, long out, CUstream s, OpMarks mark) {
-        MoeDecodePath path = MoeDecodePath.of(fusedMaxTokens, n, buf.pairTokens());
+    public void forward(int n, boolean shortChunks, long xn, long out, CUstream s, OpMarks mark) {
+        int onDevice = MoeDecodePath.deviceLimit(shortChunks, buf.decodeRows(), buf.pairTokens());
+        MoeDecodePath path = MoeDecodePath.of(fusedMaxTokens, n, onDevice);
         route(n, xn, path, s, mark);
         if (path.fusedPairs()) {
             fusedPairs(n, xn, out, false, s, mark);

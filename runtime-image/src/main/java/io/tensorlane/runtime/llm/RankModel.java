@@ -88,6 +88,8 @@ final class RankModel implements AutoCloseable {
 
     private int numTiles;
     private int numRest;
+    /** The uploaded step's: no sequence has {@link AttentionPlan#MIN_RUN} or more of its tokens ({@link MlpBlock}). */
+    private boolean shortChunks;
     // activations
     final CUdeviceptr part;
     final CUdeviceptr red;
@@ -150,6 +152,7 @@ final class RankModel implements AutoCloseable {
                     tpl,
                     dt,
                     t,
+                    dims.maxRows(),
                     dims.maxDecodeTokens(),
                     choices.moeGroupedGemm(),
                     choices.moeFusedDecode());
@@ -206,6 +209,7 @@ final class RankModel implements AutoCloseable {
         inputs.upload(b, plan, rank.index() == 0, rank.stream());
         numTiles = plan.numTiles();
         numRest = plan.rest().length;
+        shortChunks = GraphBuckets.longestChunk(b.tokenRow(), n) < AttentionPlan.MIN_RUN;
     }
 
     /** Rank 0: enqueues the copy of the {@code m} sampled ids to the host; {@link #sampledIds} after a synchronize. */
@@ -272,7 +276,7 @@ final class RankModel implements AutoCloseable {
             lin.linear(GemvPolicy.Linear.O, attn, p + "o", addr(part), n, hq * hd, hidden, s);
             mark("gemm o");
             reduceAndNorm(n, p + "post_norm", 1, eps);
-            mlp.layer(l).forward(n, xn, addr(part), s, this::mark);
+            mlp.layer(l).forward(n, shortChunks, xn, addr(part), s, this::mark);
             // the next layer's input norm, or the final norm
             reduceAndNorm(n, l + 1 < cfg.numLayers() ? "layers." + (l + 1) + ".input_norm" : "final_norm", 1, eps);
         }

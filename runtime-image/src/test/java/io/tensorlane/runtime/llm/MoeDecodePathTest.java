@@ -46,4 +46,22 @@ class MoeDecodePathTest {
             int fusedMaxTokens, int pairTokens, boolean fused) {
         assertThat(MoeMlp.fusesOneToken(fusedMaxTokens, pairTokens)).isEqualTo(fused);
     }
+
+    @ParameterizedTest(name = "short chunks {0}, decode rows {1}, pair tokens {2} -> on the device up to {3}")
+    @CsvSource({
+        // no speculation: the pair buffers hold the decode rows, every shape alike
+        "true, 65, 65, 65",
+        "false, 65, 65, 65",
+        // k = 4 over 64 sequences: verify steps (short chunks) up to 320 tokens stay on the device and replay graphs;
+        // a prompt chunk of more than the decode rows is grouped by expert, as without speculation
+        "true, 65, 320, 320",
+        "false, 65, 320, 65",
+        // the step buffers cap the pair buffers below the decode rows
+        "false, 65, 48, 48",
+    })
+    void verifyStepsStayOnTheDeviceLongPromptChunksDoNot(
+            boolean shortChunks, int decodeRows, int pairTokens, int limit) {
+        assertThat(MoeDecodePath.deviceLimit(shortChunks, decodeRows, pairTokens))
+                .isEqualTo(limit);
+    }
 }
