@@ -57,24 +57,26 @@ final class SpeculativeGenerate {
         Speculator spec = Speculator.of(sc, proposer, o.maxLogitRows(), o.maxSeqs(), null);
         List<Collect> cs = new ArrayList<>();
         long t0 = System.nanoTime();
-        Scheduler s = Scheduler.held(engine, engine.blocks(), config, new HashSet<>(eos), spec);
+        Scheduler s = new Scheduler(engine, engine.blocks(), config, new HashSet<>(eos), null, spec);
         try {
-            for (int i = 0; i < reqs.size(); i++) {
-                Generator.Request r = reqs.get(i);
-                Collect c = new Collect();
-                cs.add(c);
-                s.submit(
-                        new SeqRequest(
-                                Integer.toString(i),
-                                r.promptIds(),
-                                r.maxTokens(),
-                                r.sampling(),
-                                Set.of(),
-                                r.ignoreEos(),
-                                r.logprobs()),
-                        c);
-            }
-            s.start(); // every prompt queued: the first step plans them all, so the steps are the same run to run
+            // every prompt queued before the next step plans: the steps are the same run to run
+            s.together(() -> {
+                for (int i = 0; i < reqs.size(); i++) {
+                    Generator.Request r = reqs.get(i);
+                    Collect c = new Collect();
+                    cs.add(c);
+                    s.submit(
+                            new SeqRequest(
+                                    Integer.toString(i),
+                                    r.promptIds(),
+                                    r.maxTokens(),
+                                    r.sampling(),
+                                    Set.of(),
+                                    r.ignoreEos(),
+                                    r.logprobs()),
+                            c);
+                }
+            });
             List<Generator.Result> out = new ArrayList<>();
             for (int i = 0; i < reqs.size(); i++) {
                 Collect c = cs.get(i);

@@ -91,31 +91,6 @@ public final class Scheduler implements AutoCloseable {
             Set<Integer> eosTokenIds,
             EngineMetrics metrics,
             Speculator spec) {
-        this(executor, blocks, config, eosTokenIds, metrics, spec, true);
-    }
-
-    /**
-     * A scheduler whose thread waits for {@link #start}: the sequences submitted before it are all planned from its first
-     * step, so an offline run's steps are the same run to run ({@code generate}: its batches do not depend on how fast
-     * the prompts were queued).
-     */
-    public static Scheduler held(
-            StepExecutor executor,
-            BlockAllocator blocks,
-            SchedulerConfig config,
-            Set<Integer> eosTokenIds,
-            Speculator spec) {
-        return new Scheduler(executor, blocks, config, eosTokenIds, null, spec, false);
-    }
-
-    private Scheduler(
-            StepExecutor executor,
-            BlockAllocator blocks,
-            SchedulerConfig config,
-            Set<Integer> eosTokenIds,
-            EngineMetrics metrics,
-            Speculator spec,
-            boolean start) {
         this.spec = spec;
         this.executor = Objects.requireNonNull(executor, "executor");
         this.blocks = Objects.requireNonNull(blocks, "blocks");
@@ -138,14 +113,16 @@ public final class Scheduler implements AutoCloseable {
         }
         this.thread = new Thread(this::loop, "tensorlane-scheduler");
         thread.setDaemon(true);
-        if (start) {
-            thread.start();
-        }
+        thread.start();
     }
 
-    /** Starts a {@link #held} scheduler's thread; IllegalThreadStateException when it runs already. */
-    public void start() {
-        thread.start();
+    /**
+     * Runs {@code submits} (calls of {@link #submit}) with the queue held: the sequences they queue are all planned from
+     * the same step on, so an offline run's steps are the same run to run ({@code generate}: its batches do not depend on
+     * how fast the prompts were queued). Steps already running finish meanwhile; the next waits for the queue.
+     */
+    public void together(Runnable submits) {
+        inbox.holding(submits);
     }
 
     /**

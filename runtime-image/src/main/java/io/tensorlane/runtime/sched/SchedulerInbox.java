@@ -31,6 +31,16 @@ final class SchedulerInbox {
         this.config = config;
     }
 
+    /** Runs {@code r} holding the lock (its submits are reentrant): the scheduler thread sees all it queues at once. */
+    void holding(Runnable r) {
+        lock.lock();
+        try {
+            r.run();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * Queues the sequence {@code create} makes, unless the scheduler has {@code failure}d, is closed or draining
      * (IllegalStateException) or {@code maxWaiting} requests already wait ({@link QueueFullException}).

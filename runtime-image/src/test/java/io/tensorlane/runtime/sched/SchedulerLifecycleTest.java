@@ -40,26 +40,35 @@ class SchedulerLifecycleTest extends SchedulerFixture {
     }
 
     @Test
-    void aHeldSchedulerPlansEveryQueuedPromptInItsFirstStep() throws Exception {
-        exec = new FakeExecutor(VOCAB, 64, BS);
-        blocks = new BlockAllocator(64, BS);
-        SchedulerConfig config = new SchedulerConfig(4, 64, 8, 256, 64).withPrefixCaching(false, "held");
-        Scheduler s = Scheduler.held(exec, blocks, config, java.util.Set.of(EOS), null);
-        open.add(s);
+    void promptsQueuedTogetherArePlannedInOneStep() throws Exception {
+        Scheduler s = start(4, 64, 64);
         List<Collector> cs = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            cs.add(new Collector());
-            s.submit(req("p" + i, prompt(5 + i, i), 4), cs.get(i));
-        }
-        Thread.sleep(200); // a started scheduler would have stepped the first prompt alone by now
-        assertThat(exec.entered.get()).isZero();
-        s.start();
+        s.together(() -> {
+            for (int i = 0; i < 3; i++) {
+                cs.add(new Collector());
+                s.submit(req("p" + i, prompt(5 + i, i), 4), cs.get(i));
+                if (i == 0) {
+                    sleep(200); // unheld, the scheduler would step the first prompt alone meanwhile
+                }
+            }
+        });
         for (Collector c : cs) {
             assertThat(c.await()).isEqualTo(FinishReason.LENGTH);
         }
         assertThat(exec.batches.get(0).rows()).isEqualTo(3); // the three prompts' prefill together
         assertThat(exec.batches.get(0).tokens()).isEqualTo(5 + 6 + 7);
-        assertThatThrownBy(s::start).isInstanceOf(IllegalThreadStateException.class);
+        // a later submit still runs (the queue is released)
+        Collector late = new Collector();
+        s.submit(req("late", prompt(4, 9), 2), late);
+        assertThat(late.await()).isEqualTo(FinishReason.LENGTH);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test
