@@ -7,7 +7,8 @@
 #             the attention against fp64, its key slices merged by their last block against the combine kernel, and the
 #             attention with the rope folded in against qkv_rope + attention (output and caches), bit for bit
 #   2. bench  bench-fused: each fused kernel of an 8B layer (qkv, o, gate_up, down) per weight type and variant, alone,
-#             CUDA events, median of 200, weights cycled past the L2 cache; the per-layer sum against the base variant;
+#             CUDA events, median of 200, weights cycled past the L2 cache, eager and per launch of a captured graph (no
+#             host launch cost: what a decode step pays); the per-layer sum against the base variant;
 #             then one decode token's rope + attention (32/8 heads, head dim 128, 512 keys), all four of rope kernel or
 #             folded and combine kernel or fused
 # Environment: STEPS ("check bench"), BUDGET (120 s). Results under $OUT: kernelcheck.txt, bench-fused.txt (printed

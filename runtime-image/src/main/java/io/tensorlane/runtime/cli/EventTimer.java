@@ -6,12 +6,16 @@ import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
+import io.tensorlane.runtime.engine.CapturedGraph;
 import io.tensorlane.runtime.engine.Cuda;
 import java.util.Arrays;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 
-/** The GPU time of one launch on a stream: CUDA events around each of many, after a warm-up, the median. */
+/**
+ * The GPU time of one launch on a stream: CUDA events around each of many, after a warm-up, the median; eager (each
+ * launch from the host, its launch cost included) or replayed from a captured graph (as a decode step runs it).
+ */
 final class EventTimer {
     private EventTimer() {}
 
@@ -41,5 +45,24 @@ final class EventTimer {
         }
         Arrays.sort(us);
         return us[iters / 2];
+    }
+
+    /**
+     * The median time of one launch of {@code launch} inside a CUDA graph of {@code reps} of them (captured once; each
+     * timing replays it and divides by {@code reps}): no host launch cost between the kernels, as in a decode step's
+     * graph, but without its programmatic edges. {@code launch} may vary its inputs from call to call (the capture
+     * keeps each call's).
+     */
+    static double graphMedian(CUstream s, int warmup, int iters, int reps, Runnable launch) {
+        if (reps < 1) {
+            throw new IllegalArgumentException("reps must be >= 1, got " + reps);
+        }
+        try (CapturedGraph g = CapturedGraph.capture(s, () -> {
+            for (int i = 0; i < reps; i++) {
+                launch.run();
+            }
+        })) {
+            return median(s, warmup, iters, () -> g.launch(s)) / reps;
+        }
     }
 }

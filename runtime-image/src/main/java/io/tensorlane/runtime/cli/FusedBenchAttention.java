@@ -16,9 +16,13 @@ import jcuda.driver.CUstream;
 
 /**
  * {@code bench-fused}'s attention rows: one decode token over a paged bf16 cache, its rope + KV write by {@code
- * tl_qkv_rope} or folded into the attention, its key slices merged by the combine kernel or by their last block.
+ * tl_qkv_rope} or folded into the attention, its key slices merged by the combine kernel or by their last block;
+ * eager (a launch from the host each, its cost included) and replayed from a graph of {@link #GRAPH_REPS} tokens.
  */
 record FusedBenchAttention(int hq, int hk, int hd, int context, int warmup, int iters) {
+    /** Tokens a timed graph holds (the same inputs each: the cache stays in L2, so these are the kernels' floor). */
+    static final int GRAPH_REPS = 8;
+
     /**
      * One decode token's rope, KV write and attention at {@code --context} keys, each of the four ways ({@link
      * AttentionKernels#fusedRope}, {@link AttentionKernels#fusedCombine}): the median of each, the same inputs, every
@@ -70,16 +74,18 @@ record FusedBenchAttention(int hq, int hk, int hd, int context, int warmup, int 
                                         hd, scale, 0, s);
                             };
                     double us = EventTimer.median(s, warmup, iters, token);
+                    double graph = EventTimer.graphMedian(s, warmup, iters, GRAPH_REPS, token);
                     out.printf(
                             Locale.ROOT,
-                            "attention   hq=%d,hk=%d,hd=%d,context=%d  rope=%-6s merge=%-6s %8.2f%n",
+                            "attention   hq=%d,hk=%d,hd=%d,context=%d  rope=%-6s merge=%-6s %8.2f | graph %8.2f%n",
                             hq,
                             hk,
                             hd,
                             context,
                             fusedRope ? "fused" : "kernel",
                             fused ? "fused" : "kernel",
-                            us);
+                            us,
+                            graph);
                 }
             }
         } finally {

@@ -37,7 +37,9 @@ import picocli.CommandLine.Spec;
  * (default the Llama-3.1-8B layer's: qkv 4096 → 6144, o 4096 → 4096, gate_up 4096 → 2 × 14336, down 14336 → 4096).
  * Each kernel is timed alone by CUDA events around each launch (median of {@code --iters} after {@code --warmup}),
  * cycling over copies of its weight that together exceed {@code --cycle-mib} so that every launch reads from DRAM, as
- * a decode step does. Prints per kernel the time and the weight bytes read per second, and per layer the sum of the
+ * a decode step does; eager (the host's launch cost in each time) and per launch of a captured graph of one launch per
+ * copy (at least 8; what a decode step's graph pays, less its programmatic edges: {@link EventTimer#graphMedian}).
+ * Prints per kernel the time and the weight bytes read per second, both ways, and per layer the sum of the
  * four and its ratio to the base variant's; then one decode token's attention at {@code --context} keys with its key
  * slices merged by the combine kernel and by their last block ({@link FusedBenchAttention}). Correctness of the variants is kernelcheck's (gemv_norm, gemv_norm_silu,
  * gemv_res, each variant against the unfused kernels, bit for bit).
@@ -183,52 +185,64 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
         out.printf(
                 "bench-fused: bf16 activations; median of %d launches after %d; weights cycled over >= %d MiB%n",
                 iters, warmup, cycleMib);
-        out.println("type        linear   variant          us      GB/s   x base");
+        out.println("type        linear   variant          us      GB/s   x base | graph us      GB/s   x base");
         List<Linear> lin = layer(hidden, qkv, inter);
         for (WeightType type : List.of(WeightType.DENSE, WeightType.FP8_ROW, WeightType.FP8_BLOCK)) {
             List<FusedGemvVariant> vs = Arrays.stream(FusedGemvVariant.values())
                     .filter(v -> type.fp8() || v != FusedGemvVariant.PIPE_XF32_BITS)
                     .toList();
             double[][] us = new double[vs.size()][lin.size()];
+            double[][] gus = new double[vs.size()][lin.size()];
             for (int i = 0; i < lin.size(); i++) {
                 try (Inputs in = new Inputs(type, lin.get(i))) { // the same buffers for every variant
                     for (int j = 0; j < vs.size(); j++) {
-                        us[j][i] = in.time(k, stream, vs.get(j));
+                        us[j][i] = in.time(k, stream, vs.get(j), false);
+                        gus[j][i] = in.time(k, stream, vs.get(j), true);
                     }
                 }
             }
             String ty = type.name().toLowerCase(Locale.ROOT);
             double baseLayer = Arrays.stream(us[0]).sum(); // vs.get(0) is BASE
+            double baseGraph = Arrays.stream(gus[0]).sum();
             for (int j = 0; j < vs.size(); j++) {
                 for (int i = 0; i < lin.size(); i++) {
                     out.printf(
                             Locale.ROOT,
-                            "%-11s %-8s %-14s %8.2f %9.0f %8.3f%n",
+                            "%-11s %-8s %-14s %8.2f %9.0f %8.3f | %8.2f %9.0f %8.3f%n",
                             ty,
                             lin.get(i).name(),
                             vs.get(j).key(),
                             us[j][i],
                             weightBytes(type, lin.get(i)) / us[j][i] / 1e3,
-                            us[0][i] / us[j][i]);
+                            us[0][i] / us[j][i],
+                            gus[j][i],
+                            weightBytes(type, lin.get(i)) / gus[j][i] / 1e3,
+                            gus[0][i] / gus[j][i]);
                 }
                 double layerUs = Arrays.stream(us[j]).sum();
+                double layerGraph = Arrays.stream(gus[j]).sum();
                 out.printf(
                         Locale.ROOT,
-                        "%-11s %-8s %-14s %8.2f %9s %8.3f%n",
+                        "%-11s %-8s %-14s %8.2f %9s %8.3f | %8.2f %9s %8.3f%n",
                         ty,
                         "layer",
                         vs.get(j).key(),
                         layerUs,
                         "",
-                        baseLayer / layerUs);
+                        baseLayer / layerUs,
+                        layerGraph,
+                        "",
+                        baseGraph / layerGraph);
             }
             out.flush();
         }
         new FusedBenchAttention(heads[0], heads[1], heads[2], context, warmup, iters).run(k, stream, out);
     }
 
-    private double median(CUstream s, Runnable launch) {
-        return EventTimer.median(s, warmup, iters, launch);
+    private double median(CUstream s, Runnable launch, int graphReps) {
+        return graphReps > 0
+                ? EventTimer.graphMedian(s, warmup, iters, graphReps, launch)
+                : EventTimer.median(s, warmup, iters, launch);
     }
 
     /** Bytes of the weight and its scales. */
@@ -295,11 +309,14 @@ public final class FusedGemvBenchCommand implements Callable<Integer> {
             }
         }
 
-        /** The median GPU time of one launch of variant {@code v}, in microseconds, cycling over the copies. */
-        double time(ModelKernels k, CUstream s, FusedGemvVariant v) {
+        /**
+         * The median GPU time of one launch of variant {@code v}, in microseconds, cycling over the copies: eager, or
+         * in a graph of one launch per copy ({@code graph}; at least 8).
+         */
+        double time(ModelKernels k, CUstream s, FusedGemvVariant v, boolean graph) {
             FusedGemvKernels f = k.fused().with(v); // once: nothing but the launch between a launch's events
             int[] next = {0};
-            return median(s, () -> launch(f, s, ws[next[0]++ % ws.length]));
+            return median(s, () -> launch(f, s, ws[next[0]++ % ws.length]), graph ? Math.max(8, ws.length) : 0);
         }
 
         @Override
