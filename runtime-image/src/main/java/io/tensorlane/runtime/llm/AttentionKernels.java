@@ -115,10 +115,7 @@ public final class AttentionKernels {
             float scale,
             long kvScales,
             CUstream s) {
-        ModelKernels.heads(hq, hk, hd);
-        ModelKernels.positive("blockSize", blockSize);
-        ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
-        checkCaches(kCache, vCache, hq);
+        checkLaunch(hq, hk, hd, blockSize, maxBlocksPerSeq, kCache, vCache);
         if (n <= 0) {
             return;
         }
@@ -245,10 +242,7 @@ public final class AttentionKernels {
             float scale,
             long kvScales,
             CUstream s) {
-        ModelKernels.heads(hq, hk, hd);
-        ModelKernels.positive("blockSize", blockSize);
-        ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
-        checkCaches(kCache, vCache, hq);
+        checkLaunch(hq, hk, hd, blockSize, maxBlocksPerSeq, kCache, vCache);
         int gh = AttentionSlices.splitGroup(hq / hk, hd);
         if (gh == 0) {
             throw new IllegalArgumentException("attention with rope: head dim " + hd + " with " + hq / hk
@@ -294,8 +288,15 @@ public final class AttentionKernels {
                         f(scale)));
     }
 
-    /** The kernels' 16-byte K/V loads need aligned caches; a grid's y takes at most 65535 query heads. */
-    private static void checkCaches(long kCache, long vCache, int hq) {
+    /**
+     * What every attention launch checks first: its heads, the cache's geometry, the kernels' 16-byte K/V loads (aligned
+     * caches) and a grid's y (at most 65535 query heads).
+     */
+    private static void checkLaunch(
+            int hq, int hk, int hd, int blockSize, int maxBlocksPerSeq, long kCache, long vCache) {
+        ModelKernels.heads(hq, hk, hd);
+        ModelKernels.positive("blockSize", blockSize);
+        ModelKernels.positive("maxBlocksPerSeq", maxBlocksPerSeq);
         if ((kCache & 15) != 0 || (vCache & 15) != 0) {
             throw new IllegalArgumentException("attention: k/v cache must be 16-byte aligned (kCache=0x"
                     + Long.toHexString(kCache) + ", vCache=0x" + Long.toHexString(vCache) + ")");

@@ -116,15 +116,10 @@ public final class MoeDecodeKernels {
                 i(inter));
     }
 
-    /** y[n, out] in T = sum over each token's k slots of weights[p] x (expert ids[p]'s rows of w [experts, out, in] · act[p]). */
-    public void downSum(
-            DType t, long act, long w, long y, long ids, long weights, int n, int topK, int in, int out, CUstream s) {
-        downSum(t, act, w, y, false, ids, weights, n, topK, in, out, s);
-    }
-
     /**
-     * {@link #downSum} into {@code y} (T), or with {@code residual} added to the fp32 residual stream at {@code y} as
-     * {@code tl_add_rmsnorm}'s mode 1 adds it ({@code tl_moe_down_sum_res}: a fused one-token step).
+     * y[n, out] in T = sum over each token's k slots of weights[p] x (expert ids[p]'s rows of w [experts, out, in] ·
+     * act[p]); with {@code residual} that sum is added to the fp32 residual stream at {@code y} instead, as {@code
+     * tl_add_rmsnorm}'s mode 1 adds it ({@code tl_moe_down_sum_res}: a fused one-token step).
      */
     public void downSum(
             DType t,
@@ -202,25 +197,10 @@ public final class MoeDecodeKernels {
                 i(type.rowBlock()));
     }
 
-    /** {@link #downSum} over FP8 experts (w [experts x out, in] e4m3, scales as in {@link #gateUpSiluFp8}). */
-    public void downSumFp8(
-            DType t,
-            WeightType type,
-            long act,
-            long w,
-            long scales,
-            long y,
-            long ids,
-            long weights,
-            int n,
-            int topK,
-            int in,
-            int out,
-            CUstream s) {
-        downSumFp8(t, type, act, w, scales, y, false, ids, weights, n, topK, in, out, s);
-    }
-
-    /** {@link #downSumFp8}, or with {@code residual} added to the fp32 residual stream at {@code y} (as {@link #downSum}). */
+    /**
+     * {@link #downSum} over FP8 experts (w [experts x out, in] e4m3, scales as in {@link #gateUpSiluFp8}), into {@code y}
+     * or added to the residual stream there ({@code residual}, as {@link #downSum}).
+     */
     public void downSumFp8(
             DType t,
             WeightType type,

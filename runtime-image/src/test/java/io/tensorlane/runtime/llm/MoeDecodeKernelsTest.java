@@ -45,13 +45,15 @@ class MoeDecodeKernelsTest {
     void vectorRowsNeedAlignedPointersAndOtherWidthsDoNot() {
         assertThatThrownBy(() -> k.gateUpSilu(DType.bf16, A + 2, A, A, A, 1, 8, 2048, 768, null))
                 .hasMessageContaining("tl_moe_gate_up_silu: rows of in % 8 == 0 need 16-byte aligned x and w");
-        assertThatThrownBy(() -> k.downSum(DType.bf16, A, A + 8, A, A, A, 1, 8, 768, 2048, null))
+        assertThatThrownBy(() -> k.downSum(DType.bf16, A, A + 8, A, false, A, A, 1, 8, 768, 2048, null))
                 .hasMessageContaining("tl_moe_down_sum: rows of in % 8 == 0");
-        assertThatThrownBy(() ->
-                        k.downSumFp8(DType.bf16, WeightType.FP8_BLOCK, A + 8, A, A, A, A, A, 1, 8, 768, 2048, null))
+        assertThatThrownBy(() -> k.downSum(DType.bf16, A, A + 8, A, true, A, A, 1, 8, 768, 2048, null))
+                .hasMessageContaining("tl_moe_down_sum_res: rows of in % 8 == 0");
+        assertThatThrownBy(() -> k.downSumFp8(
+                        DType.bf16, WeightType.FP8_BLOCK, A + 8, A, A, A, false, A, A, 1, 8, 768, 2048, null))
                 .hasMessageContaining("tl_moe_down_sum_fp8_block: rows of in % 16 == 0");
         // 351 columns: the scalar loops, any alignment (n = 0: nothing launched)
-        assertThatCode(() -> k.downSum(DType.bf16, A + 2, A + 2, A, A, A, 0, 2, 351, 448, null))
+        assertThatCode(() -> k.downSum(DType.bf16, A + 2, A + 2, A, false, A, A, 0, 2, 351, 448, null))
                 .doesNotThrowAnyException();
     }
 
