@@ -58,6 +58,16 @@ record GraphBuckets(int maxSeqs, int maxTokens, boolean multiToken) {
         return n <= maxTokens ? (int) n : EAGER;
     }
 
+    /**
+     * Whether no sequence of {@code b} has {@link AttentionPlan#MIN_RUN} or more of its tokens ({@link MlpBlock}'s
+     * short chunks: decode and verify steps). Padding does not count: a verify step padded up to its graph's bucket puts
+     * every padding token on one extra row ({@link StepBatch#padTo}), often 16 or more of them, yet the step is as short
+     * as it was (its MoE layers must keep it on the device, which its capture needs).
+     */
+    static boolean shortChunks(StepBatch b) {
+        return longestChunk(b.tokenRow(), b.realTokens()) < AttentionPlan.MIN_RUN;
+    }
+
     /** The bucket of {@code n} sequences: the next power of two, at most {@code maxSeqs}. */
     static int rowBucket(int n, int maxSeqs) {
         int b = Integer.highestOneBit(Math.max(1, n));

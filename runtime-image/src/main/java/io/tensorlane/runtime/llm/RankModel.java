@@ -209,7 +209,7 @@ final class RankModel implements AutoCloseable {
         inputs.upload(b, plan, rank.index() == 0, rank.stream());
         numTiles = plan.numTiles();
         numRest = plan.rest().length;
-        shortChunks = GraphBuckets.longestChunk(b.tokenRow(), n) < AttentionPlan.MIN_RUN;
+        shortChunks = GraphBuckets.shortChunks(b);
     }
 
     /** Rank 0: enqueues the copy of the {@code m} sampled ids to the host; {@link #sampledIds} after a synchronize. */

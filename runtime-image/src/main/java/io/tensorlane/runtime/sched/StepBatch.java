@@ -10,7 +10,8 @@ import java.util.List;
  * kernels read. Token {@code t} belongs to batch row {@code tokenRow[t]} (a sequence), sits at {@code positions[t]},
  * and its K/V go to cache slot {@code slots[t]} ({@code block * blockSize + position % blockSize}). {@code blockTables}
  * is {@code rows × maxBlocksPerSeq}. Logits are produced for the tokens listed in {@code logitTokens}, and the GPU draws
- * each logits row's token by {@code sampling} (one entry per logits row).
+ * each logits row's token by {@code sampling} (one entry per logits row). The last {@code padTokens} tokens are padding
+ * ({@link #padTo}): 0 for a batch as built.
  */
 public record StepBatch(
         int[] tokenIds,
@@ -21,17 +22,26 @@ public record StepBatch(
         int[] blockTables,
         int maxBlocksPerSeq,
         int[] logitTokens,
-        SamplingRows sampling) {
+        SamplingRows sampling,
+        int padTokens) {
 
     public StepBatch {
         if (sampling.rows() != logitTokens.length) {
             throw new IllegalArgumentException(
                     "sampling rows " + sampling.rows() + " != logits rows " + logitTokens.length);
         }
+        if (padTokens < 0 || padTokens > tokenIds.length) {
+            throw new IllegalArgumentException(padTokens + " padding tokens of " + tokenIds.length);
+        }
     }
 
     public int tokens() {
         return tokenIds.length;
+    }
+
+    /** The tokens before the padding: the step's own (all of them unless {@link #padTo} padded it). */
+    public int realTokens() {
+        return tokenIds.length - padTokens;
     }
 
     /** Builds a batch row by row. */
@@ -180,7 +190,8 @@ public record StepBatch(
                     Arrays.copyOf(tables, rows * maxBlocksPerSeq),
                     maxBlocksPerSeq,
                     Arrays.copyOf(logits, m),
-                    sr);
+                    sr,
+                    0);
         }
     }
 
@@ -214,6 +225,16 @@ public record StepBatch(
             lt[logitTokens.length + t - n] = t;
         }
         int[] tables = Arrays.copyOf(blockTables, (rows + 1) * maxBlocksPerSeq);
-        return new StepBatch(ids, pos, sl, rw, rows + 1, tables, maxBlocksPerSeq, lt, sampling.padTo(lt.length));
+        return new StepBatch(
+                ids,
+                pos,
+                sl,
+                rw,
+                rows + 1,
+                tables,
+                maxBlocksPerSeq,
+                lt,
+                sampling.padTo(lt.length),
+                padTokens + bucket - n);
     }
 }

@@ -96,4 +96,38 @@ class GraphBucketsTest {
         assertThat(AttentionPlan.of(p.tokenRow(), p.positions(), p.tokens(), 128))
                 .isSameAs(AttentionPlan.NONE);
     }
+
+    /**
+     * The n-gram proposer's verify steps: most sequences guess nothing, so the bucket (rows x longest chunk) is mostly
+     * padding, all on one extra row. The step is still one of short chunks, so a MoE layer keeps it on the device (the
+     * capture of its graph cannot read expert offsets back); a prompt chunk of 16 tokens is not.
+     */
+    @Test
+    void paddingDoesNotMakeAVerifyStepLong() {
+        StepBatch.Builder builder = new StepBatch.Builder(16, 4);
+        builder.add(List.of(0), new int[] {1, 2, 3, 4, 5}, 3, StepBatch.Logits.ALL); // last token + 4 guesses
+        for (int r = 1; r < 16; r++) {
+            builder.add(List.of(r), new int[] {7}, 5, StepBatch.Logits.LAST); // no guess
+        }
+        StepBatch b = builder.build();
+        GraphBuckets g = new GraphBuckets(16, 16 * 5, true);
+        int n = g.tokens(b);
+        assertThat(n).isEqualTo(16 * 5);
+        StepBatch p = b.padTo(n);
+        assertThat(p.padTokens()).isEqualTo(n - 20);
+        assertThat(p.realTokens()).isEqualTo(20);
+        assertThat(GraphBuckets.longestChunk(p.tokenRow(), p.tokens())).isEqualTo(60); // the padding row
+        assertThat(GraphBuckets.shortChunks(b)).isTrue();
+        assertThat(GraphBuckets.shortChunks(p)).isTrue();
+        assertThat(b.padTokens()).isZero();
+
+        StepBatch prompt = new StepBatch.Builder(16, 4)
+                .add(List.of(0, 1), new int[16], 0, StepBatch.Logits.LAST)
+                .build();
+        assertThat(GraphBuckets.shortChunks(prompt)).isFalse();
+        assertThat(GraphBuckets.shortChunks(new StepBatch.Builder(16, 4)
+                        .add(List.of(0), new int[15], 0, StepBatch.Logits.LAST)
+                        .build()))
+                .isTrue();
+    }
 }
