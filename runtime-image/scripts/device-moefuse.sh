@@ -23,7 +23,8 @@
 #                oracle/moe_fused_summary.py prints them side by side and each run's batch-1 percentage of the
 #                active-parameter roofline (target >= 60%; reported, not gating)
 # Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs; also
-# step = TENSORLANE_MOE_FUSED_DECODE=step alone, rope = on with TENSORLANE_ATTN_ROPE=fused, to tell attn's parts apart),
+# step = TENSORLANE_MOE_FUSED_DECODE=step alone, rope = on with TENSORLANE_ATTN_ROPE=fused, steprope = step with
+# TENSORLANE_ATTN_ROPE=fused (attn without the fused merge), to tell attn's parts apart),
 # MODEL_ENVS (the models' switches, "TENSORLANE_MOE_FUSED_DECODE=on"; e.g. "TENSORLANE_MOE_FUSED_DECODE=step
 # TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused" checks the attn run's path against transformers), BENCH_RESERVE (75 s kept for the bench out of the
 # models' budget; the models get BUDGET - 75 and cut their own gen runs when short, which shows as missing rows: FAIL;
@@ -53,7 +54,7 @@ row() { printf '%-12s %-58s %s\n' "$1" "$2" "$3" | tee -a "$TABLE"; case "$3" in
 say "== date: $(date -u +%FT%TZ)  steps: $STEPS  budget: $BUDGET s  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 
 # the bench checkpoint (11.2 GB at 8 layers), in the background
-if has_step bench && [ ! -f "$CK/config.json" ]; then
+if has_step bench && [ ! -f "$CK/.complete" ]; then   # a make cut short leaves config.json without .complete
   timeout "$(tmo 200 60)" $PY $ORACLE/bench_make_8b.py --geometry qwen3-30b-a3b --layers "${BENCH_LAYERS:-8}" --out "$CK" \
     > /tmp/moefuse-make.log 2>&1 &
   make=$!
@@ -119,6 +120,7 @@ if has_step bench; then
     t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 3 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30
     envs=(TENSORLANE_MOE_FUSED_DECODE=$sw)
     [ "$sw" = rope ] && envs=(TENSORLANE_MOE_FUSED_DECODE=on TENSORLANE_ATTN_ROPE=fused)
+    [ "$sw" = steprope ] && envs=(TENSORLANE_MOE_FUSED_DECODE=step TENSORLANE_ATTN_ROPE=fused)
     [ "$sw" = attn ] && envs=(TENSORLANE_MOE_FUSED_DECODE=step TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused)
     runs+=(--run "$sw=$OUT/moe-$sw.json")
     env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$CK" --tp 1 \
