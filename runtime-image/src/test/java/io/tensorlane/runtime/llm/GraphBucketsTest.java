@@ -130,4 +130,40 @@ class GraphBucketsTest {
                         .build()))
                 .isTrue();
     }
+
+    /**
+     * The invariant the n-gram runs of 2026-12-06 broke: every step that replays a graph is one a MoE layer keeps on
+     * the device (a capture cannot read expert offsets back), whatever mix of guesses its sequences carry. Random verify
+     * steps over the engine's own limits: the buckets capped at the decode tokens ({@link EngineOptions#decodeTokens}, as
+     * StepRunner caps them for MoE models), each padded as StepRunner pads it.
+     */
+    @ParameterizedTest(name = "max seqs {0}, k {1}")
+    @CsvSource({"1, 1", "3, 4", "16, 4", "16, 8", "64, 4", "256, 2"})
+    void everyStepThatReplaysAGraphStaysOnTheDeviceInAMoeLayer(int maxSeqs, int k) {
+        int decodeRows = maxSeqs + 1;
+        int decodeTokens = Math.max(maxSeqs + 1, maxSeqs * (k + 1));
+        GraphBuckets g = new GraphBuckets(maxSeqs, Math.max(Math.min(8192, decodeTokens), maxSeqs), true);
+        java.util.Random rnd = new java.util.Random(31L * maxSeqs + k);
+        int graphed = 0;
+        for (int trial = 0; trial < 400; trial++) {
+            int rows = 1 + rnd.nextInt(maxSeqs);
+            StepBatch.Builder builder = new StepBatch.Builder(16, 8);
+            for (int r = 0; r < rows; r++) {
+                int guesses = rnd.nextInt(4) == 0 ? rnd.nextInt(k + 1) : 0; // most sequences guess nothing
+                builder.add(List.of(r % 8), new int[1 + guesses], 3, StepBatch.Logits.ALL);
+            }
+            StepBatch b = builder.build();
+            int key = g.tokens(b);
+            if (key == GraphBuckets.EAGER) {
+                continue;
+            }
+            graphed++;
+            StepBatch p = b.padTo(key);
+            int onDevice = MoeDecodePath.deviceLimit(GraphBuckets.shortChunks(p), decodeRows, decodeTokens);
+            assertThat(MoeDecodePath.of(1, p.tokens(), onDevice).pairs())
+                    .as("%d rows padded to %d tokens", rows, key)
+                    .isTrue();
+        }
+        assertThat(graphed).isEqualTo(400); // every such step has a graph
+    }
 }
