@@ -24,7 +24,8 @@
 #             position with transformers' k-th/(k+1)-th gap < 0.005, top-1 still passing) is reported as explained,
 #             and the verdict is then "PASS with routing near-ties"; anything else that fails stays FAIL
 #   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 layers of the Qwen3-30B-A3B
-#             geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch and prefill
+#             geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch and prefill,
+#             FP8 twice: the default (auto: FP8 experts unfused) and fp8b-step (TENSORLANE_MOE_FUSED_DECODE=step)
 #             STEPS=bench OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 # One call (BUDGET 570 s) when it fits; else two on the same warm machine:
 #   STEPS="train fp8 ref" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
@@ -32,7 +33,7 @@
 # Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), VARIANTS ("fp8b fp8c"), BUDGET,
 # and what device-fp8.sh reads (MODELDIR, REFDIR, TRAIN_STEPS, GEN_TIMEOUT, GEN_ARGS, ACT_QUANT).
 # Results under $OUT: fp8.txt (device-fp8.sh's table), results.json, control.json, fp8-report.json, fp8.log,
-# routing-<variant>.json, routing-ties.txt/.json, fp8moe.txt; with bench: moe-bf16.json, moe-fp8b.json, their logs, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed), "fp8moe: PASS with routing near-ties",
+# routing-<variant>.json, routing-ties.txt/.json, fp8moe.txt; with bench: moe-bf16.json, moe-fp8b.json, moe-fp8b-step.json, their logs, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed), "fp8moe: PASS with routing near-ties",
 # "fp8moe: FAIL", or "fp8moe: PREPARED" (a call without gen and compare: no verdict yet). Exit 0, 1, 2 (preparation).
 set -uo pipefail
 OUT=${OUT:-/tmp/tensorlane-out}
@@ -111,35 +112,47 @@ if has bench; then
     --layers "${BENCH_LAYERS:-8}" --out $CK 2>&1 | grep '^bench_make' | cut -c1-250
   timeout $(( $(lft) > 300 ? 150 : $(lft) / 3 )) python3 $ORACLE/bench_make_fp8.py --src $CK --out $CK-fp8b \
     --variant fp8b 2>&1 | grep '^bench_make' | cut -c1-250
-  for spec in bf16:$CK fp8b:$CK-fp8b; do
-    label=${spec%%:*}; dir=${spec#*:}
-    t=$(( $(lft) / 2 - 10 )); [ $t -gt 150 ] && t=150
+  # label:checkpoint[:env]; fp8b-step: the FP8 experts' fused one-token kernels with the residual folded
+  # (TENSORLANE_MOE_FUSED_DECODE=step; auto leaves FP8 experts unfused)
+  specs=(bf16:$CK: fp8b:$CK-fp8b: fp8b-step:$CK-fp8b:TENSORLANE_MOE_FUSED_DECODE=step)
+  n_left=${#specs[@]}
+  for spec in "${specs[@]}"; do
+    label=${spec%%:*}; rest=${spec#*:}; dir=${rest%%:*}; envs=${rest#*:}
+    t=$(( $(lft) / n_left - 10 )); n_left=$(( n_left - 1 )); [ $t -gt 150 ] && t=150
     [ $t -lt 40 ] && { echo "bench $label: skipped, $(lft) s left"; continue; }
-    timeout -s QUIT -k 5 $t .device/jre/bin/java -Xmx8g -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar \
+    env $envs timeout -s QUIT -k 5 $t .device/jre/bin/java -Xmx8g -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar \
       bench-model --model "$dir" --tp 1 --batches "${BATCHES:-1,8,32,128}" --context 512 --prefill-tokens 2048 \
       --warmup 200 --iters 30 --prefill-iters 5 --max-seconds $(( t - 15 )) --label "moe-$label" \
       --json "$OUT/moe-$label.json" > "$OUT/moe-$label.log" 2>&1 || echo "bench $label: exit $?"
   done
-  bench=$(python3 - "$OUT/moe-bf16.json" "$OUT/moe-fp8b.json" <<'PY' 2>&1 | tee "$OUT/fp8moe-bench.txt" | tail -1
+  bench=$(python3 - "$OUT/moe-bf16.json" "$OUT/moe-fp8b.json" "$OUT/moe-fp8b-step.json" <<'PY' 2>&1 | tee "$OUT/fp8moe-bench.txt" | tail -1
 import json, sys
 try:
-    b, f = (json.load(open(p)) for p in sys.argv[1:3])
+    b = json.load(open(sys.argv[1]))
 except (OSError, ValueError) as e:
     print("no bench result (%s)" % e); sys.exit(0)
 bd = {d["batch"]: d for d in b.get("decode", [])}
-print("%-8s %12s %12s %8s" % ("batch", "bf16 ms", "fp8 ms", "bf16/fp8"))
-r1 = None
-for d in f.get("decode", []):
-    o = bd.get(d["batch"])
-    if not o:
-        continue
-    r = o["wall_ms"]["median"] / d["wall_ms"]["median"]
-    r1 = r if d["batch"] == 1 else r1
-    print("%-8s %12.3f %12.3f %7.2fx" % (d["batch"], o["wall_ms"]["median"], d["wall_ms"]["median"], r))
-if b.get("prefill") and f.get("prefill"):
-    print("prefill %d: bf16 %.2f ms, fp8 %.2f ms: %.2fx" % (f["prefill"]["tokens"], b["prefill"]["wall_ms"]["median"],
-          f["prefill"]["wall_ms"]["median"], b["prefill"]["wall_ms"]["median"] / f["prefill"]["wall_ms"]["median"]))
-print("batch-1 decode FP8 vs bf16: %s (target >= 1.5x)" % ("%.2fx" % r1 if r1 else "?"))
+ones = []
+for path in sys.argv[2:]:
+    label = path.rsplit("moe-", 1)[1][:-len(".json")]
+    try:
+        f = json.load(open(path))
+    except (OSError, ValueError) as e:
+        print("%s: no bench result (%s)" % (label, e)); continue
+    print("%-8s %12s %12s %8s" % ("batch", "bf16 ms", label + " ms", "bf16/fp8"))
+    r1 = None
+    for d in f.get("decode", []):
+        o = bd.get(d["batch"])
+        if not o:
+            continue
+        r = o["wall_ms"]["median"] / d["wall_ms"]["median"]
+        r1 = r if d["batch"] == 1 else r1
+        print("%-8s %12.3f %12.3f %7.2fx" % (d["batch"], o["wall_ms"]["median"], d["wall_ms"]["median"], r))
+    if b.get("prefill") and f.get("prefill"):
+        print("prefill %d: bf16 %.2f ms, %s %.2f ms: %.2fx" % (f["prefill"]["tokens"], b["prefill"]["wall_ms"]["median"],
+              label, f["prefill"]["wall_ms"]["median"], b["prefill"]["wall_ms"]["median"] / f["prefill"]["wall_ms"]["median"]))
+    ones.append("%s %s" % (label, "%.2fx" % r1 if r1 else "?"))
+print("batch-1 decode FP8 vs bf16: %s (target >= 1.5x)" % (", ".join(ones) or "?"))
 PY
 )
   cat "$OUT/fp8moe-bench.txt"
