@@ -108,8 +108,8 @@ __device__ __forceinline__ void tl_moe_route(const float* logits, int n, int E, 
 // ---- expert linears -------------------------------------------------------------------------------------------
 // One warp's dot product of a weight row w[in] with x[in], fp32, returned in every lane. Rows of whole 16-byte chunks
 // (in % 8 == 0, w and x 16-byte aligned) take the GEMV's streamed loads; other widths (a per-rank expert slice such as
-// 702 / 2 = 351) a scalar loop.
-template <typename T>
+// 702 / 2 = 351) a scalar loop. XS: x in shared memory (ld_x; the same arithmetic).
+template <typename T, bool XS = false>
 __device__ __forceinline__ float tl_moe_row_dot(const T* w, const T* x, int in) {
   const int lane = threadIdx.x & 31;
   float acc = 0.0f;
@@ -123,11 +123,11 @@ __device__ __forceinline__ float tl_moe_row_dot(const T* w, const T* x, int in) 
 #pragma unroll
       for (int u = 0; u < kGemvUnroll; ++u) wv[u] = ld_stream(wr + c + 32 * u);
 #pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) xv[u] = ld_readonly(xr + c + 32 * u);
+      for (int u = 0; u < kGemvUnroll; ++u) xv[u] = ld_x<XS>(xr + c + 32 * u);
 #pragma unroll
       for (int u = 0; u < kGemvUnroll; ++u) acc = dot8<T>(wv[u], xv[u], acc);
     }
-    for (; c < chunks; c += 32) acc = dot8<T>(ld_stream(wr + c), ld_readonly(xr + c), acc);
+    for (; c < chunks; c += 32) acc = dot8<T>(ld_stream(wr + c), ld_x<XS>(xr + c), acc);
   } else {
     for (int c = lane; c < in; c += 32) acc = fmaf(ld(w, c), ld(x, c), acc);
   }

@@ -13,27 +13,33 @@
 //                        output is one warp's fixed-order sum, so the result is the same run to run.
 //   tl_moe_down_sum_res  the same sum added to the fp32 residual stream (r += float(T(sum)), tl_add_rmsnorm's mode-1
 //                        add), for a fused one-token step on one rank (RankModel's fused path, MoeMlp.forwardFused).
+//   tl_moe_router_norm   a fused one-token step's RMSNorm of the residual stream and tl_moe_router in one kernel
+//                        (MoeMlp.forwardFused under TENSORLANE_MOE_FUSED_DECODE=step): every block computes x =
+//                        RMSNorm(r) * gamma into shared memory as tl_add_rmsnorm's mode 2 does (at its block size, 512,
+//                        so with its sum order: the same bits), block 0 also stores x for the gate/up kernel, and the
+//                        router's logits and routing follow over the shared x (one launch fewer a MoE layer).
 // The FP8 variants (block and per-row scales, tl_moe_fp8.cuh's layouts) read e4m3 rows as tl_moe_pairs_fp8 does.
 // Layouts as tl_moe.cuh: router w [E, in] T; w_gate_up [E, 2*inter, in]; w_down [E, out, inter]; act [n*k, inter].
 #pragma once
 
 constexpr int kMoeRouterWarps = 8;      // expert rows per block of tl_moe_router
 constexpr int kMoeRouterMaxTokens = 8;  // the longest step tl_moe_router takes
+constexpr int kMoeRouterNormThreads = 512;  // tl_moe_router_norm's block: tl_add_rmsnorm's, for its sum order
 // 16-byte weight loads in flight per lane in tl_moe_down_sum: its warps are 8x fewer than tl_moe_down's (one per token
 // and output row, not per pair), so each keeps twice the GEMV's loads in flight (not measured against 4 yet)
 constexpr int kMoeDownUnroll = 8;
 
 // logits [n, E] fp32 scratch; counter: one unsigned, zero before the first launch (and after every launch).
-// Launch: grid ceil(E / kMoeRouterWarps), block kMoeRouterWarps * 32; n <= kMoeRouterMaxTokens, E <= 512, k <= 32.
-template <typename T>
+// Launch: grid ceil(E / WARPS), block WARPS * 32; n <= kMoeRouterMaxTokens, E <= 512, k <= 32. XS: x in shared memory.
+template <typename T, int WARPS = kMoeRouterWarps, bool XS = false>
 __device__ __forceinline__ void tl_moe_router(const T* x, const T* w, float* logits, unsigned* counter, int n, int in,
                                               int E, int k, int norm, int* ids, float* weights) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int e = blockIdx.x * kMoeRouterWarps + warp;
+  const int e = blockIdx.x * WARPS + warp;
   if (e < E) {
     const T* wr = w + (long long)e * in;
     for (int t = 0; t < n; ++t) {
-      const float acc = tl_moe_row_dot<T>(wr, x + (long long)t * in, in);
+      const float acc = tl_moe_row_dot<T, XS>(wr, x + (long long)t * in, in);
       if (lane == 0) logits[(long long)t * E + e] = acc;
     }
   }
@@ -44,10 +50,26 @@ __device__ __forceinline__ void tl_moe_router(const T* x, const T* w, float* log
   __syncthreads();
   if (!last) return;
   __threadfence();
-  for (int t = warp; t < n; t += kMoeRouterWarps) {
+  for (int t = warp; t < n; t += WARPS) {
     tl_moe_route_row(logits + (long long)t * E, E, k, norm, ids + (long long)t * k, weights + (long long)t * k);
   }
   if (threadIdx.x == 0) *counter = 0u;  // every block has counted: the next launch starts from zero
+}
+
+// One token: xn[in] = T(gamma * r * rsqrt(mean(r^2) + eps)) (r [in] fp32, unchanged), then tl_moe_router over it.
+// Launch: grid ceil(E / (kMoeRouterNormThreads / 32)), block kMoeRouterNormThreads; in <= tlfuse::kFuseMaxIn.
+template <typename T>
+__device__ __forceinline__ void tl_moe_router_norm(const float* r, const T* gamma, float eps, T* xn, const T* w,
+                                                   float* logits, unsigned* counter, int in, int E, int k, int norm,
+                                                   int* ids, float* weights) {
+  __shared__ __align__(16) T xs[tlfuse::kFuseMaxIn];
+  __shared__ float red[32];
+  tlnorm::add_rmsnorm_row<T>(const_cast<float*>(r), nullptr, gamma, xs, in, eps, 2, red);  // mode 2: r only read
+  __syncthreads();
+  if (blockIdx.x == 0) {
+    for (int j = threadIdx.x; j < in; j += blockDim.x) xn[j] = xs[j];
+  }
+  tl_moe_router<T, kMoeRouterNormThreads / 32, true>(xs, w, logits, counter, 1, in, E, k, norm, ids, weights);
 }
 
 // One warp's lane-partial dot products of two weight rows a, b with the same x (fp32; warp_sum them).
@@ -261,6 +283,12 @@ __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t*
                           int norm, int* ids, float* weights) {                                                    \
     tlpdl::enter();                                                                                                \
     tl_moe_router<T>(x, w, logits, counter, n, in, E, k, norm, ids, weights);                                      \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(kMoeRouterNormThreads) tl_moe_router_norm_##SUF(                    \
+      const float* r, const T* gamma, float eps, T* xn, const T* w, float* logits, unsigned* counter, int in, int E, \
+      int k, int norm, int* ids, float* weights) {                                                                 \
+    tlpdl::enter();                                                                                                \
+    tl_moe_router_norm<T>(r, gamma, eps, xn, w, logits, counter, in, E, k, norm, ids, weights);                    \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kGemvWarps * 32)                                                    \
       tl_moe_gate_up_silu_##SUF(const T* x, const T* w, T* act, const int* ids, int k, int in, int inter) {       \

@@ -241,6 +241,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
         moeCases(t);
         new KernelCheckMoeFp8(k, stream, rnd, this::sync, this::add, fp8).all(t, this::guard);
         new KernelCheckMoeFused(k.moe().decode(), stream, rnd, this::sync, out, this::add, fp8).all(t, this::guard);
+        new KernelCheckMoeRouterNorm(k, stream, rnd, this::sync, this::add).all(t, this::guard);
     }
 
     /** Routing once (fp32 logits, with the bf16 pass); the expert linears per element type. */

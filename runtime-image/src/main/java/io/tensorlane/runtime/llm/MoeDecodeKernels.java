@@ -1,5 +1,6 @@
 package io.tensorlane.runtime.llm;
 
+import static io.tensorlane.runtime.engine.KernelArgs.f;
 import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
 
@@ -21,6 +22,8 @@ public final class MoeDecodeKernels {
     static final int ROUTER_WARPS = 8;
     /** The longest step tl_moe_router takes (kMoeRouterMaxTokens). */
     public static final int ROUTER_MAX_TOKENS = 8;
+    /** Expert rows per block of tl_moe_router_norm (kMoeRouterNormThreads / 32: tl_add_rmsnorm's block of 512). */
+    static final int ROUTER_NORM_WARPS = 16;
 
     private static final int WARPS = GemvKernels.WARPS;
 
@@ -49,24 +52,11 @@ public final class MoeDecodeKernels {
             long ids,
             long weights,
             CUstream s) {
-        ModelKernels.positive("in", in);
-        ModelKernels.positive("experts", experts);
-        if (experts > MoeSpec.MAX_EXPERTS || topK < 1 || topK > Math.min(experts, MoeSpec.MAX_TOP_K)) {
-            throw new IllegalArgumentException("tl_moe_router: " + experts + " experts (at most " + MoeSpec.MAX_EXPERTS
-                    + "), top-k " + topK + " (1.." + MoeSpec.MAX_TOP_K + ", at most the experts)");
-        }
-        if (n > ROUTER_MAX_TOKENS) {
-            throw new IllegalArgumentException("tl_moe_router: " + n + " tokens (at most " + ROUTER_MAX_TOKENS
-                    + "; longer steps: cuBLAS + route)");
-        }
-        aligned("tl_moe_router", in, 8, x, w);
-        if (counter == 0) {
-            throw new IllegalArgumentException("tl_moe_router: counter must be device memory (4 bytes, zeroed)");
-        }
+        String name = "tl_moe_router";
+        checkRouter(name, n, in, experts, topK, x, w, counter);
         if (n <= 0) {
             return;
         }
-        String name = "tl_moe_router";
         k.launch(
                 k.fn(t, name),
                 (experts + ROUTER_WARPS - 1) / ROUTER_WARPS,
@@ -85,6 +75,73 @@ public final class MoeDecodeKernels {
                 i(norm ? 1 : 0),
                 p(ids),
                 p(weights));
+    }
+
+    /**
+     * One token's RMSNorm and router in one launch: xn[in] = T(gamma * r * rsqrt(mean(r^2) + eps)) as {@link
+     * ModelKernels#addRmsNorm}'s mode 2 writes it (the residual r, fp32, only read; the same bits: the kernel's block is
+     * that kernel's), then {@link #router} over it (one token). {@code in} at most {@value FusedGemvKernels#MAX_IN}
+     * (the row is staged in shared memory).
+     */
+    public void routerNorm(
+            DType t,
+            long residual,
+            long gamma,
+            float eps,
+            long xn,
+            long w,
+            long logits,
+            long counter,
+            int in,
+            int experts,
+            int topK,
+            boolean norm,
+            long ids,
+            long weights,
+            CUstream s) {
+        String name = "tl_moe_router_norm";
+        checkRouter(name, 1, in, experts, topK, xn, w, counter);
+        if (in > FusedGemvKernels.MAX_IN) {
+            throw new IllegalArgumentException(name + ": hidden " + in + " exceeds the row staged in shared memory ("
+                    + FusedGemvKernels.MAX_IN + "); norm and router as two launches");
+        }
+        k.launch(
+                k.fn(t, name),
+                (experts + ROUTER_NORM_WARPS - 1) / ROUTER_NORM_WARPS,
+                1,
+                ROUTER_NORM_WARPS * 32,
+                s,
+                name,
+                p(residual),
+                p(gamma),
+                f(eps),
+                p(xn),
+                p(w),
+                p(logits),
+                p(counter),
+                i(in),
+                i(experts),
+                i(topK),
+                i(norm ? 1 : 0),
+                p(ids),
+                p(weights));
+    }
+
+    private static void checkRouter(String name, int n, int in, int experts, int topK, long x, long w, long counter) {
+        ModelKernels.positive("in", in);
+        ModelKernels.positive("experts", experts);
+        if (experts > MoeSpec.MAX_EXPERTS || topK < 1 || topK > Math.min(experts, MoeSpec.MAX_TOP_K)) {
+            throw new IllegalArgumentException(name + ": " + experts + " experts (at most " + MoeSpec.MAX_EXPERTS
+                    + "), top-k " + topK + " (1.." + MoeSpec.MAX_TOP_K + ", at most the experts)");
+        }
+        if (n > ROUTER_MAX_TOKENS) {
+            throw new IllegalArgumentException(
+                    name + ": " + n + " tokens (at most " + ROUTER_MAX_TOKENS + "; longer steps: cuBLAS + route)");
+        }
+        aligned(name, in, 8, x, w);
+        if (counter == 0) {
+            throw new IllegalArgumentException(name + ": counter must be device memory (4 bytes, zeroed)");
+        }
     }
 
     /**

@@ -41,7 +41,9 @@ public enum MoeFusedDecode {
                 "fused (3 kernels a layer) for one-token steps of bf16/fp16 experts, the residual stream folded in";
             case ON -> "fused (3 kernels a layer)";
             case OFF -> "unfused";
-            case STEP -> "fused (3 kernels a layer) for one-token steps, the residual stream folded in";
+            case STEP ->
+                "fused (3 kernels a layer, the RMSNorm in the router's) for one-token steps, the residual stream folded"
+                        + " in";
         };
     }
 
@@ -51,6 +53,15 @@ public enum MoeFusedDecode {
      */
     public boolean foldsResidual() {
         return this == STEP || this == AUTO;
+    }
+
+    /**
+     * Whether a folded one-token step also takes the MoE block's RMSNorm and router in one kernel ({@code step} only,
+     * tl_moe_router_norm: built 2026-12-06, kernelcheck's {@code moe_router_norm} cases compare it with the two kernels
+     * bit for bit; not yet run on a GPU, so {@code auto} keeps the two launches).
+     */
+    public boolean foldsNorm() {
+        return this == STEP;
     }
 
     /** {@value #ENV}'s value: auto (also unset or blank), on, off or step; anything else is an error naming it. */

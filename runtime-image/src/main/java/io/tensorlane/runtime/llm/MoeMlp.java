@@ -121,6 +121,8 @@ final class MoeMlp implements MlpBlock {
     private final int fusedMaxTokens;
     /** One-token steps fold the residual stream through this block ({@link MoeFusedDecode#foldsResidual}). */
     private final boolean foldsResidual;
+    /** A folded step's RMSNorm and router in one kernel ({@link MoeFusedDecode#foldsNorm}). */
+    private final boolean foldsNorm;
 
     /**
      * @param inter each expert's intermediate columns on this rank
@@ -159,6 +161,7 @@ final class MoeMlp implements MlpBlock {
         this.offsets = new int[moe.experts() + 1];
         this.fusedMaxTokens = fusedDecode.maxTokens(gateUpW.type().fp8());
         this.foldsResidual = fusedDecode.foldsResidual();
+        this.foldsNorm = fusedDecode.foldsNorm();
         this.gemms =
                 new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }
@@ -194,9 +197,30 @@ final class MoeMlp implements MlpBlock {
     /** RMSNorm(residual) x gamma into the block's row, the router and gate/up over it, down added to the residual. */
     @Override
     public void forwardFused(long residual, long gamma, float eps, CUstream s, OpMarks mark) {
-        model.addRmsNorm(dt, residual, 0, gamma, buf.normed(), 1, hidden, eps, 2, s);
-        mark.mark("norm");
-        route(1, buf.normed(), MoeDecodePath.of(fusedMaxTokens, 1, buf.pairTokens()), s, mark);
+        if (foldsNorm && hidden <= FusedGemvKernels.MAX_IN) {
+            kernels.decode()
+                    .routerNorm(
+                            dt,
+                            residual,
+                            gamma,
+                            eps,
+                            buf.normed(),
+                            router,
+                            buf.logits(),
+                            buf.routerCounter(),
+                            hidden,
+                            moe.experts(),
+                            moe.topK(),
+                            moe.normTopK(),
+                            ids,
+                            buf.weights(),
+                            s);
+            mark.mark("moe norm+router");
+        } else {
+            model.addRmsNorm(dt, residual, 0, gamma, buf.normed(), 1, hidden, eps, 2, s);
+            mark.mark("norm");
+            route(1, buf.normed(), MoeDecodePath.of(fusedMaxTokens, 1, buf.pairTokens()), s, mark);
+        }
         fusedPairs(1, buf.normed(), residual, true, s, mark);
     }
 

@@ -146,6 +146,7 @@ class KernelChoicesTest {
     void moeFusedDecodeTakesStepsUpTo(MoeFusedDecode mode, boolean fp8, int maxTokens, boolean folds) {
         assertThat(mode.maxTokens(fp8)).isEqualTo(maxTokens);
         assertThat(mode.foldsResidual()).isEqualTo(folds);
+        assertThat(mode.foldsNorm()).isEqualTo(mode == MoeFusedDecode.STEP); // the norm + router kernel: step only
         // a block folds the residual only where its one-token steps take the fused pairs: not FP8 experts under auto
         boolean fusable = folds && MoeMlp.fusesOneToken(mode.maxTokens(fp8), 17);
         assertThat(fusable).isEqualTo(folds && !(mode == MoeFusedDecode.AUTO && fp8));

@@ -41,6 +41,21 @@ class MoeDecodeKernelsTest {
                 .hasMessageContaining("counter");
     }
 
+    /** The norm + router kernel's refusals (it always launches one token, so no accepted call here). */
+    @Test
+    void theNormAndRouterKernelRefusesWhatItCannotTake() {
+        assertThatThrownBy(() -> k.routerNorm(DType.bf16, A, A, 1e-6f, A, A, A, A, 8200, 128, 8, true, A, A, null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tl_moe_router_norm: hidden 8200 exceeds the row staged in shared memory ("
+                        + FusedGemvKernels.MAX_IN + ")");
+        assertThatThrownBy(() -> k.routerNorm(DType.bf16, A, A, 1e-6f, A, A, A, A, 2048, 513, 8, true, A, A, null))
+                .hasMessageContaining("tl_moe_router_norm: 513 experts");
+        assertThatThrownBy(() -> k.routerNorm(DType.bf16, A, A, 1e-6f, A, A, A, 0, 2048, 128, 8, true, A, A, null))
+                .hasMessageContaining("tl_moe_router_norm: counter must be device memory");
+        assertThatThrownBy(() -> k.routerNorm(DType.bf16, A, A, 1e-6f, A, A + 2, A, A, 2048, 128, 8, true, A, A, null))
+                .hasMessageContaining("tl_moe_router_norm: rows of in % 8 == 0 need 16-byte aligned x and w");
+    }
+
     @Test
     void vectorRowsNeedAlignedPointersAndOtherWidthsDoNot() {
         assertThatThrownBy(() -> k.gateUpSilu(DType.bf16, A + 2, A, A, A, 1, 8, 2048, 768, null))
