@@ -121,7 +121,10 @@ final class MoeMlp implements MlpBlock {
     private final int fusedMaxTokens;
     /** One-token steps fold the residual stream through this block ({@link MoeFusedDecode#foldsResidual}). */
     private final boolean foldsResidual;
-    /** A folded step's RMSNorm and router in one kernel ({@link MoeFusedDecode#foldsNorm}). */
+    /**
+     * A folded step's RMSNorm and router in one kernel ({@link MoeFusedDecode#foldsNorm}, a row that fits the kernel's
+     * shared memory).
+     */
     private final boolean foldsNorm;
 
     /**
@@ -161,7 +164,7 @@ final class MoeMlp implements MlpBlock {
         this.offsets = new int[moe.experts() + 1];
         this.fusedMaxTokens = fusedDecode.maxTokens(gateUpW.type().fp8());
         this.foldsResidual = fusedDecode.foldsResidual();
-        this.foldsNorm = fusedDecode.foldsNorm();
+        this.foldsNorm = fusedDecode.foldsNorm() && hidden <= FusedGemvKernels.MAX_IN;
         this.gemms =
                 new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
     }
@@ -197,7 +200,7 @@ final class MoeMlp implements MlpBlock {
     /** RMSNorm(residual) x gamma into the block's row, the router and gate/up over it, down added to the residual. */
     @Override
     public void forwardFused(long residual, long gamma, float eps, CUstream s, OpMarks mark) {
-        if (foldsNorm && hidden <= FusedGemvKernels.MAX_IN) {
+        if (foldsNorm) {
             kernels.decode()
                     .routerNorm(
                             dt,

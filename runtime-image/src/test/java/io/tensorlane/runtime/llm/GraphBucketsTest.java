@@ -141,7 +141,10 @@ class GraphBucketsTest {
     @CsvSource({"1, 1", "3, 4", "16, 4", "16, 8", "64, 4", "256, 2"})
     void everyStepThatReplaysAGraphStaysOnTheDeviceInAMoeLayer(int maxSeqs, int k) {
         int decodeRows = maxSeqs + 1;
-        int decodeTokens = Math.max(maxSeqs + 1, maxSeqs * (k + 1));
+        int decodeTokens = new EngineOptions(
+                        java.nio.file.Path.of("m"), 1, false, maxSeqs, 8192, 1024, 0, 0.9, 8192, true, false, null, 16)
+                .withVerifyTokens(maxSeqs * (k + 1))
+                .decodeTokens();
         GraphBuckets g = new GraphBuckets(maxSeqs, Math.max(Math.min(8192, decodeTokens), maxSeqs), true);
         java.util.Random rnd = new java.util.Random(31L * maxSeqs + k);
         int graphed = 0;
