@@ -14,7 +14,9 @@
 # since 2026-12-04), @nopdl = without it (TENSORLANE_PDL=off), @pipe / @px / @pxb = the fused one-token linears' inner-loop
 # variants pipe, pipe-xf32, pipe-xf32-bits (TENSORLANE_FUSED_GEMV_VARIANT; FusedGemvVariant), @fc = the attention's key
 # slices merged by their last block (TENSORLANE_ATTN_COMBINE=fused), @fr = a one-token step's rope and KV write folded
-# into its attention kernel (TENSORLANE_ATTN_ROPE=fused).
+# into its attention kernel (TENSORLANE_ATTN_ROPE=fused), @l2 = each layer's o weight prefetched toward L2 before its
+# attention (TENSORLANE_L2_PREFETCH=on), @l2m<N> = o and then the gate/up's first rows, N MiB a layer
+# (TENSORLANE_L2_PREFETCH=N).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
 # LABELS ("bf16 $VARIANTS"), BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json
 # (bench-model's), bw.json, fp8-bench.log.
@@ -73,6 +75,8 @@ if has_step bench; then
     case "$mods" in *@pxb*) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32-bits) ;; esac
     case "$mods" in *@fc*) envs+=(TENSORLANE_ATTN_COMBINE=fused) ;; esac
     case "$mods" in *@fr*) envs+=(TENSORLANE_ATTN_ROPE=fused) ;; esac
+    case "$mods" in *@l2@*|*@l2) envs+=(TENSORLANE_L2_PREFETCH=on) ;; esac
+    if [[ "$mods" =~ @l2m([0-9]+) ]]; then envs+=(TENSORLANE_L2_PREFETCH=${BASH_REMATCH[1]}); fi
     t=$(tmo 150 30)
     step "bench-model $label ${envs[*]}" "$W/$label.log" env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
       --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \

@@ -19,6 +19,17 @@ __device__ __forceinline__ void enter() {
 #endif
 }
 
+// enter() with the trigger first, for a kernel that reads nothing a kernel writes and writes nothing (tl_l2_prefetch):
+// the kernel after it launches at once, while this one waits, so that putting this one into the chain adds no launch
+// latency. It still waits before it completes, and the kernel after it waits for it to complete, so that one sees
+// everything before as if this one were not there.
+__device__ __forceinline__ void trigger_then_enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // The 128-byte line at p toward L2.
 __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
@@ -34,6 +45,29 @@ __device__ __forceinline__ void prefetch_warp_row(const void* w, long long row_b
   const int off = (threadIdx.x & 31) * 128;
   if (row < rows && off < bytes && off < row_bytes) {
     prefetch_l2(static_cast<const char*>(w) + (long long)row * row_bytes + off);
+  }
+}
+
+// [p, p + bytes) toward L2 (bytes a multiple of 16, p 16-byte aligned): one bulk prefetch on sm_90 and later (the
+// copy engine of the issuing multiprocessor walks it; nothing waits for it), a line a loop step before.
+__device__ __forceinline__ void prefetch_l2_bulk(const char* p, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+  for (unsigned o = 0; o < bytes; o += 128) prefetch_l2(p + o);
+#endif
+}
+
+constexpr int kL2PrefetchThreads = 32;
+constexpr long long kL2PrefetchChunk = 16 << 10;  // bytes a bulk prefetch
+
+// Range [p, p + bytes) cut into kL2PrefetchChunk pieces strided over every thread of the grid.
+__device__ __forceinline__ void prefetch_range(const char* p, long long bytes) {
+  const long long stride = (long long)gridDim.x * blockDim.x * kL2PrefetchChunk;
+  for (long long off = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * kL2PrefetchChunk; off < bytes;
+       off += stride) {
+    const long long n = bytes - off < kL2PrefetchChunk ? bytes - off : kL2PrefetchChunk;
+    prefetch_l2_bulk(p + off, (unsigned)n);
   }
 }
 

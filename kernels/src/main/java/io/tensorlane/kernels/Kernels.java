@@ -143,6 +143,9 @@ public final class Kernels {
     /** Chained greedy draft steps (tl_spec.cuh): the next one-token step's inputs from the step's greedy id. */
     public static final String CHAIN_ADVANCE_KERNEL = "tl_chain_advance_i32";
 
+    /** Weight spans toward L2 while a decode step's attention runs (tl_model.cu): the o projection, the gate/up's rows. */
+    public static final String L2_PREFETCH_KERNEL = "tl_l2_prefetch";
+
     /** The MoE router's softmax + top-k (tl_moe.cuh), fp32 logits in. */
     public static final String MOE_ROUTE_KERNEL = "tl_moe_route_f32";
 

@@ -66,6 +66,7 @@ class FatbinTest {
         assertThat(text).contains(Kernels.MOE_SORT_KERNEL);
         assertThat(text).contains(Kernels.SPEC_VERIFY_KERNEL);
         assertThat(text).contains(Kernels.CHAIN_ADVANCE_KERNEL);
+        assertThat(text).contains(Kernels.L2_PREFETCH_KERNEL);
     }
 
     @Test

@@ -150,6 +150,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
                     runAll(t);
                 }
                 new KernelCheckSamplingCases(k, stream, rnd, this::sync, out, this::add).all(this::guard);
+                new KernelCheckL2Prefetch(k, stream, rnd, this::sync, this::add).all(this::guard);
             } finally {
                 cuStreamDestroy(stream);
             }

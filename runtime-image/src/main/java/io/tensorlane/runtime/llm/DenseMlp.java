@@ -37,6 +37,11 @@ final class DenseMlp implements MlpBlock {
     }
 
     @Override
+    public String gateUpKey() {
+        return prefix + "gate_up";
+    }
+
+    @Override
     public boolean fusable() {
         return lin.fusable(GemvPolicy.Linear.GATE_UP, prefix + "gate_up", hidden)
                 && lin.fusable(GemvPolicy.Linear.DOWN, prefix + "down", inter);

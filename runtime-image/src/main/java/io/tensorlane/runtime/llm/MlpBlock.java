@@ -31,6 +31,15 @@ interface MlpBlock {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " has no fused one-token path");
     }
 
+    /**
+     * The weight key of a fused gate/up linear [2 inter, hidden] the block reads first, gate rows then up rows, whose
+     * first rows of each half a decode step may prefetch toward L2 ({@link L2Prefetch}); null where the block reads
+     * no such weight (a MoE block's experts are known only once routed).
+     */
+    default String gateUpKey() {
+        return null;
+    }
+
     /** The op timer's labels, one call after each operation. */
     interface OpMarks {
         void mark(String label);

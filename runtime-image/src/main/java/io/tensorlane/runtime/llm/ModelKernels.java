@@ -48,6 +48,7 @@ public final class ModelKernels implements AutoCloseable {
     private final FusedGemvKernels fused = new FusedGemvKernels(this, FusedGemvVariant.fromEnv());
     private final MoeKernels moe = new MoeKernels(this);
     private final SampleKernels sampler = new SampleKernels(this);
+    private final L2PrefetchKernel prefetch = new L2PrefetchKernel(this);
 
     /** Loads the model fatbin in the current context and resolves every entry point. */
     public ModelKernels() {
@@ -67,6 +68,7 @@ public final class ModelKernels implements AutoCloseable {
             }
             sampler.resolve(module);
             moe.resolve(module);
+            prefetch.resolve(module);
         } catch (RuntimeException e) {
             cuModuleUnload(module);
             throw e;
@@ -305,6 +307,11 @@ public final class ModelKernels implements AutoCloseable {
     /** The token sampler (tl_sample.cuh). */
     public SampleKernels sampler() {
         return sampler;
+    }
+
+    /** The weight prefetch toward L2 ({@link L2Prefetch}). */
+    public L2PrefetchKernel prefetch() {
+        return prefetch;
     }
 
     /** The Mixture-of-Experts kernels (tl_moe.cuh). */

@@ -106,6 +106,10 @@ final class RankModel implements AutoCloseable {
     private final AttentionBlock attention;
     /** Each layer's MLP block (dense or MoE) and their scratch; the blocks built once the weights are on the GPU. */
     private final MlpBlocks mlp;
+    /** What short steps prefetch toward L2 before each layer's attention ({@value L2Prefetch#ENV}). */
+    private final L2Prefetch l2 = L2Prefetch.fromEnv();
+    /** {@link #l2}'s spans, a list a layer (empty lists when off; set by {@link #loadWeights}). */
+    private List<List<L2Prefetch.Span>> l2Spans = List.of();
 
     final RankLogits logits;
     /** The paged KV cache (its blocks allocated once the weights are in: {@link KvCache#allocate}). */
@@ -186,6 +190,7 @@ final class RankModel implements AutoCloseable {
         long bytes = weights.load(ck, plan, dims.maxPositions(), progress);
         lin = new Linears(weights, kernels, blas, fp8, gemv, gemvMma, fusedGemv, dt);
         mlp.build(weights, lin, kernels, blas);
+        l2Spans = l2.plan(weights, mlp, cfg.numLayers());
         fuseOneToken = tpl.tp() == 1 && mlp.allFusable() && lin.fusesAttention(cfg.numLayers(), hidden, hq * hd);
         if (kv.fp8()) {
             kv.setScales(weights.upload(KvScales.read(ck, cfg.numLayers()), "KV cache scales"));
@@ -266,6 +271,10 @@ final class RankModel implements AutoCloseable {
                 lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
             }
             mark("gemm qkv");
+            if (shortChunks && l2.on()) {
+                kernels.prefetch().launch(l2Spans.get(l), s);
+                mark("l2 prefetch");
+            }
             attention.forward(l, n, numTiles, numRest, eps, s, this::mark);
             if (fuse) { // residual += o(attn); gate_up reads RMSNorm(residual); down adds to the residual
                 lin.residualLinear(attn, p + "o", residual, hq * hd, hidden, s);

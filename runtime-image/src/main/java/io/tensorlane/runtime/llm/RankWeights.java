@@ -28,9 +28,10 @@ final class RankWeights {
      * A loaded weight: its device address and type; for FP8 its scale grid's address and the grid in the layout of the
      * tensor-core GEMM ({@link CublasLt.Fp8Scaling}: block grids with rows padded to 4 scales; per-row scales repeated
      * for each 128 columns, one grid for both, as its first {@code rows} floats are the per-row vector; 0 where that
-     * GEMM cannot read the type).
+     * GEMM cannot read the type); {@code rows} and {@code rowBytes}: the shard's rows and the bytes of each (the scales
+     * not counted).
      */
-    record Weight(long address, WeightType type, long scales, long gemmScales) {
+    record Weight(long address, WeightType type, long scales, long gemmScales, long rows, long rowBytes) {
         /** The tensor-core GEMM's scale layout for this weight (null: none, the GEMV or dequantization path). */
         CublasLt.Fp8Scaling gemmScaling() {
             return gemmScales == 0
@@ -82,7 +83,8 @@ final class RankWeights {
                     }
                 }
             }
-            byKey.put(t.key(), new Weight(Cuda.address(p), t.type(), scales, gemmScales));
+            byKey.put(
+                    t.key(), new Weight(Cuda.address(p), t.type(), scales, gemmScales, t.rows(), (long) t.cols() * eb));
             total += t.bytes(cfg.dtype());
         }
         float[][] cs = Rope.cosSin(cfg, maxPositions);
