@@ -16,7 +16,8 @@
 # slices merged by their last block (TENSORLANE_ATTN_COMBINE=fused), @fr = a one-token step's rope and KV write folded
 # into its attention kernel (TENSORLANE_ATTN_ROPE=fused), @l2 = each layer's o weight prefetched toward L2 before its
 # attention (TENSORLANE_L2_PREFETCH=on), @l2m<N> = o and then the gate/up's first rows, N MiB a layer
-# (TENSORLANE_L2_PREFETCH=N).
+# (TENSORLANE_L2_PREFETCH=N), @l2q = o and the next layer's qkv (o+qkv), @l2qm<N> = o, the next qkv, then gate/up rows,
+# N MiB (o+qkv+mlp@N).
 # Environment: BATCHES (1,8,32,128), CONTEXT (512), PREFILL (2048), WARMUP (300), ITERS (50), VARIANTS ("fp8b fp8c"),
 # LABELS ("bf16 $VARIANTS"), BUDGET (570 s). Results under $OUT: fp8-bench.txt (the table), <label>.json
 # (bench-model's), bw.json, fp8-bench.log.
@@ -77,6 +78,8 @@ if has_step bench; then
     case "$mods" in *@fr*) envs+=(TENSORLANE_ATTN_ROPE=fused) ;; esac
     case "$mods" in *@l2@*|*@l2) envs+=(TENSORLANE_L2_PREFETCH=on) ;; esac
     if [[ "$mods" =~ @l2m([0-9]+) ]]; then envs+=(TENSORLANE_L2_PREFETCH=${BASH_REMATCH[1]}); fi
+    case "$mods" in *@l2q@*|*@l2q) envs+=(TENSORLANE_L2_PREFETCH=o+qkv) ;; esac
+    if [[ "$mods" =~ @l2qm([0-9]+) ]]; then envs+=(TENSORLANE_L2_PREFETCH=o+qkv+mlp@${BASH_REMATCH[1]}); fi
     t=$(tmo 150 30)
     step "bench-model $label ${envs[*]}" "$W/$label.log" env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$dir" --tp 1 \
       --batches "$BATCHES" --context "$CONTEXT" --prefill-tokens "$PREFILL" --warmup "$WARMUP" --iters "$ITERS" \

@@ -1079,17 +1079,19 @@ TL_ATTN_ROPE_ENTRIES(fp16, __half)
 #include "tl_sample.cuh"
 #include "tl_spec.cuh"  // speculative decoding: the rejection-sampling verify
 
-// tl_l2_prefetch: weights a later kernel of the step reads, toward L2 while the kernels before it are latency-bound
-// (io.tensorlane.runtime.llm.L2Prefetch: a decode step's o projection and the first rows of its gate/up, issued before
-// the attention, whose few bytes leave DRAM idle). Up to three ranges (a zero length skips one), each a multiple of 16
-// bytes at a 16-byte aligned address. It lets the kernel after it launch first, then waits for the kernel before it
-// (tlpdl::trigger_then_enter), so that the one after still sees everything before; the prefetches go out after the
-// wait (DRAM is busy until then) and nothing waits for them. Launch: any grid (the caller: one block a
-// multiprocessor), block tlpdl::kL2PrefetchThreads.
+// tl_l2_prefetch: weights later kernels of the step read, toward L2 while the kernels before them are latency-bound
+// (io.tensorlane.runtime.llm.L2Prefetch: issued before a decode step's attention, whose few bytes leave DRAM idle: the
+// layer's o projection, the first rows of its gate/up, the next layer's qkv). Up to four ranges (a zero length skips
+// one), each a multiple of 16 bytes at a 16-byte aligned address. It lets the kernel after it launch first, then waits
+// for the kernel before it (tlpdl::trigger_then_enter), so that the one after still sees everything before; the
+// prefetches go out after the wait (DRAM is busy until then) and nothing waits for them. Launch: any grid (the
+// caller: one block a multiprocessor), block tlpdl::kL2PrefetchThreads.
 extern "C" __global__ void __launch_bounds__(tlpdl::kL2PrefetchThreads)
-    tl_l2_prefetch(const char* a, long long an, const char* b, long long bn, const char* c, long long cn) {
+    tl_l2_prefetch(const char* a, long long an, const char* b, long long bn, const char* c, long long cn,
+                   const char* d, long long dn) {
   tlpdl::trigger_then_enter();
   tlpdl::prefetch_range(a, an);
   tlpdl::prefetch_range(b, bn);
   tlpdl::prefetch_range(c, cn);
+  tlpdl::prefetch_range(d, dn);
 }

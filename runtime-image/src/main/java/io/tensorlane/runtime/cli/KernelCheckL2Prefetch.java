@@ -24,7 +24,7 @@ import jcuda.driver.CUstream;
 
 /**
  * {@code kernelcheck}'s cases of tl_l2_prefetch ({@link io.tensorlane.runtime.llm.L2PrefetchKernel}), once a run:
- * spans of one 16-byte piece, of partial 16 KiB pieces and longer than one pass of the grid, three at once. A prefetch
+ * spans of one 16-byte piece, of partial 16 KiB pieces and longer than one pass of the grid, four at once. A prefetch
  * computes nothing, so each case checks that it faults nowhere and changes no byte of its spans, and that a GEMV
  * reading a prefetched weight gives the same bits as one reading it cold. The {@code timed} case also says what the
  * prefetch is for: the GEMV's time on a weight read cold (L2 flushed by a 256 MiB memset) and on the same weight just
@@ -50,7 +50,9 @@ final class KernelCheckL2Prefetch {
 
     /** The cases, each run by {@code guard}. */
     void all(KernelCheckFp8.Guard guard) {
-        long[][] spans = {{16}, {16 << 10}, {(16 << 10) + 48}, {3 << 20, 16, (5 << 20) + 4080}, {(96L << 20) + 16}};
+        long[][] spans = {
+            {16}, {16 << 10}, {(16 << 10) + 48}, {3 << 20, 16, (5 << 20) + 4080, 1 << 20}, {(96L << 20) + 16}
+        };
         for (long[] s : spans) {
             String nm = "bytes=" + Arrays.toString(s).replace(" ", "");
             guard.run("l2_prefetch", DType.bf16, nm, () -> untouched(nm, s));

@@ -15,14 +15,14 @@ import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 
 /**
- * {@code tl_l2_prefetch} of {@link ModelKernels} (tl_model.cu): up to three weight spans toward L2 ({@link
+ * {@code tl_l2_prefetch} of {@link ModelKernels} (tl_model.cu): up to four weight spans toward L2 ({@link
  * L2Prefetch}), one block of 32 threads a multiprocessor, 16 KiB a bulk prefetch. Launches go through the owning
  * {@link ModelKernels}, on the thread that owns its context.
  */
 public final class L2PrefetchKernel {
     static final int THREADS = 32;
     /** Spans one launch takes (the kernel's parameters). */
-    static final int MAX_SPANS = 3;
+    static final int MAX_SPANS = 4;
 
     private final ModelKernels k;
     private final CUfunction fn = new CUfunction();
@@ -62,7 +62,9 @@ public final class L2PrefetchKernel {
                 p(a[1].address()),
                 l(a[1].bytes()),
                 p(a[2].address()),
-                l(a[2].bytes()));
+                l(a[2].bytes()),
+                p(a[3].address()),
+                l(a[3].bytes()));
     }
 
     /** One block a multiprocessor of the current device. */
