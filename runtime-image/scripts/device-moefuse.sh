@@ -25,7 +25,8 @@
 # Environment: STEPS ("kernelcheck models bench"), BUDGET (300 s), SWITCHES ("off on attn": the bench's runs; also
 # step = TENSORLANE_MOE_FUSED_DECODE=step alone, rope = on with TENSORLANE_ATTN_ROPE=fused, steprope = step with
 # TENSORLANE_ATTN_ROPE=fused (attn without the fused merge), to tell attn's parts apart; any of them with +l2 also
-# prefetches each layer's o weight toward L2 before its attention, TENSORLANE_L2_PREFETCH=on),
+# prefetches each layer's o weight toward L2 before its attention, TENSORLANE_L2_PREFETCH=on, +l2q also the next
+# layer's qkv, TENSORLANE_L2_PREFETCH=o+qkv),
 # MODEL_ENVS (the models' switches, "TENSORLANE_MOE_FUSED_DECODE=on"; e.g. "TENSORLANE_MOE_FUSED_DECODE=step
 # TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused" checks the attn run's path against transformers), BENCH_RESERVE (75 s kept for the bench out of the
 # models' budget; the models get BUDGET - 75 and cut their own gen runs when short, which shows as missing rows: FAIL;
@@ -119,12 +120,13 @@ if has_step bench; then
     # each run ~15-20 s (JVM, 2 s load from the page cache, graph capture, 150 steps a batch); off gets half of what is
     # left, at least 30 s
     t=$(tmo 90 3); [ "$sw" = off ] && t=$(( $(left) / 3 )); [ "$t" -gt 90 ] && t=90; [ "$t" -lt 30 ] && t=30
-    base=${sw%+l2}
+    base=${sw%+l2*}
     envs=(TENSORLANE_MOE_FUSED_DECODE=$base)
     [ "$base" = rope ] && envs=(TENSORLANE_MOE_FUSED_DECODE=on TENSORLANE_ATTN_ROPE=fused)
     [ "$base" = steprope ] && envs=(TENSORLANE_MOE_FUSED_DECODE=step TENSORLANE_ATTN_ROPE=fused)
     [ "$base" = attn ] && envs=(TENSORLANE_MOE_FUSED_DECODE=step TENSORLANE_ATTN_ROPE=fused TENSORLANE_ATTN_COMBINE=fused)
-    [ "$base" != "$sw" ] && envs+=(TENSORLANE_L2_PREFETCH=on)
+    [ "$sw" = "$base+l2" ] && envs+=(TENSORLANE_L2_PREFETCH=on)
+    [ "$sw" = "$base+l2q" ] && envs+=(TENSORLANE_L2_PREFETCH=o+qkv)
     runs+=(--run "$sw=$OUT/moe-$sw.json")
     env "${envs[@]}" timeout -s QUIT -k 5 "$t" $JAVA -jar "$APP" bench-model --model "$CK" --tp 1 \
       --batches "${BATCHES:-1,8}" --context 512 --prefill-tokens 0 --warmup 100 --iters 50 \
