@@ -94,6 +94,7 @@ public final class Kernels {
             // the MoE decode kernels with fewer launches (tl_moe_fused.cuh): router GEMV + top-k, gate/up + silu,
             // down + the weighted sum
             "tl_moe_router",
+            "tl_moe_router_norm",
             "tl_moe_gate_up_silu",
             "tl_moe_down_sum",
             "tl_moe_gate_up_silu_fp8_block",

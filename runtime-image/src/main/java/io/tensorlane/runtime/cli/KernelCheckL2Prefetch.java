@@ -27,11 +27,18 @@ import jcuda.driver.CUstream;
  * spans of one 16-byte piece, of partial 16 KiB pieces and longer than one pass of the grid, four at once. A prefetch
  * computes nothing, so each case checks that it faults nowhere and changes no byte of its spans, and that a GEMV
  * reading a prefetched weight gives the same bits as one reading it cold. The {@code timed} case also says what the
- * prefetch is for: the GEMV's time on a weight read cold (L2 flushed by a 256 MiB memset) and on the same weight just
- * prefetched (median of 9 each, CUDA events), printed in its name; the times are information, not the verdict.
+ * prefetch is for: the GEMV's time on a weight read cold (L2 flushed by a 256 MiB memset) and on the same weight
+ * prefetched during a stretch of small kernels (median of 9 each, CUDA events), printed in its name; the times are
+ * information, not the verdict. (Its first version timed the prefetched GEMV after a host synchronize, so the JCuda
+ * launch gap, ~16 us, fell inside that timing: H100, 2026-12-07, 11.78 against 27.81 us.)
  */
 final class KernelCheckL2Prefetch {
+    /** Written before each timed run: over any GPU's L2, so that the weight is read from DRAM after it. */
     private static final long FLUSH_BYTES = 256L << 20;
+    /** The timed runs' stand-in for a latency-bound stretch: this many memsets of {@link #GAP_BYTES}. */
+    private static final int GAP_KERNELS = 32;
+
+    private static final long GAP_BYTES = 64 << 10;
 
     private final ModelKernels k;
     private final CUstream stream;
@@ -84,8 +91,13 @@ final class KernelCheckL2Prefetch {
         }
     }
 
-    /** A 4096 x 2048 bf16 GEMV (16 MiB of weight) cold and prefetched: the same bits, and both times. */
-    private void timed() throws Exception {
+    /**
+     * A 4096 x 2048 bf16 GEMV (16 MiB of weight) cold and prefetched: the same bits, and the times. Each run: the L2
+     * flushed, the prefetch (or not), {@link #GAP_KERNELS} memsets of 64 KiB (a stand-in for the attention: the stream
+     * busy, DRAM idle, L2 barely touched; the host enqueues ahead of the GPU, so no launch gap is timed), the GEMV.
+     * Timed with CUDA events: the GEMV alone, and the window from the prefetch (or where it would be) to the GEMV's end.
+     */
+    private void timed() {
         int in = 2048;
         int out = 4096;
         long wBytes = 2L * in * out;
@@ -95,35 +107,38 @@ final class KernelCheckL2Prefetch {
             long dx = a.upload(random(in));
             long dy = a.poisoned(2L * out);
             long flush = a.alloc(FLUSH_BYTES);
+            long gap = a.alloc(GAP_BYTES);
             List<L2Prefetch.Span> spans = List.of(new L2Prefetch.Span(dw, wBytes));
-            CUevent e0 = new CUevent();
-            CUevent e1 = new CUevent();
-            Cuda.check(cuEventCreate(e0, 0), "cuEventCreate");
-            Cuda.check(cuEventCreate(e1, 0), "cuEventCreate");
+            CUevent[] e = {new CUevent(), new CUevent(), new CUevent()};
+            for (CUevent x : e) {
+                Cuda.check(cuEventCreate(x, 0), "cuEventCreate");
+            }
             try {
-                float[] cold = new float[9];
-                float[] warm = new float[9];
-                byte[] yCold = null;
+                int reps = 9;
+                float[][] gemv = new float[2][reps];
+                float[][] window = new float[2][reps];
+                byte[] yFirst = null;
                 long bad = 0;
-                for (int r = 0; r < cold.length; r++) {
-                    for (boolean pre : new boolean[] {false, true}) {
-                        flush(flush);
-                        if (pre) {
+                for (int r = 0; r < reps; r++) {
+                    for (int pre = 0; pre < 2; pre++) {
+                        fill(flush, FLUSH_BYTES, (byte) r);
+                        Cuda.check(cuEventRecord(e[0], stream), "cuEventRecord");
+                        if (pre == 1) {
                             k.prefetch().launch(spans, stream);
-                            sync.run();
-                            Thread.sleep(1); // the bulk prefetches land after the kernel ends
                         }
-                        Cuda.check(cuEventRecord(e0, stream), "cuEventRecord");
+                        for (int g = 0; g < GAP_KERNELS; g++) {
+                            fill(gap, GAP_BYTES, (byte) g);
+                        }
+                        Cuda.check(cuEventRecord(e[1], stream), "cuEventRecord");
                         k.gemv(DType.bf16, dx, dw, dy, in, out, stream);
-                        Cuda.check(cuEventRecord(e1, stream), "cuEventRecord");
-                        Cuda.check(cuEventSynchronize(e1), "cuEventSynchronize");
-                        float[] ms = {0};
-                        Cuda.check(cuEventElapsedTime(ms, e0, e1), "cuEventElapsedTime");
-                        (pre ? warm : cold)[r] = ms[0];
+                        Cuda.check(cuEventRecord(e[2], stream), "cuEventRecord");
+                        Cuda.check(cuEventSynchronize(e[2]), "cuEventSynchronize");
+                        gemv[pre][r] = elapsed(e[1], e[2]);
+                        window[pre][r] = elapsed(e[0], e[2]);
                         byte[] y = a.download(dy, 2 * out);
-                        if (yCold == null) {
-                            yCold = y;
-                        } else if (!Arrays.equals(yCold, y)) {
+                        if (yFirst == null) {
+                            yFirst = y;
+                        } else if (!Arrays.equals(yFirst, y)) {
                             bad++;
                         }
                     }
@@ -131,23 +146,33 @@ final class KernelCheckL2Prefetch {
                 if (!Arrays.equals(w, a.download(dw, w.length))) {
                     bad++;
                 }
-                double c = median(cold) * 1e3;
-                double p = median(warm) * 1e3;
                 String nm = String.format(
-                        Locale.ROOT, "timed,16MiB gemv cold %.2f us,prefetched %.2f us (%.2fx)", c, p, c / p);
+                        Locale.ROOT,
+                        "timed,16MiB gemv cold %.2f us,prefetched %.2f us; window %.2f / %.2f us",
+                        median(gemv[0]) * 1e3,
+                        median(gemv[1]) * 1e3,
+                        median(window[0]) * 1e3,
+                        median(window[1]) * 1e3);
                 results.accept(Result.of("l2_prefetch", DType.bf16, nm, new KernelCheckMath.Stat(0, 0, bad)));
             } finally {
-                cuEventDestroy(e0);
-                cuEventDestroy(e1);
+                for (CUevent x : e) {
+                    cuEventDestroy(x);
+                }
             }
         }
     }
 
-    /** Writes {@link #FLUSH_BYTES} (over any GPU's L2), so that the weight is read from DRAM after it. */
-    private void flush(long address) {
+    private static float elapsed(CUevent from, CUevent to) {
+        float[] ms = {0};
+        Cuda.check(cuEventElapsedTime(ms, from, to), "cuEventElapsedTime");
+        return ms[0];
+    }
+
+    /** Sets {@code bytes} at {@code address} to {@code v} on the stream. */
+    private void fill(long address, long bytes, byte v) {
         Cuda.check(
-                cuMemsetD8Async(new CUdeviceptr().withByteOffset(address), (byte) 1, FLUSH_BYTES, stream),
-                "cuMemsetD8Async(flush)");
+                cuMemsetD8Async(new CUdeviceptr().withByteOffset(address), v, bytes, stream),
+                "cuMemsetD8Async(" + bytes + ")");
     }
 
     private byte[] random(int n) {
