@@ -29,8 +29,8 @@ import jcuda.driver.CUstream;
  * reading a prefetched weight gives the same bits as one reading it cold. The {@code timed} case also says what the
  * prefetch is for: the GEMV's time on a weight read cold (L2 flushed by a 256 MiB memset) and on the same weight
  * prefetched during a stretch of small kernels (median of 9 each, CUDA events), printed in its name; the times are
- * information, not the verdict. (Its first version timed the prefetched GEMV after a host synchronize, so the JCuda
- * launch gap, ~16 us, fell inside that timing: H100, 2026-12-07, 11.78 against 27.81 us.)
+ * information, not the verdict. (Its first version timed the prefetched GEMV after a host synchronize, most likely
+ * with the JCuda launch gap, ~16 us, inside that timing: H100, 2026-12-07, 11.78 against 27.81 us.)
  */
 final class KernelCheckL2Prefetch {
     /** Written before each timed run: over any GPU's L2, so that the weight is read from DRAM after it. */
