@@ -104,4 +104,16 @@ public final class Cuda {
             throw new IllegalStateException("cannot read JCuda pointer address", e);
         }
     }
+
+    /** Multiprocessors of the current context's device (the grid sizes that fill it). */
+    public static int multiprocessorsOfCurrentDevice() {
+        jcuda.driver.CUdevice dev = new jcuda.driver.CUdevice();
+        check(JCudaDriver.cuCtxGetDevice(dev), "cuCtxGetDevice");
+        int[] sms = {0};
+        check(
+                JCudaDriver.cuDeviceGetAttribute(
+                        sms, jcuda.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+        return sms[0];
+    }
 }

@@ -5,11 +5,9 @@ import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
 
 import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.WeightType;
-import jcuda.driver.CUdevice;
-import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUstream;
-import jcuda.driver.JCudaDriver;
 
 /**
  * The one-token linears of {@link ModelKernels} with the residual stream folded in (tl_gemv_fused.cuh), for dense and
@@ -141,11 +139,7 @@ public final class FusedGemvKernels {
     /** Blocks of a norm launch: two a multiprocessor of the current device (each stages x once for many rows). */
     private int gridCap() {
         if (normGridCap == 0) {
-            CUdevice dev = new CUdevice();
-            JCudaDriver.cuCtxGetDevice(dev);
-            int[] sms = {0};
-            JCudaDriver.cuDeviceGetAttribute(sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-            normGridCap = Math.max(1, 2 * sms[0]);
+            normGridCap = Math.max(1, 2 * Cuda.multiprocessorsOfCurrentDevice());
         }
         return normGridCap;
     }

@@ -7,12 +7,9 @@ import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import java.util.List;
-import jcuda.driver.CUdevice;
-import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
-import jcuda.driver.JCudaDriver;
 
 /**
  * {@code tl_l2_prefetch} of {@link ModelKernels} (tl_model.cu): up to four weight spans toward L2 ({@link
@@ -70,14 +67,7 @@ public final class L2PrefetchKernel {
     /** One block a multiprocessor of the current device. */
     private int grid() {
         if (grid == 0) {
-            CUdevice dev = new CUdevice();
-            Cuda.check(JCudaDriver.cuCtxGetDevice(dev), "cuCtxGetDevice");
-            int[] sms = {0};
-            Cuda.check(
-                    JCudaDriver.cuDeviceGetAttribute(
-                            sms, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-                    "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-            grid = Math.max(1, sms[0]);
+            grid = Math.max(1, Cuda.multiprocessorsOfCurrentDevice());
         }
         return grid;
     }
