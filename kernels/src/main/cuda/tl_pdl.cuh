@@ -5,7 +5,8 @@
 // (griddepcontrol.wait: returns at once for a kernel launched without a programmatic dependency, i.e. every eager
 // launch), then lets the next kernel of the graph launch (griddepcontrol.launch_dependents): its blocks take free SM
 // slots and wait in their own enter() while this grid runs, so the launch latency between the two is hidden. Since
-// a kernel triggers only after its own wait, at most one grid waits ahead of each running one. Kernels that read
+// a kernel triggers only after its own wait, at most one grid waits ahead of each running one (two where the first of
+// them is tl_l2_prefetch, which triggers before its wait: trigger_then_enter()). Kernels that read
 // nothing an earlier kernel writes (a weight stream) may issue those reads before enter() (prefetch_warp_row()).
 // Before sm_90 both are no-ops (the host never asks for programmatic edges there).
 #pragma once
