@@ -116,4 +116,11 @@ public final class Cuda {
                 "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
         return sms[0];
     }
+
+    /** Whether work enqueued on {@code s} now is being captured into a CUDA graph (cuStreamIsCapturing). */
+    public static boolean isCapturing(jcuda.driver.CUstream s) {
+        int[] status = {0};
+        check(JCudaDriver.cuStreamIsCapturing(s, status), "cuStreamIsCapturing");
+        return status[0] == jcuda.driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    }
 }

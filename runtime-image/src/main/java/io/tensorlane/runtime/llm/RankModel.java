@@ -106,7 +106,10 @@ final class RankModel implements AutoCloseable {
     private final AttentionBlock attention;
     /** Each layer's MLP block (dense or MoE) and their scratch; the blocks built once the weights are on the GPU. */
     private final MlpBlocks mlp;
-    /** What short steps prefetch toward L2 before each layer's attention ({@value L2Prefetch#ENV}). */
+    /**
+     * What short steps captured into graphs prefetch toward L2 before each layer's attention ({@value
+     * L2Prefetch#ENV}).
+     */
     private final L2Prefetch l2 = L2Prefetch.fromEnv();
     /** {@link #l2}'s spans, a list a layer (empty lists when off; set by {@link #loadWeights}). */
     private List<List<L2Prefetch.Span>> l2Spans = List.of();
@@ -262,6 +265,8 @@ final class RankModel implements AutoCloseable {
         mark("embed");
         reduceAndNorm(n, "layers.0.input_norm", 0, eps);
         boolean fuse = fuseOneToken && n == 1;
+        // captured steps only: an eager step would pay a launch a layer for it, and replays are what it is for
+        boolean prefetch = shortChunks && l2.on() && Cuda.isCapturing(s);
         int qkvCols = (hq + 2 * hk) * hd;
         for (int l = 0; l < cfg.numLayers(); l++) {
             String p = "layers." + l + ".";
@@ -271,7 +276,7 @@ final class RankModel implements AutoCloseable {
                 lin.linear(GemvPolicy.Linear.QKV, xn, p + "qkv", qkv, n, hidden, qkvCols, s);
             }
             mark("gemm qkv");
-            if (shortChunks && l2.on()) {
+            if (prefetch) {
                 kernels.prefetch().launch(l2Spans.get(l), s);
                 mark("l2 prefetch");
             }
