@@ -21,7 +21,16 @@ final class EventTimer {
 
     /** The median of {@code iters} timed runs of {@code launch} after {@code warmup} untimed ones, in microseconds. */
     static double median(CUstream s, int warmup, int iters, Runnable launch) {
+        return median(s, warmup, iters, () -> {}, launch);
+    }
+
+    /**
+     * {@link #median(CUstream, int, int, Runnable)} with {@code setup} enqueued before every run, warm-up and timed,
+     * outside the timed events (what each run needs first: a flushed cache, a prefetch).
+     */
+    static double median(CUstream s, int warmup, int iters, Runnable setup, Runnable launch) {
         for (int i = 0; i < warmup; i++) {
+            setup.run();
             launch.run();
         }
         double[] us = new double[iters];
@@ -32,6 +41,7 @@ final class EventTimer {
         try {
             float[] ms = {0};
             for (int i = 0; i < iters; i++) {
+                setup.run();
                 Cuda.check(cuEventRecord(e0, s), "cuEventRecord");
                 launch.run();
                 Cuda.check(cuEventRecord(e1, s), "cuEventRecord");

@@ -1,10 +1,5 @@
 package io.tensorlane.runtime.cli;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 
 import io.tensorlane.contract.DType;
@@ -19,7 +14,6 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 
 /**
@@ -95,77 +89,54 @@ final class KernelCheckL2Prefetch {
      * A 4096 x 2048 bf16 GEMV (16 MiB of weight) cold and prefetched: the same bits, and the times. Each run: the L2
      * flushed, the prefetch (or not), {@link #GAP_KERNELS} memsets of 64 KiB (a stand-in for the attention: the stream
      * busy, DRAM idle, L2 barely touched; the host enqueues ahead of the GPU, so no launch gap is timed), the GEMV.
-     * Timed with CUDA events: the GEMV alone, and the window from the prefetch (or where it would be) to the GEMV's end.
+     * Timed with {@link EventTimer} (median of 9 after one warm-up): the GEMV alone, and the window from the prefetch
+     * (or where it would be) to the GEMV's end.
      */
     private void timed() {
         int in = 2048;
         int out = 4096;
-        long wBytes = 2L * in * out;
         try (KernelCheckArena a = new KernelCheckArena()) {
             byte[] w = random(in * out);
             long dw = a.upload(w);
             long dx = a.upload(random(in));
             long dy = a.poisoned(2L * out);
-            long flush = a.alloc(FLUSH_BYTES);
-            long gap = a.alloc(GAP_BYTES);
-            List<L2Prefetch.Span> spans = List.of(new L2Prefetch.Span(dw, wBytes));
-            CUevent[] e = {new CUevent(), new CUevent(), new CUevent()};
-            for (CUevent x : e) {
-                Cuda.check(cuEventCreate(x, 0), "cuEventCreate");
-            }
-            try {
-                int reps = 9;
-                float[][] gemv = new float[2][reps];
-                float[][] window = new float[2][reps];
-                byte[] yFirst = null;
-                long bad = 0;
-                for (int r = 0; r < reps; r++) {
-                    for (int pre = 0; pre < 2; pre++) {
-                        fill(flush, FLUSH_BYTES, (byte) r);
-                        Cuda.check(cuEventRecord(e[0], stream), "cuEventRecord");
-                        if (pre == 1) {
-                            k.prefetch().launch(spans, stream);
-                        }
-                        for (int g = 0; g < GAP_KERNELS; g++) {
-                            fill(gap, GAP_BYTES, (byte) g);
-                        }
-                        Cuda.check(cuEventRecord(e[1], stream), "cuEventRecord");
-                        k.gemv(DType.bf16, dx, dw, dy, in, out, stream);
-                        Cuda.check(cuEventRecord(e[2], stream), "cuEventRecord");
-                        Cuda.check(cuEventSynchronize(e[2]), "cuEventSynchronize");
-                        gemv[pre][r] = elapsed(e[1], e[2]);
-                        window[pre][r] = elapsed(e[0], e[2]);
-                        byte[] y = a.download(dy, 2 * out);
-                        if (yFirst == null) {
-                            yFirst = y;
-                        } else if (!Arrays.equals(yFirst, y)) {
-                            bad++;
-                        }
-                    }
+            long flushAt = a.alloc(FLUSH_BYTES);
+            long gapAt = a.alloc(GAP_BYTES);
+            List<L2Prefetch.Span> spans = List.of(new L2Prefetch.Span(dw, 2L * in * out));
+            Runnable flush = () -> fill(flushAt, FLUSH_BYTES, (byte) 1);
+            Runnable prefetch = () -> k.prefetch().launch(spans, stream);
+            Runnable gap = () -> {
+                for (int g = 0; g < GAP_KERNELS; g++) {
+                    fill(gapAt, GAP_BYTES, (byte) g);
                 }
-                if (!Arrays.equals(w, a.download(dw, w.length))) {
-                    bad++;
-                }
-                String nm = String.format(
-                        Locale.ROOT,
-                        "timed,16MiB gemv cold %.2f us,prefetched %.2f us; window %.2f / %.2f us",
-                        median(gemv[0]) * 1e3,
-                        median(gemv[1]) * 1e3,
-                        median(window[0]) * 1e3,
-                        median(window[1]) * 1e3);
-                results.accept(Result.of("l2_prefetch", DType.bf16, nm, new KernelCheckMath.Stat(0, 0, bad)));
-            } finally {
-                for (CUevent x : e) {
-                    cuEventDestroy(x);
-                }
-            }
+            };
+            Runnable gemv = () -> k.gemv(DType.bf16, dx, dw, dy, in, out, stream);
+            double gemvCold = EventTimer.median(stream, 1, 9, all(flush, gap), gemv);
+            byte[] yCold = a.download(dy, 2 * out);
+            double gemvPre = EventTimer.median(stream, 1, 9, all(flush, prefetch, gap), gemv);
+            byte[] yPre = a.download(dy, 2 * out);
+            double windowCold = EventTimer.median(stream, 1, 9, flush, all(gap, gemv));
+            double windowPre = EventTimer.median(stream, 1, 9, flush, all(prefetch, gap, gemv));
+            long bad = (Arrays.equals(yCold, yPre) ? 0 : 1)
+                    + (Arrays.equals(yCold, a.download(dy, 2 * out)) ? 0 : 1)
+                    + (Arrays.equals(w, a.download(dw, w.length)) ? 0 : 1);
+            String nm = String.format(
+                    Locale.ROOT,
+                    "timed,16MiB gemv cold %.2f us,prefetched %.2f us; window %.2f / %.2f us",
+                    gemvCold,
+                    gemvPre,
+                    windowCold,
+                    windowPre);
+            results.accept(Result.of("l2_prefetch", DType.bf16, nm, new KernelCheckMath.Stat(0, 0, bad)));
         }
     }
 
-    private static float elapsed(CUevent from, CUevent to) {
-        float[] ms = {0};
-        Cuda.check(cuEventElapsedTime(ms, from, to), "cuEventElapsedTime");
-        return ms[0];
+    private static Runnable all(Runnable... steps) {
+        return () -> {
+            for (Runnable r : steps) {
+                r.run();
+            }
+        };
     }
 
     /** Sets {@code bytes} at {@code address} to {@code v} on the stream. */
@@ -181,11 +152,5 @@ final class KernelCheckL2Prefetch {
             v[i] = rnd.nextDouble(-1, 1);
         }
         return KernelCheckMath.encode(DType.bf16, v);
-    }
-
-    private static double median(float[] v) {
-        float[] s = v.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
     }
 }

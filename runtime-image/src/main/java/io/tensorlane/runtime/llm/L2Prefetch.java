@@ -162,9 +162,13 @@ public record L2Prefetch(List<Part> parts, long budget) {
 
     /**
      * Every layer's spans ({@link #layer}) over the loaded weights: {@code layers.<l>.o}, the gate/up of the layer's
-     * MLP block where it names one ({@link MlpBlock#gateUpKey}), {@code layers.<l+1>.qkv}.
+     * MLP block where it names one ({@link MlpBlock#gateUpKey}), {@code layers.<l+1>.qkv}. Empty when off (nothing
+     * looks a layer up then).
      */
     List<List<Span>> plan(RankWeights weights, MlpBlocks mlp, int layers) {
+        if (!on()) {
+            return List.of();
+        }
         List<List<Span>> out = new ArrayList<>(layers);
         for (int l = 0; l < layers; l++) {
             String key = mlp.layer(l).gateUpKey();

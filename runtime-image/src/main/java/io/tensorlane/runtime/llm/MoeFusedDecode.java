@@ -58,7 +58,8 @@ public enum MoeFusedDecode {
     /**
      * Whether a folded one-token step also takes the MoE block's RMSNorm and router in one kernel ({@code step} only,
      * tl_moe_router_norm: built 2026-12-06, kernelcheck's {@code moe_router_norm} cases compare it with the two kernels
-     * bit for bit; not yet run on a GPU, so {@code auto} keeps the two launches).
+     * bit for bit; its first GPU run, H100 2026-12-07, found it missing from Kernels.MODEL_TYPED_KERNELS, since fixed
+     * and not rerun, so {@code auto} keeps the two launches).
      */
     public boolean foldsNorm() {
         return this == STEP;

@@ -111,7 +111,7 @@ final class RankModel implements AutoCloseable {
      * L2Prefetch#ENV}).
      */
     private final L2Prefetch l2 = L2Prefetch.fromEnv();
-    /** {@link #l2}'s spans, a list a layer (empty lists when off; set by {@link #loadWeights}). */
+    /** {@link #l2}'s spans, a list a layer (none when off; set by {@link #loadWeights}). */
     private List<List<L2Prefetch.Span>> l2Spans = List.of();
 
     final RankLogits logits;
