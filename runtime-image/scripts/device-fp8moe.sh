@@ -134,10 +134,11 @@ if has bench; then
     done
     rm -rf $ck $ck-fp8b  # the disk holds one layer count's pair at a time
   done
-  bench=$(python3 - "$OUT" $LAYERS_LIST <<'PY' 2>&1 | tee "$OUT/fp8moe-bench.txt" | tail -1
+  labels=""; for spec in "${specs[@]}"; do labels="$labels,${spec%%:*}"; done
+  bench=$(python3 - "$OUT" "${labels#,}" $LAYERS_LIST <<'PY' 2>&1 | tee "$OUT/fp8moe-bench.txt" | tail -1
 import json, os, sys
-out, layers = sys.argv[1], [int(x) for x in sys.argv[2:]]
-labels = ["bf16", "fp8b", "fp8b-step", "fp8b-off"]
+out, labels, layers = sys.argv[1], sys.argv[2].split(","), [int(x) for x in sys.argv[3:]]  # labels[0]: the bf16 baseline
+base = labels[0]
 def load(label, l):
     try:
         return json.load(open(os.path.join(out, "moe-%s-l%d.json" % (label, l))))
@@ -157,19 +158,19 @@ for lb in labels[1:]:
     print("%-8s | %-26s | %s" % ("", "whole step, %d layers (ms)" % hi,
           "per layer, (%d - %d layers) / %d (us)" % (hi, lo, hi - lo) if hi != lo else ""))
     print("%-8s | %8s %8s %8s | %8s %8s %8s" % ("batch", "bf16", lb, "bf16/fp8", "bf16", lb, "bf16/fp8"))
-    keys = [k for k in t[("bf16", hi)] if k in t[(lb, hi)]]
+    keys = [k for k in t[(base, hi)] if k in t[(lb, hi)]]
     per1 = None
     for k in keys:
-        b, f = t[("bf16", hi)][k], t[(lb, hi)][k]
+        b, f = t[(base, hi)][k], t[(lb, hi)][k]
         row = "%-8s | %8.3f %8.3f %7.2fx |" % (k, b, f, b / f)
-        if hi != lo and k in t[("bf16", lo)] and k in t[(lb, lo)]:
-            pb = (b - t[("bf16", lo)][k]) / (hi - lo) * 1e3
+        if hi != lo and k in t[(base, lo)] and k in t[(lb, lo)]:
+            pb = (b - t[(base, lo)][k]) / (hi - lo) * 1e3
             pf = (f - t[(lb, lo)][k]) / (hi - lo) * 1e3
             row += " %8.1f %8.1f %7.2fx" % (pb, pf, pb / pf if pf > 0 else float("nan"))
             if k == 1:
                 per1 = pb / pf if pf > 0 else None
         print(row)
-    w1 = t[("bf16", hi)].get(1), t[(lb, hi)].get(1)
+    w1 = t[(base, hi)].get(1), t[(lb, hi)].get(1)
     ones.append("%s %s step, %s a layer" % (lb, "%.2fx" % (w1[0] / w1[1]) if all(w1) else "?",
                                              "%.2fx" % per1 if per1 else "?"))
 print("batch-1 decode FP8 vs bf16: %s (target >= 1.5x)" % ("; ".join(ones) or "?"))
