@@ -83,18 +83,48 @@ def add_act_quant(torch, model):
     return n
 
 
+def add_expert_act_quant(torch, model):
+    """The experts' projections as the engine's long steps run FP8 experts (FP8 tensor cores, W8A8: Fp8ExpertGemm):
+    their inputs fake-quantized by fake_quant_fp8 too. transformers 5's experts modules keep each projection as a 3-D
+    parameter and call nn.functional.linear on one expert's slice (not a Parameter, the parameter's trailing shape);
+    that call is wrapped. Returns [calls quantized (0 after a forward: not hooked), the original linear]."""
+    shapes = {tuple(p.shape[1:]) for p in model.parameters() if p.dim() == 3}
+    calls = [0]
+    if not shapes:
+        return calls
+    F = torch.nn.functional
+    linear = F.linear
+
+    def quantized_linear(x, w, b=None):
+        if w.dim() == 2 and not isinstance(w, torch.nn.Parameter) and tuple(w.shape) in shapes:
+            calls[0] += 1
+            x = fake_quant_fp8(torch, x)
+        return linear(x, w, b)
+
+    F.linear = quantized_linear
+    calls.append(linear)  # the original, put back by fp32_logits
+    return calls
+
+
 def fp32_logits(transformers, torch, path, prompts, out_dir, vocab, attn, act_quant=False):
     import numpy as np
     model = load_model(transformers, torch, path, torch.float32, attn)
+    expert_calls = None
     if act_quant:
         log("  %s: %d linears with their inputs quantized per token and 128 columns (e4m3)" % (
             os.path.basename(path), add_act_quant(torch, model)))
+        if any(p.dim() == 3 for p in model.parameters()):
+            expert_calls = add_expert_act_quant(torch, model)
     dev = next(model.parameters()).device
     stats = []
     with torch.inference_mode():
         for i, p in enumerate(prompts):
             x = torch.tensor([p["ids"]], dtype=torch.long, device=dev)
             logits = model(input_ids=x).logits[0].float()
+            if expert_calls is not None and expert_calls[0] == 0:
+                raise SystemExit("--act-quant: no expert projection went through nn.functional.linear on a slice of"
+                                 " a 3-D experts parameter; this transformers' experts are not quantized as the"
+                                 " engine's")
             if logits.shape != (len(p["ids"]), vocab):
                 raise SystemExit("logits shape %s != (%d, %d)" % (tuple(logits.shape), len(p["ids"]), vocab))
             arr = logits.cpu().numpy().astype("<f4", copy=False)
@@ -103,6 +133,10 @@ def fp32_logits(transformers, torch, path, prompts, out_dir, vocab, attn, act_qu
             arr.tofile(os.path.join(out_dir, "ref-%d.f32" % i))
             pr = torch.softmax(logits, dim=-1).max(dim=-1).values
             stats.append(float(pr.mean()))
+    if expert_calls is not None:
+        torch.nn.functional.linear = expert_calls[1]
+        log("  %s: %d expert projections with their inputs quantized as well" % (
+            os.path.basename(path), expert_calls[0]))
     del model
     torch.cuda.empty_cache()
     return stats

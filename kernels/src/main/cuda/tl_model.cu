@@ -809,6 +809,7 @@ __device__ __forceinline__ void tl_gemv(const T* x, const T* w, T* y, int in, in
 #include "tl_gemv_fused.cuh"
 #include "tl_moe.cuh"
 #include "tl_moe_fp8.cuh"
+#include "tl_moe_gemm_fp8.cuh"  // the grouped FP8 GEMM of long MoE steps
 #include "tl_moe_fused.cuh"  // the MoE decode kernels with fewer launches
 #include "tl_attn_rope.cuh"  // decode attention with the rope and KV write folded in
 
@@ -1071,6 +1072,8 @@ TL_MOE_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_ENTRIES(fp16, __half)
 TL_MOE_FP8_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_FP8_ENTRIES(fp16, __half)
+TL_MOE_GEMM_FP8_ENTRIES(bf16, __nv_bfloat16)
+TL_MOE_GEMM_FP8_ENTRIES(fp16, __half)
 TL_MOE_FUSED_ENTRIES(bf16, __nv_bfloat16)
 TL_MOE_FUSED_ENTRIES(fp16, __half)
 TL_ATTN_ROPE_ENTRIES(bf16, __nv_bfloat16)

@@ -86,6 +86,9 @@ public final class Kernels {
             "tl_moe_down",
             "tl_moe_combine_f32",
             "tl_moe_combine",
+            // the grouped FP8 GEMM of long MoE steps (tl_moe_gemm_fp8.cuh)
+            "tl_moe_gemm_fp8_block",
+            "tl_moe_gemm_fp8_row",
             // the MoE pairs over FP8 experts (tl_moe_fp8.cuh)
             "tl_moe_gate_up_fp8_block",
             "tl_moe_gate_up_fp8_row",

@@ -241,6 +241,7 @@ public final class KernelCheckCommand implements Callable<Integer> {
         new KernelCheckAttentionRope(k, stream, rnd, this::sync, this::add).all(t, this::guard);
         moeCases(t);
         new KernelCheckMoeFp8(k, stream, rnd, this::sync, this::add, fp8).all(t, this::guard);
+        new KernelCheckMoeFp8Gemm(k, stream, rnd, this::sync, out, this::add, fp8).all(t, this::guard);
         new KernelCheckMoeFused(k.moe().decode(), stream, rnd, this::sync, out, this::add, fp8).all(t, this::guard);
         new KernelCheckMoeRouterNorm(k, stream, rnd, this::sync, this::add).all(t, this::guard);
     }

@@ -12,16 +12,19 @@ import jcuda.driver.CUstream;
  * The per-expert GEMMs of a MoE layer's long steps ({@link MoeMlp}): the pairs already grouped by expert (rows
  * [offsets[e], offsets[e+1]) of x belong to expert e), y rows = x rows · expert e's [out, in] slice of a stacked weight
  * ([experts x out, in]). Experts in the model's dtype: one cuBLAS GEMM per expert with rows, or one grouped cuBLAS call
- * ({@link KernelChoices#moeGroupedGemm}). FP8 experts: each routed expert's slice (only those with rows) is dequantized
- * into a scratch of the model's dtype, then its cuBLAS GEMM: on one stream, so one scratch serves every expert in turn.
+ * ({@link KernelChoices#moeGroupedGemm}). FP8 experts: on FP8 tensor cores in one launch ({@link Fp8ExpertGemm}) where
+ * the GPU and the geometry allow it; else each routed expert's slice (only those with rows) is dequantized into a
+ * scratch of the model's dtype, then its cuBLAS GEMM: on one stream, so one scratch serves every expert in turn.
  */
 final class ExpertGemms {
     private final ModelKernels kernels;
     private final Cublas blas;
     private final DType dt;
     private final int experts;
-    /** One expert's largest projection in the model's dtype (0 when the experts are not FP8). */
+    /** One expert's largest projection in the model's dtype (0 when the experts are not FP8 or take {@link #fp8}). */
     private final long scratch;
+    /** FP8 experts on tensor cores (null: not FP8, or dequantized for cuBLAS). */
+    private final Fp8ExpertGemm fp8;
 
     private final CUdeviceptr pointers;
     /** Per active expert: its rows, and the w / x / y addresses (three blocks of {@code experts} entries). */
@@ -32,8 +35,10 @@ final class ExpertGemms {
     private boolean groupedGemm;
 
     /**
-     * @param scratch device buffer for one dequantized expert projection (0: the experts are in the model's dtype)
+     * @param scratch device buffer for one dequantized expert projection (0: the experts are in the model's dtype, or
+     *     take {@code fp8})
      * @param pointers device buffer of 3 x experts addresses for the grouped GEMM
+     * @param fp8 FP8 experts' GEMM on tensor cores (null: none)
      */
     ExpertGemms(
             ModelKernels kernels,
@@ -42,7 +47,8 @@ final class ExpertGemms {
             int experts,
             long scratch,
             CUdeviceptr pointers,
-            boolean groupedGemm) {
+            boolean groupedGemm,
+            Fp8ExpertGemm fp8) {
         this.kernels = kernels;
         this.blas = blas;
         this.dt = dt;
@@ -50,6 +56,7 @@ final class ExpertGemms {
         this.scratch = scratch;
         this.pointers = pointers;
         this.groupedGemm = groupedGemm;
+        this.fp8 = fp8;
         this.tokens = new int[experts];
         this.ptrs = new long[3 * experts];
     }
@@ -60,7 +67,11 @@ final class ExpertGemms {
      */
     void run(RankWeights.Weight w, int[] offsets, long x, int in, long y, int out, CUstream s) {
         if (w.type().fp8()) {
-            dequantized(w, offsets, x, in, y, out, s);
+            if (fp8 != null) {
+                fp8.run(w, offsets, x, in, y, out, s);
+            } else {
+                dequantized(w, offsets, x, in, y, out, s);
+            }
             return;
         }
         long e = dt.bytes();

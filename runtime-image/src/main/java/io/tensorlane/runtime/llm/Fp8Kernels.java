@@ -2,9 +2,13 @@ package io.tensorlane.runtime.llm;
 
 import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
+import static jcuda.driver.JCudaDriver.cuCtxGetDevice;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 
 import io.tensorlane.contract.DType;
+import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.WeightType;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUstream;
 
 /**
@@ -28,6 +32,21 @@ public final class Fp8Kernels {
 
     Fp8Kernels(ModelKernels k) {
         this.k = k;
+    }
+
+    /** Whether the current context's GPU has FP8 (e4m3) tensor cores: compute capability 8.9 and later. */
+    public static boolean tensorCoresHere() {
+        jcuda.driver.CUdevice dev = new jcuda.driver.CUdevice();
+        Cuda.check(cuCtxGetDevice(dev), "cuCtxGetDevice");
+        int[] major = {0};
+        int[] minor = {0};
+        Cuda.check(
+                cuDeviceGetAttribute(major, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                "cuDeviceGetAttribute(compute capability)");
+        Cuda.check(
+                cuDeviceGetAttribute(minor, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                "cuDeviceGetAttribute(compute capability)");
+        return major[0] > 8 || (major[0] == 8 && minor[0] >= 9);
     }
 
     /** Whether the GEMV takes this step: 1..8 tokens and rows of whole 16-byte chunks (in % 16 == 0). */

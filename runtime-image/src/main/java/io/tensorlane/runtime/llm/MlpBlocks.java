@@ -22,13 +22,13 @@ final class MlpBlocks {
     private final long act;
     private final MoeMlp.Buffers moe;
     private final MlpBlock[] blocks;
-    private final boolean groupedGemm;
-    private final MoeFusedDecode fusedDecode;
+    private final KernelChoices choices;
 
     /**
      * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows} and {@code decodeTokens}: the longest steps MoE keeps on the GPU (of any shape, of short chunks);
-     * {@code groupedGemm}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm});
-     * {@code fusedDecode}: which MoE steps take the fused decode kernels ({@link KernelChoices#moeFusedDecode}).
+     * {@code choices}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm}), FP8
+     * experts' on FP8 tensor cores ({@link KernelChoices#fp8TensorMinTokens} not 0, {@link Fp8ExpertGemm#serves}), which
+     * MoE steps take the fused decode kernels ({@link KernelChoices#moeFusedDecode}).
      */
     MlpBlocks(
             DeviceMemory mem,
@@ -39,10 +39,8 @@ final class MlpBlocks {
             int tokens,
             int decodeRows,
             int decodeTokens,
-            boolean groupedGemm,
-            MoeFusedDecode fusedDecode) {
-        this.groupedGemm = groupedGemm;
-        this.fusedDecode = fusedDecode;
+            KernelChoices choices) {
+        this.choices = choices;
         this.cfg = cfg;
         this.tpl = tpl;
         this.dt = dt;
@@ -62,7 +60,10 @@ final class MlpBlocks {
                         cfg.moe(),
                         cfg.hiddenSize(),
                         tpl.expertIntermediatePerRank(),
-                        ShardPlan.fp8Experts(cfg))
+                        ShardPlan.fp8Experts(cfg),
+                        ShardPlan.fp8Experts(cfg)
+                                && choices.fp8TensorMinTokens() > 0
+                                && Fp8ExpertGemm.serves(cfg.hiddenSize(), tpl.expertIntermediatePerRank()))
                 : null;
         blocks = new MlpBlock[cfg.numLayers()];
     }
@@ -85,8 +86,8 @@ final class MlpBlocks {
                             weights.weight(p + "experts_down"),
                             moe,
                             cfg.moe().moeLayers().indexOf(l),
-                            groupedGemm,
-                            fusedDecode)
+                            choices.moeGroupedGemm(),
+                            choices.moeFusedDecode())
                     : new DenseMlp(lin, kernels, dt, p, hidden, tpl.intermediatePerRank(), gateUp, act);
         }
     }

@@ -167,6 +167,69 @@ public final class MoeKernels {
                 i(type.rowBlock()));
     }
 
+    /** Rows (tokens) of one tile of {@link #groupedFp8}: tl_moe_gemm_fp8.cuh's kBM. */
+    static final int GEMM_FP8_ROWS = 64;
+    /** Output columns of one tile, and the multiple of 128 both dimensions must be: kBN (and kBK). */
+    static final int GEMM_FP8_COLS = 128;
+
+    static final int GEMM_FP8_THREADS = 256;
+
+    /** Whether {@link #groupedFp8} takes an expert projection [out, in]: both multiples of 128. */
+    static boolean groupedFp8Fits(int in, int out) {
+        return in > 0 && out > 0 && in % GEMM_FP8_COLS == 0 && out % GEMM_FP8_COLS == 0;
+    }
+
+    /**
+     * The grouped FP8 GEMM of a long step (tl_moe_gemm_fp8.cuh, FP8 tensor cores, sm_89 and newer): for each of
+     * {@code tiles}' {@code tileCount} tiles (int4: expert, first row, the expert's end row, 0; up to {@link
+     * #GEMM_FP8_ROWS} rows), y rows [out] in T = xq rows (e4m3, scales xs [in / 128, ldxs]) · the expert's slice of w
+     * [experts x out, in] (e4m3, scales in the layout of {@code type} over the stacked rows)ᵀ.
+     */
+    public void groupedFp8(
+            DType t,
+            WeightType type,
+            long xq,
+            long xs,
+            int ldxs,
+            long w,
+            long scales,
+            long tiles,
+            int tileCount,
+            long y,
+            int in,
+            int out,
+            CUstream s) {
+        String name = Fp8Kernels.kernel("tl_moe_gemm_fp8", type);
+        if (!groupedFp8Fits(in, out)) {
+            throw new IllegalArgumentException(
+                    name + ": in " + in + " and out " + out + " must be multiples of " + GEMM_FP8_COLS);
+        }
+        if (((xq | w | y) & 15) != 0) {
+            throw new IllegalArgumentException(name + ": xq, w and y must be 16-byte aligned (xq=0x"
+                    + Long.toHexString(xq) + ", w=0x" + Long.toHexString(w) + ", y=0x" + Long.toHexString(y) + ")");
+        }
+        if (tileCount <= 0) {
+            return;
+        }
+        k.launch(
+                k.fn(t, name),
+                out / GEMM_FP8_COLS,
+                tileCount,
+                GEMM_FP8_THREADS,
+                s,
+                name,
+                p(xq),
+                p(xs),
+                i(ldxs),
+                p(w),
+                p(scales),
+                i(type.rowBlock()),
+                p(tiles),
+                p(y),
+                i(out),
+                i(in));
+    }
+
     private void pairs(
             DType t, String name, long x, long w, long y, long ids, int rows, int topK, int in, int out, CUstream s) {
         ModelKernels.positive("in", in);

@@ -19,8 +19,8 @@ import jcuda.driver.CUstream;
  * pair's gate/up and down read only its expert's rows, and each token's k rows are weighted and summed; no host round
  * trip, so they replay in CUDA graphs as dense steps do. Longer steps (prefill) group the pairs by expert on the GPU,
  * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
- * per expert and projection on the gathered rows (tensor cores; {@link ExpertGemms}, FP8 experts dequantized one at a
- * time), then un-permute. FP8 experts (e4m3 with block or per-row scales) take the FP8 pair kernels in short steps
+ * per expert and projection on the gathered rows (tensor cores; {@link ExpertGemms}; FP8 experts in one FP8 tensor-core
+ * launch a projection, {@link Fp8ExpertGemm}), then un-permute. FP8 experts (e4m3 with block or per-row scales) take the FP8 pair kernels in short steps
  * (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in registers). With {@link
  * KernelChoices#moeFusedDecode} the short steps take {@link MoeDecodeKernels} instead (three launches a layer instead
  * of six: {@link MoeDecodePath}).
@@ -47,14 +47,15 @@ final class MoeMlp implements MlpBlock {
             long rows,
             CUdeviceptr pointers,
             long expertScratch,
+            Fp8ExpertGemm.Buffers fp8Gemm,
             long routerCounter,
             long normed) {
         /**
          * {@code decodeRows}: the longest step of any shape kept on the device (one token a sequence and the spare row);
          * {@code pairTokens}: the longest one of short chunks kept there (the verify steps' tokens; {@link
          * MoeDecodePath#deviceLimit}); {@code fp8Experts}:
-         * the experts are FP8, so long steps dequantize one expert projection at a time into a scratch
-         * ({@link ExpertGemms}).
+         * the experts are FP8, so long steps run them on FP8 tensor cores ({@code fp8Gemm}: {@link Fp8ExpertGemm}'s
+         * scratch) or dequantize one expert projection at a time into a scratch ({@link ExpertGemms}).
          */
         static Buffers allocate(
                 DeviceMemory mem,
@@ -66,7 +67,8 @@ final class MoeMlp implements MlpBlock {
                 MoeSpec moe,
                 int hidden,
                 int inter,
-                boolean fp8Experts) {
+                boolean fp8Experts,
+                boolean fp8Gemm) {
             long pairs = (long) tokens * moe.topK();
             long e = dt.bytes();
             int small = Math.min(tokens, pairTokens);
@@ -86,9 +88,13 @@ final class MoeMlp implements MlpBlock {
                     addr(mem, phase, "pair order", 4L * pairs),
                     tokens > small ? addr(mem, phase, "expert rows", e * pairs * hidden) : 0,
                     mem.alloc(phase, "grouped GEMM pointers", 8L * 3 * moe.experts(), true),
-                    fp8Experts && tokens > small
+                    fp8Experts && tokens > small && !fp8Gemm
                             ? addr(mem, phase, "fp8 expert dequantized", e * 2L * inter * hidden)
                             : 0,
+                    fp8Experts && tokens > small && fp8Gemm
+                            ? Fp8ExpertGemm.Buffers.allocate(
+                                    mem, phase, Math.toIntExact(pairs), Math.max(hidden, inter), moe.experts())
+                            : null,
                     addr(mem, phase, "router counter", 4),
                     addr(mem, phase, "normed row (fused step)", e * hidden));
         }
@@ -165,8 +171,15 @@ final class MoeMlp implements MlpBlock {
         this.fusedMaxTokens = fusedDecode.maxTokens(gateUpW.type().fp8());
         this.foldsResidual = fusedDecode.foldsResidual();
         this.foldsNorm = fusedDecode.foldsNorm() && hidden <= FusedGemvKernels.MAX_IN;
-        this.gemms =
-                new ExpertGemms(kernels, blas, dt, moe.experts(), buf.expertScratch(), buf.pointers(), groupedGemm);
+        this.gemms = new ExpertGemms(
+                kernels,
+                blas,
+                dt,
+                moe.experts(),
+                buf.expertScratch(),
+                buf.pointers(),
+                groupedGemm,
+                buf.fp8Gemm() != null ? new Fp8ExpertGemm(kernels, dt, moe.experts(), buf.fp8Gemm()) : null);
     }
 
     @Override

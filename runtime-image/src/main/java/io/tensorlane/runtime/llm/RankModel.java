@@ -152,17 +152,7 @@ final class RankModel implements AutoCloseable {
             attn = addr(mem.alloc(ACTIVATIONS, "attention out", e * t * hq * hd, true));
             attention =
                     new AttentionBlock(mem, ACTIVATIONS, kernels, weights, inputs, kv, dims, dt, hq, hk, hd, qkv, attn);
-            mlp = new MlpBlocks(
-                    mem,
-                    ACTIVATIONS,
-                    cfg,
-                    tpl,
-                    dt,
-                    t,
-                    dims.maxRows(),
-                    dims.maxDecodeTokens(),
-                    choices.moeGroupedGemm(),
-                    choices.moeFusedDecode());
+            mlp = new MlpBlocks(mem, ACTIVATIONS, cfg, tpl, dt, t, dims.maxRows(), dims.maxDecodeTokens(), choices);
             xl = addr(mem.alloc(ACTIVATIONS, "logit rows", e * m * hidden, true));
             logits = new RankLogits(mem, ACTIVATIONS, tpl, rank.index(), m);
             long ws = share.workspaceBytes() > 0

@@ -1,0 +1,59 @@
+package io.tensorlane.runtime.llm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class Fp8ExpertGemmTest {
+    /** The tiles of the given rows per expert, each as {expert, first row, end row}. */
+    private static int[][] tilesOf(int... counts) {
+        int experts = counts.length;
+        int[] offsets = new int[experts + 1];
+        for (int e = 0; e < experts; e++) {
+            offsets[e + 1] = offsets[e] + counts[e];
+        }
+        int[] table = new int[4 * Fp8ExpertGemm.tileCapacity(offsets[experts], experts)];
+        Arrays.fill(table, -7);
+        int n = Fp8ExpertGemm.tiles(offsets, experts, table);
+        int[][] tiles = new int[n][];
+        for (int i = 0; i < n; i++) {
+            assertThat(table[4 * i + 3]).isZero();
+            tiles[i] = new int[] {table[4 * i], table[4 * i + 1], table[4 * i + 2]};
+        }
+        assertThat(table.length).isGreaterThanOrEqualTo(4 * n);
+        return tiles;
+    }
+
+    @Test
+    void eachExpertsRowsAreCutIntoTilesOf64InOrderAndEmptyExpertsHaveNone() {
+        assertThat(tilesOf(0, 1, 64, 65, 0, 130)).isDeepEqualTo(new int[][] {
+            new int[] {1, 0, 1},
+            new int[] {2, 1, 65},
+            new int[] {3, 65, 130},
+            new int[] {3, 129, 130},
+            new int[] {5, 130, 260},
+            new int[] {5, 194, 260},
+            new int[] {5, 258, 260}
+        });
+        assertThat(tilesOf(0, 0, 0)).isEmpty();
+    }
+
+    @Test
+    void theCapacityHoldsTheWorstSplit() {
+        // every expert one row past a whole tile: ceil(rows / 64) + experts - 1 tiles at most
+        int[] counts = new int[16];
+        Arrays.fill(counts, 65);
+        assertThat(tilesOf(counts).length).isEqualTo(32);
+        assertThat(Fp8ExpertGemm.tileCapacity(16 * 65, 16)).isGreaterThanOrEqualTo(32);
+        assertThat(Fp8ExpertGemm.tileCapacity(0, 4)).isEqualTo(4);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"2048,768,true", "384,2048,true", "128,128,true", "448,256,false", "2048,702,false", "0,128,false"})
+    void theGemmTakesProjectionsOfWhole128Blocks(int in, int out, boolean fits) {
+        assertThat(MoeKernels.groupedFp8Fits(in, out)).isEqualTo(fits);
+    }
+}
