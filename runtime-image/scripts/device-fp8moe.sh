@@ -18,11 +18,13 @@
 #             a rank); then the control at TP 1
 #   compare   oracle/compare.py --ref-of: prefill logits cosine >= 0.999 per position and top-1 >= 98%, the greedy
 #             top-5 walk, TP N against TP 1; the control must FAIL the same comparison (counted as its PASS)
-#   routing   each variant's prefill routing at TP 1 (TENSORLANE_MOE_ROUTING_DUMP) against transformers' on its -deq
-#             twin (oracle/moe_routing.py, reported); then oracle/routing_ties.py: a logits row that fails only
-#             because positions below the cosine bar sit at routing near-ties (a disagreement at that very prompt and
-#             position with transformers' k-th/(k+1)-th gap < 0.005, top-1 still passing) is reported as explained,
-#             and the verdict is then "PASS with routing near-ties"; anything else that fails stays FAIL
+#   routing   each variant's prefill routing at each TP of FP8_TPS (TENSORLANE_MOE_ROUTING_DUMP) against
+#             transformers' on its -deq twin, quantized as the gating reference (oracle/moe_routing.py --act-quant;
+#             TP 1's agreement reported); then oracle/routing_ties.py: a logits row (against the reference, or TP N
+#             against TP 1) that fails only because positions below the cosine bar sit at routing near-ties (a
+#             disagreement at that very prompt and position with transformers' k-th/(k+1)-th gap < 0.005, in the
+#             row's run or, for TP N against TP 1, in TP 1's; top-1 still passing) is reported as explained, and the
+#             verdict is then "PASS with routing near-ties"; anything else that fails stays FAIL
 #   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 and 4 layers (BENCH_LAYERS) of
 #             the Qwen3-30B-A3B geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch
 #             and prefill, whole steps and per layer; FP8 three ways: the default (auto: FP8 experts unfused),
@@ -57,7 +59,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 rc=0
 if [ -n "${fp8_steps// /}" ]; then
   # the routing step's time is kept out of device-fp8.sh's budget
-  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 75 ))
+  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 150 ))
   STEPS="$fp8_steps" BASES=$BASE VARIANTS="$VARIANTS" FP8_RUNS="$runs" REFUSE="$BASE-fp8b:8" \
     CONTROL="$BASE-fp8b-badscale" MODELDIR=$MODELDIR REFDIR=$REFDIR RUNS=$RUNS BUDGET=$fbudget OUT="$OUT" \
     bash "$HERE/device-fp8.sh" > "$OUT/device-fp8-stdout.txt" 2>&1
@@ -67,31 +69,40 @@ fi
 
 routing="not run"
 if has routing; then
-  # each variant's prefill routing at TP 1 against transformers' on its -deq twin; then which failing logits rows a
-  # routing near-tie explains (oracle/routing_ties.py: every position below the bar must have a routing disagreement at
-  # that prompt and position with transformers' k-th/(k+1)-th probability gap < 0.005)
+  # each variant's prefill routing at every TP of FP8_TPS against transformers' on its -deq twin (with ACT_QUANT=1, the
+  # default, transformers' linears and experts quantized as the gating reference quantizes them: moe_routing.py
+  # --act-quant); then which failing logits rows a routing near-tie explains (oracle/routing_ties.py: every position
+  # below the bar must have a routing disagreement at that prompt and position with transformers' k-th/(k+1)-th
+  # probability gap < 0.005: in the row's own run, or for a TP N vs TP 1 row in either run). The agreement reported is
+  # TP 1's (routing-<variant>.json); the other TPs' are routing-<variant>-tp<N>.json.
   export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   bash "$HERE/device-unpack.sh" > /dev/null 2>&1
+  aq=""; [ "${ACT_QUANT:-1}" = 1 ] && aq=--act-quant
   routing=""; dumps=()
   for v in $VARIANTS; do
-    m=$BASE-$v; dump=/tmp/routing-$m-tp1.bin; rm -f "$dump"
-    left=$(( BUDGET - ($(date +%s) - T0) ))
-    if [ ! -f "$MODELDIR/$m/config.json" ] || [ ! -f "$REFDIR/$m-deq/prompts.jsonl" ]; then
-      routing="$routing [$v] skipped (no $MODELDIR/$m or $REFDIR/$m-deq)"; continue
-    elif [ "$left" -lt 35 ]; then
-      routing="$routing [$v] skipped ($left s left)"; continue
-    fi
-    if TENSORLANE_MOE_ROUTING_DUMP=$dump timeout $(( left - 20 )) .device/jre/bin/java -Xmx4g \
-        -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar generate --model "$MODELDIR/$m" --tp 1 --virtual-ranks \
-        --prompts-file "$REFDIR/$m-deq/prompts.jsonl" --max-tokens 1 --json > /tmp/routing-$m.out 2> /tmp/routing-$m.err
-    then
-      timeout 60 python3 runtime-image/scripts/oracle/moe_routing.py --model "$MODELDIR/$m-deq" \
-        --prompts "$REFDIR/$m-deq/prompts.jsonl" --dump "$dump" --out "$OUT/routing-$v.json" > /tmp/routing-$m.log 2>&1
-      routing="$routing [$v] exit $? (0: >= 99.5% of (token, slot) pairs agree): $(grep -iE 'agree' /tmp/routing-$m.log | tail -1 | cut -c1-160)"
-      dumps+=(--routing "$m=$OUT/routing-$v.json")
-    else
-      routing="$routing [$v] generate failed: $(tail -3 /tmp/routing-$m.err | tr '\n' ' ' | cut -c1-200)"
-    fi
+    m=$BASE-$v
+    for tp in $FP8_TPS; do
+      dump=/tmp/routing-$m-tp$tp.bin; rm -f "$dump"
+      json=$OUT/routing-$v.json; [ "$tp" = 1 ] || json=$OUT/routing-$v-tp$tp.json
+      left=$(( BUDGET - ($(date +%s) - T0) ))
+      if [ ! -f "$MODELDIR/$m/config.json" ] || [ ! -f "$REFDIR/$m-deq/prompts.jsonl" ]; then
+        routing="$routing [$v] skipped (no $MODELDIR/$m or $REFDIR/$m-deq)"; break
+      elif [ "$left" -lt 35 ]; then
+        routing="$routing [$v tp$tp] skipped ($left s left)"; continue
+      fi
+      if TENSORLANE_MOE_ROUTING_DUMP=$dump timeout $(( left - 20 )) .device/jre/bin/java -Xmx4g \
+          -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar generate --model "$MODELDIR/$m" --tp $tp --virtual-ranks \
+          --prompts-file "$REFDIR/$m-deq/prompts.jsonl" --max-tokens 1 --json > /tmp/routing-$m.out 2> /tmp/routing-$m.err
+      then
+        timeout 60 python3 runtime-image/scripts/oracle/moe_routing.py --model "$MODELDIR/$m-deq" $aq \
+          --prompts "$REFDIR/$m-deq/prompts.jsonl" --dump "$dump" --out "$json" > /tmp/routing-$m.log 2>&1
+        r=$?
+        [ "$tp" = 1 ] && routing="$routing [$v] exit $r (0: >= 99.5% of (token, slot) pairs agree): $(grep -iE 'agree' /tmp/routing-$m.log | tail -1 | cut -c1-160)"
+        [ -f "$json" ] && dumps+=(--routing "$m@tp$tp=$json")
+      else
+        routing="$routing [$v tp$tp] generate failed: $(tail -3 /tmp/routing-$m.err | tr '\n' ' ' | cut -c1-200)"
+      fi
+    done
   done
   if [ -f "$OUT/results.json" ]; then
     python3 runtime-image/scripts/oracle/routing_ties.py --results "$OUT/results.json" "${dumps[@]}" \

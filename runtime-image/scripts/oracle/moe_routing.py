@@ -7,9 +7,11 @@ script rebuilds each sequence from the steps (a row's tokens from position 0 on)
 ids, and compares each prompt position's k experts per MoE layer with transformers' top-k of softmax(router logits) in
 fp32 (the router's input captured by a hook; ties to the lower expert, as the engine breaks them). A (token, slot) pair
 agrees when the engine's expert is among transformers' k. Each disagreement is reported with transformers' gap
-between its k-th and (k+1)-th probability: a near-tie there explains it.
+between its k-th and (k+1)-th probability: a near-tie there explains it. --act-quant: transformers' linears and expert
+projections get their inputs quantized as the engine's prefill quantizes them (reference.py's add_act_quant and
+add_expert_act_quant), the routing of the gating logits reference.
 
-usage: moe_routing.py --model DIR --prompts PROMPTS.jsonl --dump FILE [--out JSON] [--min-agree 99.5]
+usage: moe_routing.py --model DIR --prompts PROMPTS.jsonl --dump FILE [--out JSON] [--min-agree 99.5] [--act-quant]
 Exit 0 when agreement >= --min-agree, 1 otherwise, 2 on bad input.
 """
 import argparse
@@ -58,11 +60,16 @@ def engine_sequences(path):
     return seqs, layers_k
 
 
-def reference_routing(transformers, torch, model_dir, prompts, k):
+def reference_routing(transformers, torch, model_dir, prompts, k, act_quant=False):
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to("cuda")
     if hasattr(model, "set_experts_implementation"):
         model.set_experts_implementation("eager")
     model.eval()
+    expert_calls = None
+    if act_quant:
+        import reference  # the logits reference's quantization, the same functions
+        log("act-quant: %d linears" % reference.add_act_quant(torch, model))
+        expert_calls = reference.add_expert_act_quant(torch, model)
     experts = getattr(model.config, "num_experts", None) or getattr(model.config, "num_local_experts")
     routers = [m for name, m in model.named_modules()
                if name.endswith("gate") and getattr(m, "weight", None) is not None
@@ -87,6 +94,12 @@ def reference_routing(transformers, torch, model_dir, prompts, k):
             out.append(per_layer)
     for h in hooks:
         h.remove()
+    if expert_calls is not None:
+        if len(expert_calls) > 1:
+            torch.nn.functional.linear = expert_calls[1]
+        if expert_calls[0] == 0:
+            raise SystemExit("--act-quant: no expert projection was quantized (see reference.add_expert_act_quant)")
+        log("act-quant: %d expert projections" % expert_calls[0])
     return out, len(routers)
 
 
@@ -97,6 +110,7 @@ def main():
     ap.add_argument("--dump", required=True)
     ap.add_argument("--out")
     ap.add_argument("--min-agree", type=float, default=99.5)
+    ap.add_argument("--act-quant", action="store_true")
     args = ap.parse_args()
     import torch
     import transformers
@@ -106,7 +120,7 @@ def main():
         log("no routing records in %s" % args.dump)
         return 2
     layers, k = layers_k
-    ref, ref_layers = reference_routing(transformers, torch, args.model, prompts, k)
+    ref, ref_layers = reference_routing(transformers, torch, args.model, prompts, k, args.act_quant)
     if ref_layers != layers:
         log("transformers has %d routers, the engine dumped %d MoE layers" % (ref_layers, layers))
         return 2
