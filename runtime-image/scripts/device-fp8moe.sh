@@ -33,7 +33,9 @@
 # One call (BUDGET 570 s) when it fits; else two on the same warm machine:
 #   STEPS="train fp8 ref" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 #   SKIP_TRAIN=1 STEPS="tok gen compare routing" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
-# Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), VARIANTS ("fp8b fp8c"), BUDGET,
+# Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), ROUTING_TPS (FP8_TPS: the TPs whose
+# routing is dumped), VARIANTS ("fp8b fp8c"), BUDGET, TENSORLANE_MOE_FP8_GEMM (off; on: the engine's grouped FP8 expert
+# GEMM, and the references quantize the experts' inputs too),
 # and what device-fp8.sh reads (MODELDIR, REFDIR, TRAIN_STEPS, GEN_TIMEOUT, GEN_ARGS, ACT_QUANT).
 # Results under $OUT: fp8.txt (device-fp8.sh's table), results.json, control.json, fp8-report.json, fp8.log,
 # routing-<variant>.json, routing-ties.txt/.json, fp8moe.txt; with bench: moe-<label>-l<layers>.json and .log, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed), "fp8moe: PASS with routing near-ties",
@@ -59,7 +61,9 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 rc=0
 if [ -n "${fp8_steps// /}" ]; then
   # the routing step's time is kept out of device-fp8.sh's budget
-  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 150 ))
+  ROUTING_TPS=${ROUTING_TPS:-$FP8_TPS}
+  nr=$(( $(echo $VARIANTS | wc -w) * $(echo $ROUTING_TPS | wc -w) ))
+  fbudget=$BUDGET; has routing && fbudget=$(( BUDGET - 15 - 25 * nr ))
   STEPS="$fp8_steps" BASES=$BASE VARIANTS="$VARIANTS" FP8_RUNS="$runs" REFUSE="$BASE-fp8b:8" \
     CONTROL="$BASE-fp8b-badscale" MODELDIR=$MODELDIR REFDIR=$REFDIR RUNS=$RUNS BUDGET=$fbudget OUT="$OUT" \
     bash "$HERE/device-fp8.sh" > "$OUT/device-fp8-stdout.txt" 2>&1
@@ -70,18 +74,20 @@ fi
 routing="not run"
 if has routing; then
   # each variant's prefill routing at every TP of FP8_TPS against transformers' on its -deq twin (with ACT_QUANT=1, the
-  # default, transformers' linears and experts quantized as the gating reference quantizes them: moe_routing.py
-  # --act-quant); then which failing logits rows a routing near-tie explains (oracle/routing_ties.py: every position
-  # below the bar must have a routing disagreement at that prompt and position with transformers' k-th/(k+1)-th
-  # probability gap < 0.005: in the row's own run, or for a TP N vs TP 1 row in either run). The agreement reported is
+  # default, transformers' linears (and with TENSORLANE_MOE_FP8_GEMM=on its experts) quantized as the gating
+  # reference quantizes them: moe_routing.py --act-quant [--expert-act-quant]); then which failing logits rows a
+  # routing near-tie explains (oracle/routing_ties.py: every position below the bar must have a routing disagreement at
+  # that prompt and position with transformers' k-th/(k+1)-th probability gap < 0.005: in the row's own run, or for a
+  # TP N vs TP 1 row in either run). The agreement reported is
   # TP 1's (routing-<variant>.json); the other TPs' are routing-<variant>-tp<N>.json.
   export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   bash "$HERE/device-unpack.sh" > /dev/null 2>&1
   aq=""; [ "${ACT_QUANT:-1}" = 1 ] && aq=--act-quant
+  [ -n "$aq" ] && [ "${TENSORLANE_MOE_FP8_GEMM:-off}" = on ] && aq="$aq --expert-act-quant"
   routing=""; dumps=()
   for v in $VARIANTS; do
     m=$BASE-$v
-    for tp in $FP8_TPS; do
+    for tp in ${ROUTING_TPS:-$FP8_TPS}; do
       dump=/tmp/routing-$m-tp$tp.bin; rm -f "$dump"
       json=$OUT/routing-$v.json; [ "$tp" = 1 ] || json=$OUT/routing-$v-tp$tp.json
       left=$(( BUDGET - ($(date +%s) - T0) ))

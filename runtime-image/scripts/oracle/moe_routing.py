@@ -7,11 +7,11 @@ script rebuilds each sequence from the steps (a row's tokens from position 0 on)
 ids, and compares each prompt position's k experts per MoE layer with transformers' top-k of softmax(router logits) in
 fp32 (the router's input captured by a hook; ties to the lower expert, as the engine breaks them). A (token, slot) pair
 agrees when the engine's expert is among transformers' k. Each disagreement is reported with transformers' gap
-between its k-th and (k+1)-th probability: a near-tie there explains it. --act-quant: transformers' linears and expert
-projections get their inputs quantized as the engine's prefill quantizes them (reference.py's add_act_quant and
-add_expert_act_quant), the routing of the gating logits reference.
+between its k-th and (k+1)-th probability: a near-tie there explains it. --act-quant: transformers' linears get their
+inputs quantized as the engine's prefill quantizes them (reference.py's add_act_quant); --expert-act-quant: the expert
+projections too (reference.py's add_expert_act_quant); so it routes as the gating logits reference does.
 
-usage: moe_routing.py --model DIR --prompts PROMPTS.jsonl --dump FILE [--out JSON] [--min-agree 99.5] [--act-quant]
+usage: moe_routing.py --model DIR --prompts PROMPTS.jsonl --dump FILE [--out JSON] [--min-agree 99.5] [--act-quant [--expert-act-quant]]
 Exit 0 when agreement >= --min-agree, 1 otherwise, 2 on bad input.
 """
 import argparse
@@ -60,7 +60,7 @@ def engine_sequences(path):
     return seqs, layers_k
 
 
-def reference_routing(transformers, torch, model_dir, prompts, k, act_quant=False):
+def reference_routing(transformers, torch, model_dir, prompts, k, act_quant=False, expert_act_quant=False):
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to("cuda")
     if hasattr(model, "set_experts_implementation"):
         model.set_experts_implementation("eager")
@@ -69,7 +69,8 @@ def reference_routing(transformers, torch, model_dir, prompts, k, act_quant=Fals
     if act_quant:
         import reference  # the logits reference's quantization, the same functions
         log("act-quant: %d linears" % reference.add_act_quant(torch, model))
-        expert_calls = reference.add_expert_act_quant(torch, model)
+        if expert_act_quant:
+            expert_calls = reference.add_expert_act_quant(torch, model)
     experts = getattr(model.config, "num_experts", None) or getattr(model.config, "num_local_experts")
     routers = [m for name, m in model.named_modules()
                if name.endswith("gate") and getattr(m, "weight", None) is not None
@@ -111,6 +112,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--min-agree", type=float, default=99.5)
     ap.add_argument("--act-quant", action="store_true")
+    ap.add_argument("--expert-act-quant", action="store_true")
     args = ap.parse_args()
     import torch
     import transformers
@@ -120,7 +122,8 @@ def main():
         log("no routing records in %s" % args.dump)
         return 2
     layers, k = layers_k
-    ref, ref_layers = reference_routing(transformers, torch, args.model, prompts, k, args.act_quant)
+    ref, ref_layers = reference_routing(transformers, torch, args.model, prompts, k, args.act_quant,
+                                        args.expert_act_quant)
     if ref_layers != layers:
         log("transformers has %d routers, the engine dumped %d MoE layers" % (ref_layers, layers))
         return 2

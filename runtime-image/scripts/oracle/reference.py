@@ -84,7 +84,8 @@ def add_act_quant(torch, model):
 
 
 def add_expert_act_quant(torch, model):
-    """The experts' projections as the engine's long steps run FP8 experts (FP8 tensor cores, W8A8: Fp8ExpertGemm):
+    """The experts' projections as the engine's long steps run FP8 experts with TENSORLANE_MOE_FP8_GEMM=on (FP8 tensor
+    cores, W8A8: Fp8ExpertGemm; off, the default, dequantizes them: W8A16, no hook wanted):
     their inputs fake-quantized by fake_quant_fp8 too. transformers 5's experts modules keep each projection as a 3-D
     parameter and call nn.functional.linear on one expert's slice (not a Parameter, the parameter's trailing shape);
     that call is wrapped. Returns [calls quantized (0 after a forward: not hooked), the original linear]."""
@@ -106,14 +107,14 @@ def add_expert_act_quant(torch, model):
     return calls
 
 
-def fp32_logits(transformers, torch, path, prompts, out_dir, vocab, attn, act_quant=False):
+def fp32_logits(transformers, torch, path, prompts, out_dir, vocab, attn, act_quant=False, expert_act_quant=False):
     import numpy as np
     model = load_model(transformers, torch, path, torch.float32, attn)
     expert_calls = None
     if act_quant:
         log("  %s: %d linears with their inputs quantized per token and 128 columns (e4m3)" % (
             os.path.basename(path), add_act_quant(torch, model)))
-        if any(p.dim() == 3 for p in model.parameters()):
+        if expert_act_quant:
             expert_calls = add_expert_act_quant(torch, model)
     dev = next(model.parameters()).device
     stats = []
@@ -218,6 +219,9 @@ def main():
                     help="prefill logits with the decoder linears' inputs quantized to e4m3 per token and 128 columns "
                          "(the FP8 checkpoints' dynamic activation scheme, as the engine's tensor-core path runs it); "
                          "the greedy reference stays unquantized (the engine's one-token steps take the W8A16 GEMV)")
+    ap.add_argument("--expert-act-quant", action="store_true",
+                    help="with --act-quant, the MoE experts' projections too (the engine's grouped FP8 expert GEMM, "
+                         "TENSORLANE_MOE_FP8_GEMM=on)")
     args = ap.parse_args()
 
     import torch
@@ -255,7 +259,8 @@ def main():
         common.write_jsonl(os.path.join(out_dir, "prompts-meta.jsonl"), meta)
 
         t1 = time.time()
-        maxp = fp32_logits(transformers, torch, path, prompts, out_dir, vocab, args.attn, args.act_quant)
+        maxp = fp32_logits(transformers, torch, path, prompts, out_dir, vocab, args.attn, args.act_quant,
+                          args.expert_act_quant)
         t_fp32 = time.time() - t1
 
         t1 = time.time()

@@ -11,18 +11,16 @@
 //                  compact 128x128 grid, every expert starting on a block; 1: each row carries its block row's scales);
 //   BLOCK = false: [E * out], one per row (per-channel), applied once after the sum.
 // Each 128-column slice of the sum is taken in fp32 on the tensor cores and scaled into the accumulator (the block
-// scales differ from slice to slice); K streams through a 4-stage cp.async pipeline of 64 bytes a stage. Needs
-// in % 128 == 0, out % 128 == 0, 16-byte aligned xq, w and y rows.
+// scales differ from slice to slice). Needs in % 128 == 0, out % 128 == 0, 16-byte aligned xq, w and y rows.
 // tiles [count] (int4): expert, first row, the expert's end row (exclusive), unused; a tile is up to 64 rows of one
 // expert (the host makes them from the expert offsets it reads back). Launch: grid (out / 128, count), 256 threads.
 #pragma once
 
 namespace tlmoegemm {
 
-constexpr int kBM = 64;      // rows (tokens) of a tile
-constexpr int kBN = 128;     // output columns of a tile
-constexpr int kBK = 64;      // bytes of K a pipeline stage (two stages: one 128-column scale block)
-constexpr int kStages = 4;   // stages in flight: 4 x (64 x 64 + 128 x 64) bytes = 48 KiB of static shared memory
+constexpr int kBM = 64;   // rows (tokens) of a tile
+constexpr int kBN = 128;  // output columns of a tile
+constexpr int kBK = 128;  // bytes of K a stage: one scale column
 constexpr int kThreads = 256;  // 8 warps: 2 x 4, each 32 rows x 32 columns
 
 // Four 8x8 b16 matrices (here 8 rows x 16 bytes of e4m3) from shared memory: A and B fragments of m16n8k32.
@@ -44,40 +42,36 @@ __device__ __forceinline__ void mma_e4m3(float (&c)[4], const uint32_t (&a)[4], 
 #endif
 }
 
-// Byte offset of 16-byte chunk c (0..3) of row r in a stage of 64-byte rows, the chunks XOR-swizzled by r / 2 so that
-// the eight rows one ldmatrix reads (same chunk) fall in eight different 16-byte bank groups.
-__device__ __forceinline__ int swz(int r, int c) { return r * kBK + ((c ^ ((r >> 1) & 3)) << 4); }
+// Byte offset of 16-byte chunk c of row r in a tile of 128-byte rows, the chunks XOR-swizzled by the row so that the
+// eight rows one ldmatrix reads fall in different banks.
+__device__ __forceinline__ int swz(int r, int c) { return r * kBK + ((c ^ (r & 7)) << 4); }
 
 template <typename T, bool BLOCK>
 __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, int ldxs, const uint8_t* w,
                                             const float* ws, int row_block, const int4* tiles, T* y, int out,
                                             int in) {
-  __shared__ __align__(128) uint8_t sA[kStages][kBM * kBK];
-  __shared__ __align__(128) uint8_t sB[kStages][kBN * kBK];
+  __shared__ __align__(128) uint8_t sA[2][kBM * kBK];
+  __shared__ __align__(128) uint8_t sB[2][kBN * kBK];
   const int4 tile = tiles[blockIdx.y];
   const int r0 = tile.y, r1 = tile.z;  // this tile: rows [r0, min(r0 + 64, r1)) of expert tile.x
   const long long g0 = (long long)tile.x * out + (long long)blockIdx.x * kBN;  // first stacked weight row
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp >> 2, wn = warp & 3;  // each warp: 32 rows x 32 columns of the tile
   const int steps = in / kBK;
-  const int blocks = in / (2 * kBK);  // 128-column scale blocks
 
-  // stage `kt` into slot `slot`: A 64 rows x 4 chunks (one a thread), B 128 rows x 4 chunks (two a thread); always
-  // one commit group, empty past the last stage, so that wait_group counts stay aligned
-  auto load = [&](int slot, int kt) {
-    if (kt < steps) {
-      const long long k0 = (long long)kt * kBK;
-      {
-        const int r = tid >> 2, ch = tid & 3;
-        const bool ok = r0 + r < r1;  // rows past the expert's: zeros, nothing read
-        cp_async16(smem_addr(&sA[slot][swz(r, ch)]), xq + (long long)(ok ? r0 + r : r0) * in + k0 + ch * 16,
-                   ok ? 16 : 0);
-      }
+  auto load = [&](int stage, int kt) {
+    const long long k0 = (long long)kt * kBK;
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int c = tid + i * kThreads, r = c >> 2, ch = c & 3;
-        cp_async16(smem_addr(&sB[slot][swz(r, ch)]), w + (g0 + r) * in + k0 + ch * 16, 16);
-      }
+    for (int i = 0; i < (kBM * kBK / 16) / kThreads; ++i) {
+      const int c = tid + i * kThreads, r = c >> 3, ch = c & 7;
+      const bool ok = r0 + r < r1;  // rows past the expert's: zeros, nothing read
+      cp_async16(smem_addr(&sA[stage][swz(r, ch)]), xq + (long long)(ok ? r0 + r : r0) * in + k0 + ch * 16,
+                 ok ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < (kBN * kBK / 16) / kThreads; ++i) {
+      const int c = tid + i * kThreads, r = c >> 3, ch = c & 7;
+      cp_async16(smem_addr(&sB[stage][swz(r, ch)]), w + (g0 + r) * in + k0 + ch * 16, 16);
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
@@ -90,22 +84,32 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
 #pragma unroll
     for (int h = 0; h < 2; ++h) srow[mt][h] = min(r0 + wm * 32 + mt * 16 + grp + 8 * h, r1 - 1);
 
-  float acc[2][4][4], part[2][4][4];
+  float acc[2][4][4];
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) acc[mt][nt][j] = part[mt][nt][j] = 0.0f;
+      for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
-#pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) load(st, st);
+  load(0, 0);
   for (int kt = 0; kt < steps; ++kt) {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
-    __syncthreads();  // stage kt landed for every thread; every thread is done with stage kt - 1's slot
-    load((kt + kStages - 1) % kStages, kt + kStages - 1);
-    const uint8_t* a_s = sA[kt % kStages];
-    const uint8_t* b_s = sB[kt % kStages];
+    if (kt + 1 < steps) {
+      load((kt + 1) & 1, kt + 1);
+      asm volatile("cp.async.wait_group 1;\n" ::);
+    } else {
+      asm volatile("cp.async.wait_group 0;\n" ::);
+    }
+    __syncthreads();
+    const uint8_t* a_s = sA[kt & 1];
+    const uint8_t* b_s = sB[kt & 1];
+    float part[2][4][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) part[mt][nt][j] = 0.0f;
 #pragma unroll
     for (int ks = 0; ks < kBK / 32; ++ks) {
       uint32_t a[2][4];
@@ -125,15 +129,12 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
         }
       }
     }
-    if ((kt & 1) == 0) continue;
-    // a whole 128-column block summed: scaled by the rows' activation scales and (BLOCK) the columns' weight block
-    // scales into the accumulator
-    const int kb = kt >> 1;
+    // this 128-column slice, scaled: by the rows' activation scales, and (BLOCK) the columns' weight block scales
     float sx[2][2];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) sx[mt][h] = xs[(long long)kb * ldxs + srow[mt][h]];
+      for (int h = 0; h < 2; ++h) sx[mt][h] = xs[(long long)kt * ldxs + srow[mt][h]];
     float swc[4][2];
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
@@ -141,7 +142,7 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
       for (int j = 0; j < 2; ++j) swc[nt][j] = 1.0f;
     if (BLOCK) {
       if (row_block == kBN) {  // the compact grid: one scale for the whole tile
-        const float s = ws[(g0 / kBN) * blocks + kb];
+        const float s = ws[(g0 / kBN) * steps + kt];
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt) swc[nt][0] = swc[nt][1] = s;
       } else {
@@ -150,7 +151,7 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
             const long long g = g0 + wn * 32 + nt * 8 + 2 * tig + j;
-            swc[nt][j] = ws[(g / row_block) * blocks + kb];
+            swc[nt][j] = ws[(g / row_block) * steps + kt];
           }
       }
     }
@@ -161,8 +162,8 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           acc[mt][nt][j] = fmaf(part[mt][nt][j], sx[mt][j >> 1] * swc[nt][j & 1], acc[mt][nt][j]);
-          part[mt][nt][j] = 0.0f;
         }
+    __syncthreads();  // the next iteration's load overwrites this stage
   }
 
 #pragma unroll

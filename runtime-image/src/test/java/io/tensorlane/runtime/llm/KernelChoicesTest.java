@@ -65,6 +65,17 @@ class KernelChoicesTest {
                 .hasMessageContaining("expected on or off");
     }
 
+    @ParameterizedTest(name = "TENSORLANE_MOE_FP8_GEMM=''{0}'' -> {1}")
+    @CsvSource(
+            delimiter = ';',
+            value = {"on; true", " On ; true", "off; false", "; false", "  ; false"})
+    void theGroupedFp8ExpertGemmIsOffUnlessSwitchedOn(String value, boolean on) {
+        assertThat(KernelChoices.moeFp8Gemm(value)).isEqualTo(on);
+        assertThatThrownBy(() -> KernelChoices.moeFp8Gemm("dequant"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(KernelChoices.MOE_FP8_GEMM_ENV + "='dequant'");
+    }
+
     @ParameterizedTest(name = "TENSORLANE_PDL=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
