@@ -27,8 +27,9 @@
 #             verdict is then "PASS with routing near-ties"; anything else that fails stays FAIL
 #   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 and 4 layers (BENCH_LAYERS) of
 #             the Qwen3-30B-A3B geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch
-#             and prefill, whole steps and per layer; FP8 three ways: the default (auto: FP8 experts unfused),
-#             fp8b-step (TENSORLANE_MOE_FUSED_DECODE=step) and fp8b-off (=off, no fused MoE kernels)
+#             and prefill, whole steps and per layer; FP8 four ways: the default (auto: FP8 experts unfused),
+#             fp8b-step (TENSORLANE_MOE_FUSED_DECODE=step), fp8b-off (=off, no fused MoE kernels) and fp8b-gemm
+#             (TENSORLANE_MOE_FP8_GEMM=on: long steps' experts on FP8 tensor cores)
 #             STEPS=bench OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 # One call (BUDGET 570 s) when it fits; else two on the same warm machine:
 #   STEPS="train fp8 ref" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
@@ -131,8 +132,10 @@ if has bench; then
   lft() { echo $(( BUDGET - ($(date +%s) - T0) )); }
   LAYERS_LIST=${BENCH_LAYERS:-8 4}
   # label:checkpoint suffix:env. fp8b: the default (auto: FP8 experts unfused); fp8b-step: the FP8 experts' fused
-  # one-token kernels, the residual folded, the block's RMSNorm in the router's kernel; fp8b-off: no fused MoE kernels
-  specs=(bf16::  fp8b:-fp8b: fp8b-step:-fp8b:TENSORLANE_MOE_FUSED_DECODE=step fp8b-off:-fp8b:TENSORLANE_MOE_FUSED_DECODE=off)
+  # one-token kernels, the residual folded, the block's RMSNorm in the router's kernel; fp8b-off: no fused MoE kernels;
+  # fp8b-gemm: long steps' FP8 experts on FP8 tensor cores (tl_moe_gemm_fp8)
+  specs=(bf16::  fp8b:-fp8b: fp8b-step:-fp8b:TENSORLANE_MOE_FUSED_DECODE=step fp8b-off:-fp8b:TENSORLANE_MOE_FUSED_DECODE=off
+         fp8b-gemm:-fp8b:TENSORLANE_MOE_FP8_GEMM=on)
   nl=$(echo $LAYERS_LIST | wc -w); n_left=$(( ${#specs[@]} * nl ))
   for L in $LAYERS_LIST; do
     ck=$CK-l$L
