@@ -79,8 +79,8 @@ if has routing; then
   # reference quantizes them: moe_routing.py --act-quant [--expert-act-quant]); then which failing logits rows a
   # routing near-tie explains (oracle/routing_ties.py: every position below the bar must have a routing disagreement at
   # that prompt and position with transformers' k-th/(k+1)-th probability gap < 0.005: in the row's own run, or for a
-  # TP N vs TP 1 row in either run). The agreement reported is
-  # TP 1's (routing-<variant>.json); the other TPs' are routing-<variant>-tp<N>.json.
+  # TP N vs TP 1 row in either run). The agreement reported is TP 1's (routing-<variant>.json); the other TPs' are
+  # routing-<variant>-tp<N>.json.
   export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   bash "$HERE/device-unpack.sh" > /dev/null 2>&1
   aq=""; [ "${ACT_QUANT:-1}" = 1 ] && aq=--act-quant

@@ -11,7 +11,8 @@ between its k-th and (k+1)-th probability: a near-tie there explains it. --act-q
 inputs quantized as the engine's prefill quantizes them (reference.py's add_act_quant); --expert-act-quant: the expert
 projections too (reference.py's add_expert_act_quant); so it routes as the gating logits reference does.
 
-usage: moe_routing.py --model DIR --prompts PROMPTS.jsonl --dump FILE [--out JSON] [--min-agree 99.5] [--act-quant [--expert-act-quant]]
+usage: moe_routing.py --model DIR --prompts PROMPTS.jsonl --dump FILE [--out JSON] [--min-agree 99.5]
+                     [--act-quant [--expert-act-quant]]
 Exit 0 when agreement >= --min-agree, 1 otherwise, 2 on bad input.
 """
 import argparse

@@ -84,9 +84,9 @@ def add_act_quant(torch, model):
 
 
 def add_expert_act_quant(torch, model):
-    """The experts' projections as the engine's long steps run FP8 experts with TENSORLANE_MOE_FP8_GEMM=on (FP8 tensor
-    cores, W8A8: Fp8ExpertGemm; off, the default, dequantizes them: W8A16, no hook wanted):
-    their inputs fake-quantized by fake_quant_fp8 too. transformers 5's experts modules keep each projection as a 3-D
+    """The experts' projections with their inputs fake-quantized by fake_quant_fp8 too, as the engine's long steps run
+    FP8 experts with TENSORLANE_MOE_FP8_GEMM=on (FP8 tensor cores, W8A8: Fp8ExpertGemm; off, the default, dequantizes
+    them: W8A16, and this hook is not wanted). transformers 5's experts modules keep each projection as a 3-D
     parameter and call nn.functional.linear on one expert's slice (not a Parameter, the parameter's trailing shape);
     that call is wrapped. Returns [calls quantized (0 after a forward: not hooked), the original linear]."""
     shapes = {tuple(p.shape[1:]) for p in model.parameters() if p.dim() == 3}

@@ -13,8 +13,9 @@ import jcuda.driver.CUstream;
  * [offsets[e], offsets[e+1]) of x belong to expert e), y rows = x rows · expert e's [out, in] slice of a stacked weight
  * ([experts x out, in]). Experts in the model's dtype: one cuBLAS GEMM per expert with rows, or one grouped cuBLAS call
  * ({@link KernelChoices#moeGroupedGemm}). FP8 experts: on FP8 tensor cores in one launch ({@link Fp8ExpertGemm}) with
- * {@link KernelChoices#MOE_FP8_GEMM_ENV} on, where the GPU and the geometry allow it; else (the default) each routed expert's slice (only those with rows) is dequantized into a
- * scratch of the model's dtype, then its cuBLAS GEMM: on one stream, so one scratch serves every expert in turn.
+ * {@link KernelChoices#MOE_FP8_GEMM_ENV} on, where the GPU and the geometry allow it; else (the default) each routed
+ * expert's slice (only those with rows) is dequantized into a scratch of the model's dtype, then its cuBLAS GEMM: on
+ * one stream, so one scratch serves every expert in turn.
  */
 final class ExpertGemms {
     private final ModelKernels kernels;
