@@ -13,7 +13,8 @@
 // Each 128-column slice of the sum is taken in fp32 on the tensor cores and scaled into the accumulator (the block
 // scales differ from slice to slice). Needs in % 128 == 0, out % 128 == 0, 16-byte aligned xq, w and y rows.
 // tiles [count] (int4): expert, first row, the expert's end row (exclusive), unused; a tile is up to 64 rows of one
-// expert (the host makes them from the expert offsets it reads back). Launch: grid (out / 128, count), 256 threads.
+// expert (the host makes them from the expert offsets it reads back). Launch: grid (out / 128, count), 256 threads,
+// kSharedBytes of dynamic shared memory.
 #pragma once
 
 namespace tlmoegemm {
@@ -22,6 +23,13 @@ constexpr int kBM = 64;   // rows (tokens) of a tile
 constexpr int kBN = 128;  // output columns of a tile
 constexpr int kBK = 128;  // bytes of K a stage: one scale column
 constexpr int kThreads = 256;  // 8 warps: 2 x 4, each 32 rows x 32 columns
+constexpr int kStages = 4;     // stages of 128 bytes of K (2 stages: gate_up 1.45x bf16's time, H100 2026-12-07)
+// One stage in shared memory: the A tile, the B tile, the tile rows' activation scales, the tile columns' weight scales
+constexpr int kSA = kBM * kBK, kSB = kBN * kBK, kSX = kBM * 4, kSW = kBN * 4;
+constexpr int kStageBytes = kSA + kSB + kSX + kSW;
+// The dynamic shared memory of a launch (io.tensorlane.runtime.llm.MoeKernels#GEMM_FP8_SHARED_BYTES): 99 KiB, two
+// blocks to an SM of sm_90 (228 KiB); over the 48 KiB default, so the launcher raises the kernel's limit first.
+constexpr int kSharedBytes = kStages * kStageBytes;
 
 // Four 8x8 b16 matrices (here 8 rows x 16 bytes of e4m3) from shared memory: A and B fragments of m16n8k32.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
@@ -42,6 +50,11 @@ __device__ __forceinline__ void mma_e4m3(float (&c)[4], const uint32_t (&a)[4], 
 #endif
 }
 
+// One fp32 from global to shared memory, asynchronously; bytes 0 writes a zero and reads nothing.
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src, int bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+
 // Byte offset of 16-byte chunk c of row r in a tile of 128-byte rows, the chunks XOR-swizzled by the row so that the
 // eight rows one ldmatrix reads fall in different banks.
 __device__ __forceinline__ int swz(int r, int c) { return r * kBK + ((c ^ (r & 7)) << 4); }
@@ -50,8 +63,7 @@ template <typename T, bool BLOCK>
 __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, int ldxs, const uint8_t* w,
                                             const float* ws, int row_block, const int4* tiles, T* y, int out,
                                             int in) {
-  __shared__ __align__(128) uint8_t sA[2][kBM * kBK];
-  __shared__ __align__(128) uint8_t sB[2][kBN * kBK];
+  extern __shared__ __align__(128) uint8_t smem[];  // kStages x [A | B | sx | sw]
   const int4 tile = tiles[blockIdx.y];
   const int r0 = tile.y, r1 = tile.z;  // this tile: rows [r0, min(r0 + 64, r1)) of expert tile.x
   const long long g0 = (long long)tile.x * out + (long long)blockIdx.x * kBN;  // first stacked weight row
@@ -59,31 +71,45 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
   const int wm = warp >> 2, wn = warp & 3;  // each warp: 32 rows x 32 columns of the tile
   const int steps = in / kBK;
 
-  auto load = [&](int stage, int kt) {
-    const long long k0 = (long long)kt * kBK;
+  // K slice kt into stage st: the A and B tiles, and the slice's scales (activation scales of the tile's rows; with
+  // BLOCK, the weight scale of each of the tile's columns, whatever row_block is). Rows past the expert's: zeros.
+  // Each thread copies the same chunks every slice: 16 bytes of rows tid / 8 + 32 i (A: 2, B: 4), and one scale.
+  const int lr = tid >> 3, lch = tid & 7;
+  const bool a_ok0 = r0 + lr < r1, a_ok1 = r0 + lr + 32 < r1;
+  const uint8_t* a_src = xq + (long long)(a_ok0 ? r0 + lr : r0) * in + lch * 16;
+  const int a_d1 = a_ok1 ? 32 * in : 0;  // rows lr + 32: 32 rows on (or row r0 again, not read)
+  const uint8_t* b_src = w + (g0 + lr) * in + lch * 16;
+  const int b_step = 32 * in;
+  const float* sc_src = nullptr;  // this thread's scale of slice 0; slice kt's is sc_src + kt * sc_stride
+  int sc_stride = 0;
+  int sc_bytes = 0, sc_off = 0;
+  if (tid < kBM) {
+    const bool ok = r0 + tid < r1;
+    sc_src = xs + (ok ? r0 + tid : r0);
+    sc_stride = ldxs;
+    sc_bytes = ok ? 4 : 0;
+    sc_off = kSA + kSB + 4 * tid;
+  } else if (BLOCK && tid >= kThreads - kBN) {
+    const int c = tid - (kThreads - kBN);
+    sc_src = ws + ((g0 + c) / row_block) * steps;
+    sc_stride = 1;
+    sc_bytes = 4;
+    sc_off = kSA + kSB + kSX + 4 * c;
+  }
+  auto load = [&](int st, int kt) {
+    uint8_t* base = smem + st * kStageBytes;
+    const int k0 = kt * kBK;
+    cp_async16(smem_addr(base + swz(lr, lch)), a_src + k0, a_ok0 ? 16 : 0);
+    cp_async16(smem_addr(base + swz(lr + 32, lch)), a_src + a_d1 + k0, a_ok1 ? 16 : 0);
 #pragma unroll
-    for (int i = 0; i < (kBM * kBK / 16) / kThreads; ++i) {
-      const int c = tid + i * kThreads, r = c >> 3, ch = c & 7;
-      const bool ok = r0 + r < r1;  // rows past the expert's: zeros, nothing read
-      cp_async16(smem_addr(&sA[stage][swz(r, ch)]), xq + (long long)(ok ? r0 + r : r0) * in + k0 + ch * 16,
-                 ok ? 16 : 0);
+    for (int i = 0; i < kBN / 32; ++i) {
+      cp_async16(smem_addr(base + kSA + swz(lr + 32 * i, lch)), b_src + i * b_step + k0, 16);
     }
-#pragma unroll
-    for (int i = 0; i < (kBN * kBK / 16) / kThreads; ++i) {
-      const int c = tid + i * kThreads, r = c >> 3, ch = c & 7;
-      cp_async16(smem_addr(&sB[stage][swz(r, ch)]), w + (g0 + r) * in + k0 + ch * 16, 16);
-    }
-    asm volatile("cp.async.commit_group;\n" ::);
+    if (sc_src != nullptr) cp_async4(smem_addr(base + sc_off), sc_src + kt * sc_stride, sc_bytes);
   };
+  static_assert(kBM * kBK / 16 == 2 * kThreads && kBN * kBK / 16 == (kBN / 32) * kThreads, "one chunk row a pass");
 
   const int grp = lane >> 2, tig = lane & 3;
-  // the accumulator rows of this thread: wm * 32 + mt * 16 + grp + 8 h (h = 0, 1), clamped into the expert's rows
-  int srow[2][2];
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) srow[mt][h] = min(r0 + wm * 32 + mt * 16 + grp + 8 * h, r1 - 1);
-
   float acc[2][4][4];
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
@@ -92,17 +118,22 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
-  load(0, 0);
+  // the pipeline: kStages - 1 slices in flight while one is multiplied; a commit group per slice, empty past the end
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (st < steps) load(st, st);
+    asm volatile("cp.async.commit_group;\n" ::);
+  }
+#pragma unroll 1
   for (int kt = 0; kt < steps; ++kt) {
-    if (kt + 1 < steps) {
-      load((kt + 1) & 1, kt + 1);
-      asm volatile("cp.async.wait_group 1;\n" ::);
-    } else {
-      asm volatile("cp.async.wait_group 0;\n" ::);
-    }
-    __syncthreads();
-    const uint8_t* a_s = sA[kt & 1];
-    const uint8_t* b_s = sB[kt & 1];
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
+    __syncthreads();  // slice kt is in, and every warp is done with slice kt - 1, whose stage the next load takes
+    if (kt + kStages - 1 < steps) load((kt + kStages - 1) % kStages, kt + kStages - 1);
+    asm volatile("cp.async.commit_group;\n" ::);
+    const uint8_t* a_s = smem + (kt % kStages) * kStageBytes;
+    const uint8_t* b_s = a_s + kSA;
+    const float* sx_s = reinterpret_cast<const float*>(b_s + kSB);
+    const float* sw_s = sx_s + kBM;
     float part[2][4][4];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
@@ -129,41 +160,20 @@ __device__ __forceinline__ void grouped_fp8(const uint8_t* xq, const float* xs, 
         }
       }
     }
-    // this 128-column slice, scaled: by the rows' activation scales, and (BLOCK) the columns' weight block scales
-    float sx[2][2];
+    // this 128-column slice, scaled: by the rows' activation scales, and (BLOCK) the columns' weight scales
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) sx[mt][h] = xs[(long long)kt * ldxs + srow[mt][h]];
-    float swc[4][2];
-#pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-      for (int j = 0; j < 2; ++j) swc[nt][j] = 1.0f;
-    if (BLOCK) {
-      if (row_block == kBN) {  // the compact grid: one scale for the whole tile
-        const float s = ws[(g0 / kBN) * steps + kt];
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) swc[nt][0] = swc[nt][1] = s;
-      } else {
+      for (int h = 0; h < 2; ++h) {
+        const float sx = sx_s[wm * 32 + mt * 16 + grp + 8 * h];
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
-            const long long g = g0 + wn * 32 + nt * 8 + 2 * tig + j;
-            swc[nt][j] = ws[(g / row_block) * steps + kt];
+            const float s = BLOCK ? sx * sw_s[wn * 32 + nt * 8 + 2 * tig + j] : sx;
+            acc[mt][nt][2 * h + j] = fmaf(part[mt][nt][2 * h + j], s, acc[mt][nt][2 * h + j]);
           }
       }
-    }
-#pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          acc[mt][nt][j] = fmaf(part[mt][nt][j], sx[mt][j >> 1] * swc[nt][j & 1], acc[mt][nt][j]);
-        }
-    __syncthreads();  // the next iteration's load overwrites this stage
   }
 
 #pragma unroll

@@ -2,6 +2,8 @@ package io.tensorlane.runtime.llm;
 
 import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
+import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 
 import io.tensorlane.contract.DType;
@@ -9,7 +11,9 @@ import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.MoeSpec;
 import io.tensorlane.runtime.model.WeightType;
+import jcuda.Pointer;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
 
@@ -173,6 +177,12 @@ public final class MoeKernels {
     static final int GEMM_FP8_COLS = 128;
 
     static final int GEMM_FP8_THREADS = 256;
+    /**
+     * Dynamic shared memory of a launch, kSharedBytes: 4 stages of the 64 x 128 A tile, the 128 x 128 B tile and their
+     * 64 + 128 fp32 scales (99 KiB: the most one block of sm_89 takes; two blocks to an SM of sm_90).
+     */
+    static final int GEMM_FP8_SHARED_BYTES =
+            4 * (GEMM_FP8_ROWS * 128 + GEMM_FP8_COLS * 128 + 4 * GEMM_FP8_ROWS + 4 * 128);
 
     /** Whether {@link #groupedFp8} takes an expert projection [out, in]: both multiples of 128. */
     static boolean groupedFp8Fits(int in, int out) {
@@ -211,23 +221,29 @@ public final class MoeKernels {
         if (tileCount <= 0) {
             return;
         }
-        k.launch(
-                k.fn(t, name),
-                out / GEMM_FP8_COLS,
-                tileCount,
-                GEMM_FP8_THREADS,
-                s,
-                name,
-                p(xq),
-                p(xs),
-                i(ldxs),
-                p(w),
-                p(scales),
-                i(type.rowBlock()),
-                p(tiles),
-                p(y),
-                i(out),
-                i(in));
+        CUfunction f = k.fn(t, name);
+        // over the 48 KiB a launch gets by default: the function's limit raised first (a host-side call, idempotent)
+        Cuda.check(
+                cuFuncSetAttribute(
+                        f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, GEMM_FP8_SHARED_BYTES),
+                name + ": cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + GEMM_FP8_SHARED_BYTES + ")");
+        Pointer params =
+                Pointer.to(p(xq), p(xs), i(ldxs), p(w), p(scales), i(type.rowBlock()), p(tiles), p(y), i(out), i(in));
+        Cuda.check(
+                cuLaunchKernel(
+                        f,
+                        out / GEMM_FP8_COLS,
+                        tileCount,
+                        1,
+                        GEMM_FP8_THREADS,
+                        1,
+                        1,
+                        GEMM_FP8_SHARED_BYTES,
+                        s,
+                        params,
+                        null),
+                "cuLaunchKernel(" + name + ", grid " + out / GEMM_FP8_COLS + "x" + tileCount + ", "
+                        + GEMM_FP8_SHARED_BYTES + " B shared)");
     }
 
     private void pairs(
