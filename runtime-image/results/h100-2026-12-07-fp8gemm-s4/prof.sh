@@ -1,6 +1,6 @@
 # The op breakdown of a 2,048-token prefill on 8 layers of the Qwen3-30B-A3B geometry (random weights): bf16 (cuBLAS
 # grouped expert GEMMs) against the same weights block-scaled FP8 with the grouped FP8 expert GEMM on, in one run.
-# Device: OUT=$OUT bash runtime-image/scripts/device-batch.sh 'prof:150:bash runtime-image/results/2026-12-07-fp8gemm-s4/prof.sh'
+# Device: OUT=$OUT bash runtime-image/scripts/device-batch.sh 'prof:150:bash runtime-image/results/h100-2026-12-07-fp8gemm-s4/prof.sh'
 set -u
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 bash runtime-image/scripts/device-unpack.sh > /dev/null 2>&1
