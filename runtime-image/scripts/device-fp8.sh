@@ -129,7 +129,7 @@ if has_step ref; then
     if [ "$ACT_QUANT" = 1 ]; then
       step "ref (activations e4m3)" "$LOGS/ref-a8.log" timeout "$(tmo 240 40)" $PY $ORACLE/reference.py \
         --models "$MODELDIR" --out "$REFDIR-a8" --only "$DEQS" --act-quant \
-        $([ "${TENSORLANE_MOE_FP8_GEMM:-off}" = on ] && echo --expert-act-quant) || prep_rc=2
+        $([ "${TENSORLANE_MOE_FP8_GEMM:-on}" = on ] && echo --expert-act-quant) || prep_rc=2
       grep -E "^(REF|reference|  .*linears)" "$LOGS/ref-a8.log" | tee -a "$LOG"
     fi
   fi

@@ -27,16 +27,16 @@
 #             verdict is then "PASS with routing near-ties"; anything else that fails stays FAIL
 #   bench     (only when STEPS names it, a call of its own; reported) bench-model on 8 and 4 layers (BENCH_LAYERS) of
 #             the Qwen3-30B-A3B geometry, random bf16 weights and the same weights block-scaled FP8: FP8/bf16 per batch
-#             and prefill, whole steps and per layer; FP8 four ways: the default (auto: FP8 experts unfused),
-#             fp8b-step (TENSORLANE_MOE_FUSED_DECODE=step), fp8b-off (=off, no fused MoE kernels) and fp8b-gemm
-#             (TENSORLANE_MOE_FP8_GEMM=on: long steps' experts on FP8 tensor cores)
+#             and prefill, whole steps and per layer; FP8 four ways: the default (auto: FP8 experts unfused in
+#             short steps, on FP8 tensor cores in long ones), fp8b-step (TENSORLANE_MOE_FUSED_DECODE=step), fp8b-off
+#             (=off, no fused MoE kernels) and fp8b-deq (TENSORLANE_MOE_FP8_GEMM=off: long steps' experts dequantized)
 #             STEPS=bench OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 # One call (BUDGET 570 s) when it fits; else two on the same warm machine:
 #   STEPS="train fp8 ref" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 #   SKIP_TRAIN=1 STEPS="tok gen compare routing" OUT=$OUT bash runtime-image/scripts/device-fp8moe.sh
 # Environment: STEPS ("train fp8 ref tok gen compare routing"), FP8_TPS ("1 2 4"), ROUTING_TPS (FP8_TPS: the TPs whose
-# routing is dumped), VARIANTS ("fp8b fp8c"), BUDGET, TENSORLANE_MOE_FP8_GEMM (off; on: the engine's grouped FP8 expert
-# GEMM, and the references quantize the experts' inputs too),
+# routing is dumped), VARIANTS ("fp8b fp8c"), BUDGET, TENSORLANE_MOE_FP8_GEMM (on: the engine's grouped FP8 expert GEMM,
+# and the references quantize the experts' inputs too; off: the experts dequantized, their inputs left as they are),
 # and what device-fp8.sh reads (MODELDIR, REFDIR, TRAIN_STEPS, GEN_TIMEOUT, GEN_ARGS, ACT_QUANT).
 # Results under $OUT: fp8.txt (device-fp8.sh's table), results.json, control.json, fp8-report.json, fp8.log,
 # routing-<variant>.json, routing-ties.txt/.json, fp8moe.txt; with bench: moe-<label>-l<layers>.json and .log, fp8moe-bench.txt. The last line: "fp8moe: PASS" (every row, the refusal and the control passed), "fp8moe: PASS with routing near-ties",
@@ -75,7 +75,7 @@ fi
 routing="not run"
 if has routing; then
   # each variant's prefill routing at every TP of FP8_TPS against transformers' on its -deq twin (with ACT_QUANT=1, the
-  # default, transformers' linears (and with TENSORLANE_MOE_FP8_GEMM=on its experts) quantized as the gating
+  # default, transformers' linears (and unless TENSORLANE_MOE_FP8_GEMM=off its experts) quantized as the gating
   # reference quantizes them: moe_routing.py --act-quant [--expert-act-quant]); then which failing logits rows a
   # routing near-tie explains (oracle/routing_ties.py: every position below the bar must have a routing disagreement at
   # that prompt and position with transformers' k-th/(k+1)-th probability gap < 0.005: in the row's own run, or for a
@@ -84,7 +84,7 @@ if has routing; then
   export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   bash "$HERE/device-unpack.sh" > /dev/null 2>&1
   aq=""; [ "${ACT_QUANT:-1}" = 1 ] && aq=--act-quant
-  [ -n "$aq" ] && [ "${TENSORLANE_MOE_FP8_GEMM:-off}" = on ] && aq="$aq --expert-act-quant"
+  [ -n "$aq" ] && [ "${TENSORLANE_MOE_FP8_GEMM:-on}" = on ] && aq="$aq --expert-act-quant"
   routing=""; dumps=()
   for v in $VARIANTS; do
     m=$BASE-$v
@@ -131,11 +131,11 @@ if has bench; then
   bash "$HERE/device-unpack.sh" > /dev/null 2>&1
   lft() { echo $(( BUDGET - ($(date +%s) - T0) )); }
   LAYERS_LIST=${BENCH_LAYERS:-8 4}
-  # label:checkpoint suffix:env. fp8b: the default (auto: FP8 experts unfused); fp8b-step: the FP8 experts' fused
-  # one-token kernels, the residual folded, the block's RMSNorm in the router's kernel; fp8b-off: no fused MoE kernels;
-  # fp8b-gemm: long steps' FP8 experts on FP8 tensor cores (tl_moe_gemm_fp8)
+  # label:checkpoint suffix:env. fp8b: the default (auto: FP8 experts unfused; long steps' on FP8 tensor cores,
+  # tl_moe_gemm_fp8); fp8b-step: the FP8 experts' fused one-token kernels, the residual folded, the block's RMSNorm in
+  # the router's kernel; fp8b-off: no fused MoE kernels; fp8b-deq: long steps' FP8 experts dequantized for cuBLAS
   specs=(bf16::  fp8b:-fp8b: fp8b-step:-fp8b:TENSORLANE_MOE_FUSED_DECODE=step fp8b-off:-fp8b:TENSORLANE_MOE_FUSED_DECODE=off
-         fp8b-gemm:-fp8b:TENSORLANE_MOE_FP8_GEMM=on)
+         fp8b-deq:-fp8b:TENSORLANE_MOE_FP8_GEMM=off)
   nl=$(echo $LAYERS_LIST | wc -w); n_left=$(( ${#specs[@]} * nl ))
   for L in $LAYERS_LIST; do
     ck=$CK-l$L

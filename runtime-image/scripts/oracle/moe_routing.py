@@ -72,6 +72,9 @@ def reference_routing(transformers, torch, model_dir, prompts, k, act_quant=Fals
         log("act-quant: %d linears" % reference.add_act_quant(torch, model))
         if expert_act_quant:
             expert_calls = reference.add_expert_act_quant(torch, model)
+            if expert_calls is None:
+                raise SystemExit("--expert-act-quant: %s has no 3-D experts parameters to quantize the inputs of"
+                                 % model_dir)
     experts = getattr(model.config, "num_experts", None) or getattr(model.config, "num_local_experts")
     routers = [m for name, m in model.named_modules()
                if name.endswith("gate") and getattr(m, "weight", None) is not None

@@ -85,14 +85,15 @@ def add_act_quant(torch, model):
 
 def add_expert_act_quant(torch, model):
     """The experts' projections with their inputs fake-quantized by fake_quant_fp8 too, as the engine's long steps run
-    FP8 experts with TENSORLANE_MOE_FP8_GEMM=on (FP8 tensor cores, W8A8: Fp8ExpertGemm; off, the default, dequantizes
+    FP8 experts by default (FP8 tensor cores, W8A8: Fp8ExpertGemm; with TENSORLANE_MOE_FP8_GEMM=off it dequantizes
     them: W8A16, and this hook is not wanted). transformers 5's experts modules keep each projection as a 3-D
     parameter and call nn.functional.linear on one expert's slice (not a Parameter, the parameter's trailing shape);
-    that call is wrapped. Returns [calls quantized (0 after a forward: not hooked), the original linear]."""
+    that call is wrapped. Returns [calls quantized (0 after a forward: not hooked), the original linear], or None for a
+    model without 3-D parameters (a dense model: no experts, nothing to quantize)."""
     shapes = {tuple(p.shape[1:]) for p in model.parameters() if p.dim() == 3}
-    calls = [0]
     if not shapes:
-        return calls
+        return None
+    calls = [0]
     F = torch.nn.functional
     linear = F.linear
 
@@ -221,7 +222,7 @@ def main():
                          "the greedy reference stays unquantized (the engine's one-token steps take the W8A16 GEMV)")
     ap.add_argument("--expert-act-quant", action="store_true",
                     help="with --act-quant, the MoE experts' projections too (the engine's grouped FP8 expert GEMM, "
-                         "TENSORLANE_MOE_FP8_GEMM=on)")
+                         "its default; a dense model has none and is left as --act-quant leaves it)")
     args = ap.parse_args()
 
     import torch

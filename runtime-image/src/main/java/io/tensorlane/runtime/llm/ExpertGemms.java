@@ -12,8 +12,8 @@ import jcuda.driver.CUstream;
  * The per-expert GEMMs of a MoE layer's long steps ({@link MoeMlp}): the pairs already grouped by expert (rows
  * [offsets[e], offsets[e+1]) of x belong to expert e), y rows = x rows · expert e's [out, in] slice of a stacked weight
  * ([experts x out, in]). Experts in the model's dtype: one cuBLAS GEMM per expert with rows, or one grouped cuBLAS call
- * ({@link KernelChoices#moeGroupedGemm}). FP8 experts: on FP8 tensor cores in one launch ({@link Fp8ExpertGemm}) with
- * {@link KernelChoices#MOE_FP8_GEMM_ENV} on, where the GPU and the geometry allow it; else (the default) each routed
+ * ({@link KernelChoices#moeGroupedGemm}). FP8 experts: on FP8 tensor cores in one launch ({@link Fp8ExpertGemm}, the
+ * default) where the GPU and the geometry allow it; else ({@link KernelChoices#MOE_FP8_GEMM_ENV} off) each routed
  * expert's slice (only those with rows) is dequantized into a scratch of the model's dtype, then its cuBLAS GEMM: on
  * one stream, so one scratch serves every expert in turn.
  */

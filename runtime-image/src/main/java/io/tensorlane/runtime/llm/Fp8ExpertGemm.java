@@ -13,8 +13,8 @@ import jcuda.driver.CUstream;
  * ({@link MoeKernels#groupedFp8}, W8A8 as the dense FP8 linears of such steps: {@link Fp8Linear}): the step's rows
  * (grouped by expert) quantized to e4m3 per row and 128 columns in one launch, the tiles of each expert's rows made on
  * the host from the offsets the step read back, then the GEMM. Against dequantizing each routed expert for cuBLAS, two
- * launches an expert and projection ({@link ExpertGemms}, the default); taken with {@link
- * KernelChoices#MOE_FP8_GEMM_ENV} on.
+ * launches an expert and projection ({@link ExpertGemms}); the default, unless {@link
+ * KernelChoices#MOE_FP8_GEMM_ENV} is off.
  */
 public final class Fp8ExpertGemm {
     /**

@@ -68,8 +68,8 @@ class KernelChoicesTest {
     @ParameterizedTest(name = "TENSORLANE_MOE_FP8_GEMM=''{0}'' -> {1}")
     @CsvSource(
             delimiter = ';',
-            value = {"on; true", " On ; true", "off; false", "; false", "  ; false"})
-    void theGroupedFp8ExpertGemmIsOffUnlessSwitchedOn(String value, boolean on) {
+            value = {"on; true", " On ; true", "off; false", " OFF ; false", "; true", "  ; true"})
+    void theGroupedFp8ExpertGemmIsOnUnlessSwitchedOff(String value, boolean on) {
         assertThat(KernelChoices.moeFp8Gemm(value)).isEqualTo(on);
         assertThatThrownBy(() -> KernelChoices.moeFp8Gemm("dequant"))
                 .isInstanceOf(IllegalArgumentException.class)
