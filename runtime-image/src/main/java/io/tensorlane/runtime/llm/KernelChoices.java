@@ -93,12 +93,12 @@ public record KernelChoices(
     }
 
     /**
-     * {@code on} (unset): MoE long steps run FP8 experts on FP8 tensor cores, every routed expert of a projection in one
-     * launch ({@link Fp8ExpertGemm}, W8A8, where {@value #FP8_GEMM_ENV} is not {@code off}, the GPU has FP8 tensor cores
-     * and the projections are multiples of 128); {@code off}: each routed expert dequantized for its own cuBLAS GEMM
-     * (W8A16). On by default since device-fp8moe.sh passed with it (routing near-ties only, TP 1/2/4; H100, 2026-12-07
-     * 14:37 UTC) and the 2,048-token prefill of 8 Qwen3-30B-A3B layers took 14.6 ms against 27.1 dequantized (bf16
-     * 12.5). Read where the MoE scratch is sized ({@link #moeFp8Gemm}).
+     * {@code on} (unset): MoE long steps run FP8 experts on FP8 tensor cores, every routed expert of a projection in
+     * one launch ({@link Fp8ExpertGemm}, W8A8, where {@value #FP8_GEMM_ENV} is not {@code off}, the GPU has FP8 tensor
+     * cores and the projections are multiples of 128); {@code off}: each routed expert dequantized for its own cuBLAS
+     * GEMM (W8A16). On by default since device-fp8moe.sh passed with it (routing near-ties only, TP 1/2/4; H100,
+     * 2026-12-07 14:37 UTC) and the 2,048-token prefill of 8 Qwen3-30B-A3B layers took 14.6 ms against 27.1 dequantized
+     * (bf16 12.5). Read where the MoE scratch is sized ({@link #moeFp8Gemm}).
      */
     public static final String MOE_FP8_GEMM_ENV = "TENSORLANE_MOE_FP8_GEMM";
 

@@ -28,8 +28,8 @@ final class MlpBlocks {
      * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows} and {@code decodeTokens}: the longest steps MoE keeps on the GPU (of any shape, of short chunks);
      * {@code choices}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm}), FP8
      * experts' on FP8 tensor cores ({@link KernelChoices#fp8TensorMinTokens} not 0,
-     * {@value KernelChoices#MOE_FP8_GEMM_ENV} not off, {@link Fp8ExpertGemm#serves}), which MoE steps take the fused decode
-     * kernels ({@link KernelChoices#moeFusedDecode}).
+     * {@value KernelChoices#MOE_FP8_GEMM_ENV} not off, {@link Fp8ExpertGemm#serves}), which MoE steps take the fused
+     * decode kernels ({@link KernelChoices#moeFusedDecode}).
      */
     MlpBlocks(
             DeviceMemory mem,

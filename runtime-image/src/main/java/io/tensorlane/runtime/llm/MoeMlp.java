@@ -19,10 +19,11 @@ import jcuda.driver.CUstream;
  * pair's gate/up and down read only its expert's rows, and each token's k rows are weighted and summed; no host round
  * trip, so they replay in CUDA graphs as dense steps do. Longer steps (prefill) group the pairs by expert on the GPU,
  * read the groups' sizes back (one synchronisation a layer: these steps are never captured), and run one cuBLAS GEMM
- * per expert and projection on the gathered rows (tensor cores; {@link ExpertGemms}; FP8 experts in one FP8 tensor-core launch a
- * projection, {@link Fp8ExpertGemm}, or with {@link KernelChoices#MOE_FP8_GEMM_ENV} off dequantized one at a time), then un-permute. FP8 experts (e4m3 with block or per-row scales) take
- * the FP8 pair kernels in short steps (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in
- * registers). With {@link
+ * per expert and projection on the gathered rows (tensor cores; {@link ExpertGemms}; FP8 experts in one FP8
+ * tensor-core launch a projection, {@link Fp8ExpertGemm}, or with {@link KernelChoices#MOE_FP8_GEMM_ENV} off
+ * dequantized one at a time), then un-permute. FP8 experts (e4m3 with block or per-row scales) take the FP8 pair
+ * kernels in short steps (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in registers). With
+ * {@link
  * KernelChoices#moeFusedDecode} the short steps take {@link MoeDecodeKernels} instead (three launches a layer instead
  * of six: {@link MoeDecodePath}).
  */
