@@ -23,9 +23,8 @@ import jcuda.driver.CUstream;
  * tensor-core launch a projection, {@link Fp8ExpertGemm}, or with {@link KernelChoices#MOE_FP8_GEMM_ENV} off
  * dequantized one at a time), then un-permute. FP8 experts (e4m3 with block or per-row scales) take the FP8 pair
  * kernels in short steps (tl_moe_fp8.cuh: only the routed experts' bytes are read, dequantized in registers). With
- * {@link
- * KernelChoices#moeFusedDecode} the short steps take {@link MoeDecodeKernels} instead (three launches a layer instead
- * of six: {@link MoeDecodePath}).
+ * {@link KernelChoices#moeFusedDecode} the short steps take {@link MoeDecodeKernels} instead (three launches a layer
+ * instead of six: {@link MoeDecodePath}).
  */
 final class MoeMlp implements MlpBlock {
     /**
