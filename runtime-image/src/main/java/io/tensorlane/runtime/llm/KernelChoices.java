@@ -28,6 +28,9 @@ import java.util.Locale;
  *                     + top-k in one kernel for up to {@value MoeDecodeKernels#ROUTER_MAX_TOKENS} tokens, silu in the
  *                     gate/up kernel, the weighted sum in the down kernel); {@value #MOE_FUSED_DECODE_ENV} = {@code
  *                     auto} (unset: one-token steps of bf16/fp16 experts), {@code on} or {@code off}
+ * @param moeFp8Gemm   MoE long steps run FP8 experts on FP8 tensor cores, every routed expert of a projection in one
+ *                     launch ({@link Fp8ExpertGemm}; where fp8TensorMinTokens is not 0 and the GPU and the geometry
+ *                     allow it); {@value #MOE_FP8_GEMM_ENV} = {@code on} (unset) or {@code off}
  */
 public record KernelChoices(
         boolean tiledPrefill,
@@ -38,7 +41,8 @@ public record KernelChoices(
         boolean moeGroupedGemm,
         GemvMma gemvMma,
         boolean fusedGemv,
-        MoeFusedDecode moeFusedDecode) {
+        MoeFusedDecode moeFusedDecode,
+        boolean moeFp8Gemm) {
     public static final String FUSED_NORM_ENV = "TENSORLANE_FUSED_NORM";
     public static final String PUSH_ENV = "TENSORLANE_ALLREDUCE_PUSH";
     public static final String FP8_GEMM_ENV = "TENSORLANE_FP8_GEMM";
@@ -98,7 +102,7 @@ public record KernelChoices(
      * cores and the projections are multiples of 128); {@code off}: each routed expert dequantized for its own cuBLAS
      * GEMM (W8A16). On by default since device-fp8moe.sh passed with it (routing near-ties only, TP 1/2/4; H100,
      * 2026-12-07 14:37 UTC) and the 2,048-token prefill of 8 Qwen3-30B-A3B layers took 14.6 ms against 27.1 dequantized
-     * (bf16 12.5). Read where the MoE scratch is sized ({@link #moeFp8Gemm}).
+     * (bf16 12.5).
      */
     public static final String MOE_FP8_GEMM_ENV = "TENSORLANE_MOE_FP8_GEMM";
 
@@ -116,8 +120,8 @@ public record KernelChoices(
      * The earlier kernels: split-key attention for prefill tokens, cuBLAS for every linear, allreduce and norm apart,
      * OneStage pulling.
      */
-    public static final KernelChoices BASELINE =
-            new KernelChoices(false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false, MoeFusedDecode.OFF);
+    public static final KernelChoices BASELINE = new KernelChoices(
+            false, GemvPolicy.OFF, false, false, 0, false, GemvMma.OFF, false, MoeFusedDecode.OFF, false);
 
     /**
      * The choices of {@link GemvPolicy#ENV}, {@value #FUSED_NORM_ENV}, {@value #PUSH_ENV} and {@value #FP8_GEMM_ENV}
@@ -156,7 +160,8 @@ public record KernelChoices(
                 parseOnOff(MOE_GROUPED_GEMM_ENV, moeGrouped, true),
                 GemvMma.parse(gemvMma),
                 parseOnOff(FUSED_GEMV_ENV, fusedGemv, true),
-                MoeFusedDecode.AUTO);
+                MoeFusedDecode.AUTO,
+                true);
     }
 
     /** These choices with {@link #moeFusedDecode} from {@value #MOE_FUSED_DECODE_ENV}'s value (unset: auto). */
@@ -170,7 +175,23 @@ public record KernelChoices(
                 moeGroupedGemm,
                 gemvMma,
                 fusedGemv,
-                MoeFusedDecode.parse(value));
+                MoeFusedDecode.parse(value),
+                moeFp8Gemm);
+    }
+
+    /** These choices with {@link #moeFp8Gemm} from {@value #MOE_FP8_GEMM_ENV}'s value (unset: on). */
+    public KernelChoices withMoeFp8Gemm(String value) {
+        return new KernelChoices(
+                tiledPrefill,
+                gemv,
+                fusedNorm,
+                push,
+                fp8TensorMinTokens,
+                moeGroupedGemm,
+                gemvMma,
+                fusedGemv,
+                moeFusedDecode,
+                moeFp8Gemm(value));
     }
 
     /** The choices of this process's environment. */
@@ -183,7 +204,8 @@ public record KernelChoices(
                         System.getenv(MOE_GROUPED_GEMM_ENV),
                         System.getenv(GEMV_MMA_ENV),
                         System.getenv(FUSED_GEMV_ENV))
-                .withMoeFusedDecode(System.getenv(MOE_FUSED_DECODE_ENV));
+                .withMoeFusedDecode(System.getenv(MOE_FUSED_DECODE_ENV))
+                .withMoeFp8Gemm(System.getenv(MOE_FP8_GEMM_ENV));
     }
 
     static int parseFp8(String value) {

@@ -27,9 +27,9 @@ final class MlpBlocks {
     /**
      * Scratch for steps of up to {@code tokens} tokens; {@code decodeRows} and {@code decodeTokens}: the longest steps MoE keeps on the GPU (of any shape, of short chunks);
      * {@code choices}: MoE's long steps through cuBLAS's grouped GEMM ({@link KernelChoices#moeGroupedGemm}), FP8
-     * experts' on FP8 tensor cores ({@link KernelChoices#fp8TensorMinTokens} not 0,
-     * {@value KernelChoices#MOE_FP8_GEMM_ENV} not off, {@link Fp8ExpertGemm#serves}), which MoE steps take the fused
-     * decode kernels ({@link KernelChoices#moeFusedDecode}).
+     * experts' on FP8 tensor cores ({@link KernelChoices#fp8TensorMinTokens} not 0, {@link KernelChoices#moeFp8Gemm},
+     * {@link Fp8ExpertGemm#serves}), which MoE steps take the fused decode kernels ({@link
+     * KernelChoices#moeFusedDecode}).
      */
     MlpBlocks(
             DeviceMemory mem,
@@ -64,7 +64,7 @@ final class MlpBlocks {
                         ShardPlan.fp8Experts(cfg),
                         ShardPlan.fp8Experts(cfg)
                                 && choices.fp8TensorMinTokens() > 0
-                                && KernelChoices.moeFp8Gemm(System.getenv(KernelChoices.MOE_FP8_GEMM_ENV))
+                                && choices.moeFp8Gemm()
                                 && Fp8ExpertGemm.serves(cfg.hiddenSize(), tpl.expertIntermediatePerRank()))
                 : null;
         blocks = new MlpBlock[cfg.numLayers()];

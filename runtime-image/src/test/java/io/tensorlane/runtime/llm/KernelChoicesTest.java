@@ -71,6 +71,18 @@ class KernelChoicesTest {
             value = {"on; true", " On ; true", "off; false", " OFF ; false", "; true", "  ; true"})
     void theGroupedFp8ExpertGemmIsOnUnlessSwitchedOff(String value, boolean on) {
         assertThat(KernelChoices.moeFp8Gemm(value)).isEqualTo(on);
+        KernelChoices c = KernelChoices.parse(null, "off", null, null, "off", null)
+                .withMoeFusedDecode("step")
+                .withMoeFp8Gemm(value);
+        assertThat(c.moeFp8Gemm()).isEqualTo(on);
+        assertThat(c.moeFusedDecode()).isEqualTo(MoeFusedDecode.STEP); // the other choices kept
+        assertThat(c.fusedNorm()).isFalse();
+        assertThat(c.moeGroupedGemm()).isFalse();
+        assertThat(KernelChoices.parse(null, null, null, null).moeFp8Gemm()).isTrue();
+        assertThat(KernelChoices.parse(null, null, null, null)
+                        .withMoeFusedDecode("off")
+                        .moeFp8Gemm())
+                .isTrue();
         assertThatThrownBy(() -> KernelChoices.moeFp8Gemm("dequant"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(KernelChoices.MOE_FP8_GEMM_ENV + "='dequant'");
@@ -122,6 +134,7 @@ class KernelChoicesTest {
         assertThat(KernelChoices.BASELINE.push()).isFalse();
         assertThat(KernelChoices.BASELINE.fp8TensorMinTokens()).isZero();
         assertThat(KernelChoices.BASELINE.moeGroupedGemm()).isFalse();
+        assertThat(KernelChoices.BASELINE.moeFp8Gemm()).isFalse();
     }
 
     @ParameterizedTest(name = "TENSORLANE_MOE_FUSED_DECODE=''{0}'' -> {1}")
