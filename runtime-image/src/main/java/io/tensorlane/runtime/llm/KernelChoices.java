@@ -106,11 +106,6 @@ public record KernelChoices(
      */
     public static final String MOE_FP8_GEMM_ENV = "TENSORLANE_MOE_FP8_GEMM";
 
-    /** {@value #MOE_FP8_GEMM_ENV}'s value: on (also unset or blank), or off; anything else is an error naming it. */
-    public static boolean moeFp8Gemm(String value) {
-        return parseOnOff(MOE_FP8_GEMM_ENV, value, true);
-    }
-
     /** {@link #moeFusedDecode}'s switch. */
     public static final String MOE_FUSED_DECODE_ENV = MoeFusedDecode.ENV;
     /** What {@code auto} means: tensor cores from two tokens (the FP8 GEMV of 2-8 tokens is compute-bound). */
@@ -166,21 +161,18 @@ public record KernelChoices(
 
     /** These choices with {@link #moeFusedDecode} from {@value #MOE_FUSED_DECODE_ENV}'s value (unset: auto). */
     public KernelChoices withMoeFusedDecode(String value) {
-        return new KernelChoices(
-                tiledPrefill,
-                gemv,
-                fusedNorm,
-                push,
-                fp8TensorMinTokens,
-                moeGroupedGemm,
-                gemvMma,
-                fusedGemv,
-                MoeFusedDecode.parse(value),
-                moeFp8Gemm);
+        return withMoe(MoeFusedDecode.parse(value), moeFp8Gemm);
     }
 
-    /** These choices with {@link #moeFp8Gemm} from {@value #MOE_FP8_GEMM_ENV}'s value (unset: on). */
+    /**
+     * These choices with {@link #moeFp8Gemm} from {@value #MOE_FP8_GEMM_ENV}'s value: on (also unset or blank) or off;
+     * anything else is an error naming the variable.
+     */
     public KernelChoices withMoeFp8Gemm(String value) {
+        return withMoe(moeFusedDecode, parseOnOff(MOE_FP8_GEMM_ENV, value, true));
+    }
+
+    private KernelChoices withMoe(MoeFusedDecode fusedDecode, boolean fp8Gemm) {
         return new KernelChoices(
                 tiledPrefill,
                 gemv,
@@ -190,8 +182,8 @@ public record KernelChoices(
                 moeGroupedGemm,
                 gemvMma,
                 fusedGemv,
-                moeFusedDecode,
-                moeFp8Gemm(value));
+                fusedDecode,
+                fp8Gemm);
     }
 
     /** The choices of this process's environment. */

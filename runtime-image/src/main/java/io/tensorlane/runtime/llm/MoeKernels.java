@@ -11,6 +11,9 @@ import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.MoeSpec;
 import io.tensorlane.runtime.model.WeightType;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
@@ -34,6 +37,9 @@ public final class MoeKernels {
     private final MoeDecodeKernels decode;
     private final CUfunction route = new CUfunction();
     private final CUfunction sort = new CUfunction();
+    /** The grouped FP8 GEMM's functions whose dynamic shared limit is raised already. */
+    private final Set<CUfunction> sharedRaised =
+            Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
 
     MoeKernels(ModelKernels k) {
         this.k = k;
@@ -222,11 +228,14 @@ public final class MoeKernels {
             return;
         }
         CUfunction f = k.fn(t, name);
-        // over the 48 KiB a launch gets by default: the function's limit raised first (a host-side call, idempotent)
-        Cuda.check(
-                cuFuncSetAttribute(
-                        f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, GEMM_FP8_SHARED_BYTES),
-                name + ": cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + GEMM_FP8_SHARED_BYTES + ")");
+        if (sharedRaised.add(f)) { // over the 48 KiB a launch gets by default: the function's limit raised once
+            Cuda.check(
+                    cuFuncSetAttribute(
+                            f,
+                            CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            GEMM_FP8_SHARED_BYTES),
+                    name + ": cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + GEMM_FP8_SHARED_BYTES + ")");
+        }
         Pointer params =
                 Pointer.to(p(xq), p(xs), i(ldxs), p(w), p(scales), i(type.rowBlock()), p(tiles), p(y), i(out), i(in));
         Cuda.check(

@@ -70,7 +70,6 @@ class KernelChoicesTest {
             delimiter = ';',
             value = {"on; true", " On ; true", "off; false", " OFF ; false", "; true", "  ; true"})
     void theGroupedFp8ExpertGemmIsOnUnlessSwitchedOff(String value, boolean on) {
-        assertThat(KernelChoices.moeFp8Gemm(value)).isEqualTo(on);
         KernelChoices c = KernelChoices.parse(null, "off", null, null, "off", null)
                 .withMoeFusedDecode("step")
                 .withMoeFp8Gemm(value);
@@ -78,14 +77,17 @@ class KernelChoicesTest {
         assertThat(c.moeFusedDecode()).isEqualTo(MoeFusedDecode.STEP); // the other choices kept
         assertThat(c.fusedNorm()).isFalse();
         assertThat(c.moeGroupedGemm()).isFalse();
+        // and the other wither keeps this one
+        assertThat(c.withMoeFusedDecode("off").moeFp8Gemm()).isEqualTo(on);
+    }
+
+    @Test
+    void theGroupedFp8ExpertGemmIsOnWhenParsedAndABadValueIsRefusedNamingTheVariable() {
         assertThat(KernelChoices.parse(null, null, null, null).moeFp8Gemm()).isTrue();
-        assertThat(KernelChoices.parse(null, null, null, null)
-                        .withMoeFusedDecode("off")
-                        .moeFp8Gemm())
-                .isTrue();
-        assertThatThrownBy(() -> KernelChoices.moeFp8Gemm("dequant"))
+        assertThatThrownBy(() -> KernelChoices.BASELINE.withMoeFp8Gemm("dequant"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(KernelChoices.MOE_FP8_GEMM_ENV + "='dequant'");
+                .hasMessageContaining(KernelChoices.MOE_FP8_GEMM_ENV + "='dequant'")
+                .hasMessageContaining("expected on or off");
     }
 
     @ParameterizedTest(name = "TENSORLANE_PDL=''{0}'' -> {1}")
