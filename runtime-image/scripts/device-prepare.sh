@@ -46,8 +46,10 @@ nvcc_bin=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 kjar=$(ls "$stage"/app/lib/tensorlane-kernels-*.jar)
 fb=$(mktemp -d)
 mkdir -p "$fb/io/tensorlane/kernels"
+sass=${DEVICE_SASS:-90}
 for cu in tl_model tl_allreduce; do
-  "$nvcc_bin" -std=c++17 -O3 -fatbin -gencode "arch=compute_${DEVICE_SASS:-90},code=sm_${DEVICE_SASS:-90}" \
+  a=$sass; [ "$cu" = tl_model ] && [ "$sass" = 90 ] && a=90a   # the model kernels' wgmma: sm_90a, as build-fatbin.sh
+  "$nvcc_bin" -std=c++17 -O3 -fatbin -gencode "arch=compute_$a,code=sm_$a" \
     "kernels/src/main/cuda/$cu.cu" -o "$fb/io/tensorlane/kernels/$cu.fatbin"
 done
 (cd "$fb" && zip -q "$kjar" io/tensorlane/kernels/tl_model.fatbin io/tensorlane/kernels/tl_allreduce.fatbin)

@@ -156,7 +156,7 @@ public final class Kernels {
     /** Groups the MoE pairs by expert for the grouped GEMMs (tl_moe.cuh). */
     public static final String MOE_SORT_KERNEL = "tl_moe_sort_i32";
 
-    /** Real architectures (SASS) the fatbins carry. */
+    /** Real architectures (SASS) the fatbins carry (the model fatbin's 90 is sm_90a, listed as 90 in its header). */
     public static final int[] SASS_ARCHES = {80, 86, 89, 90, 100, 120};
     /** Virtual architecture whose PTX the fatbin carries for newer GPUs. */
     public static final int PTX_ARCH = 90;
