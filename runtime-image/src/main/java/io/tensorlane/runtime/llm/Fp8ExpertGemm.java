@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
+import java.util.Arrays;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
@@ -19,19 +20,66 @@ import jcuda.driver.CUstream;
 public final class Fp8ExpertGemm {
     /**
      * The scratch, for up to {@code rows} rows of up to {@code maxIn} columns: e4m3 rows, their scales [maxIn / 128,
-     * rows], the tile table (int4 each, {@link #tileCapacity}).
+     * rows], the tile table ({@link Tiles}).
      */
-    record Buffers(long xq, long xs, CUdeviceptr tiles, int rows, int maxIn, int tileCapacity) {
+    record Buffers(long xq, long xs, Tiles tiles, int rows, int maxIn) {
         static Buffers allocate(DeviceMemory mem, String phase, int rows, int maxIn, int experts) {
             int groups = maxIn / CublasLt.Fp8Scaling.GROUP;
             int cap = Fp8ExpertGemm.tileCapacity(rows, experts);
             return new Buffers(
                     Cuda.address(mem.alloc(phase, "fp8 expert rows (e4m3)", (long) rows * maxIn, true)),
                     Cuda.address(mem.alloc(phase, "fp8 expert row scales", 4L * groups * rows, true)),
-                    mem.alloc(phase, "fp8 expert tiles", 16L * cap, true),
+                    new Tiles(mem.alloc(phase, "fp8 expert tiles", 16L * cap, true), cap),
                     rows,
-                    maxIn,
-                    cap);
+                    maxIn);
+        }
+    }
+
+    /**
+     * The tile table on the device (int4 a tile, {@link #tileCapacity} of them) and, on the host, what it holds. A rank's
+     * MoE layers share it, and one layer's gate/up and down GEMMs take the same offsets, so the second finds its table
+     * there and uploads nothing (one upload a layer, not two).
+     */
+    static final class Tiles {
+        private final CUdeviceptr device;
+        private int[] held; // the device table's contents: its first 4 * count ints
+        private int[] next;
+        private int count = -1; // nothing uploaded yet
+
+        Tiles(CUdeviceptr device, int capacity) {
+            this.device = device;
+            this.held = new int[4 * capacity];
+            this.next = new int[4 * capacity];
+        }
+
+        /**
+         * The table of these offsets becomes what the device must hold; whether that differs from what it holds now
+         * (then {@link #upload} copies it).
+         */
+        boolean stage(int[] offsets, int experts) {
+            int n = tiles(offsets, experts, next);
+            if (n == count && Arrays.equals(next, 0, 4 * n, held, 0, 4 * n)) {
+                return false;
+            }
+            int[] t = held;
+            held = next;
+            next = t;
+            count = n;
+            return true;
+        }
+
+        /** The tiles of these offsets on the device (copied on {@code s} unless it holds them already); their count. */
+        int upload(int[] offsets, int experts, CUstream s) {
+            if (stage(offsets, experts)) {
+                Cuda.check(
+                        cuMemcpyHtoDAsync(device, Pointer.to(held), 16L * count, s),
+                        "cuMemcpyHtoDAsync(fp8 expert tiles)");
+            }
+            return count;
+        }
+
+        long address() {
+            return Cuda.address(device);
         }
     }
 
@@ -72,14 +120,12 @@ public final class Fp8ExpertGemm {
     private final DType dt;
     private final int experts;
     private final Buffers buf;
-    private final int[] table;
 
     Fp8ExpertGemm(ModelKernels kernels, DType dt, int experts, Buffers buf) {
         this.kernels = kernels;
         this.dt = dt;
         this.experts = experts;
         this.buf = buf;
-        this.table = new int[4 * buf.tileCapacity()];
     }
 
     /**
@@ -96,10 +142,7 @@ public final class Fp8ExpertGemm {
             return;
         }
         kernels.fp8().quantize(dt, x, buf.xq(), buf.xs(), rows, rows, in, CublasLt.Fp8Scaling.GROUP, s);
-        int count = tiles(offsets, experts, table);
-        Cuda.check(
-                cuMemcpyHtoDAsync(buf.tiles(), Pointer.to(table), 16L * count, s),
-                "cuMemcpyHtoDAsync(fp8 expert tiles)");
+        int count = buf.tiles().upload(offsets, experts, s);
         kernels.moe()
                 .groupedFp8(
                         dt,
@@ -109,7 +152,7 @@ public final class Fp8ExpertGemm {
                         rows,
                         w.address(),
                         w.scales(),
-                        Cuda.address(buf.tiles()),
+                        buf.tiles().address(),
                         count,
                         y,
                         in,

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import jcuda.driver.CUdeviceptr;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -54,6 +55,24 @@ class Fp8ExpertGemmTest {
         assertThat(tilesOf(counts).length).isEqualTo(32);
         assertThat(Fp8ExpertGemm.tileCapacity(16 * 65, 16)).isGreaterThanOrEqualTo(32);
         assertThat(Fp8ExpertGemm.tileCapacity(0, 4)).isEqualTo(4);
+    }
+
+    @Test
+    void theTableIsUploadedOnlyWhenItsTilesChange() {
+        // a rank's layers share one device table: gate/up and down of a layer take the same offsets, the next layer
+        // others
+        Fp8ExpertGemm.Tiles tiles = new Fp8ExpertGemm.Tiles(new CUdeviceptr(), 8);
+        int[] layer0 = {0, 3, 3, 70, 70};
+        int[] layer1 = {0, 0, 70, 70, 70};
+        assertThat(tiles.stage(layer0, 4)).as("first use").isTrue();
+        assertThat(tiles.stage(layer0.clone(), 4)).as("the same layer's down").isFalse();
+        assertThat(tiles.stage(layer1, 4)).as("the next layer").isTrue();
+        assertThat(tiles.stage(layer1, 4)).isFalse();
+        assertThat(tiles.stage(layer0, 4)).as("back to the first offsets").isTrue();
+        // the same tile count, other rows: still a change
+        assertThat(tiles.stage(new int[] {0, 3, 3, 71, 71}, 4)).isTrue();
+        assertThat(tiles.stage(new int[] {0, 0, 0, 0, 0}, 4)).as("no rows").isTrue();
+        assertThat(tiles.stage(new int[] {0, 0, 0, 0, 0}, 4)).isFalse();
     }
 
     @ParameterizedTest
