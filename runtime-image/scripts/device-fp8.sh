@@ -147,18 +147,24 @@ tok() {
 gen() {
   local m=$1 ref=$2 tp=$3 d=$4 logf=$5 rc
   rm -rf "$d"; mkdir -p "$d/logits"
-  local gt; gt=$(tmo "$GEN_TIMEOUT" 20)
+  local gt t0=$SECONDS; gt=$(tmo "$GEN_TIMEOUT" 20)
   step "generate $m tp$tp" "$logf" bash -c 'out=$1; shift; timeout -s QUIT -k 5 '"$gt"' "$@" > "$out"' _ \
     "$d/generate.jsonl" $JAVA -jar "$APP" generate --model "$MODELDIR/$m" --tp "$tp" --virtual-ranks \
     --prompts-file "$REFDIR/$ref/prompts.jsonl" --max-tokens 64 --ignore-eos --json --logprobs 5 \
     --dump-logits "$d/logits" $GEN_ARGS
   rc=$?
+  [ $((SECONDS - t0)) -gt "$gen_max" ] && gen_max=$((SECONDS - t0))
   local n; n=$(grep -c '"generated_ids"' "$d/generate.jsonl" 2>/dev/null); n=${n:-0}
   say "   $n result lines, $(ls "$d/logits" 2>/dev/null | wc -l) logit dumps; $(grep '"summary"' "$d/generate.jsonl" 2>/dev/null | tail -1 | cut -c1-300)"
   grep -E '^engine: (loading|weights on)' "$logf" 2>/dev/null | head -2 | sed 's/^/   /' | tee -a "$LOG"
   grep -A12 '"tensorlane-rank\|"main"' "$d/generate.jsonl" 2>/dev/null | grep -E '^"|at io.tensorlane|at jcuda|at com.sun.jna' | head -80 >> "$LOG"
   return $rc
 }
+# the seconds a generate needs left before it starts: 45 until one has run, then 20 (its timeout's margin) + three
+# times the longest so far (at least 10), at most 45: a call's small models take ~2 s a run, so a short budget still
+# reaches every variant (2026-12-07 18:18 UTC: fp8c's runs were skipped with 43 s left after fp8b's took 2.4 s each)
+gen_max=-1
+gen_need() { local n=45; [ "$gen_max" -ge 0 ] && n=$(( 20 + (3 * gen_max > 10 ? 3 * gen_max : 10) )); [ "$n" -gt 45 ] && n=45; echo "$n"; }
 ready() {   # ready NAME REF: the model directory and the reference exist
   [ -f "$MODELDIR/$1/config.json" ] || { say "== $1: no $MODELDIR/$1; its runs skipped"; return 1; }
   [ -f "$REFDIR/$2/prompts.jsonl" ] || { say "== $1: no reference $REFDIR/$2; its runs skipped"; return 1; }
@@ -173,7 +179,7 @@ for spec in $FP8_RUNS; do
   if has_step gen; then
     rm -rf "$RUNS/$m"/tp*   # no stale run directory reaches compare
     for tp in $tps; do
-      if [ "$(left)" -lt 45 ]; then say "== generate $m tp$tp: skipped, $(left) s left of BUDGET=$BUDGET"; continue; fi
+      if [ "$(left)" -lt "$(gen_need)" ]; then say "== generate $m tp$tp: skipped, $(left) s left of BUDGET=$BUDGET"; continue; fi
       gen "$m" "$m-deq" "$tp" "$RUNS/$m/tp$tp" "$LOGS/$m-tp$tp.log"
     done
   fi
