@@ -101,8 +101,9 @@ public record KernelChoices(
      * one launch ({@link Fp8ExpertGemm}, W8A8, where {@value #FP8_GEMM_ENV} is not {@code off}, the GPU has FP8 tensor
      * cores and the projections are multiples of 128); {@code off}: each routed expert dequantized for its own cuBLAS
      * GEMM (W8A16). On by default since device-fp8moe.sh passed with it (routing near-ties only, TP 1/2/4; H100,
-     * 2026-12-07 14:37 UTC) and the 2,048-token prefill of 8 Qwen3-30B-A3B layers took 14.6 ms against 27.1 dequantized
-     * (bf16 12.5).
+     * 2026-12-07 14:37 UTC, mma.sync) and the 2,048-token prefill of 8 Qwen3-30B-A3B layers took 14.6 ms against 27.1
+     * dequantized (bf16 12.5); on Hopper it runs on wgmma since (block FP8 passed at 18:18 UTC on an H200, the prefill
+     * 11.7 ms against bf16 12.5).
      */
     public static final String MOE_FP8_GEMM_ENV = "TENSORLANE_MOE_FP8_GEMM";
 

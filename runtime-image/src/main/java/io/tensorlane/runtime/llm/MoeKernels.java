@@ -11,9 +11,6 @@ import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.engine.Cuda;
 import io.tensorlane.runtime.model.MoeSpec;
 import io.tensorlane.runtime.model.WeightType;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.Set;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
@@ -37,9 +34,6 @@ public final class MoeKernels {
     private final MoeDecodeKernels decode;
     private final CUfunction route = new CUfunction();
     private final CUfunction sort = new CUfunction();
-    /** The grouped FP8 GEMM's functions whose dynamic shared limit is raised already. */
-    private final Set<CUfunction> sharedRaised =
-            Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
 
     MoeKernels(ModelKernels k) {
         this.k = k;
@@ -58,6 +52,21 @@ public final class MoeKernels {
         Cuda.check(
                 cuModuleGetFunction(sort, module, Kernels.MOE_SORT_KERNEL),
                 "cuModuleGetFunction(" + Kernels.MOE_SORT_KERNEL + ")");
+        if (Fp8Kernels.tensorCoresHere()) { // where groupedFp8 can run: its functions' dynamic shared limit, once
+            for (DType t : new DType[] {DType.bf16, DType.fp16}) {
+                for (WeightType type : new WeightType[] {WeightType.FP8_BLOCK, WeightType.FP8_ROW}) {
+                    String name = Fp8Kernels.kernel("tl_moe_gemm_fp8", type);
+                    // over the 48 KiB a launch gets by default
+                    Cuda.check(
+                            cuFuncSetAttribute(
+                                    k.fn(t, name),
+                                    CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    GEMM_FP8_SHARED_BYTES),
+                            name + ": cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + GEMM_FP8_SHARED_BYTES
+                                    + ")");
+                }
+            }
+        }
     }
 
     /**
@@ -227,15 +236,7 @@ public final class MoeKernels {
         if (tileCount <= 0) {
             return;
         }
-        CUfunction f = k.fn(t, name);
-        if (sharedRaised.add(f)) { // over the 48 KiB a launch gets by default: the function's limit raised once
-            Cuda.check(
-                    cuFuncSetAttribute(
-                            f,
-                            CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            GEMM_FP8_SHARED_BYTES),
-                    name + ": cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + GEMM_FP8_SHARED_BYTES + ")");
-        }
+        CUfunction f = k.fn(t, name); // its shared limit raised at load (resolve)
         Pointer params =
                 Pointer.to(p(xq), p(xs), i(ldxs), p(w), p(scales), i(type.rowBlock()), p(tiles), p(y), i(out), i(in));
         Cuda.check(
