@@ -8,7 +8,7 @@ package io.tensorlane.runtime.llm;
  * {@code step}. Measured on an H200 (2026-12-03 15:06 UTC, 8 layers of the Qwen3-30B-A3B geometry,
  * results/h200-2026-12-03-moefuse/): batch 1 0.756 ms fused against 0.780 ms, batch 8 1.966 ms against 1.814 ms, so
  * longer steps stay unfused. FP8 experts' one-token steps stay unfused too: with the fused kernels of then, {@code step}
- * was 65.5 against 66.0 µs a layer (H100, 2026-12-07 08:52 UTC). Those kernels were rewritten on 2026-12-07 (evening) (a lane's
+ * was 65.5 against 66.0 µs a layer (H100, 2026-12-07 08:52 UTC). Those kernels were rewritten that evening (a lane's
  * loads staged together with cp.async, a down row split over warps) and have not run on a GPU yet, so they wait for
  * {@code on} or {@code step}. {@code on}: every step kept on the device, the residual not folded; {@code off}: none.
  * {@code step}: one-token steps of any experts, and the MoE block joins the one-token step with the residual stream
