@@ -3,11 +3,7 @@ package io.tensorlane.runtime.llm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import jcuda.driver.CUdeviceptr;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -81,23 +77,16 @@ class Fp8ExpertGemmTest {
         assertThat(MoeKernels.groupedFp8Fits(in, out)).isEqualTo(fits);
     }
 
-    /** The kernel's constexpr int {@code name} as tl_moe_gemm_fp8.cuh (the file nvcc compiles) defines it. */
-    private static int kernelConstant(String source, String name) {
-        Matcher m = Pattern.compile("constexpr int " + name + " = (\\d+);").matcher(source);
-        assertThat(m.find()).as("constexpr int %s in tl_moe_gemm_fp8.cuh", name).isTrue();
-        return Integer.parseInt(m.group(1));
-    }
-
     @Test
     void theLaunchShapeAndSharedBytesAreTheKernels() throws IOException {
-        String cuh = Files.readString(Path.of("../kernels/src/main/cuda/tl_moe_gemm_fp8.cuh"));
-        int bm = kernelConstant(cuh, "kBM"), bn = kernelConstant(cuh, "kBN"), bk = kernelConstant(cuh, "kBK");
+        KernelSource cuh = KernelSource.read("tl_moe_gemm_fp8.cuh");
+        int bm = cuh.constant("kBM"), bn = cuh.constant("kBN"), bk = cuh.constant("kBK");
         assertThat(bm).isEqualTo(MoeKernels.GEMM_FP8_ROWS);
         assertThat(bn).isEqualTo(MoeKernels.GEMM_FP8_COLS);
         assertThat(bk).isEqualTo(MoeKernels.GEMM_FP8_COLS);
-        assertThat(kernelConstant(cuh, "kThreads")).isEqualTo(MoeKernels.GEMM_FP8_THREADS);
+        assertThat(cuh.constant("kThreads")).isEqualTo(MoeKernels.GEMM_FP8_THREADS);
         int stage = bm * bk + bn * bk + 4 * bm + 4 * bn; // A, B, the rows' and the columns' fp32 scales
-        assertThat(kernelConstant(cuh, "kStages") * stage).isEqualTo(MoeKernels.GEMM_FP8_SHARED_BYTES);
+        assertThat(cuh.constant("kStages") * stage).isEqualTo(MoeKernels.GEMM_FP8_SHARED_BYTES);
         assertThat(MoeKernels.GEMM_FP8_SHARED_BYTES).isLessThanOrEqualTo(99 * 1024); // sm_89's most for one block
     }
 }

@@ -7,10 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.model.WeightType;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -122,16 +118,10 @@ class MoeDecodeKernelsTest {
     /** The launch constants of the one-token FP8 expert kernels are tl_moe_fused.cuh's (the file nvcc compiles). */
     @Test
     void theFp8LaunchConstantsAreTheKernels() throws IOException {
-        String cuh = Files.readString(Path.of("../kernels/src/main/cuda/tl_moe_fused.cuh"));
-        assertThat(constant(cuh, "kMoeFp8Warps")).isEqualTo(MoeDecodeKernels.FP8_WARPS);
-        assertThat(constant(cuh, "kMoeFp8Chunks")).isEqualTo(MoeDecodeKernels.FP8_CHUNKS);
-        assertThat(cuh).contains("__launch_bounds__(kMoeFp8Warps * 32) tl_moe_down_sum_fp8_block_##SUF(");
-        assertThat(cuh).contains("__launch_bounds__(kMoeFp8Warps * 32) tl_moe_gate_up_silu_fp8_row_##SUF(");
-    }
-
-    private static int constant(String source, String name) {
-        Matcher m = Pattern.compile("constexpr int " + name + " = (\\d+);").matcher(source);
-        assertThat(m.find()).as("constexpr int %s in tl_moe_fused.cuh", name).isTrue();
-        return Integer.parseInt(m.group(1));
+        KernelSource cuh = KernelSource.read("tl_moe_fused.cuh");
+        assertThat(cuh.constant("kMoeFp8Warps")).isEqualTo(MoeDecodeKernels.FP8_WARPS);
+        assertThat(cuh.constant("kMoeFp8Chunks")).isEqualTo(MoeDecodeKernels.FP8_CHUNKS);
+        assertThat(cuh.text()).contains("__launch_bounds__(kMoeFp8Warps * 32) tl_moe_down_sum_fp8_block_##SUF(");
+        assertThat(cuh.text()).contains("__launch_bounds__(kMoeFp8Warps * 32) tl_moe_gate_up_silu_fp8_row_##SUF(");
     }
 }
