@@ -8,7 +8,10 @@ import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** A kernel source file of kernels/src/main/cuda (the text nvcc compiles), for tests that hold Java's launch constants to it. */
+/**
+ * A kernel source file of kernels/src/main/cuda (the text nvcc compiles), for tests that hold Java's launch constants
+ * to it.
+ */
 record KernelSource(String file, String text) {
     static KernelSource read(String file) throws IOException {
         return new KernelSource(file, Files.readString(Path.of("../kernels/src/main/cuda", file)));
