@@ -12,8 +12,7 @@
 # up to 8 tokens (TENSORLANE_FP8_GEMM=9), @nofuse = the residual add, RMSNorm and silu as kernels of their own
 # (TENSORLANE_FUSED_GEMV=off), @pdl = captured steps with programmatic dependent launch (TENSORLANE_PDL=on, the default
 # since 2026-12-04), @nopdl = without it (TENSORLANE_PDL=off), @pipe / @px / @pxb = the fused one-token linears' inner-loop
-# variants pipe, pipe-xf32, pipe-xf32-bits, @stage = their weights staged with cp.async (TENSORLANE_FUSED_GEMV_VARIANT;
-# FusedGemvVariant), @fc = the attention's key
+# variants pipe, pipe-xf32, pipe-xf32-bits (TENSORLANE_FUSED_GEMV_VARIANT; FusedGemvVariant), @fc = the attention's key
 # slices merged by their last block (TENSORLANE_ATTN_COMBINE=fused), @fr = a one-token step's rope and KV write folded
 # into its attention kernel (TENSORLANE_ATTN_ROPE=fused), @l2 = each layer's o weight prefetched toward L2 before its
 # attention (TENSORLANE_L2_PREFETCH=on), @l2m<N> = o and then the gate/up's first rows, N MiB a layer
@@ -75,7 +74,6 @@ if has_step bench; then
     case "$mods" in *@pipe@*|*@pipe) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe) ;; esac
     case "$mods" in *@px@*|*@px) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32) ;; esac
     case "$mods" in *@pxb*) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=pipe-xf32-bits) ;; esac
-    case "$mods" in *@stage*) envs+=(TENSORLANE_FUSED_GEMV_VARIANT=stage) ;; esac
     case "$mods" in *@fc*) envs+=(TENSORLANE_ATTN_COMBINE=fused) ;; esac
     case "$mods" in *@fr*) envs+=(TENSORLANE_ATTN_ROPE=fused) ;; esac
     case "$mods" in *@l2@*|*@l2) envs+=(TENSORLANE_L2_PREFETCH=on) ;; esac

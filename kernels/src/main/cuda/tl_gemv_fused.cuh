@@ -30,14 +30,6 @@ constexpr int kFuseMaxIn = 8192;  // the staged x: 16 KB of bf16
 constexpr int kPipe = 1;  // the next group of a lane's weight loads is issued before the current group is consumed
 constexpr int kXf32 = 2;  // norm kernels: x staged in shared memory as fp32 (T's exact values): no conversion a row
 constexpr int kBits = 4;  // FP8: e4m3 -> fp32 by integer operations, times 2^-120 (folded into the scales)
-// kStage: a lane's weight chunks of a row are copied into shared memory with cp.async, kStageChunks at a time, and
-// consumed after one wait (row_chunks_staged): the same products in the same order as the base loop, so its bits. Why:
-// the SASS of the base loop issues a lane's loads one or two at a time next to their uses (tl_gemv_res_fp8_row: H100,
-// 2026-12-07, RESULTS.md), so a row costs several DRAM round trips; the copies of a group are all in flight together.
-// The staged kernels take kStageWarpBytes of dynamic shared memory a warp (the launch's shared bytes).
-constexpr int kStage = 8;
-constexpr int kStageChunks = 8;
-constexpr int kStageWarpBytes = kStageChunks * 32 * 16;
 
 template <typename T, bool F>
 struct StagedX {
@@ -160,40 +152,6 @@ __device__ __forceinline__ void row_chunks(const uint4* wr, int chunks, F consum
   for (; c < chunks; c += 32) consume(ld_stream(wr + c), c);
 }
 
-// row_chunks' pass (consume(chunk value, chunk index) in chunk order, lane, lane + 32, ...) with the weight chunks staged:
-// each group of kStageChunks chunks a lane is copied into the warp's slots of the dynamic shared memory (a lane's own
-// slots only, so no barrier), waited for once, then consumed.
-template <typename F>
-__device__ __forceinline__ void row_chunks_staged(const uint4* wr, int chunks, F consume) {
-  extern __shared__ __align__(16) uint4 tlfuse_stage[];  // [warps][kStageChunks][32]
-  const int lane = threadIdx.x & 31;
-  uint4* slots = tlfuse_stage + (threadIdx.x >> 5) * (kStageChunks * 32) + lane;
-  for (int base = lane; base < chunks; base += 32 * kStageChunks) {
-#pragma unroll
-    for (int u = 0; u < kStageChunks; ++u) {
-      const int c = base + 32 * u;
-      if (c < chunks) cp_async16(smem_addr(slots + 32 * u), wr + c, 16);
-    }
-    cp_async_wait_own();
-#pragma unroll
-    for (int u = 0; u < kStageChunks; ++u) {
-      const int c = base + 32 * u;
-      if (c < chunks) consume(slots[32 * u], c);
-    }
-    staged_reads_done();
-  }
-}
-
-// A lane's pass over a row's chunks in variant V's way: staged (kStage), or row_chunks' U-load groups, pipelined (kPipe).
-template <int U, int V, typename F>
-__device__ __forceinline__ void row_pass(const uint4* wr, int chunks, F consume) {
-  if constexpr ((V & kStage) != 0) {
-    row_chunks_staged(wr, chunks, consume);
-  } else {
-    row_chunks<U, (V & kPipe) != 0>(wr, chunks, consume);
-  }
-}
-
 // w[row, :] . x for an FP8 row, summed over the warp, times the row's scale: tl_gemv1_fp8_*'s arithmetic (gemv_fp8
 // with NT 1: chunk c of 16 weights scaled per 128-column block with an fma, per row after the warp sum). X: T, or
 // float (x staged as fp32).
@@ -205,7 +163,7 @@ __device__ __forceinline__ float fp8_dot1(const X* x, const uint8_t* w, const fl
   const float* srow =
       BLOCK ? scale + (long long)(row / row_block) * ((in + tlfp8::kFp8Block - 1) / tlfp8::kFp8Block) : scale;
   float acc = 0.0f;
-  row_pass<8, V>(wr, in >> 4, [&](const uint4 wv, int c) {
+  row_chunks<8, (V & kPipe) != 0>(wr, in >> 4, [&](const uint4 wv, int c) {
     float wf[16];
     decode16<BITS>(wv, wf);
     const float d = dot16x<T, XS>(wf, x, c);
@@ -226,7 +184,7 @@ template <typename T, bool XS, int V, typename X>
 __device__ __forceinline__ float dense_dot1(const X* x, const T* w, int row, int in) {
   const uint4* wr = reinterpret_cast<const uint4*>(w + (long long)row * in);
   float acc = 0.0f;
-  row_pass<kGemvUnroll, V>(wr, in >> 3, [&](const uint4 wv, int c) {
+  row_chunks<kGemvUnroll, (V & kPipe) != 0>(wr, in >> 3, [&](const uint4 wv, int c) {
     float xf[8];
     x_of<T, XS, 8>(x, c, xf);
     const uint32_t u[4] = {wv.x, wv.y, wv.z, wv.w};
@@ -290,12 +248,6 @@ template <typename T>
 using Fp8RowRowsPx = Fp8Rows<T, false, kPipe | kXf32>;
 template <typename T>
 using Fp8RowRowsPxb = Fp8Rows<T, false, kPipe | kXf32 | kBits>;
-template <typename T>
-using DenseRowsS = DenseRows<T, kStage>;
-template <typename T>
-using Fp8BlockRowsS = Fp8Rows<T, true, kStage>;
-template <typename T>
-using Fp8RowRowsS = Fp8Rows<T, false, kStage>;
 
 // x = RMSNorm(r) * gamma into shared memory by the whole block, then rows strided over the grid, a warp each.
 template <typename T, bool SILU, typename Rows>
@@ -356,8 +308,7 @@ __device__ __forceinline__ void gemv_res(const T* x, const Rows rows_of, float* 
   }
 
 // The inner-loop variants (tlfuse::kPipe etc.) after the weight type: _p pipelined loads, _px also x staged as fp32,
-// _pxb (FP8) also the integer e4m3 decode; _s the weights staged with cp.async (dynamic shared memory: kStageWarpBytes
-// a warp of the block).
+// _pxb (FP8) also the integer e4m3 decode.
 #define TL_FUSE_ENTRIES(SUF, T)                                                  \
   TL_FUSE_ROWS_ENTRIES(SUF, T, , tlfuse::DenseRows<T>)                           \
   TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_block, tlfuse::Fp8BlockRows<T>)              \
@@ -369,7 +320,4 @@ __device__ __forceinline__ void gemv_res(const T* x, const Rows rows_of, float* 
   TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_block_pxb, tlfuse::Fp8BlockRowsPxb<T>)       \
   TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_row_p, tlfuse::Fp8RowRowsP<T>)               \
   TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_row_px, tlfuse::Fp8RowRowsPx<T>)             \
-  TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_row_pxb, tlfuse::Fp8RowRowsPxb<T>)         \
-  TL_FUSE_ROWS_ENTRIES(SUF, T, _s, tlfuse::DenseRowsS<T>)                        \
-  TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_block_s, tlfuse::Fp8BlockRowsS<T>)           \
-  TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_row_s, tlfuse::Fp8RowRowsS<T>)
+  TL_FUSE_ROWS_ENTRIES(SUF, T, _fp8_row_pxb, tlfuse::Fp8RowRowsPxb<T>)

@@ -215,6 +215,16 @@ __device__ __forceinline__ void tl_moe_down_sum(const T* act, const T* w, T* y, 
 constexpr int kMoeFp8Warps = 4;   // warps a block of the one-token FP8 expert kernels (their staging: 9 KB a warp)
 constexpr int kMoeFp8Chunks = 4;  // 16-byte weight chunks of each row a lane stages a group
 
+// The lane's cp.async copies done and visible to it; the "memory" clobber keeps the compiler from reading the staged
+// slots before the wait (cp_async_wait_all's asm has none).
+__device__ __forceinline__ void tl_moe_stage_wait() {
+  cp_async_wait_all();
+  asm volatile("" ::: "memory");
+}
+
+// The lane has read its slots: the next group's copies may overwrite them (no read moves past this).
+__device__ __forceinline__ void tl_moe_stage_done() { asm volatile("" ::: "memory"); }
+
 // gate/up: rows gg = ids[p] * 2 * inter + r (gate) and gu = gg + inter (up) of the stacked [E * 2 * inter, in] e4m3
 // weight; a group is kMoeFp8Chunks chunk positions c a lane, each with the gate's and the up's chunk, the two x chunks
 // both use and (BLOCK) both block scales. Other widths: tl_moe_fp8_partial per row.
@@ -255,7 +265,7 @@ __device__ __forceinline__ void tl_moe_gate_up_silu_fp8(const T* x, const uint8_
           tlmoegemm::cp_async4(smem_addr(&stage_s[warp][1][q][lane]), su + (cc >> 3), b / 4);
         }
       }
-      cp_async_wait_own();
+      tl_moe_stage_wait();
 #pragma unroll
       for (int q = 0; q < U; ++q) {
         const uint4 xa = stage[warp][2][q][lane], xb = stage[warp][3][q][lane];
@@ -267,7 +277,7 @@ __device__ __forceinline__ void tl_moe_gate_up_silu_fp8(const T* x, const uint8_
         ag = BLOCK ? fmaf(stage_s[warp][0][q][lane], dg, ag) : ag + dg;  // zero chunks add zero
         au = BLOCK ? fmaf(stage_s[warp][1][q][lane], du, au) : au + du;
       }
-      staged_reads_done();
+      tl_moe_stage_done();
     }
     g = warp_sum(ag);
     u = warp_sum(au);
@@ -335,7 +345,7 @@ __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t*
           tlmoegemm::cp_async4(smem_addr(&stage_s[warp][q][lane]),
                                scale + (BLOCK ? (g / row_block) * kb + (j >> 3) : g), b / 4);
         }
-        cp_async_wait_own();
+        tl_moe_stage_wait();
 #pragma unroll
         for (int q = 0; q < U; ++q) {
           float wf[16];
@@ -343,7 +353,7 @@ __device__ __forceinline__ void tl_moe_down_sum_fp8(const T* act, const uint8_t*
           const float d = tlfp8::dot16<T>(wf, stage[warp][1][q][lane], stage[warp][2][q][lane]);
           acc = fmaf(ws[q] * stage_s[warp][q][lane], d, acc);  // zero chunks add zero
         }
-        staged_reads_done();
+        tl_moe_stage_done();
       }
     } else {
       for (int s = sp; s < k; s += splits) {

@@ -60,17 +60,6 @@ __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::);
 }
 
-// For a thread that reads back only what it copied: cp_async_wait_all, then a compiler barrier, so that no read of the
-// staged shared memory moves above the wait (cp_async_wait_all's asm has no memory clobber; a __syncthreads, where the
-// copies are shared with other threads, is one already).
-__device__ __forceinline__ void cp_async_wait_own() {
-  cp_async_wait_all();
-  asm volatile("" ::: "memory");
-}
-
-// That thread has read its staged slots: no read of them moves below this, past the next copies into them.
-__device__ __forceinline__ void staged_reads_done() { asm volatile("" ::: "memory"); }
-
 // Four 8x8 b16 matrices from shared memory, transposed (B fragments of row-major V rows).
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"

@@ -75,16 +75,6 @@ public final class Kernels {
             "tl_gemv_norm_fp8_row_pxb",
             "tl_gemv_norm_silu_fp8_row_pxb",
             "tl_gemv_res_fp8_row_pxb",
-            // _s: the weights staged in shared memory with cp.async (dynamic shared memory)
-            "tl_gemv_norm_s",
-            "tl_gemv_norm_silu_s",
-            "tl_gemv_res_s",
-            "tl_gemv_norm_fp8_block_s",
-            "tl_gemv_norm_silu_fp8_block_s",
-            "tl_gemv_res_fp8_block_s",
-            "tl_gemv_norm_fp8_row_s",
-            "tl_gemv_norm_silu_fp8_row_s",
-            "tl_gemv_res_fp8_row_s",
             // the decode linears on the tensor cores (tl_gemv_mma.cuh): dense T and FP8 weights, 1 and up to 8 tokens
             "tl_gemv_mma1",
             "tl_gemv_mma",

@@ -3,8 +3,6 @@ package io.tensorlane.runtime.llm;
 import static io.tensorlane.runtime.engine.KernelArgs.f;
 import static io.tensorlane.runtime.engine.KernelArgs.i;
 import static io.tensorlane.runtime.engine.KernelArgs.p;
-import static jcuda.driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.engine.Cuda;
@@ -24,8 +22,6 @@ public final class FusedGemvKernels {
     static final int NORM_WARPS = NORM_THREADS / 32;
     /** The widest input of a norm kernel (its x staged in shared memory); the kernel's kFuseMaxIn. */
     public static final int MAX_IN = 8192;
-    /** Dynamic shared memory a warp of a {@link FusedGemvVariant#STAGE} kernel stages its weights in: kStageWarpBytes. */
-    static final int STAGE_WARP_BYTES = 8 * 32 * 16;
 
     private final ModelKernels k;
     private final FusedGemvVariant variant;
@@ -44,24 +40,6 @@ public final class FusedGemvKernels {
     /** These kernels with the inner loop {@code v} (kernelcheck and bench-fused run every variant). */
     public FusedGemvKernels with(FusedGemvVariant v) {
         return v == variant ? this : new FusedGemvKernels(k, v);
-    }
-
-    /**
-     * Lets the staged norm kernels of every dtype and weight type take their dynamic shared memory, over the 48 KiB a
-     * launch gets by default (with the static x they stage); once per module, at load.
-     */
-    static void allowStagedShared(ModelKernels k) {
-        int bytes = FusedGemvVariant.STAGE.sharedBytes(NORM_WARPS);
-        for (DType t : new DType[] {DType.bf16, DType.fp16}) {
-            for (WeightType type : new WeightType[] {WeightType.DENSE, WeightType.FP8_BLOCK, WeightType.FP8_ROW}) {
-                for (String prefix : new String[] {"tl_gemv_norm", "tl_gemv_norm_silu"}) {
-                    String name = name(prefix, type, FusedGemvVariant.STAGE);
-                    Cuda.check(
-                            cuFuncSetAttribute(k.fn(t, name), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
-                            name + ": cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + bytes + ")");
-                }
-            }
-        }
     }
 
     /** Whether {@link #residual} takes a linear with rows of {@code in} elements of this weight type. */
@@ -98,13 +76,11 @@ public final class FusedGemvKernels {
         }
         String name = name(silu ? "tl_gemv_norm_silu" : "tl_gemv_norm", type, variant);
         int grid = Math.min((out + NORM_WARPS - 1) / NORM_WARPS, gridCap());
-        k.launchShared(
+        k.launch(
                 k.fn(t, name),
                 grid,
                 1,
-                1,
                 NORM_THREADS,
-                variant.sharedBytes(NORM_WARPS),
                 s,
                 name,
                 p(r),
@@ -125,13 +101,11 @@ public final class FusedGemvKernels {
             throw new IllegalArgumentException("fused gemv: x must be 16-byte aligned");
         }
         String name = name("tl_gemv_res", type, variant);
-        k.launchShared(
+        k.launch(
                 k.fn(t, name),
                 (out + GemvKernels.WARPS - 1) / GemvKernels.WARPS,
                 1,
-                1,
                 GemvKernels.WARPS * 32,
-                variant.sharedBytes(GemvKernels.WARPS),
                 s,
                 name,
                 p(x),

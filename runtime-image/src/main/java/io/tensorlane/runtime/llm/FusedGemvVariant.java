@@ -7,8 +7,8 @@ import java.util.stream.Collectors;
 
 /**
  * The inner loop of the fused one-token linears ({@link FusedGemvKernels}, tl_gemv_fused.cuh's kPipe, kXf32, kBits),
- * chosen by {@value #ENV}: {@code base} (unset or blank), {@code pipe}, {@code pipe-xf32}, {@code pipe-xf32-bits} or
- * {@code stage}. Each {@code pipe} variant adds to the one before it:
+ * chosen by {@value #ENV}: {@code base} (unset or blank), {@code pipe}, {@code pipe-xf32} or {@code pipe-xf32-bits}.
+ * Each variant adds to the one before it:
  *
  * <ul>
  *   <li>{@link #PIPE}: a lane's next group of weight loads is in flight while it consumes the current group;
@@ -17,21 +17,14 @@ import java.util.stream.Collectors;
  *       instead of the e4m3 → half → float conversions; dense weights take {@link #PIPE_XF32}'s kernels.
  * </ul>
  *
- * {@link #STAGE} stands apart: a lane's weight chunks of a row are copied into shared memory with cp.async, eight at a
- * time, and consumed after one wait, so that they are in flight together (the base loop's SASS issues them one or two
- * at a time); it takes {@link FusedGemvKernels#STAGE_WARP_BYTES} of dynamic shared memory a warp.
- *
- * <p>{@link #PIPE}, {@link #PIPE_XF32} and {@link #STAGE} give the bits of {@link #BASE}; {@link #PIPE_XF32_BITS} may
- * differ where a partial sum falls below fp32's normal range (kernelcheck shows how often). The pipe variants were no
- * faster than {@link #BASE} on an H200 and an H100 (RESULTS.md, 2026-12-05 and 2026-12-06); {@link #STAGE} has not run
- * on a GPU yet. {@link #BASE} is the default.
+ * The first two give the bits of {@link #BASE}; the last may differ where a partial sum falls below fp32's normal range
+ * (kernelcheck shows how often). Not yet timed on a GPU: {@link #BASE} stays the default until a run measures them.
  */
 public enum FusedGemvVariant {
     BASE("base", ""),
     PIPE("pipe", "_p"),
     PIPE_XF32("pipe-xf32", "_px"),
-    PIPE_XF32_BITS("pipe-xf32-bits", "_pxb"),
-    STAGE("stage", "_s");
+    PIPE_XF32_BITS("pipe-xf32-bits", "_pxb");
 
     public static final String ENV = "TENSORLANE_FUSED_GEMV_VARIANT";
 
@@ -51,11 +44,6 @@ public enum FusedGemvVariant {
     /** The kernel-name suffix for a weight of this type ({@link #PIPE_XF32_BITS} decodes FP8 only). */
     public String suffix(WeightType type) {
         return this == PIPE_XF32_BITS && !type.fp8() ? PIPE_XF32.suffix : suffix;
-    }
-
-    /** Bytes of dynamic shared memory a launch of this variant's kernels takes for a block of {@code warps}. */
-    public int sharedBytes(int warps) {
-        return this == STAGE ? warps * FusedGemvKernels.STAGE_WARP_BYTES : 0;
     }
 
     /** The variant {@code value} names (unset or blank: {@link #BASE}); anything else is an error listing the choices. */

@@ -68,7 +68,6 @@ public final class ModelKernels implements AutoCloseable {
             }
             sampler.resolve(module);
             moe.resolve(module);
-            FusedGemvKernels.allowStagedShared(this);
             prefetch.resolve(module);
         } catch (RuntimeException e) {
             cuModuleUnload(module);
@@ -392,23 +391,16 @@ public final class ModelKernels implements AutoCloseable {
     }
 
     void launch(CUfunction f, int gridX, int gridY, int threads, CUstream s, String name, Pointer... params) {
-        launchShared(f, gridX, gridY, 1, threads, 0, s, name, params);
+        launch3(f, gridX, gridY, 1, threads, s, name, params);
     }
 
     void launch3(
             CUfunction f, int gridX, int gridY, int gridZ, int threads, CUstream s, String name, Pointer... params) {
-        launchShared(f, gridX, gridY, gridZ, threads, 0, s, name, params);
-    }
-
-    /** A launch with {@code shared} bytes of dynamic shared memory. */
-    void launchShared(
-            CUfunction f, int gx, int gy, int gz, int threads, int shared, CUstream s, String name, Pointer... params) {
         if (closed) {
             throw new IllegalStateException("ModelKernels is closed");
         }
         Cuda.check(
-                cuLaunchKernel(f, gx, gy, gz, threads, 1, 1, shared, s, Pointer.to(params), null),
-                "cuLaunchKernel(" + name + ", grid " + gx + "x" + gy + "x" + gz + ", block " + threads + ", shared "
-                        + shared + ")");
+                cuLaunchKernel(f, gridX, gridY, gridZ, threads, 1, 1, 0, s, Pointer.to(params), null),
+                "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + "x" + gridZ + ", block " + threads + ")");
     }
 }

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tensorlane.kernels.Kernels;
 import io.tensorlane.runtime.model.Fp8;
 import io.tensorlane.runtime.model.WeightType;
-import java.io.IOException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -22,8 +21,7 @@ class FusedGemvVariantTest {
                 "pipe; PIPE",
                 " PIPE ; PIPE",
                 "pipe-xf32; PIPE_XF32",
-                "Pipe-Xf32-Bits; PIPE_XF32_BITS",
-                "stage; STAGE"
+                "Pipe-Xf32-Bits; PIPE_XF32_BITS"
             })
     void parsesTheVariantNames(String value, FusedGemvVariant v) {
         assertThat(FusedGemvVariant.parse(value)).isEqualTo(v);
@@ -34,7 +32,7 @@ class FusedGemvVariantTest {
         assertThatThrownBy(() -> FusedGemvVariant.parse("fast"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(FusedGemvVariant.ENV + "='fast'")
-                .hasMessageContaining("base, pipe, pipe-xf32, pipe-xf32-bits, stage");
+                .hasMessageContaining("base, pipe, pipe-xf32, pipe-xf32-bits");
     }
 
     @ParameterizedTest(name = "{0} {1} {2} -> {3}")
@@ -47,11 +45,7 @@ class FusedGemvVariantTest {
         "tl_gemv_res, FP8_ROW, BASE, tl_gemv_res_fp8_row",
         "tl_gemv_res, FP8_ROW, PIPE_XF32_BITS, tl_gemv_res_fp8_row_pxb",
         "tl_gemv_norm, FP8_BLOCK, PIPE, tl_gemv_norm_fp8_block_p",
-        "tl_gemv_norm_silu, FP8_BLOCK_ROWS, PIPE_XF32, tl_gemv_norm_silu_fp8_block_px",
-        // the staged weights: dense and FP8 alike
-        "tl_gemv_norm, DENSE, STAGE, tl_gemv_norm_s",
-        "tl_gemv_res, FP8_ROW, STAGE, tl_gemv_res_fp8_row_s",
-        "tl_gemv_norm_silu, FP8_BLOCK, STAGE, tl_gemv_norm_silu_fp8_block_s"
+        "tl_gemv_norm_silu, FP8_BLOCK_ROWS, PIPE_XF32, tl_gemv_norm_silu_fp8_block_px"
     })
     void namesTheKernelOfEachWeightTypeAndVariant(String prefix, WeightType type, FusedGemvVariant v, String name) {
         assertThat(FusedGemvKernels.name(prefix, type, v)).isEqualTo(name);
@@ -64,20 +58,6 @@ class FusedGemvVariantTest {
                 for (FusedGemvVariant v : FusedGemvVariant.values()) {
                     assertThat(Kernels.MODEL_TYPED_KERNELS).contains(FusedGemvKernels.name(prefix, type, v));
                 }
-            }
-        }
-    }
-
-    /** Only the staged kernels take dynamic shared memory: a warp's kStageChunks slots of 16 bytes for each lane. */
-    @Test
-    void theStagedKernelsSharedBytesAreTheKernelsSlots() throws IOException {
-        KernelSource cuh = KernelSource.read("tl_gemv_fused.cuh");
-        assertThat(FusedGemvKernels.STAGE_WARP_BYTES).isEqualTo(cuh.constant("kStageChunks") * 32 * 16);
-        assertThat(FusedGemvKernels.NORM_THREADS).isEqualTo(cuh.constant("kFuseThreads"));
-        assertThat(FusedGemvVariant.STAGE.sharedBytes(16)).isEqualTo(16 * FusedGemvKernels.STAGE_WARP_BYTES);
-        for (FusedGemvVariant v : FusedGemvVariant.values()) {
-            if (v != FusedGemvVariant.STAGE) {
-                assertThat(v.sharedBytes(16)).as("%s", v).isZero();
             }
         }
     }
