@@ -145,8 +145,8 @@ if has bench; then
       --variant fp8b 2>&1 | grep '^bench_make' | cut -c1-250
     for spec in "${specs[@]}"; do
       label=${spec%%:*}; rest=${spec#*:}; dir=$ck${rest%%:*}; envs=${rest#*:}
-      t=$(( $(lft) / n_left - 10 )); n_left=$(( n_left - 1 )); [ $t -gt 150 ] && t=150
-      [ $t -lt 40 ] && { echo "bench $label l$L: skipped, $(lft) s left"; continue; }
+      t=$(( $(lft) / n_left - 5 )); n_left=$(( n_left - 1 )); [ $t -gt 150 ] && t=150
+      [ $t -lt 30 ] && { echo "bench $label l$L: skipped, $(lft) s left"; continue; }
       env $envs timeout -s QUIT -k 5 $t .device/jre/bin/java -Xmx8g -jar .device/app/tensorlane-runtime-0.1.0-SNAPSHOT.jar \
         bench-model --model "$dir" --tp 1 --batches "${BATCHES:-1,8,32,128}" --context 512 --prefill-tokens 2048 \
         --warmup 200 --iters 30 --prefill-iters 5 --max-seconds $(( t - 15 )) --label "moe-$label-l$L" \

@@ -26,10 +26,6 @@ public final class MoeDecodeKernels {
     static final int ROUTER_NORM_WARPS = 16;
 
     private static final int WARPS = GemvKernels.WARPS;
-    /** Warps a block of the one-token FP8 expert kernels (tl_moe_fused.cuh's kMoeFp8Warps). */
-    static final int FP8_WARPS = 4;
-    /** 16-byte weight chunks of each row a lane of those kernels stages at a time (kMoeFp8Chunks). */
-    static final int FP8_CHUNKS = 4;
 
     private final ModelKernels k;
 
@@ -243,8 +239,8 @@ public final class MoeDecodeKernels {
         k.launch(
                 k.fn(t, name),
                 Math.multiplyExact(n, topK),
-                (inter + FP8_WARPS - 1) / FP8_WARPS,
-                FP8_WARPS * 32,
+                (inter + WARPS - 1) / WARPS,
+                WARPS * 32,
                 s,
                 name,
                 p(x),
@@ -281,20 +277,14 @@ public final class MoeDecodeKernels {
         ModelKernels.positive("top-k", topK);
         String name = Fp8Kernels.kernel(residual ? "tl_moe_down_sum_res_fp8" : "tl_moe_down_sum_fp8", type);
         aligned(name, in, 16, act, w);
-        if (topK > MoeSpec.MAX_TOP_K) {
-            throw new IllegalArgumentException(name + ": top-k " + topK + " (at most " + MoeSpec.MAX_TOP_K
-                    + ": a lane holds each slot's expert id)");
-        }
         if (n <= 0) {
             return;
         }
-        int splits = downSplits(topK, in);
-        int rowsPerBlock = FP8_WARPS / splits;
         k.launch(
                 k.fn(t, name),
                 n,
-                (out + rowsPerBlock - 1) / rowsPerBlock,
-                FP8_WARPS * 32,
+                (out + WARPS - 1) / WARPS,
+                WARPS * 32,
                 s,
                 name,
                 p(act),
@@ -306,23 +296,7 @@ public final class MoeDecodeKernels {
                 i(topK),
                 i(in),
                 i(out),
-                i(type.rowBlock()),
-                i(splits));
-    }
-
-    /**
-     * How many warps share one output row of {@link #downSumFp8} ({@code splits}, a power of two dividing {@value
-     * #FP8_WARPS}): the fewest that leave each lane at most {@value #FP8_CHUNKS} of the row's {@code topK} x {@code
-     * in / 16} weight chunks, so that its whole share is in flight at once; {@value #FP8_WARPS} at most. (Rows that are
-     * not whole 16-byte chunks count as if rounded up.)
-     */
-    static int downSplits(int topK, int in) {
-        long chunks = (long) topK * ((in + 15) / 16);
-        int splits = 1;
-        while (splits < FP8_WARPS && (chunks + splits - 1) / splits > 32L * FP8_CHUNKS) {
-            splits *= 2;
-        }
-        return splits;
+                i(type.rowBlock()));
     }
 
     /** Rows of whole 16-byte chunks ({@code in % chunk == 0}) are read as uint4: x and w must be 16-byte aligned. */

@@ -7,10 +7,10 @@ package io.tensorlane.runtime.llm;
  * <p>{@code auto} (the default): one-token steps with bf16/fp16 experts, with the residual stream folded in as under
  * {@code step}. Measured on an H200 (2026-12-03 15:06 UTC, 8 layers of the Qwen3-30B-A3B geometry,
  * results/h200-2026-12-03-moefuse/): batch 1 0.756 ms fused against 0.780 ms, batch 8 1.966 ms against 1.814 ms, so
- * longer steps stay unfused. FP8 experts' one-token steps stay unfused too: with the fused kernels of then, {@code step}
- * was 65.5 against 66.0 µs a layer (H100, 2026-12-07 08:52 UTC). Those kernels were rewritten that evening (a lane's
- * loads staged together with cp.async, a down row split over warps) and have not run on a GPU yet, so they wait for
- * {@code on} or {@code step}. {@code on}: every step kept on the device, the residual not folded; {@code off}: none.
+ * longer steps stay unfused. FP8 experts' one-token steps stay unfused too: {@code step} was 65.5 against 66.0 µs a
+ * layer (H100, 2026-12-07 08:52 UTC), and a version of the FP8 kernels that staged each lane's loads with cp.async
+ * took 177 µs of GPU time a layer against the unfused path's 66 in the same run (H100, 2026-12-08 01:13 UTC,
+ * results/h100-2026-12-08-stage/; reverted), so they wait for {@code on} or {@code step}. {@code on}: every step kept on the device, the residual not folded; {@code off}: none.
  * {@code step}: one-token steps of any experts, and the MoE block joins the one-token step with the residual stream
  * folded in ({@link MlpBlock#forwardFused}: its RMSNorm a kernel of its own, its down kernel adding to the fp32 residual,
  * {@code tl_moe_down_sum_res}), so at one rank the layer's other linears fuse too. The fold is the default since

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tensorlane.contract.DType;
 import io.tensorlane.runtime.model.WeightType;
-import java.io.IOException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -83,45 +82,5 @@ class MoeDecodeKernelsTest {
     void aDenseWeightHasNoFp8Entry() {
         assertThatThrownBy(() -> k.gateUpSiluFp8(DType.bf16, WeightType.DENSE, A, A, A, A, A, 1, 8, 2048, 768, null))
                 .hasMessageContaining("a dense weight has no FP8 kernel");
-    }
-
-    /**
-     * {in, top-k, splits}: the fewest warps a row of the FP8 down kernel that leave a lane at most 4 chunks (128 a warp).
-     * Qwen3-30B-A3B's down (top-8, 768 columns at TP 1, 384 at TP 2, 192 at TP 4), Mixtral's (top-2, 14,336 columns:
-     * more than 4 warps can take in one group, so 4), one chunk, a row not of whole chunks (rounded up).
-     */
-    @ParameterizedTest(name = "in {0}, top-{1}: {2} warps a row")
-    @CsvSource({
-        "768, 8, 4",
-        "384, 8, 2",
-        "192, 8, 1",
-        "14336, 2, 4",
-        "7168, 2, 4",
-        "2048, 2, 2",
-        "16, 1, 1",
-        "2048, 1, 1",
-        "2064, 1, 2",
-        "72, 32, 2"
-    })
-    void theFp8DownKernelSplitsARowSoThatEachLaneHasOneGroup(int in, int topK, int splits) {
-        assertThat(MoeDecodeKernels.downSplits(topK, in)).isEqualTo(splits);
-        assertThat(MoeDecodeKernels.FP8_WARPS % splits).isZero();
-    }
-
-    @Test
-    void theFp8DownKernelRefusesMoreSlotsThanALaneEach() {
-        assertThatThrownBy(() ->
-                        k.downSumFp8(DType.bf16, WeightType.FP8_ROW, A, A, A, A, false, A, A, 1, 33, 768, 2048, null))
-                .hasMessageContaining("tl_moe_down_sum_fp8_row: top-k 33 (at most 32");
-    }
-
-    /** The launch constants of the one-token FP8 expert kernels are tl_moe_fused.cuh's (the file nvcc compiles). */
-    @Test
-    void theFp8LaunchConstantsAreTheKernels() throws IOException {
-        KernelSource cuh = KernelSource.read("tl_moe_fused.cuh");
-        assertThat(cuh.constant("kMoeFp8Warps")).isEqualTo(MoeDecodeKernels.FP8_WARPS);
-        assertThat(cuh.constant("kMoeFp8Chunks")).isEqualTo(MoeDecodeKernels.FP8_CHUNKS);
-        assertThat(cuh.text()).contains("__launch_bounds__(kMoeFp8Warps * 32) tl_moe_down_sum_fp8_block_##SUF(");
-        assertThat(cuh.text()).contains("__launch_bounds__(kMoeFp8Warps * 32) tl_moe_gate_up_silu_fp8_row_##SUF(");
     }
 }
