@@ -96,8 +96,7 @@ final class KernelCheckMoeFused {
             guard.run("moe_fused", t, nm, () -> expertCase(t, WeightType.DENSE, sh[0], sh[1], sh[2], sh[3], sh[4], nm));
         }
         // FP8: whole and partial 128-column blocks (448 = 3.5, 96), rows not of 16-byte chunks (200, 72: the scalar
-        // path;
-        // not for the compact block grid, which needs each expert on a block row)
+        // path; not for the compact block grid, which needs each expert on a block row)
         int[][] fp8Shapes = {
             {1, 16, 8, 2048, 384}, {8, 128, 8, 256, 128}, {5, 8, 2, 512, 256}, {2, 4, 2, 448, 96}, {3, 8, 2, 200, 72}
         };

@@ -10,7 +10,8 @@ package io.tensorlane.runtime.llm;
  * longer steps stay unfused. FP8 experts' one-token steps stay unfused too: {@code step} was 65.5 against 66.0 µs a
  * layer (H100, 2026-12-07 08:52 UTC), and a version of the FP8 kernels that staged each lane's loads with cp.async
  * took 177 µs of GPU time a layer against the unfused path's 66 in the same run (H100, 2026-12-08 01:13 UTC,
- * results/h100-2026-12-08-stage/; reverted), so they wait for {@code on} or {@code step}. {@code on}: every step kept on the device, the residual not folded; {@code off}: none.
+ * results/h100-2026-12-08-stage/; reverted), so they wait for {@code on} or {@code step}. {@code on}: every step kept
+ * on the device, the residual not folded; {@code off}: none.
  * {@code step}: one-token steps of any experts, and the MoE block joins the one-token step with the residual stream
  * folded in ({@link MlpBlock#forwardFused}: its RMSNorm a kernel of its own, its down kernel adding to the fp32 residual,
  * {@code tl_moe_down_sum_res}), so at one rank the layer's other linears fuse too. The fold is the default since
